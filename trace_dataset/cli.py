@@ -28,8 +28,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        ep.load()(sub)
+        try:
+            register = ep.load()
+        except ImportError as e:  # an optional part is not installed: say so when the command is used
+            _register_unavailable(sub, ep.name, e)
+            continue
+        register(sub)
     return parser
+
+
+def _register_unavailable(sub, name: str, error: ImportError) -> None:
+    missing = getattr(error, "name", None) or str(error)
+
+    def fail(args: argparse.Namespace) -> int:
+        print(
+            f"trace-bench {name}: unavailable in this installation ({error}). "
+            f"Install the extras: pip install 'trace-bench[all]' (missing: {missing})",
+            file=sys.stderr,
+        )
+        return 2
+
+    p = sub.add_parser(name, help=f"(unavailable: {missing})")
+    p.set_defaults(func=fail)
 
 
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:

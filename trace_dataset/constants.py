@@ -218,3 +218,51 @@ REVIEWS_FILE = "reviews.jsonl.gz"  # local only: never part of a release
 KB_META_FILE = "kb.json"
 CORPUS_META_FILE = "corpus.json"
 OFFICIAL_HUB_DATASET = "taoist/TRACE"
+
+# ---------------------------------------------------------------------------------------------------
+# Location anchors (App. F Spatial baseline: "keyword matching for location references in dialogue,
+# fallback to city centroid"). The generator names these in user turns; the Spatial baseline and the
+# Itinerary baseline detect them. Coordinates are approximate public landmark locations.
+# ---------------------------------------------------------------------------------------------------
+CITY_LANDMARKS: dict[str, dict[str, tuple[float, float]]] = {
+    "Indianapolis": {
+        "Monument Circle": (39.7684, -86.1581), "Lucas Oil Stadium": (39.7601, -86.1639),
+        "Mass Ave": (39.7747, -86.1489), "Fountain Square": (39.7507, -86.1400),
+        "White River State Park": (39.7670, -86.1700),
+    },
+    "Nashville": {
+        "Lower Broadway": (36.1610, -86.7770), "the Gulch": (36.1527, -86.7890),
+        "East Nashville": (36.1780, -86.7500), "Music Row": (36.1490, -86.7920),
+        "Vanderbilt": (36.1447, -86.8027),
+    },
+    "New Orleans": {
+        "the French Quarter": (29.9584, -90.0644), "the Garden District": (29.9285, -90.0840),
+        "Frenchmen Street": (29.9640, -90.0578), "the Warehouse District": (29.9430, -90.0690),
+        "City Park": (29.9930, -90.0980),
+    },
+    "Philadelphia": {
+        "Old City": (39.9522, -75.1440), "Rittenhouse Square": (39.9496, -75.1718),
+        "Center City": (39.9526, -75.1652), "Fishtown": (39.9710, -75.1340),
+        "the Art Museum": (39.9656, -75.1810),
+    },
+    "Reno": {
+        "the Riverwalk": (39.5250, -119.8140), "Midtown": (39.5130, -119.8100),
+        "the University of Nevada": (39.5440, -119.8150), "Virginia Street": (39.5280, -119.8130),
+        "the Reno Arch": (39.5296, -119.8138),
+    },
+    "Saint Louis": {
+        "the Gateway Arch": (38.6247, -90.1848), "Forest Park": (38.6368, -90.2850),
+        "Soulard": (38.6080, -90.2080), "the Central West End": (38.6440, -90.2560),
+        "the Delmar Loop": (38.6560, -90.3050),
+    },
+    "Tampa": {
+        "Ybor City": (27.9600, -82.4370), "the Tampa Riverwalk": (27.9470, -82.4600),
+        "Hyde Park": (27.9390, -82.4760), "Channelside": (27.9430, -82.4510),
+        "Tampa International Airport": (27.9755, -82.5332),
+    },
+    "Tucson": {
+        "the University of Arizona": (32.2319, -110.9501), "Fourth Avenue": (32.2270, -110.9640),
+        "Congress Street": (32.2216, -110.9730), "Sabino Canyon": (32.3100, -110.8220),
+        "Armory Park": (32.2150, -110.9680),
+    },
+}  # fmt: skip
