@@ -8,6 +8,7 @@ place, so an interrupted run never leaves a half-written file behind.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import io
@@ -19,6 +20,13 @@ from pathlib import Path
 from typing import IO, Any
 
 GZIP_LEVEL = 6
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 class TraceDataError(ValueError):
@@ -66,6 +74,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", *, gzip_level: int | N
             else:
                 with io.TextIOWrapper(raw, encoding="utf-8", newline="\n") as text:
                     yield text
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

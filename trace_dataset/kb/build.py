@@ -1,0 +1,471 @@
+"""Build the balanced Trace knowledge base (§2.1, Table 3, App. D) from a Yelp bundle.
+
+1. Businesses: classify each by its categories (`kb.classify`), keep the 8 Trace cities, coordinates
+   present and Yelp `review_count >= min_reviews`. These are the *candidates*.
+2. Order each city x type cell by stratified rating/category sampling (seed 42): candidates are grouped in
+   strata (rating bucket x first specific category), each stratum is shuffled, and the strata are
+   interleaved systematically, so that every prefix of the order is a proportional stratified sample.
+3. Stream the review file ONCE. A cheap byte peek at `business_id` skips reviews of non-candidates without
+   parsing them; every candidate's reviews are counted; the first `TRACK_FACTOR x per_cell` candidates of
+   each cell keep a bounded heap of their `RESERVOIR` reviews with the smallest keyed hash of `review_id`
+   (a seeded sample that does not depend on file order). Memory is bounded by cells x tracked x RESERVOIR,
+   independent of the size of the review file. Text is kept truncated to 500 characters plus its original
+   length.
+4. Each cell takes the first `per_cell` candidates of its order that have at least `min_reviews` reviews in
+   the file. (If that reaches past the tracked prefix, a second pass over the review file collects those
+   few POIs' reviews; the result is identical, only slower.)
+5. Review selection: the knowledge base keeps round(POIs x 34,208 / 2,400) reviews in total, the paper's
+   14.25 per POI. Each POI keeps min(available, cap) reviews, with the largest integer cap that does not
+   exceed that total, and the remainder is given as one extra review to POIs chosen by seeded hash.
+6. Write pois.jsonl.gz, review_index.jsonl.gz, reviews.jsonl.gz and, last, kb.json (source, parameters,
+   Table 3 counts, file SHA256s and kb_version = SHA256 over them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import logging
+import os
+import random
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.constants import (
+    CITY_NAMES,
+    KB_META_FILE,
+    KB_MIN_REVIEWS,
+    KB_PER_CELL,
+    KB_TARGET_REVIEWS_PER_POI,
+    POI_TYPES,
+    POIS_FILE,
+    REVIEW_INDEX_FILE,
+    REVIEW_MAX_CHARS,
+    REVIEWS_FILE,
+    SCHEMA_VERSION,
+    SEED,
+)
+from trace_dataset.io import TraceDataError, sha256_file, sha256_text, write_json, write_jsonl
+from trace_dataset.kb.classify import classify, rating_bucket, stratum_category
+from trace_dataset.yelp.reader import (
+    MalformedLog,
+    YelpBundle,
+    YelpBusiness,
+    open_bundle,
+    parse_line,
+    parse_review_core,
+)
+
+log = logging.getLogger(__name__)
+
+BUILDER_VERSION = "1"
+RESERVOIR = 48  # reviews held per tracked POI while streaming (the review cap can never exceed it)
+TRACK_FACTOR = 2  # candidates per cell tracked while streaming: TRACK_FACTOR x per_cell (+ TRACK_EXTRA)
+TRACK_EXTRA = 20
+
+_BID = b'"business_id":"'
+_RID = b'"review_id":"'
+_SIMPLE_ID = re.compile(r"[A-Za-z0-9_\-]+")
+
+Cell = tuple[str, str]  # (city, poi_type)
+
+
+class _Hasher:
+    """Seeded 64-bit hash of an id: the order reviews are sampled in (independent of file order)."""
+
+    def __init__(self, seed: int, purpose: str):
+        self.key = hashlib.sha256(f"trace-kb:{purpose}:{seed}".encode()).digest()[:32]
+
+    def __call__(self, value: str) -> int:
+        return int.from_bytes(hashlib.blake2b(value.encode("utf-8"), digest_size=8, key=self.key).digest(), "big")
+
+
+# ---------------------------------------------------------------------------------------------------
+# 1-2. candidates and the stratified order of each cell
+# ---------------------------------------------------------------------------------------------------
+def stratified_order(businesses: list[YelpBusiness], poi_type: str, rng: random.Random) -> list[YelpBusiness]:
+    """All of a cell's businesses in an order whose every prefix is a proportional stratified sample.
+
+    Strata: (rating bucket, stratum category). Each stratum (sorted by id, then shuffled) spreads its
+    members evenly over [0, 1) with a random phase: member j of a stratum of size s sits at (j + u) / s.
+    Sorting by that position interleaves the strata in proportion to their sizes.
+    """
+    strata: dict[tuple[str, str], list[YelpBusiness]] = defaultdict(list)
+    for b in sorted(businesses, key=lambda b: b.business_id):
+        strata[(rating_bucket(b.stars), stratum_category(b.categories, poi_type))].append(b)
+    keyed: list[tuple[float, float, str, YelpBusiness]] = []
+    for key in sorted(strata):
+        members = strata[key]
+        rng.shuffle(members)
+        phase = rng.random()
+        tie = rng.random()
+        s = len(members)
+        for j, b in enumerate(members):
+            keyed.append(((j + phase) / s, tie, b.business_id, b))
+    keyed.sort(key=lambda t: t[:3])
+    return [t[3] for t in keyed]
+
+
+def collect_candidates(
+    bundle: YelpBundle, *, min_reviews: int, seed: int, malformed: MalformedLog
+) -> tuple[dict[Cell, list[YelpBusiness]], dict[str, Any]]:
+    """Candidates of every cell in stratified order, and counts of what was dropped and why."""
+    by_cell: dict[Cell, list[YelpBusiness]] = defaultdict(list)
+    seen: set[str] = set()
+    dropped: Counter = Counter()
+    n = 0
+    label = bundle.label("business")
+    for lineno, raw in bundle.iter_lines("business"):
+        b = parse_line("business", raw, label, lineno, malformed)
+        if b is None:
+            continue
+        n += 1
+        if b.business_id in seen:
+            malformed.add(label, lineno, f"duplicate business_id {b.business_id!r}")
+            continue
+        seen.add(b.business_id)
+        poi_type = classify(b.categories)
+        if poi_type is None:
+            dropped["not_tourism"] += 1
+        elif not b.in_trace_city:
+            dropped["other_city"] += 1
+        elif b.latitude is None or b.longitude is None:
+            dropped["no_coordinates"] += 1
+        elif b.review_count < min_reviews:
+            dropped["too_few_reviews_on_yelp"] += 1
+        else:
+            by_cell[(b.city, poi_type)].append(b)
+    ordered = {}
+    for city in CITY_NAMES:
+        for poi_type in POI_TYPES:
+            rng = random.Random(f"trace-kb:{seed}:{city}:{poi_type}")
+            ordered[(city, poi_type)] = stratified_order(by_cell.get((city, poi_type), []), poi_type, rng)
+    info = {"businesses": n, "candidates": sum(len(v) for v in ordered.values()), "dropped": dict(sorted(dropped.items()))}
+    return ordered, info
+
+
+# ---------------------------------------------------------------------------------------------------
+# 3. one streaming pass over the reviews
+# ---------------------------------------------------------------------------------------------------
+_Entry = tuple[int, str, float, str, str, int]  # (-hash, review_id, stars, date, text[:500], original length)
+
+
+def stream_reviews(
+    bundle: YelpBundle,
+    candidates: set[str],
+    tracked: set[str],
+    hasher: _Hasher,
+    malformed: MalformedLog,
+    *,
+    progress: bool = False,
+) -> tuple[Counter, dict[str, list[_Entry]], int]:
+    """Count reviews of every candidate; keep the RESERVOIR smallest-hash reviews of tracked ones.
+
+    The hot loop works on raw bytes: `business_id` and `review_id` are read with a byte search (exact for
+    the dump's compact layout, and any line where the search fails is parsed in full instead), so most lines
+    are never JSON-decoded: those of non-candidates, and those whose hash cannot enter a full reservoir.
+    """
+    fast = all(_SIMPLE_ID.fullmatch(bid) for bid in candidates)  # ids whose JSON bytes are the id itself
+    cand_b: dict[bytes, str] = {bid.encode(): bid for bid in candidates} if fast else {}
+    counts: Counter = Counter()
+    heaps: dict[str, list[_Entry]] = {bid: [] for bid in tracked}
+    label = bundle.label("review")
+    key = hasher.key
+    blake2b = hashlib.blake2b
+    from_bytes = int.from_bytes
+    heappush, heapreplace = heapq.heappush, heapq.heapreplace
+    n_bid, n_rid = len(_BID), len(_RID)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
+    lineno = n_lines = 0
+    with bundle.open("review") as f:
+        for raw in f:
+            lineno += 1
+            if len(raw) < 16 and not raw.strip():
+                continue
+            n_lines += 1
+            if bar is not None and not n_lines & 0xFFFF:
+                bar.update(0x10000)
+            core = None
+            bid = None
+            if fast:
+                i = raw.find(_BID)
+                if i >= 0:
+                    j = i + n_bid
+                    value = raw[j : raw.find(b'"', j)]
+                    if b"\\" not in value:
+                        bid = cand_b.get(value)
+                        if bid is None:
+                            continue  # not a candidate: no parse
+            if bid is None:  # not the compact layout (or ids that need decoding): parse to find out
+                core = parse_review_core(raw, label, lineno, malformed)
+                if core is None or core[1] not in candidates:
+                    continue
+                bid = core[1]
+            counts[bid] += 1
+            heap = heaps.get(bid)
+            if heap is None:
+                continue
+            h = None
+            rid_b = None
+            if core is None:
+                i = raw.find(_RID)
+                if i >= 0:
+                    j = i + n_rid
+                    rid_b = raw[j : raw.find(b'"', j)]
+                    if b"\\" not in rid_b:
+                        h = from_bytes(blake2b(rid_b, digest_size=8, key=key).digest(), "big")
+                        if len(heap) >= RESERVOIR and -h <= heap[0][0]:
+                            continue  # cannot enter a full reservoir: no parse
+                core = parse_review_core(raw, label, lineno, malformed)
+                if core is None:
+                    counts[bid] -= 1
+                    continue
+                if core[1] != bid:
+                    malformed.add(label, lineno, "ambiguous business_id (the key appears more than once)")
+                    counts[bid] -= 1
+                    continue
+            rid, _, stars, date, text = core
+            if h is None or rid.encode("utf-8") != rid_b:
+                h = from_bytes(blake2b(rid.encode("utf-8"), digest_size=8, key=key).digest(), "big")
+                if len(heap) >= RESERVOIR and -h <= heap[0][0]:
+                    continue
+            entry = (-h, rid, stars, date, text[:REVIEW_MAX_CHARS], len(text))
+            if len(heap) < RESERVOIR:
+                heappush(heap, entry)
+            else:
+                heapreplace(heap, entry)
+    if bar is not None:
+        bar.update(n_lines & 0xFFFF)
+        bar.close()
+    if n_lines == 0:
+        raise TraceDataError("empty file: expected JSON lines of Yelp review records", path=label)
+    return counts, heaps, n_lines
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. review selection
+# ---------------------------------------------------------------------------------------------------
+def review_quotas(available: dict[str, int], min_reviews: int, target_total: int, hasher: _Hasher) -> tuple[dict[str, int], int]:
+    """Reviews each POI keeps: min(available, cap) with the largest cap whose total stays <= target_total,
+    plus one extra for as many POIs (seeded-hash order) as it takes to reach target_total exactly."""
+    if not available:
+        return {}, min_reviews
+
+    def total(cap: int) -> int:
+        return sum(min(a, cap) for a in available.values())
+
+    cap = min_reviews
+    for c in range(min_reviews, RESERVOIR + 1):
+        if total(c) <= target_total:
+            cap = c
+        else:
+            break
+    quotas = {bid: min(a, cap) for bid, a in available.items()}
+    extra = target_total - sum(quotas.values())
+    if extra > 0:
+        room = sorted((bid for bid, a in available.items() if a > cap), key=lambda bid: (hasher(bid), bid))
+        for bid in room[:extra]:
+            quotas[bid] += 1
+    return quotas, cap
+
+
+# ---------------------------------------------------------------------------------------------------
+# Table 3 statistics
+# ---------------------------------------------------------------------------------------------------
+def table3_stats(pois: list[dict[str, Any]], n_truncated: int) -> dict[str, Any]:
+    n = len(pois)
+    n_reviews = sum(len(p["review_ids"]) for p in pois)
+    per_type = Counter(p["poi_type"] for p in pois)
+    per_city = Counter(p["city"] for p in pois)
+    cells: dict[str, dict[str, int]] = {c: {t: 0 for t in POI_TYPES} for c in CITY_NAMES}
+    for p in pois:
+        cells[p["city"]][p["poi_type"]] += 1
+    categories = {c for p in pois for c in p["categories"]}
+    prices = [p["price"] for p in pois if p["price"] is not None]
+    price_types = sorted({p["poi_type"] for p in pois if p["price"] is not None}, key=POI_TYPES.index)
+    per_poi = [len(p["review_ids"]) for p in pois]
+    return {
+        "pois": n,
+        "pois_per_type": {t: per_type.get(t, 0) for t in POI_TYPES},
+        "pois_per_city": {c: per_city.get(c, 0) for c in CITY_NAMES},
+        "pois_per_cell": cells,
+        "reviews": n_reviews,
+        "avg_reviews_per_poi": round(n_reviews / n, 4) if n else 0.0,
+        "min_reviews_per_poi": min(per_poi, default=0),
+        "max_reviews_per_poi": max(per_poi, default=0),
+        "reviews_truncated": n_truncated,
+        "avg_stars": round(sum(p["stars"] for p in pois) / n, 4) if n else 0.0,
+        "unique_categories": len(categories),
+        "cities": sum(1 for c in CITY_NAMES if per_city.get(c)),
+        "price_range": {
+            "min": min(prices, default=None),
+            "max": max(prices, default=None),
+            "label": f"{'$' * min(prices)}–{'$' * max(prices)}" if prices else "",
+            "pois_with_price": len(prices),
+            "types_with_price": price_types,
+        },
+    }
+
+
+def kb_version(files: dict[str, str]) -> str:
+    """SHA256 over the data files' SHA256s (name order): changes iff any knowledge-base file changes."""
+    return sha256_text("".join(f"{name}\t{digest}\n" for name, digest in sorted(files.items())))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The whole build
+# ---------------------------------------------------------------------------------------------------
+def _poi_record(b: YelpBusiness, poi_type: str, review_ids: list[str]) -> dict[str, Any]:
+    """A POI line, fields in schema.POI_FEATURES order."""
+    return {
+        "business_id": b.business_id,
+        "name": b.name,
+        "address": b.address,
+        "city": b.city,
+        "state": b.state,
+        "latitude": b.latitude,
+        "longitude": b.longitude,
+        "categories": list(b.categories),
+        "stars": b.stars,
+        "review_count": b.review_count,
+        "price": b.price,
+        "attributes": b.attributes,
+        "poi_type": poi_type,
+        "review_ids": review_ids,
+    }
+
+
+def _usable(bid: str, counts: Counter, heaps: dict[str, list], min_reviews: int) -> bool:
+    """Enough reviews: by count, and (for POIs whose reviews were collected) by well-formed reviews held."""
+    if counts[bid] < min_reviews:
+        return False
+    heap = heaps.get(bid)
+    return heap is None or len(heap) >= min_reviews
+
+
+def _shortfall_error(short: dict[Cell, int], per_cell: int, path: Path) -> TraceDataError:
+    lines = [f"  {city} x {poi_type}: {have} of {per_cell} (short by {per_cell - have})"
+             for (city, poi_type), have in short.items()]
+    feasible = min(short.values())
+    hint = f"lower --per-cell to at most {feasible}" if feasible > 0 else "use a bigger bundle"
+    return TraceDataError(
+        f"bundle too small for {per_cell} POIs per city x type; {len(short)} cell(s) are short "
+        f"(POIs with enough reviews):\n" + "\n".join(lines) + f"\n{hint}",
+        path=path,
+    )
+
+
+def build_kb(
+    yelp_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    per_cell: int = KB_PER_CELL,
+    min_reviews: int = KB_MIN_REVIEWS,
+    seed: int = SEED,
+    *,
+    strict: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Build the knowledge base from a Yelp bundle into `out_dir`; returns the kb.json content."""
+    if per_cell < 1:
+        raise ValueError(f"per_cell must be >= 1, got {per_cell}")
+    if not 1 <= min_reviews <= RESERVOIR:
+        raise ValueError(f"min_reviews must be in 1..{RESERVOIR}, got {min_reviews}")
+    bundle = open_bundle(yelp_path)
+    out_dir = Path(out_dir)
+    malformed = MalformedLog(strict=strict)
+    log.info("reading businesses of %s", bundle)
+    ordered, business_info = collect_candidates(bundle, min_reviews=min_reviews, seed=seed, malformed=malformed)
+
+    candidates = {b.business_id for cell in ordered.values() for b in cell}
+    track_n = TRACK_FACTOR * per_cell + TRACK_EXTRA
+    tracked = {b.business_id for cell in ordered.values() for b in cell[:track_n]}
+    hasher = _Hasher(seed, "review")
+    log.info("streaming reviews: %d candidates, %d tracked", len(candidates), len(tracked))
+    counts, heaps, n_lines = stream_reviews(bundle, candidates, tracked, hasher, malformed, progress=progress)
+
+    while True:
+        selected: dict[Cell, list[YelpBusiness]] = {}
+        short: dict[Cell, int] = {}
+        for cell, order in ordered.items():
+            chosen = [b for b in order if _usable(b.business_id, counts, heaps, min_reviews)][:per_cell]
+            if len(chosen) < per_cell:
+                short[cell] = len(chosen)
+            selected[cell] = chosen
+        if short:
+            raise _shortfall_error(short, per_cell, bundle.path)
+        needed = {b.business_id for chosen in selected.values() for b in chosen if b.business_id not in heaps}
+        if not needed:
+            break
+        # rare: selection reached past the tracked prefix (many candidates without reviews in the file)
+        log.warning("%d selected POIs lie past the tracked prefix: another pass over the reviews", len(needed))
+        recount, more, _ = stream_reviews(bundle, needed, needed, hasher, MalformedLog())
+        heaps.update(more)
+        for bid in needed:
+            counts[bid] = recount[bid]
+
+    available = {b.business_id: min(counts[b.business_id], len(heaps[b.business_id]))
+                 for chosen in selected.values() for b in chosen}
+    n_pois = len(available)
+    target_total = round(n_pois * KB_TARGET_REVIEWS_PER_POI)
+    quotas, cap = review_quotas(available, min_reviews, target_total, _Hasher(seed, "extra"))
+
+    pois: list[dict[str, Any]] = []
+    index_rows: list[dict[str, Any]] = []
+    review_rows: list[dict[str, Any]] = []
+    n_truncated = 0
+    for city in CITY_NAMES:
+        for poi_type in POI_TYPES:
+            for b in selected[(city, poi_type)]:
+                keep = heapq.nlargest(quotas[b.business_id], heaps[b.business_id])  # smallest hashes
+                keep.sort(key=lambda e: (e[3], e[1]))  # by date, then id
+                pois.append(_poi_record(b, poi_type, [e[1] for e in keep]))
+                for _, rid, stars, date, text, length in keep:
+                    index_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars,
+                                       "date": date, "length": length})
+                    review_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars,
+                                        "date": date, "text": text})
+                    n_truncated += length > REVIEW_MAX_CHARS
+    heaps.clear()
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / KB_META_FILE).unlink(missing_ok=True)  # kb.json appears last: its presence marks a complete KB
+    write_jsonl(out_dir / POIS_FILE, pois)
+    write_jsonl(out_dir / REVIEW_INDEX_FILE, index_rows)
+    write_jsonl(out_dir / REVIEWS_FILE, review_rows)
+    files = {name: sha256_file(out_dir / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
+    meta: dict[str, Any] = {
+        "source": bundle.source,
+        "schema_version": SCHEMA_VERSION,
+        "builder_version": BUILDER_VERSION,
+        "parameters": {
+            "per_cell": per_cell,
+            "min_reviews": min_reviews,
+            "seed": seed,
+            "target_reviews_per_poi": round(KB_TARGET_REVIEWS_PER_POI, 4),
+            "target_reviews": target_total,
+            "review_cap": cap,
+            "reservoir": RESERVOIR,
+            "max_review_chars": REVIEW_MAX_CHARS,
+        },
+        "input": {
+            "container": bundle.container,
+            **business_info,
+            "review_lines": n_lines,
+            "candidate_reviews": sum(counts.values()),
+            "malformed_lines": malformed.total,
+            "synthetic_manifest": bundle.manifest,
+        },
+        "stats": table3_stats(pois, n_truncated),
+        "files": files,
+        "kb_version": kb_version(files),
+    }
+    write_json(out_dir / KB_META_FILE, meta)
+    log.info("knowledge base %s: %d POIs, %d reviews -> %s", meta["kb_version"][:12], n_pois, len(index_rows), out_dir)
+    return meta
+

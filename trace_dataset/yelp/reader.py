@@ -1,0 +1,522 @@
+"""Stream a Yelp Open Dataset bundle (or the built-in synthetic one) as typed records.
+
+A bundle is any of: the extracted folder (`yelp_academic_dataset_business.json`,
+`yelp_academic_dataset_review.json`, optionally `.gz`), Yelp's `yelp_dataset.tar` (or `.tar.gz`), a `.zip`
+holding the files or the tar, or one of the JSON files itself. Files are read line by line in binary, so
+memory stays flat however big the 5 GB review file is.
+
+A malformed line (bad UTF-8, broken JSON, no `business_id`, a field of the wrong type) is counted and
+reported with its file and line number; with `strict=True` the first one raises `TraceDataError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import logging
+import os
+import tarfile
+import zipfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from trace_dataset.constants import CITY_ALIASES, CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
+from trace_dataset.io import TraceDataError
+from trace_dataset.yelp.attributes import normalise_attributes, parse_price
+
+log = logging.getLogger(__name__)
+
+SYNTHETIC_MANIFEST = "TRACE_SYNTHETIC.json"  # written by trace_dataset.yelp.synth beside the two files
+FILES = {"business": YELP_BUSINESS_FILE, "review": YELP_REVIEW_FILE}
+READ_BUFFER = 1 << 20
+_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class YelpBusiness:
+    """One business line, typed. `city` is canonical for the 8 Trace cities, else Yelp's (stripped)."""
+
+    business_id: str
+    name: str
+    address: str
+    city: str
+    raw_city: str
+    state: str
+    postal_code: str
+    latitude: float | None
+    longitude: float | None
+    stars: float
+    review_count: int
+    is_open: int | None
+    categories: tuple[str, ...]
+    attributes: dict[str, Any] = field(hash=False, compare=False)  # canonical, schema.ATTRIBUTE_FEATURES
+    price: int | None = None
+    hours: dict[str, str] | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def in_trace_city(self) -> bool:
+        return self.city in CITY_NAMES
+
+
+@dataclass(frozen=True, slots=True)
+class YelpReview:
+    review_id: str
+    business_id: str
+    user_id: str
+    stars: float
+    date: str
+    text: str
+    useful: int = 0
+    funny: int = 0
+    cool: int = 0
+
+
+def canonical_city(city: str | None) -> str:
+    """Yelp's spelling -> the canonical Trace city ("St. Louis" -> "Saint Louis"); others stripped."""
+    if not city:
+        return ""
+    key = " ".join(city.split()).lower()
+    return CITY_ALIASES.get(key, " ".join(city.split()))
+
+
+def split_categories(categories: str | list | None) -> tuple[str, ...]:
+    """Yelp's one comma-separated string (or null) -> a tuple of names in Yelp's order, deduplicated."""
+    if not categories:
+        return ()
+    parts = categories.split(",") if isinstance(categories, str) else categories
+    seen: dict[str, None] = {}
+    for p in parts:
+        name = " ".join(str(p).split())
+        if name:
+            seen.setdefault(name, None)
+    return tuple(seen)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Malformed lines
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class MalformedLog:
+    """Counts malformed lines per file and keeps the first few (file, line, reason) for the report."""
+
+    strict: bool = False
+    keep: int = 20
+    counts: Counter = field(default_factory=Counter)
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, file: str, line: int, reason: str) -> None:
+        if self.strict:
+            raise TraceDataError(f"malformed line: {reason} (--strict stops at the first one)", path=file, line=line)
+        self.counts[file] += 1
+        if len(self.examples) < self.keep:
+            self.examples.append({"file": file, "line": line, "reason": reason})
+        if self.counts[file] <= 5:
+            log.warning("%s:%d: skipping malformed line: %s", file, line, reason)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "by_file": dict(sorted(self.counts.items())), "examples": list(self.examples)}
+
+
+class _Bad(Exception):
+    """A malformed line (internal: turned into a MalformedLog entry)."""
+
+
+_JSON = json.JSONDecoder()
+_WS = " \t\n\r"
+
+
+def _decode(raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _Bad(f"bad UTF-8 (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
+    try:
+        # json.loads without its wrapper: the C scanner, then nothing but whitespace may follow
+        text = text.strip(_WS)
+        obj, end = _JSON.raw_decode(text)
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    except json.JSONDecodeError as e:
+        raise _Bad(f"broken JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise _Bad(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _string(obj: dict, key: str, *, required: bool = False) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise _Bad(f"missing {key}")
+        return ""
+    if not isinstance(value, str):
+        raise _Bad(f"wrong type for {key!r}: expected a string, got {_type_name(value)}")
+    if required and not value.strip():
+        raise _Bad(f"missing {key} (empty string)")
+    return value
+
+
+def _number(obj: dict, key: str, *, required: bool) -> float | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise _Bad(f"missing {key!r}: expected a number")
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(f"wrong type for {key!r}: expected a number, got {_type_name(value)}")
+    return float(value)
+
+
+def _integer(obj: dict, key: str, default: int | None = 0) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise _Bad(f"wrong type for {key!r}: expected an integer, got {_type_name(value)} {value!r}")
+    return int(value)
+
+
+def parse_business_obj(obj: dict[str, Any]) -> YelpBusiness:
+    business_id = _string(obj, "business_id", required=True)
+    attributes = obj.get("attributes")
+    if attributes is not None and not isinstance(attributes, dict):
+        raise _Bad(f"wrong type for 'attributes': expected an object or null, got {_type_name(attributes)}")
+    categories = obj.get("categories")
+    if categories is not None and not isinstance(categories, str) and not (
+        isinstance(categories, list) and all(isinstance(c, str) for c in categories)
+    ):
+        raise _Bad(f"wrong type for 'categories': expected a comma-separated string or null, got {_type_name(categories)}")
+    hours = obj.get("hours")
+    if hours is not None and not isinstance(hours, dict):
+        raise _Bad(f"wrong type for 'hours': expected an object or null, got {_type_name(hours)}")
+    raw_city = _string(obj, "city")
+    return YelpBusiness(
+        business_id=business_id,
+        name=_string(obj, "name"),
+        address=_string(obj, "address"),
+        city=canonical_city(raw_city),
+        raw_city=raw_city,
+        state=_string(obj, "state").strip(),
+        postal_code=_string(obj, "postal_code"),
+        latitude=_number(obj, "latitude", required=False),
+        longitude=_number(obj, "longitude", required=False),
+        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
+        review_count=_integer(obj, "review_count"),  # type: ignore[arg-type]
+        is_open=_integer(obj, "is_open", default=None),
+        categories=split_categories(categories),
+        attributes=normalise_attributes(attributes),
+        price=parse_price(attributes),
+        hours=hours,
+    )
+
+
+def parse_review_obj(obj: dict[str, Any]) -> YelpReview:
+    review_id = _string(obj, "review_id", required=True)
+    business_id = _string(obj, "business_id", required=True)
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise _Bad(f"wrong type for 'text': expected a string, got {_type_name(text)}")
+    return YelpReview(
+        review_id=review_id,
+        business_id=business_id,
+        user_id=_string(obj, "user_id"),
+        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
+        date=_string(obj, "date"),
+        text=text,
+        useful=_integer(obj, "useful"),  # type: ignore[arg-type]
+        funny=_integer(obj, "funny"),  # type: ignore[arg-type]
+        cool=_integer(obj, "cool"),  # type: ignore[arg-type]
+    )
+
+
+def parse_review_core(raw: bytes, file: str, lineno: int, malformed: MalformedLog) -> tuple[str, str, float, str, str] | None:
+    """(review_id, business_id, stars, date, text) of a review line, the fields a knowledge base uses,
+    validated like `parse_review_obj` does; None (counted in `malformed`) when the line is malformed."""
+    try:
+        obj = _decode(raw)
+        review_id = obj.get("review_id")
+        business_id = obj.get("business_id")
+        stars = obj.get("stars")
+        date = obj.get("date")
+        text = obj.get("text")
+        if (type(review_id) is not str or not review_id.strip() or type(business_id) is not str
+                or not business_id.strip() or type(stars) not in (float, int) or type(text) is not str
+                or (date is not None and type(date) is not str)):
+            parse_review_obj(obj)  # raises _Bad with the precise reason
+        return review_id, business_id, float(stars), date or "", text  # type: ignore[arg-type,return-value]
+    except _Bad as e:
+        malformed.add(file, lineno, str(e))
+        return None
+
+
+def parse_line(kind: str, raw: bytes, file: str, lineno: int, malformed: MalformedLog) -> Any:
+    """One raw line -> YelpBusiness / YelpReview, or None (counted in `malformed`)."""
+    try:
+        obj = _decode(raw)
+        return parse_business_obj(obj) if kind == "business" else parse_review_obj(obj)
+    except _Bad as e:
+        malformed.add(file, lineno, str(e))
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bundles
+# ---------------------------------------------------------------------------------------------------
+class YelpBundle:
+    """Where the two Yelp files of a bundle are, whatever the container. Use `open_bundle(path)`."""
+
+    def __init__(self, path: Path, container: str, members: dict[str, str], manifest: dict[str, Any] | None):
+        self.path = path
+        self.container = container  # "folder" | "tar" | "zip" | "zip+tar"
+        self.members = members  # kind -> file path (folder) or member name (archives)
+        self.manifest = manifest
+
+    def __repr__(self) -> str:
+        return f"YelpBundle({str(self.path)!r}, container={self.container!r}, source={self.source!r})"
+
+    @property
+    def source(self) -> str:
+        """`synthetic` for the built-in bundle (it carries TRACE_SYNTHETIC.json), else `yelp`."""
+        return "synthetic" if self.manifest is not None else "yelp"
+
+    def label(self, kind: str) -> str:
+        """How errors name the file: the path, or `archive[member]`."""
+        member = self.members[kind]
+        return member if self.container == "folder" else f"{self.path}[{member}]"
+
+    @contextlib.contextmanager
+    def open(self, kind: str) -> Iterator[IO[bytes]]:
+        """A binary stream of one file (`kind` = "business" | "review"), un-gzipped where needed."""
+        if kind not in FILES:
+            raise ValueError(f"unknown file kind {kind!r}; expected one of {tuple(FILES)}")
+        member = self.members[kind]
+        with contextlib.ExitStack() as stack:
+            if self.container == "folder":
+                f: IO[bytes] = stack.enter_context(open(member, "rb", buffering=READ_BUFFER))
+            elif self.container == "tar":
+                tar = stack.enter_context(tarfile.open(self.path, "r:*"))
+                f = _extract(tar, member, self.path)
+            elif self.container == "zip":
+                zf = stack.enter_context(zipfile.ZipFile(self.path))
+                f = stack.enter_context(zf.open(member))
+            else:  # zip+tar: the tar inside the zip
+                outer, inner = member.split("::", 1)
+                zf = stack.enter_context(zipfile.ZipFile(self.path))
+                tar = stack.enter_context(tarfile.open(fileobj=stack.enter_context(zf.open(outer)), mode="r:*"))
+                f = _extract(tar, inner, self.path)
+            if member.endswith(".gz"):
+                f = stack.enter_context(gzip.GzipFile(fileobj=f, mode="rb"))
+            yield io.BufferedReader(f, READ_BUFFER) if not isinstance(f, io.BufferedReader) else f
+
+    def iter_lines(self, kind: str) -> Iterator[tuple[int, bytes]]:
+        """(line number, raw line) for every non-blank line; an empty file is an error."""
+        label = self.label(kind)
+        seen = False
+        with self.open(kind) as f:
+            for lineno, raw in enumerate(f, start=1):
+                if not raw.strip():
+                    continue
+                seen = True
+                yield lineno, raw
+        if not seen:
+            raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=label)
+
+
+def _extract(tar: tarfile.TarFile, name: str, path: Path) -> IO[bytes]:
+    f = tar.extractfile(name)
+    if f is None:
+        raise TraceDataError(f"{name} in the archive is not a regular file", path=path)
+    return f  # type: ignore[return-value]
+
+
+def _match(names: list[str]) -> tuple[dict[str, str], str | None]:
+    """Archive member names -> {kind: member} for the Yelp files, and the manifest member if any."""
+    found: dict[str, str] = {}
+    manifest = None
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        if base.startswith("._"):  # macOS resource forks
+            continue
+        for kind, fname in FILES.items():
+            if base in (fname, fname + ".gz") and kind not in found:
+                found[kind] = name
+        if base == SYNTHETIC_MANIFEST:
+            manifest = name
+    return found, manifest
+
+
+def _missing_error(path: Path, found: dict[str, str], what: str) -> TraceDataError:
+    missing = [FILES[k] for k in FILES if k not in found]
+    return TraceDataError(
+        f"{what} has no {' and no '.join(missing)} (nor .gz): expected a Yelp Open Dataset bundle "
+        f"(the extracted folder, yelp_dataset.tar, a .zip holding either, or the .json/.json.gz files)",
+        path=path,
+    )
+
+
+def _read_manifest_bytes(data: bytes, where: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TraceDataError(f"unreadable synthetic-bundle manifest ({e})", path=where) from None
+    if not isinstance(obj, dict):
+        raise TraceDataError("synthetic-bundle manifest is not a JSON object", path=where)
+    return obj
+
+
+def open_bundle(path: str | os.PathLike) -> YelpBundle:
+    """Locate the business and review files of a bundle; fail clearly when they are not there."""
+    path = Path(path)
+    if not path.exists():
+        raise TraceDataError("Yelp bundle not found: expected a folder, a .tar, a .zip or .json(.gz) files", path=path)
+    if path.is_dir():
+        found: dict[str, str] = {}
+        for kind, fname in FILES.items():
+            for candidate in (path / fname, path / (fname + ".gz")):
+                if candidate.is_file():
+                    found[kind] = str(candidate)
+                    break
+        if not found:
+            archives = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_ARCHIVE_SUFFIXES))
+            if len(archives) == 1:
+                return open_bundle(archives[0])
+        if len(found) < len(FILES):
+            raise _missing_error(path, found, "folder")
+        for kind, file in found.items():
+            if os.path.getsize(file) == 0:
+                raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=file)
+        manifest_path = path / SYNTHETIC_MANIFEST
+        manifest = _read_manifest_bytes(manifest_path.read_bytes(), str(manifest_path)) if manifest_path.is_file() else None
+        return YelpBundle(path, "folder", found, manifest)
+    name = path.name
+    if name.endswith((".json", ".json.gz")):
+        base = name[: -len(".gz")] if name.endswith(".gz") else name
+        if base not in FILES.values():
+            raise TraceDataError(f"not a Yelp bundle file: expected one of {sorted(FILES.values())} (or .gz)", path=path)
+        return open_bundle(path.parent)
+    if name.endswith((".tar", ".tar.gz", ".tgz")):
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                names = [m.name for m in tar.getmembers() if m.isfile()]
+                found, manifest_name = _match(names)
+                manifest = None
+                if manifest_name is not None:
+                    fm = tar.extractfile(manifest_name)
+                    manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{manifest_name}]")
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise TraceDataError(f"not a readable tar archive ({e})", path=path) from None
+        if len(found) < len(FILES):
+            raise _missing_error(path, found, "tar archive")
+        return YelpBundle(path, "tar", found, manifest)
+    if name.endswith(".zip"):
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = [i.filename for i in zf.infolist() if not i.is_dir()]
+                found, manifest_name = _match(names)
+                manifest = None
+                if manifest_name is not None:
+                    manifest = _read_manifest_bytes(zf.read(manifest_name), f"{path}[{manifest_name}]")
+                if len(found) == len(FILES):
+                    return YelpBundle(path, "zip", found, manifest)
+                tars = [n for n in names if n.endswith((".tar", ".tar.gz", ".tgz")) and "/._" not in "/" + n]
+                if len(tars) == 1:
+                    with zf.open(tars[0]) as inner, tarfile.open(fileobj=inner, mode="r:*") as tar:
+                        inner_found, inner_manifest = _match([m.name for m in tar.getmembers() if m.isfile()])
+                        if inner_manifest is not None and manifest is None:
+                            fm = tar.extractfile(inner_manifest)
+                            manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{inner_manifest}]")
+                    if len(inner_found) == len(FILES):
+                        members = {k: f"{tars[0]}::{v}" for k, v in inner_found.items()}
+                        return YelpBundle(path, "zip+tar", members, manifest)
+                    found = inner_found
+        except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
+            raise TraceDataError(f"not a readable zip archive ({e})", path=path) from None
+        raise _missing_error(path, found, "zip archive")
+    raise TraceDataError(
+        "unrecognised Yelp bundle: expected a folder, a .tar/.tar.gz, a .zip, or the Yelp .json/.json.gz files",
+        path=path,
+    )
+
+
+def _as_bundle(path: str | os.PathLike | YelpBundle) -> YelpBundle:
+    return path if isinstance(path, YelpBundle) else open_bundle(path)
+
+
+def iter_businesses(
+    path: str | os.PathLike | YelpBundle, *, strict: bool = False, malformed: MalformedLog | None = None
+) -> Iterator[YelpBusiness]:
+    """Every well-formed business of the bundle, streamed; malformed lines go to `malformed`."""
+    bundle = _as_bundle(path)
+    malformed = malformed if malformed is not None else MalformedLog(strict=strict)
+    label = bundle.label("business")
+    for lineno, raw in bundle.iter_lines("business"):
+        record = parse_line("business", raw, label, lineno, malformed)
+        if record is not None:
+            yield record
+
+
+def iter_reviews(
+    path: str | os.PathLike | YelpBundle, *, strict: bool = False, malformed: MalformedLog | None = None
+) -> Iterator[YelpReview]:
+    """Every well-formed review of the bundle, streamed; malformed lines go to `malformed`."""
+    bundle = _as_bundle(path)
+    malformed = malformed if malformed is not None else MalformedLog(strict=strict)
+    label = bundle.label("review")
+    for lineno, raw in bundle.iter_lines("review"):
+        record = parse_line("review", raw, label, lineno, malformed)
+        if record is not None:
+            yield record
+
+
+def inspect_bundle(path: str | os.PathLike, *, strict: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Counts for `trace-bench yelp inspect`: businesses, reviews, malformed lines, cities, joins."""
+    bundle = open_bundle(path)
+    malformed = MalformedLog(strict=strict)
+    cities: Counter = Counter()
+    other: Counter = Counter()
+    ids: set[str] = set()
+    n_business = 0
+    for b in iter_businesses(bundle, malformed=malformed):
+        n_business += 1
+        ids.add(b.business_id)
+        if b.in_trace_city:
+            cities[b.city] += 1
+        else:
+            other[b.city or "(none)"] += 1
+    n_review = joining = 0
+    reviews = iter_reviews(bundle, malformed=malformed)
+    if progress:
+        from tqdm.auto import tqdm
+
+        reviews = tqdm(reviews, desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
+    for r in reviews:
+        n_review += 1
+        joining += r.business_id in ids
+    return {
+        "bundle": str(bundle.path),
+        "container": bundle.container,
+        "source": bundle.source,
+        "businesses": n_business,
+        "reviews": n_review,
+        "reviews_joining_a_business": joining,
+        "malformed_lines": malformed.to_dict(),
+        "trace_city_businesses": {c: cities.get(c, 0) for c in CITY_NAMES},
+        "other_city_businesses": sum(other.values()),
+        "top_other_cities": dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0]))[:10]),
+    }
