@@ -1,0 +1,236 @@
+"""Throughput of the whole Trace metric suite (everything but the NLI model and the LLM judge).
+
+Builds a deterministic synthetic corpus in memory (seed 42): a 2,400-POI knowledge base (8 cities x 3 types x
+100 POIs, ~14 reviews of 200-500 characters each), dialogues of 6-12 turns in the generator's action grammar,
+and a system's predictions whose responses quote the cited reviews (mostly verbatim, some paraphrased, some
+invented), carry [Rn] labels and aspect terms. Then times predictions validation + `suite.evaluate_predictions`
+(join, accuracy, grounding, text, practical, recovery, per-item standard deviations) on one process and prints
+system turns per second. Usage:
+
+    python benchmarks/metrics.py [--dialogues 12500] [--repeat 3] [--sweeps]
+    python benchmarks/metrics.py --data DIR [--predictions FILE] [--split test]   # a real data directory
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import itertools
+import os
+import platform
+import random
+import time
+
+from trace_dataset.constants import ASPECT_TERMS, CITIES, POI_TYPES, PRICE_KEYWORDS
+from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.records import Poi, Review
+from trace_metrics.lib import suite
+from trace_metrics.lib.predictions import validate_predictions
+
+FUNCTION_WORDS = "the a and was were is it we our they to of in for with but at on this that very so".split()
+_SYLLABLES = "ba ce di fo gu ka le mi no pu ra se ti vo zu ster ling ment ous ful".split()
+# a Zipf-like content vocabulary of 3,000 pseudo-words: review prose repeats few words often, most rarely
+CONTENT_WORDS = [
+    a + b + c for a in _SYLLABLES for b in _SYLLABLES for c in ("", "s", "ed", "ing", "er", "y", "al", "ly")
+][:3000]
+CONTENT_CUM_WEIGHTS = list(itertools.accumulate(1.0 / (rank + 10) for rank in range(len(CONTENT_WORDS))))
+WORDS = FUNCTION_WORDS + CONTENT_WORDS[:200]
+ASPECTS = list(ASPECT_TERMS)
+BUDGET = list(PRICE_KEYWORDS)
+
+
+def _sentence(rng: random.Random, n: int) -> str:
+    k = n // 2
+    words = rng.choices(CONTENT_WORDS, cum_weights=CONTENT_CUM_WEIGHTS, k=n - k) + rng.choices(
+        FUNCTION_WORDS, k=k
+    )
+    rng.shuffle(words)
+    if rng.random() < 0.5:
+        words.insert(rng.randrange(len(words)), rng.choice(ASPECTS))
+    return " ".join(words).capitalize() + "."
+
+
+def build_kb(rng: random.Random) -> KnowledgeBase:
+    pois, reviews = [], []
+    for city in CITIES.values():
+        for poi_type in POI_TYPES:
+            for i in range(100):
+                pid = f"{city.name[:3].lower()}_{poi_type[:1]}{i:03d}"
+                rids = []
+                for j in range(rng.randint(8, 20)):
+                    rid = f"{pid}_r{j:02d}"
+                    text = " ".join(_sentence(rng, rng.randint(8, 16)) for _ in range(rng.randint(3, 6)))[
+                        :500
+                    ]
+                    reviews.append(Review(rid, pid, float(rng.randint(1, 5)), "2020-01-01", text))
+                    rids.append(rid)
+                price = None if rng.random() < 0.1 else rng.randint(1, 4)
+                pois.append(Poi(pid, pid, "", city.name, city.state, city.latitude + rng.uniform(-0.05, 0.05),
+                                city.longitude + rng.uniform(-0.05, 0.05), (poi_type,), 4.0, len(rids), price, {},
+                                poi_type, tuple(rids)))  # fmt: skip
+    return KnowledgeBase(pois, reviews, {"kb_version": "bench"})
+
+
+def _quote(rng: random.Random, kb: KnowledgeBase, rid: str) -> str:
+    text = kb.reviews[rid].text
+    words = text.split()
+    start = rng.randrange(max(1, len(words) - 8))
+    span = " ".join(words[start : start + rng.randint(4, 10)])
+    r = rng.random()
+    if r < 0.10:  # paraphrased: one word swapped
+        parts = span.split()
+        parts[rng.randrange(len(parts))] = rng.choice(WORDS)
+        span = " ".join(parts)
+    elif r < 0.15:  # invented
+        span = " ".join(rng.choice(WORDS) for _ in range(6))
+    return span
+
+
+def _response(rng: random.Random, kb: KnowledgeBase, pids: list[str]) -> tuple[str, dict[str, str]]:
+    citations: dict[str, str] = {}
+    parts = ["Here is what I would suggest."]
+    for pid in pids:
+        rid = rng.choice(kb.pois[pid].review_ids)
+        label = f"R{len(citations) + 1}"
+        citations[label] = rid
+        parts.append(f'{pid} is {rng.choice(ASPECTS)} and {rng.choice(WORDS)}: one reviewer wrote "{_quote(rng, kb, rid)}" '
+                     f"[{label}]. {_sentence(rng, rng.randint(6, 12))}")  # fmt: skip
+    parts.append(_sentence(rng, rng.randint(5, 10)))
+    return " ".join(parts), citations
+
+
+def _add_turn(turns: list[dict], role, action, text, gold=(), alt=(), refs=(), cites=()) -> None:
+    turns.append({"turn_id": len(turns), "role": role, "action": action, "text": text,
+                  "referenced_poi_ids": list(refs), "referenced_review_ids": [], "gold_poi_ids": list(gold),
+                  "acceptable_alternative_poi_ids": list(alt), "citations": list(cites)})  # fmt: skip
+
+
+def build_corpus(kb: KnowledgeBase, n_dialogues: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
+    cells: dict[tuple[str, str], list[str]] = {}
+    for p in kb.pois.values():
+        cells.setdefault((p.city, p.poi_type), []).append(p.business_id)
+    keys = sorted(cells)
+    dialogues, preds = [], []
+    for k in range(n_dialogues):
+        city, poi_type = keys[k % len(keys)]
+        candidates = rng.sample(cells[(city, poi_type)], 8)
+        turns: list[dict] = []
+
+        add = functools.partial(_add_turn, turns)
+        budget = f" Something {rng.choice(BUDGET)}." if rng.random() < 0.6 else ""
+        add("user", "greet_and_seek", _sentence(rng, 10) + budget)
+        add("system", "ask_preference", "What matters most to you? " + _sentence(rng, 8))
+        add("user", "provide_preference", _sentence(rng, 10))
+        for r in range(rng.randint(1, 3)):
+            action = "compare" if rng.random() < 0.2 else "recommend"
+            gold = [candidates[rng.randrange(8)]]
+            alt = [p for p in candidates if p not in gold and rng.random() < 0.15]
+            shown = gold + ([alt[0]] if action == "compare" and alt else [])
+            text, cites = _response(rng, kb, shown)
+            add("system", action, text, gold, alt, shown,
+                [{"label": lab, "review_id": rid, "business_id": kb.reviews[rid].business_id} for lab, rid in cites.items()])  # fmt: skip
+            if r < 2 and rng.random() < 0.6:
+                add("user", "reject_and_refine", "Not that one. " + _sentence(rng, 8), refs=gold)
+        add("user", "accept", "Sounds good, thanks.")
+        add("system", "farewell", "Enjoy your trip! " + _sentence(rng, 6))
+        dialogues.append({"dialogue_id": f"bench_{k:06d}", "split": "test", "candidate_poi_ids": candidates,
+                          "pool_16_poi_ids": candidates, "pool_32_poi_ids": candidates, "open_set_poi_ids": candidates,
+                          "turns": turns})  # fmt: skip
+        for t in turns:
+            if t["role"] != "system":
+                continue
+            ranked = rng.sample(candidates, 8)
+            if t["action"] in ("recommend", "compare"):
+                text, cites = _response(rng, kb, ranked[: 2 if t["action"] == "compare" else 1])
+            else:
+                text, cites = t["text"] if rng.random() < 0.5 else _sentence(rng, 10), {}
+            preds.append({"dialogue_id": dialogues[-1]["dialogue_id"], "turn_id": t["turn_id"],
+                          "ranked_poi_ids": ranked, "response": text, "citations": cites})  # fmt: skip
+    return dialogues, preds
+
+
+def load_data_dir(
+    data_dir: str, predictions: str | None, split: str
+) -> tuple[KnowledgeBase, list[dict], list[dict]]:
+    """A real data directory (e.g. a generated corpus) and a predictions file, or the reference-copy system."""
+    from trace_dataset.datadir import iter_dialogues
+    from trace_metrics.lib.predictions import load_predictions
+    from trace_metrics.lib.toy import reference_predictions
+
+    kb = suite.load_kb(data_dir)
+    dialogues = list(iter_dialogues(data_dir, split))
+    preds = load_predictions(predictions) if predictions else reference_predictions(dialogues)
+    return kb, dialogues, preds
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--dialogues", type=int, default=12_600, help="synthetic dialogues (~4 system turns each)"
+    )
+    parser.add_argument("--data", help="benchmark a Trace data directory instead of the synthetic corpus")
+    parser.add_argument("--predictions", help="with --data: a predictions file (default: the reference copy)")
+    parser.add_argument("--split", default="test", help="with --data: the split (default test)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sweeps", action="store_true", help="also compute the App. L sweeps")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one run")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    if args.data:
+        kb, dialogues, preds = load_data_dir(args.data, args.predictions, args.split)
+        source, split = args.data, args.split
+    else:
+        rng = random.Random(42)
+        kb = build_kb(rng)
+        dialogues, preds = build_corpus(kb, args.dialogues, rng)
+        source, split = "synthetic corpus", "test"
+    gc.freeze()  # as `trace-bench evaluate` does after loading: long-lived inputs are not rescanned by the GC
+    n_turns = len(preds)
+    n_rec = sum(1 for d in dialogues for t in d["turns"] if t["action"] in ("recommend", "compare"))
+    print(f"{source}: {len(dialogues):,} dialogues, {n_turns:,} system turns ({n_rec:,} recommend/compare), "
+          f"{len(kb.pois):,} POIs, {len(kb.reviews):,} reviews; loaded in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+
+    def once() -> dict:
+        index = validate_predictions(preds, dialogues, pool="closed", split=split, known_poi_ids=kb.pois)
+        return suite.evaluate_predictions(dialogues, index, kb, run_sweeps=args.sweeps)
+
+    if args.profile:
+        import cProfile
+        import pstats
+
+        with cProfile.Profile() as prof:
+            once()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(20)
+    wall, cpu = [], []
+    for _ in range(args.repeat):
+        t, c = time.perf_counter(), time.process_time()
+        result = once()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    what = "validation + all metrics but NLI/judge, with per-item std" + (" + sweeps" if args.sweeps else "")
+    print(f"suite ({what}), best of {args.repeat}: CPU {min(cpu):.2f} s -> {n_turns / min(cpu):,.0f} system turns/s "
+          f"on one core; wall {min(wall):.2f} s -> {n_turns / min(wall):,.0f} system turns/s "
+          f"(wall exceeds CPU when other processes share the core)")  # fmt: skip
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
+          f"Python {platform.python_version()}, one process")  # fmt: skip
+    v = result["values"]
+    print("values: " + ", ".join(f"{k}={v[k]:.3f}" for k in ("recall@1", "grounding_score", "citation_density",
+                                                              "provenance_coverage", "cgs", "bleu4", "rouge_l", "tsr")))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

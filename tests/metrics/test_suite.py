@@ -1,0 +1,198 @@
+"""End to end: a hand-made data directory, a perturbed system, every value checked by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trace_dataset.constants import REVIEWS_FILE
+from trace_dataset.io import TraceDataError, write_json, write_jsonl
+from trace_dataset.schema import DIALOGUE_FEATURES
+from trace_metrics.lib import practical, suite, text
+from trace_metrics.lib.toy import _POIS, toy_dialogues
+from trace_metrics.specs import CORE_METRIC_IDS
+
+
+def _pt(pid):
+    _, lat, lon, price, poi_type = _POIS[pid]
+    return practical.PoiPoint(lat, lon, price, poi_type)
+
+
+def perturbed(rows):
+    """The reference system with three top-1 misses and one response citing a label it does not define."""
+    by_key = {(r["dialogue_id"], r["turn_id"]): r for r in rows}
+
+    by_key[("toy_00001", 3)]["ranked_poi_ids"] = ["r02", "r01", "r03"]  # gold r01 second
+    by_key[("toy_00002", 1)]["ranked_poi_ids"] = [
+        "r03",
+        "r04",
+        "r05",
+    ]  # compare: gold r04 second, alternative r03 first
+    by_key[("toy_00003", 1)]["ranked_poi_ids"] = ["r05", "r09"]  # gold r09 second
+    by_key[("toy_00003", 3)]["response"] = 'Frenchmen Oysters: "Raw oysters were briny and fresh" [R2].'
+    return rows
+
+
+@pytest.fixture
+def run(data_dir, reference_rows, tmp_path):
+    path = tmp_path / "preds.jsonl"
+    write_jsonl(path, perturbed(reference_rows))
+    return path
+
+
+def test_toy_dialogues_follow_the_schema():
+    for d in toy_dialogues():
+        DIALOGUE_FEATURES.encode_example(d)  # raises on a wrong field or type
+
+
+def test_hand_computed_values(data_dir, run):
+    r = suite.evaluate_run(data_dir, run, split="test", pool="closed")
+    v, n = r["values"], r["n"]
+    # accuracy over the 6 recommend/compare turns: hits at D1t5, D2t3, D3t3; golds missed are ranked second
+    assert v["recall@1"] == 0.5 and v["recall@3"] == 1.0 and v["mrr"] == 0.75 and v["hit@5"] == 1.0
+    assert v["mr_recall@1"] == pytest.approx(4 / 6)  # D2t1's top-1 r03 is an acceptable alternative
+    assert n["recall@1"] == 6
+    # grounding: D3t3 quotes a review through [R2], which the row does not define -> GS 0, CD 0, CGS 0
+    assert v["grounding_score"] == pytest.approx(5 / 6) and v["cgs"] == pytest.approx(5 / 6)
+    assert v["provenance_coverage"] == 1.0 and r["counts"]["unresolved_labels"] == 1
+    # recovery: every dialogue hits at its second recommendation; both rejections are followed by a hit
+    assert (v["tsr"], v["t2r"], v["rejection_recovery"]) == (1.0, 2.0, 1.0)
+    assert (n["tsr"], n["t2r"], n["rejection_recovery"]) == (3, 3, 2)
+    # practical: D1 recommends r02 twice -> [r02]; D2 compares r03, r04 then recommends r10; D3 -> [r05]
+    d2 = [_pt("r03"), _pt("r04"), _pt("r10")]
+    assert v["spatial_coherence@2km"] == practical.spatial_coherence(d2, 2.0) == pytest.approx(1 / 3)
+    assert n["spatial_coherence@2km"] == 1
+    assert v["route_efficiency_km"] == pytest.approx(practical.route_length_km(d2) / 3)  # D1, D3: 0 km
+    # budgets: D1 "cheap" ($$; r02 is $$), D2 "upscale" and "affordable" -> $$ (r04 is $$$), D3 none
+    assert v["price_alignment"] == pytest.approx((1 + 2 / 3) / 2) and n["price_alignment"] == 2
+    assert v["itinerary_diversity"] == pytest.approx(1 / 3)
+    # text: every system turn; only D3t3 differs from the reference
+    items = r["per_item"]["system_turns"]
+    assert n["bleu4"] == len(items["bleu4"]) == 10
+    changed = items["turn_id"].index(3, 7)
+    assert items["rouge_l"][changed] < 1.0 and items["rouge_l"].count(1.0) == 9
+    assert items["bleu4"][changed] == text.bleu4('Frenchmen Oysters: "Raw oysters were briny and fresh" [R2].',
+                                                'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].')  # fmt: skip
+    assert set(v) == set(CORE_METRIC_IDS)
+    assert r["aggregates"]["cgs_of_means"] == pytest.approx(5 / 6)  # CD mean >= 0.05, PC 1
+
+
+def test_result_shape_std_and_per_item(data_dir, run):
+    r = suite.evaluate_run(data_dir, run, split="test", pool="closed")
+    assert list(r) == [
+        "values",
+        "n",
+        "std",
+        "aggregates",
+        "counts",
+        "versions",
+        "config",
+        "models",
+        "per_item",
+    ]
+    assert set(r["std"]) == set(r["values"])
+    assert r["std"]["recall@1"] == pytest.approx(0.5)  # population std of [0, 1, 0, 1, 0, 1]
+    rec = r["per_item"]["recommendation_turns"]
+    assert rec["dialogue_id"] == ["toy_00001"] * 2 + ["toy_00002"] * 2 + ["toy_00003"] * 2
+    assert rec["turn_id"] == [3, 5, 1, 3, 1, 3] and rec["recall@1"] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    assert r["per_item"]["rejection_episodes"] == {"dialogue_id": ["toy_00001", "toy_00002"], "turn_id": [4, 2],
+                                                   "rejection_recovery": [1.0, 1.0]}  # fmt: skip
+    assert r["per_item"]["dialogues"]["spatial_coherence@2km"][0] is None
+    assert r["versions"]["corpus"] == "toy-corpus-1" and r["versions"]["kb"] == "toy-kb-1"
+    assert r["config"]["predictions"]["file"] == "preds.jsonl" and r["config"]["grounding"]["cd_gate"] == 0.05
+    assert (
+        r["counts"]["dialogues_with_budget"] == 2 and r["counts"]["rejection_episodes_without_followup"] == 0
+    )
+
+
+def test_deterministic(data_dir, run):
+    a = json.dumps(suite.evaluate_run(data_dir, run, sweeps=True), sort_keys=False)
+    b = json.dumps(suite.evaluate_run(data_dir, run, sweeps=True), sort_keys=False)
+    assert a == b
+
+
+def test_sweeps(data_dir, run):
+    s = suite.evaluate_run(data_dir, run, sweeps=True)["sweeps"]
+    assert set(s) == {"n", "fuzzy_threshold", "cd_gate", "pc_window", "cgs_variants", "spatial_radius_km"}
+    assert list(s["cgs_variants"]) == ["cgs", "threshold_0.03", "threshold_0.10", "no_pc_floor", "sqrt_pc",
+                                       "geometric", "harmonic", "additive", "gs0"]  # fmt: skip
+    assert s["fuzzy_threshold"]["exact"]["grounding_score"] == pytest.approx(5 / 6)
+    assert s["spatial_radius_km"]["spatial_coherence@5km"]["value"] == 1.0
+
+
+def test_options_change_keys_and_values(data_dir, run):
+    r = suite.evaluate_run(data_dir, run, radius_km=5.0, cd_gate=0.5)
+    assert r["values"]["spatial_coherence@5km"] == 1.0 and "spatial_coherence@2km" not in r["values"]
+    assert r["values"]["cgs"] < 5 / 6  # CD below the stricter gate now costs credit
+
+
+def test_run_metadata_is_carried(data_dir, run):
+    write_json(run.with_name(run.name + ".meta.json"), {"baseline": "tfidf", "family": "non-LLM"})
+    assert suite.evaluate_run(data_dir, run)["run"] == {"baseline": "tfidf", "family": "non-LLM"}
+
+
+def test_not_hydrated_is_a_clear_error(data_dir, run):
+    (data_dir / "knowledge_base" / REVIEWS_FILE).unlink()
+    with pytest.raises(TraceDataError, match="not-hydrated release|non-hydrated release"):
+        suite.evaluate_run(data_dir, run)
+
+
+def test_unknown_review_is_counted(data_dir, reference_rows, tmp_path):
+    reference_rows[1]["citations"] = {"R1": "no_such_review"}
+    path = tmp_path / "p.jsonl"
+    write_jsonl(path, reference_rows)
+    r = suite.evaluate_run(data_dir, path)
+    assert r["counts"]["unknown_review_ids"] == 1 and r["values"]["grounding_score"] == pytest.approx(5 / 6)
+
+
+def test_missing_split_file(data_dir, run):
+    (data_dir / "data" / "validation.jsonl.gz").unlink()
+    with pytest.raises(TraceDataError, match="missing data/validation.jsonl.gz"):
+        suite.evaluate_run(data_dir, run, split="validation")
+
+
+def test_leaderboard_row_is_flat(data_dir, run):
+    row = suite.leaderboard_row(suite.evaluate_run(data_dir, run))
+    assert row["recall@1"] == 0.5 and row["recall@1_n"] == 6 and row["n_dialogues"] == 3
+    assert not any(isinstance(x, (dict, list)) for x in row.values())
+
+
+class FakeScorer:
+    """Stands in for area E's NLIScorer: every (premise, claim) pair is entailed."""
+
+    threshold = 0.5
+
+    def entailment_probs(self, pairs):
+        return [0.9] * len(pairs)
+
+    def describe(self):
+        return {"model": "fake"}
+
+
+def test_nli_wiring(data_dir, run):
+    pytest.importorskip("trace_metrics.lib.entailment")
+    r = suite.evaluate_run(data_dir, run, nli=FakeScorer(), sweeps=True)
+    # every cited response is entailed; D3t3 cites nothing resolvable -> 0
+    assert r["values"]["entailment"] == pytest.approx(5 / 6) and r["values"]["cgs_ent"] == pytest.approx(
+        5 / 6
+    )
+    assert r["models"]["nli"] == {"model": "fake"} and r["n"]["entailment"] == 6
+    assert r["aggregates"]["nli_threshold_sweep"]["0.7"] == pytest.approx(5 / 6)
+
+
+class FakeJudge:
+    def generate_json_batch(self, conversations, schema, settings=None, max_repairs=2):
+        return [{"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2, "justification": 1}
+                for _ in conversations]  # fmt: skip
+
+    def describe(self):
+        return {"backend": "fake"}
+
+
+def test_judge_wiring(data_dir, run):
+    pytest.importorskip("trace_metrics.lib.judge")
+    pytest.importorskip("trace_dataset.llm.errors")
+    r = suite.evaluate_run(data_dir, run, judge=FakeJudge())
+    assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
+    assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0

@@ -1,0 +1,37 @@
+"""Test helper: run the `>>>` examples of a metric card (README.md) so the cards cannot drift (STYLE 7)."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+_BLOCK_RE = re.compile(r"```python\n(.*?)```", re.DOTALL)
+
+
+def card_examples(readme: str | os.PathLike) -> list[str]:
+    """The python code blocks of a card that hold `>>>` examples."""
+    text = Path(readme).read_text(encoding="utf-8")
+    return [b for b in _BLOCK_RE.findall(text) if ">>>" in b]
+
+
+def run_card_examples(readme: str | os.PathLike, globs: dict[str, Any] | None = None) -> int:
+    """Run every example block of the card in one namespace; returns the number of examples run.
+
+    Raises AssertionError with doctest's report when an example's output differs.
+    """
+    blocks = card_examples(readme)
+    if not blocks:
+        raise AssertionError(f"{readme} has no `>>>` example in a ```python block")
+    # one doctest over all blocks, so later blocks see the names earlier ones define
+    test = doctest.DocTestParser().get_doctest(
+        "\n".join(blocks), dict(globs or {}), Path(readme).parent.name, str(readme), 0
+    )
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report: list[str] = []
+    result = runner.run(test, out=report.append)
+    if result.failed:
+        raise AssertionError("".join(report))
+    return result.attempted

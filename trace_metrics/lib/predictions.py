@@ -1,0 +1,216 @@
+"""Reading and validating a predictions file before anything is scored.
+
+One JSON line per evaluated system turn (`schema.PREDICTION_*`):
+`{"dialogue_id", "turn_id", "ranked_poi_ids", "response", "citations": {"R1": review_id, ...}, "meta"?}`.
+`citations` may also be the Features form, a list of `{"label", "review_id"}`.
+
+Validation fails (TraceDataError) on malformed rows and unless the rows are exactly the system turns of the
+split: missing, duplicate and unknown rows are counted and the first ids named. Nothing is dropped or
+repaired silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.constants import POOL_FIELDS, POOLS, SPLITS
+from trace_dataset.io import TraceDataError, open_text
+from trace_dataset.schema import PREDICTION_OPTIONAL_FIELDS, PREDICTION_REQUIRED_FIELDS
+
+LABEL_RE = re.compile(r"R[1-9]\d{0,2}")  # R1 .. R999
+SHOW = 5  # ids named in an error message
+
+Key = tuple[str, int]
+
+
+def load_predictions(path: str | os.PathLike) -> list[dict]:
+    """Parse a predictions JSONL file (gzip if `.gz`); a line that is not a JSON object is an error."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceDataError("predictions file not found", path=path)
+    rows = []
+    with open_text(path) as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TraceDataError(
+                    f"not valid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
+                ) from None
+            if not isinstance(row, dict):
+                raise TraceDataError(
+                    f"expected a JSON object, got {type(row).__name__}", path=path, line=lineno
+                )
+            rows.append(row)
+    return rows
+
+
+_REQUIRED = frozenset(PREDICTION_REQUIRED_FIELDS)
+_ALLOWED = frozenset(PREDICTION_REQUIRED_FIELDS + PREDICTION_OPTIONAL_FIELDS)
+_LABEL_MATCH = LABEL_RE.fullmatch
+
+
+def normalize_citations(value: Any) -> dict[str, str]:
+    """{label: review_id} from the JSONL dict or the Features list form; raises ValueError when malformed."""
+    if isinstance(value, dict):
+        for label, review_id in value.items():
+            if type(label) is not str or not _LABEL_MATCH(label):
+                raise ValueError(
+                    f"citation label {label!r} is not of the form 'R1', 'R2', ... (at most 'R999')"
+                )
+            if type(review_id) is not str or not review_id:
+                raise ValueError(f"citation {label} has review_id {review_id!r}; expected a non-empty string")
+        return value
+    if not isinstance(value, list):
+        raise ValueError(f"citations is {type(value).__name__}; expected an object {{'R1': review_id, ...}}")
+    out: dict[str, str] = {}
+    for c in value:
+        if not (isinstance(c, dict) and "label" in c and "review_id" in c):
+            raise ValueError(f"citation {c!r} is not a {{'label', 'review_id'}} object")
+        label, review_id = c["label"], c["review_id"]
+        if label in out and out[label] != review_id:
+            raise ValueError(f"citation label {label} is given twice with different reviews")
+        out[label] = review_id
+    return normalize_citations(out)
+
+
+def check_row(row: dict) -> dict:
+    """One row checked and normalised (citations as a dict, `meta` dropped); raises ValueError."""
+    keys = row.keys()
+    if not _REQUIRED <= keys:
+        missing = [f for f in PREDICTION_REQUIRED_FIELDS if f not in row]
+        raise ValueError(f"missing field(s) {missing}; required {list(PREDICTION_REQUIRED_FIELDS)}")
+    if not keys <= _ALLOWED:
+        extra = sorted(keys - _ALLOWED)
+        raise ValueError(
+            f"unknown field(s) {extra}; allowed {list(PREDICTION_REQUIRED_FIELDS + PREDICTION_OPTIONAL_FIELDS)}"
+        )
+    did, tid, ranked, response = row["dialogue_id"], row["turn_id"], row["ranked_poi_ids"], row["response"]
+    if type(did) is not str or not did:
+        raise ValueError(f"dialogue_id {did!r} is not a non-empty string")
+    if type(tid) is not int:
+        raise ValueError(f"turn_id {tid!r} is not an integer")
+    if type(ranked) is not list or not set(map(type, ranked)) <= {str} or "" in ranked:
+        raise ValueError("ranked_poi_ids is not a list of non-empty strings")
+    if len(set(ranked)) != len(ranked):
+        dup = [p for p, c in Counter(ranked).items() if c > 1]
+        raise ValueError(f"ranked_poi_ids lists {dup[:SHOW]} more than once")
+    if type(response) is not str:
+        raise ValueError(f"response is {type(response).__name__}; expected a string")
+    return {"dialogue_id": did, "turn_id": tid, "ranked_poi_ids": ranked, "response": response,
+            "citations": normalize_citations(row["citations"])}  # fmt: skip
+
+
+def _first(keys: Iterable[Key]) -> str:
+    keys = list(keys)
+    shown = ", ".join(f"{d}/{t}" for d, t in keys[:SHOW])
+    return shown + (", ..." if len(keys) > SHOW else "")
+
+
+def expected_keys(dialogues: Iterable[dict]) -> list[Key]:
+    """(dialogue_id, turn_id) of every system turn, in corpus order."""
+    return [(d["dialogue_id"], t["turn_id"]) for d in dialogues for t in d["turns"] if t["role"] == "system"]
+
+
+def validate_predictions(
+    preds: Sequence[dict],
+    dialogues: Sequence[dict],
+    pool: str = "closed",
+    split: str = "test",
+    known_poi_ids: Collection[str] | None = None,
+    check_pool: bool = True,
+    path: str | os.PathLike | None = None,
+) -> dict[Key, dict]:
+    """Check rows against the system turns of `dialogues` (the `split`); return {(dialogue_id, turn_id): row}.
+
+    Fails on: malformed rows; rows missing for some system turn; duplicate rows; unknown rows (no such
+    dialogue in the split, or not a system turn); with `check_pool`, ranked POIs outside the dialogue's `pool`
+    candidates; with `known_poi_ids`, ranked POIs unknown to the knowledge base.
+    """
+    if pool not in POOLS:
+        raise ValueError(f"unknown pool {pool!r}; expected one of {POOLS}")
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    other = [d["dialogue_id"] for d in dialogues if d.get("split") != split]
+    if other:
+        raise TraceDataError(
+            f"{len(other)} dialogue(s) are not in split {split!r} (first: {', '.join(other[:SHOW])})",
+            path=path,
+        )
+    bad_rows: list[str] = []
+    rows: list[dict] = []
+    for i, raw in enumerate(preds, start=1):
+        try:
+            rows.append(check_row(raw))
+        except ValueError as e:
+            bad_rows.append(f"row {i}: {e}")
+    if bad_rows:
+        raise TraceDataError(
+            f"{len(bad_rows)} malformed prediction row(s): "
+            + "; ".join(bad_rows[:SHOW])
+            + ("; ..." if len(bad_rows) > SHOW else ""),
+            path=path,
+        )
+    expected = expected_keys(dialogues)
+    expected_set = set(expected)
+    counts = Counter((r["dialogue_id"], r["turn_id"]) for r in rows)
+    duplicate = [k for k, c in counts.items() if c > 1]
+    unknown = [k for k in counts if k not in expected_set]
+    missing = [k for k in expected if k not in counts]
+    if duplicate or unknown or missing:
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} missing (first: {_first(missing)})")
+        if duplicate:
+            parts.append(f"{len(duplicate)} duplicate (first: {_first(duplicate)})")
+        if unknown:
+            parts.append(
+                f"{len(unknown)} unknown: no such system turn in split {split!r} (first: {_first(unknown)})"
+            )
+        raise TraceDataError(
+            f"predictions do not match the {len(expected)} system turns of split {split!r}: "
+            + "; ".join(parts)
+            + ". Expected exactly one row per system turn (ask_preference, recommend, compare, farewell).",
+            path=path,
+        )
+    index = {(r["dialogue_id"], r["turn_id"]): r for r in rows}
+    problems: list[str] = []
+    n_problems = 0
+    if check_pool or known_poi_ids is not None:
+        field = POOL_FIELDS[pool]
+        known = None if known_poi_ids is None else set(known_poi_ids)
+        for d in dialogues:
+            allowed = set(d[field]) if check_pool else None
+            for t in d["turns"]:
+                if t["role"] != "system":
+                    continue
+                ranked = index[(d["dialogue_id"], t["turn_id"])]["ranked_poi_ids"]
+                if (allowed is None or allowed.issuperset(ranked)) and (
+                    known is None or known.issuperset(ranked)
+                ):
+                    continue
+                for p in ranked:
+                    why = None
+                    if known is not None and p not in known:
+                        why = "not in the knowledge base"
+                    elif allowed is not None and p not in allowed:
+                        why = f"not a {pool} candidate"
+                    if why:
+                        n_problems += 1
+                        if len(problems) < SHOW:
+                            problems.append(f"{d['dialogue_id']}/{t['turn_id']}: {p!r} {why}")
+    if n_problems:
+        raise TraceDataError(
+            f"{n_problems} ranked POI id(s) outside the {pool!r} pool or knowledge base (first: {'; '.join(problems)}). "
+            f"Rank only the dialogue's {POOL_FIELDS[pool]} (pool {pool!r}).",
+            path=path,
+        )
+    return index

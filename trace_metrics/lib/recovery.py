@@ -1,0 +1,89 @@
+"""Dialogue success and recovery (App. J "Dialogue", App. N).
+
+A dialogue is its turns' actions in order plus, for each recommend/compare turn, whether the system's top-1
+POI is a gold POI of that turn (a *hit*). Other turns carry `None`.
+
+- **TSR**: 1 if any recommend/compare turn of the dialogue is a hit, else 0. Dialogues without a
+  recommend/compare turn have no value.
+- **T2R**: the number of recommend/compare turns up to and including the first hit (1 = the first
+  recommendation was right); lower is better. Dialogues without a hit have no T2R: it is the mean over
+  successful dialogues, read together with TSR (its n is the number of successful dialogues).
+- **Rejection recovery**: for every reject_and_refine turn (an *episode*), whether the first recommend/compare
+  turn after it is a hit. Episodes with no later recommend/compare turn have no value (counted apart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, REJECTION_ACTION
+from trace_metrics.lib._util import mean_or_none
+
+RECOVERY_IDS: tuple[str, ...] = ("tsr", "t2r", "rejection_recovery")
+
+Turn = tuple[str, bool | None]  # (action, hit on recommend/compare turns else None)
+
+
+def _check(turns: Sequence[Turn]) -> None:
+    for i, (action, hit) in enumerate(turns):
+        if action in RECOMMENDATION_ACTIONS and hit is None:
+            raise ValueError(
+                f"turn {i} ({action}) has no hit value; recommend/compare turns need True or False"
+            )
+
+
+def task_success(turns: Sequence[Turn]) -> float | None:
+    _check(turns)
+    hits = [hit for action, hit in turns if action in RECOMMENDATION_ACTIONS]
+    if not hits:
+        return None
+    return 1.0 if any(hits) else 0.0
+
+
+def turns_to_first_hit(turns: Sequence[Turn]) -> int | None:
+    _check(turns)
+    count = 0
+    for action, hit in turns:
+        if action in RECOMMENDATION_ACTIONS:
+            count += 1
+            if hit:
+                return count
+    return None
+
+
+def rejection_episodes(turns: Sequence[Turn]) -> list[tuple[int, bool | None]]:
+    """(index of the reject_and_refine turn, hit of the next recommend/compare turn or None) per episode."""
+    _check(turns)
+    out = []
+    for i, (action, _) in enumerate(turns):
+        if action != REJECTION_ACTION:
+            continue
+        nxt = next((hit for a, hit in turns[i + 1 :] if a in RECOMMENDATION_ACTIONS), None)
+        out.append((i, nxt))
+    return out
+
+
+def score(dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False) -> dict:
+    """TSR and T2R over dialogues, rejection recovery over episodes, each with its `<id>_n`."""
+    tsr, t2r, episodes = [], [], []
+    for turns in dialogues:
+        tsr.append(task_success(turns))
+        t = turns_to_first_hit(turns)
+        t2r.append(None if t is None else float(t))
+        episodes.extend(hit for _, hit in rejection_episodes(turns))
+    recovered = [None if h is None else (1.0 if h else 0.0) for h in episodes]
+    out: dict = {
+        "tsr": mean_or_none(tsr),
+        "t2r": mean_or_none(t2r),
+        "rejection_recovery": mean_or_none(recovered),
+        "tsr_n": sum(v is not None for v in tsr),
+        "t2r_n": sum(v is not None for v in t2r),
+        "rejection_recovery_n": sum(v is not None for v in recovered),
+        "rejection_episodes_without_followup": sum(v is None for v in recovered),
+        "n": len(dialogues),
+    }
+    if return_per_item:
+        out["tsr_per_item"] = tsr
+        out["t2r_per_item"] = t2r
+        out["rejection_recovery_per_item"] = recovered
+    return out

@@ -1,0 +1,125 @@
+"""Which turns each metric family scores, and the join of predictions to the reference turns (§3, App. J).
+
+- accuracy: recommend/compare system turns (the *reference* action at that turn) with at least one gold POI;
+- grounding (and entailment, the judge): recommend/compare system turns;
+- text (BLEU-4, ROUGE-L): every system turn (ask_preference, recommend, compare, farewell);
+- practical value: per dialogue, over its *recommended POIs*: the top-1 of each recommend turn and the top-2
+  of each compare turn (a comparison puts two POIs forward), distinct, in order of first recommendation;
+- recovery: per dialogue (TSR, T2R) and per reject_and_refine episode, with a *hit* = the system's top-1 is a
+  gold POI of that recommend/compare turn.
+
+The pool (closed, pool_16, pool_32, open) changes the candidates a system ranks (checked by predictions
+validation), never the gold, so selection is the same for every pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from trace_dataset.constants import RECOMMENDATION_ACTIONS
+from trace_dataset.io import TraceDataError
+from trace_dataset.quotes import PLACEHOLDER_RE
+
+RECOMMENDED_PER_ACTION: dict[str, int] = {"recommend": 1, "compare": 2}
+
+
+class EvalTurn(NamedTuple):
+    """A system turn: the reference side and the system's prediction."""
+
+    dialogue_id: str
+    turn_id: int
+    action: str  # the reference action at this turn
+    reference_text: str
+    gold: tuple[str, ...]
+    alternatives: tuple[str, ...]
+    ranked: tuple[str, ...]
+    response: str
+    citations: Mapping[str, str]
+
+    @property
+    def is_recommendation(self) -> bool:
+        return self.action in RECOMMENDATION_ACTIONS
+
+    @property
+    def hit(self) -> bool:
+        """Top-1 is a gold POI of this turn."""
+        return bool(self.ranked) and self.ranked[0] in self.gold
+
+
+class EvalDialogue(NamedTuple):
+    dialogue_id: str
+    actions: tuple[str, ...]  # every turn's action, in order
+    user_texts: tuple[str, ...]
+    system_turns: tuple[EvalTurn, ...]
+    system_positions: tuple[int, ...]  # index into `actions` of each system turn
+
+
+def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], dict]) -> list[EvalDialogue]:
+    """Pair every system turn with its (validated) prediction row."""
+    out = []
+    for d in dialogues:
+        did = d.get("dialogue_id", "?")
+        try:
+            actions, user_texts, system, positions = [], [], [], []
+            for i, t in enumerate(d["turns"]):
+                actions.append(t["action"])
+                if t["role"] != "system":
+                    user_texts.append(t["text"])
+                    continue
+                text = t["text"]
+                if "[Q:" in text and PLACEHOLDER_RE.search(text):
+                    raise TraceDataError(
+                        f"dialogue {did} turn {t['turn_id']} still holds [Q:N] placeholders: the release is not "
+                        "hydrated; run `trace-bench corpus hydrate` and evaluate the hydrated directory"
+                    )
+                p = predictions[(did, t["turn_id"])]
+                system.append(
+                    EvalTurn(
+                        dialogue_id=did,
+                        turn_id=t["turn_id"],
+                        action=t["action"],
+                        reference_text=text,
+                        gold=tuple(t.get("gold_poi_ids") or ()),
+                        alternatives=tuple(t.get("acceptable_alternative_poi_ids") or ()),
+                        ranked=tuple(p["ranked_poi_ids"]),
+                        response=p["response"],
+                        citations=p["citations"],
+                    )
+                )
+                positions.append(i)
+        except KeyError as e:
+            raise TraceDataError(f"dialogue {did}: missing field or prediction {e}") from None
+        out.append(EvalDialogue(did, tuple(actions), tuple(user_texts), tuple(system), tuple(positions)))
+    return out
+
+
+def system_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
+    return [t for d in dialogues for t in d.system_turns]
+
+
+def recommendation_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
+    return [t for d in dialogues for t in d.system_turns if t.action in RECOMMENDATION_ACTIONS]
+
+
+def accuracy_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
+    return [t for d in dialogues for t in d.system_turns if t.action in RECOMMENDATION_ACTIONS and t.gold]
+
+
+def recommended_pois(turns: Sequence[EvalTurn]) -> list[str]:
+    """Top-1 of each recommend turn and top-2 of each compare turn, distinct, in order."""
+    seen: dict[str, None] = {}
+    for t in turns:
+        k = RECOMMENDED_PER_ACTION.get(t.action, 0)
+        for p in t.ranked[:k]:
+            seen.setdefault(p)
+    return list(seen)
+
+
+def recovery_turns(dialogue: EvalDialogue) -> list[tuple[str, bool | None]]:
+    """(action, hit) of every turn: hit for recommend/compare system turns, None otherwise."""
+    out: list[tuple[str, bool | None]] = [(a, None) for a in dialogue.actions]
+    for pos, t in zip(dialogue.system_positions, dialogue.system_turns, strict=True):
+        if t.action in RECOMMENDATION_ACTIONS:
+            out[pos] = (t.action, t.hit)
+    return out

@@ -1,0 +1,456 @@
+"""Everything at once: a data directory + a predictions file -> the leaderboard row (issue 4, `trace_suite`).
+
+`evaluate_run` loads and validates, `evaluate_predictions` scores in memory (what the benchmark times). The
+result holds every metric value with its n, per-item values with dialogue ids (for the statistics), per-item
+standard deviations, the corpus and knowledge-base versions and the configuration. The NLI model and the LLM
+judge (area E's `entailment` and `judge`) run only when asked.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.constants import REVIEWS_FILE, SCHEMA_VERSION
+from trace_dataset.datadir import check_data_dir, corpus_meta, iter_dialogues, kb_dir, split_file
+from trace_dataset.io import TraceDataError, read_json, sha256_file
+from trace_dataset.kb.store import KnowledgeBase
+from trace_metrics.lib import accuracy, grounding, practical, recovery, selection, sweeps, text
+from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.grounding import DEFAULT_CD_GATE, DEFAULT_FUZZY_THRESHOLD, DEFAULT_PC_WINDOW, Threshold
+from trace_metrics.lib.practical import DEFAULT_RADIUS_KM, PoiPoint, spatial_id
+from trace_metrics.lib.predictions import load_predictions, validate_predictions
+from trace_metrics.lib.tokenize import BLEU_TOKENIZER, ROUGE_TOKENIZER
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Knowledge-base lookups
+# ---------------------------------------------------------------------------------------------------
+class Sources:
+    """Review texts by citation label, with the counts the result reports."""
+
+    def __init__(self, kb: KnowledgeBase):
+        self.kb = kb
+        self.unknown_review_ids: set[str] = set()
+
+    def for_citations(self, citations: Mapping[str, str]) -> list[str | None]:
+        """`out[n-1]` = text of the review label Rn cites; None for a hole or an unknown review."""
+        if not citations:
+            return []
+        numbered = {int(label[1:]): rid for label, rid in citations.items()}
+        out: list[str | None] = [None] * max(numbered)
+        reviews = self.kb.reviews
+        for n, rid in numbered.items():
+            review = reviews.get(rid)
+            if review is None:
+                self.unknown_review_ids.add(rid)
+                continue
+            if review.text is None:
+                raise TraceDataError(
+                    f"review {rid!r} has no text: the knowledge base is not hydrated; run `trace-bench corpus "
+                    "hydrate` and evaluate the hydrated directory",
+                    path=self.kb.root,
+                )
+            out[n - 1] = review.text
+        return out
+
+
+def _points(kb: KnowledgeBase, ids: Sequence[str], cache: dict[str, PoiPoint]) -> list[PoiPoint]:
+    out = []
+    for pid in ids:
+        pt = cache.get(pid)
+        if pt is None:
+            poi = kb.pois.get(pid)
+            if poi is None:
+                raise TraceDataError(f"recommended POI {pid!r} is not in the knowledge base", path=kb.root)
+            pt = cache[pid] = PoiPoint(poi.latitude, poi.longitude, poi.price, poi.poi_type)
+        out.append(pt)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Area E hooks (guarded: the suite works without them and says what is missing)
+# ---------------------------------------------------------------------------------------------------
+def _import_e(name: str, purpose: str):
+    import importlib
+
+    try:
+        return importlib.import_module(f"trace_metrics.lib.{name}")
+    except ImportError as e:
+        raise RuntimeError(f"{purpose} needs trace_metrics.lib.{name}, which is not available ({e})") from e
+
+
+def _stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
+    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`), None where n = 0."""
+    stats = _import_e("stats", "per-turn standard deviations")
+    out: dict[str, float | None] = {}
+    for items in per_item.values():
+        for m, vals in items.items():
+            if m in ids:
+                defined = [v for v in vals if v is not None]
+                out[m] = float(stats.per_turn_std(defined)) if defined else None
+    return out
+
+
+def _run_nli(
+    nli: Any, responses: list[str], premises: list[list[str | None]]
+) -> tuple[list[float], list[dict], dict]:
+    entail = _import_e("entailment", "--nli (entailment grounding)")
+    scorer = entail.NLIScorer(model=nli) if isinstance(nli, (str, os.PathLike)) else nli
+    results = entail.entailment_scores(responses, premises, scorer)
+    values = [float(r["entailment"]) if isinstance(r, Mapping) else float(r) for r in results]
+    describe = scorer.describe() if hasattr(scorer, "describe") else {"model": str(nli)}
+    return values, list(results), describe
+
+
+def _run_judge(
+    judge: Any,
+    turns: list[selection.EvalTurn],
+    dialogues: Mapping[str, dict],
+    sources: list[list[str | None]],
+):
+    judge_mod = _import_e("judge", "--judge (LLM-as-judge)")
+    if isinstance(judge, str):
+        from trace_dataset.llm import load_llm
+
+        judge = load_llm(judge)
+    items = []
+    for t, src in zip(turns, sources, strict=True):
+        d = dialogues[t.dialogue_id]
+        context = [{"role": x["role"], "text": x["text"]} for x in d["turns"] if x["turn_id"] < t.turn_id]
+        items.append(
+            {
+                "item_id": f"{t.dialogue_id}/{t.turn_id}",
+                "context": context,
+                "response": t.response,
+                "reviews": src,
+            }
+        )
+    records = judge_mod.judge_turns(judge, items)
+    out: dict[str, list[float | None]] = {}
+    for scale, metric in judge_mod.JUDGE_SCALES.items():
+        out[metric] = [float(r["ratings"][scale]) if r.get("ok") else None for r in records]
+    describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
+    describe = {**describe, "n_failed": sum(1 for r in records if not r.get("ok"))}
+    return out, records, describe
+
+
+# ---------------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------------
+def evaluate_predictions(
+    dialogues: Sequence[dict],
+    predictions: Mapping[tuple[str, int], dict],
+    kb: KnowledgeBase,
+    *,
+    fuzzy_threshold: Threshold = DEFAULT_FUZZY_THRESHOLD,
+    cd_gate: float = DEFAULT_CD_GATE,
+    pc_window: float = DEFAULT_PC_WINDOW,
+    radius_km: float = DEFAULT_RADIUS_KM,
+    rouge_stemmer: bool = False,
+    nli: Any = None,
+    judge: Any = None,
+    run_sweeps: bool = False,
+    with_std: bool = True,
+) -> dict:
+    """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`."""
+    grounding.check_parameters(fuzzy_threshold, cd_gate, pc_window)
+    joined = selection.join(dialogues, predictions)
+    values: dict[str, float | None] = {}
+    n: dict[str, int] = {}
+    per_item: dict[str, dict[str, list]] = {}
+
+    # -- recommendation turns: accuracy + grounding ---------------------------------------------------
+    rec = selection.recommendation_turns(joined)
+    sources = Sources(kb)
+    acc_ids = accuracy.ACCURACY_IDS + accuracy.MULTI_REFERENCE_IDS
+    acc: dict[str, list[float | None]] = {m: [] for m in acc_ids}
+    analyses: list[grounding.GroundingAnalysis] = []
+    label_sources: list[list[str | None]] = []  # kept for the NLI model and the judge
+    for t in rec:
+        if t.gold:
+            s = accuracy.turn_scores(t.ranked, t.gold, t.alternatives)
+            for m in acc_ids:
+                acc[m].append(s[m])
+        else:
+            for m in acc_ids:
+                acc[m].append(None)
+        src = sources.for_citations(t.citations)
+        analyses.append(grounding.analyse(t.response, src))
+        if nli is not None or judge is not None:
+            label_sources.append(src)
+    g = grounding.aggregate(analyses, fuzzy_threshold, cd_gate, pc_window, return_per_item=True)
+    rec_items: dict[str, list] = {
+        "dialogue_id": [t.dialogue_id for t in rec],
+        "turn_id": [t.turn_id for t in rec],
+    }
+    for m in acc_ids:
+        values[m] = mean_or_none(acc[m])
+        n[m] = sum(v is not None for v in acc[m])
+        rec_items[m] = acc[m]
+    for m in grounding.GROUNDING_IDS:
+        values[m] = g[m]
+        n[m] = g["n"]
+        rec_items[m] = g[f"{m}_per_item"]
+    extra: dict[str, Any] = {"cgs_of_means": g["cgs_of_means"]}
+    models: dict[str, Any] = {}
+    if nli is not None:
+        ent, ent_raw, models["nli"] = _run_nli(nli, [t.response for t in rec], label_sources)
+        cgs_ent = [
+            grounding.composite(e, d, p, cd_gate)
+            for e, d, p in zip(
+                ent, g["citation_density_per_item"], g["provenance_coverage_per_item"], strict=True
+            )
+        ]
+        for m, vals in (("entailment", ent), ("cgs_ent", cgs_ent)):
+            values[m], n[m], rec_items[m] = mean_or_none(vals), len(vals), vals
+        if run_sweeps:
+            entail = _import_e("entailment", "the NLI threshold sweep")
+            extra["nli_threshold_sweep"] = {
+                f"{th:g}": mean_or_none(entail.rescore(ent_raw, th))
+                for th in getattr(entail, "THRESHOLD_SWEEP", (0.3, 0.4, 0.5, 0.6, 0.7))
+            }
+    if judge is not None:
+        by_id = {d["dialogue_id"]: d for d in dialogues}
+        scales, _raw, models["judge"] = _run_judge(judge, rec, by_id, label_sources)
+        for m, vals in scales.items():
+            values[m], n[m], rec_items[m] = mean_or_none(vals), sum(v is not None for v in vals), vals
+    per_item["recommendation_turns"] = rec_items
+
+    # -- all system turns: text -----------------------------------------------------------------------
+    sys_turns = selection.system_turns(joined)
+    bleu, rouge = [], []
+    for t in sys_turns:
+        b, r = text.turn_scores(t.response, t.reference_text, rouge_stemmer)
+        bleu.append(b)
+        rouge.append(r)
+    values["bleu4"], values["rouge_l"] = mean_or_none(bleu), mean_or_none(rouge)
+    n["bleu4"] = n["rouge_l"] = len(sys_turns)
+    per_item["system_turns"] = {
+        "dialogue_id": [t.dialogue_id for t in sys_turns],
+        "turn_id": [t.turn_id for t in sys_turns],
+        "bleu4": bleu,
+        "rouge_l": rouge,
+    }
+
+    # -- dialogues: practical value + recovery --------------------------------------------------------
+    cache: dict[str, PoiPoint] = {}
+    sid = spatial_id(radius_km)
+    dlg: dict[str, list] = {"dialogue_id": [], sid: [], "route_efficiency_km": [], "price_alignment": [],
+                            "itinerary_diversity": [], "tsr": [], "t2r": []}  # fmt: skip
+    distances: list[list[float]] = []
+    episodes: dict[str, list] = {"dialogue_id": [], "turn_id": [], "rejection_recovery": []}
+    without_followup = 0
+    ceilings: list[int | None] = []
+    for d, src_dialogue in zip(joined, dialogues, strict=True):
+        pts = _points(kb, selection.recommended_pois(d.system_turns), cache)
+        ceiling = practical.price_ceiling(d.user_texts)
+        ceilings.append(ceiling)
+        ds = practical.pair_distances(pts)
+        distances.append(ds)
+        dlg["dialogue_id"].append(d.dialogue_id)
+        dlg[sid].append(practical.coherence_from_distances(ds, radius_km))
+        dlg["route_efficiency_km"].append(practical.route_length_km(pts))
+        dlg["price_alignment"].append(practical.price_alignment(pts, ceiling))
+        dlg["itinerary_diversity"].append(practical.itinerary_diversity(pts))
+        turns = selection.recovery_turns(d)
+        dlg["tsr"].append(recovery.task_success(turns))
+        t2r = recovery.turns_to_first_hit(turns)
+        dlg["t2r"].append(None if t2r is None else float(t2r))
+        for idx, hit in recovery.rejection_episodes(turns):
+            if hit is None:
+                without_followup += 1
+                continue
+            episodes["dialogue_id"].append(d.dialogue_id)
+            episodes["turn_id"].append(src_dialogue["turns"][idx]["turn_id"])
+            episodes["rejection_recovery"].append(1.0 if hit else 0.0)
+    for m in (sid, "route_efficiency_km", "price_alignment", "itinerary_diversity", "tsr", "t2r"):
+        values[m] = mean_or_none(dlg[m])
+        n[m] = sum(v is not None for v in dlg[m])
+    values["rejection_recovery"] = mean_or_none(episodes["rejection_recovery"])
+    n["rejection_recovery"] = len(episodes["rejection_recovery"])
+    per_item["dialogues"] = dlg
+    per_item["rejection_episodes"] = episodes
+
+    result: dict[str, Any] = {
+        "values": values,
+        "n": n,
+        "aggregates": extra,
+        "counts": {
+            "dialogues": len(joined),
+            "system_turns": len(sys_turns),
+            "recommendation_turns": len(rec),
+            "recommendation_turns_without_gold": sum(1 for t in rec if not t.gold),
+            "rejection_episodes": len(episodes["rejection_recovery"]) + without_followup,
+            "rejection_episodes_without_followup": without_followup,
+            "quotes": g["n_quotes"],
+            "unresolved_labels": g["n_unresolved_labels"],
+            "unknown_review_ids": len(sources.unknown_review_ids),
+            "dialogues_with_budget": sum(1 for c in ceilings if c is not None),
+        },
+        "models": models,
+        "per_item": per_item,
+    }
+    if sources.unknown_review_ids:
+        log.warning(
+            "%d cited review id(s) are not in the knowledge base (first: %s); their quotes count as unsupported",
+            len(sources.unknown_review_ids),
+            sorted(sources.unknown_review_ids)[:3],
+        )
+    if with_std:
+        try:
+            result["std"] = _stds(per_item, tuple(values))
+        except RuntimeError as e:
+            log.warning("no standard deviations in this result: %s", e)
+            result["std_unavailable"] = str(e)
+    if run_sweeps:
+        result["sweeps"] = {
+            **sweeps.grounding_sweeps(analyses, fuzzy_threshold, cd_gate, pc_window),
+            "spatial_radius_km": sweeps.spatial_sweep(distances),
+        }
+    return result
+
+
+def evaluate_run(
+    data_dir: str | os.PathLike,
+    predictions_path: str | os.PathLike,
+    split: str = "test",
+    pool: str = "closed",
+    nli: Any = None,
+    judge: Any = None,
+    **options: Any,
+) -> dict:
+    """The leaderboard row of one predictions file on one split and pool of a Trace data directory.
+
+    Returns {"values", "n", "std", "aggregates", "counts", "versions", "config", "models", "run"?, "sweeps"?,
+    "per_item"}. `nli`: an NLI model id/path or an `entailment.NLIScorer`; `judge`: an LLM spec or a loaded
+    LLM. `options`: those of `evaluate_rows`.
+    """
+    predictions_path = Path(predictions_path)
+    rows = load_predictions(predictions_path)
+    result = evaluate_rows(
+        data_dir, rows, split, pool, nli, judge, predictions_path=predictions_path, **options
+    )
+    run_meta_path = predictions_path.with_name(predictions_path.name + ".meta.json")
+    if run_meta_path.exists():
+        result["run"] = read_json(run_meta_path)
+    return {k: result[k] for k in RESULT_ORDER if k in result}
+
+
+RESULT_ORDER = ("values", "n", "std", "std_unavailable", "aggregates", "counts", "versions", "config", "models", "run",
+                "sweeps", "per_item")  # fmt: skip
+
+
+def load_kb(data_dir: str | os.PathLike) -> KnowledgeBase:
+    """The data directory's knowledge base; fails clearly when its review texts are missing (not hydrated)."""
+    if not (kb_dir(data_dir) / REVIEWS_FILE).exists():
+        raise TraceDataError(
+            f"the knowledge base has no review texts ({REVIEWS_FILE} missing): grounding needs them. This looks "
+            "like a non-hydrated release; run `trace-bench corpus hydrate` and evaluate the hydrated directory",
+            path=kb_dir(data_dir),
+        )
+    return KnowledgeBase.load(kb_dir(data_dir))
+
+
+def evaluate_rows(
+    data_dir: str | os.PathLike,
+    rows: Sequence[dict],
+    split: str = "test",
+    pool: str = "closed",
+    nli: Any = None,
+    judge: Any = None,
+    *,
+    fuzzy_threshold: Threshold = DEFAULT_FUZZY_THRESHOLD,
+    cd_gate: float = DEFAULT_CD_GATE,
+    pc_window: float = DEFAULT_PC_WINDOW,
+    radius_km: float = DEFAULT_RADIUS_KM,
+    rouge_stemmer: bool = False,
+    sweeps: bool = False,
+    check_pool: bool = True,
+    with_std: bool = True,
+    kb: KnowledgeBase | None = None,
+    predictions_path: str | os.PathLike | None = None,
+) -> dict:
+    """Validate prediction rows (dicts) against the split and score them; `evaluate_run` without the file."""
+    data_dir = check_data_dir(data_dir, splits=(split,))
+    kb = load_kb(data_dir) if kb is None else kb
+    dialogues = list(iter_dialogues(data_dir, split))
+    index = validate_predictions(
+        rows,
+        dialogues,
+        pool=pool,
+        split=split,
+        known_poi_ids=kb.pois,
+        check_pool=check_pool,
+        path=predictions_path,
+    )
+    result = evaluate_predictions(
+        dialogues, index, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
+        radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=sweeps, with_std=with_std,
+    )  # fmt: skip
+    meta = corpus_meta(data_dir)
+    result["versions"] = {
+        "corpus": corpus_version(meta),
+        "split_sha256": sha256_file(split_file(data_dir, split)),
+        "kb": kb.version,
+        "schema": SCHEMA_VERSION,
+        "trace_bench": _package_version(),
+    }
+    predictions: dict[str, Any] = {"rows": len(rows)}
+    if predictions_path is not None:
+        predictions = {
+            "file": Path(predictions_path).name,
+            "sha256": sha256_file(predictions_path),
+            **predictions,
+        }
+    result["config"] = {
+        "split": split,
+        "pool": pool,
+        "predictions": predictions,
+        "grounding": {"fuzzy_threshold": fuzzy_threshold, "cd_gate": cd_gate, "pc_window": pc_window},
+        "practical": {
+            "radius_km": radius_km,
+            "recommended_per_action": dict(selection.RECOMMENDED_PER_ACTION),
+        },
+        "text": {
+            "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
+            "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": rouge_stemmer},
+        },
+        "check_pool": check_pool,
+        "sweeps": sweeps,
+    }
+    return {k: result[k] for k in RESULT_ORDER if k in result}
+
+
+def corpus_version(meta: Mapping[str, Any]) -> str:
+    """The corpus version of a corpus.json: top-level `corpus_version`, or under `versions` (the generator's)."""
+    nested = meta.get("versions") if isinstance(meta.get("versions"), Mapping) else {}
+    return str(meta.get("corpus_version") or nested.get("corpus_version") or meta.get("version") or "")
+
+
+def leaderboard_row(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat dict of a result: every value, `<id>_n`, CGS of means, the counts and the versions."""
+    out: dict[str, Any] = dict(result["values"])
+    out.update({f"{m}_n": v for m, v in result["n"].items()})
+    out.update(result.get("aggregates", {}))
+    out.update({f"n_{k}": v for k, v in result["counts"].items()})
+    out.update({f"{k}_version": v for k, v in result["versions"].items() if k in ("corpus", "kb")})
+    out["split"] = result["config"]["split"]
+    out["pool"] = result["config"]["pool"]
+    return {k: v for k, v in out.items() if not isinstance(v, dict)}
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trace-bench")
+    except PackageNotFoundError:
+        from trace_dataset import __version__
+
+        return __version__

@@ -1,0 +1,101 @@
+"""A tiny random-weight DeBERTa-v2 NLI classifier, built offline from a config.
+
+Tests and `benchmarks/nli.py --tiny` use it to run the entailment machinery (tokenisation, batching, label
+lookup, caching, data parallelism) without downloading anything. Its probabilities mean nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+DEFAULT_LABELS: dict[int, str] = {0: "contradiction", 1: "neutral", 2: "entailment"}
+SPECIAL_TOKENS: tuple[str, ...] = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# a small review-like vocabulary; other words map to [UNK]
+VOCABULARY: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        """the a an and or but is was were are it this that they we i you he she food service staff place room hotel
+    restaurant bar museum tour view views great good bad slow fast friendly rude clean dirty cozy quiet loud
+    romantic cheap expensive affordable upscale fresh tasty delicious bland amazing terrible nice lovely best worst
+    pizza tacos sushi coffee brunch breakfast dinner lunch dessert cocktails beer wine parking wifi pool gym
+    reviewer said mentioned recommend suggest options option here are two stars rated price for with of in on at
+    to from very really not no loved love liked hated definitely again would will back visit stay night""".split()
+    )
+)
+
+
+def write_tiny_nli_model(
+    out_dir: str | os.PathLike,
+    id2label: dict[int, str] | None = None,
+    *,
+    seed: int = 42,
+    hidden_size: int = 32,
+    layers: int = 2,
+    initializer_range: float = 0.5,
+) -> Path:
+    """Write config, random weights and a word-level tokenizer loadable by `AutoModelForSequenceClassification`
+    and `AutoTokenizer` to `out_dir`. `initializer_range` is large so that the outputs differ between inputs."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification, PreTrainedTokenizerFast
+
+    id2label = dict(DEFAULT_LABELS if id2label is None else id2label)
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + VOCABULARY)}
+    if len(vocab) != len(SPECIAL_TOKENS) + len(VOCABULARY):
+        raise ValueError("the tiny vocabulary repeats a token")
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=512,
+    )
+    config = DebertaV2Config(
+        vocab_size=len(vocab),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=512,
+        initializer_range=initializer_range,
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={name: i for i, name in id2label.items()},
+        pad_token_id=vocab["[PAD]"],
+    )
+    torch.manual_seed(seed)
+    model = DebertaV2ForSequenceClassification(config)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def relabel(model_dir: str | os.PathLike, id2label: dict[int, str]) -> None:
+    """Rewrite only the label names of a saved model (same weights): for label-order tests."""
+    import json
+
+    path = Path(model_dir) / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["id2label"] = {str(i): name for i, name in id2label.items()}
+    config["label2id"] = {name: i for i, name in id2label.items()}
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def tiny_words(text: str) -> list[str]:
+    """The words of `text` the tiny tokenizer knows (for building test sentences)."""
+    known = set(VOCABULARY)
+    return [w for w in re.findall(r"[a-z]+", text.lower()) if w in known]

@@ -1,0 +1,65 @@
+"""The shared shape of Trace's `evaluate` modules (template method, STYLE 8).
+
+`TraceMetric.compute` (evaluate's) collects the inputs; `_compute` here checks that the inputs line up and
+that the options are known, calls the one hook `_score` (a thin call into `trace_metrics.lib`) and checks that
+the result is a flat dict. Subclasses declare `input_features`, `description`, `inputs_description` and
+`options` (the keyword arguments `_score` accepts besides the features).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import datasets
+import evaluate
+
+TRACE_CITATION = """\
+@article{zhao2026trace,
+  title   = {Trace: Tourism Recommendation with Accountable Citation Evidence},
+  author  = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, Xike and
+             Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},
+  journal = {arXiv preprint arXiv:2605.07677},
+  year    = {2026}
+}
+"""
+TRACE_URL = "https://arxiv.org/abs/2605.07677"
+
+
+class TraceMetric(evaluate.Metric):
+    """Base of the Trace metric modules: subclasses implement `_score(**features, **options) -> dict`."""
+
+    input_features: ClassVar[dict[str, Any]] = {}
+    description: ClassVar[str] = ""
+    inputs_description: ClassVar[str] = ""
+    options: ClassVar[tuple[str, ...]] = ()
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=self.description,
+            citation=TRACE_CITATION,
+            inputs_description=self.inputs_description,
+            features=datasets.Features(self.input_features),
+            reference_urls=[TRACE_URL],
+        )
+
+    def _compute(self, **kwargs: Any) -> dict:
+        inputs = {k: kwargs.pop(k) for k in self.input_features}
+        unknown = sorted(set(kwargs) - set(self.options))
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}.compute got unknown option(s) {unknown}; expected {list(self.options)}"
+            )
+        lengths = {k: len(v) for k, v in inputs.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"inputs differ in length: {lengths}; expected one entry per item in each")
+        out = self._score(**inputs, **kwargs)
+        nested = [k for k, v in out.items() if isinstance(v, dict)]
+        if nested:
+            raise TypeError(
+                f"{type(self).__name__} returned nested values for {nested}; results must be flat"
+            )
+        return out
+
+    def _score(self, **kwargs: Any) -> dict:
+        raise NotImplementedError
