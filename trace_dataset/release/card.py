@@ -1,0 +1,363 @@
+"""The dataset card (README.md) of a Trace data directory: YAML front matter that plain
+`datasets.load_dataset(DIR)` reads (configs + features derived from `trace_dataset.schema`), the
+datasheet of the paper's App. D filled with this directory's own counts, the licence split, and how to
+hydrate. The card holds no dialogue or review text, so it is safe in a release; it depends only on the
+data and knowledge-base files, so a hydrated release gets the same card as the corpus it came from.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from datasets import Features
+
+from trace_dataset.constants import (
+    CITY_NAMES,
+    DATA_DIRNAME,
+    KB_DIRNAME,
+    KB_META_FILE,
+    OFFICIAL_HUB_DATASET,
+    POI_TYPES,
+    POIS_FILE,
+    REVIEW_INDEX_FILE,
+    REVIEW_MAX_CHARS,
+    REVIEWS_FILE,
+    SPLITS,
+    TIERS,
+)
+from trace_dataset.datadir import split_file
+from trace_dataset.io import TraceDataError, read_json, write_text
+from trace_dataset.release.records import iter_numbered_jsonl
+from trace_dataset.schema import DIALOGUE_FEATURES, POI_FEATURES, REVIEW_FEATURES, REVIEW_INDEX_FEATURES
+
+CARD_FILE = "README.md"
+DEFAULT_TITLE = "Trace: Tourism Recommendation with Accountable Citation Evidence"
+
+# Configs that plain `datasets.load_dataset(DIR, name)` serves from the card's YAML: name -> (split, file,
+# features). The `turns*` views are derived, so only `trace_dataset.load_trace` (the builder) serves them.
+KB_CONFIGS: dict[str, tuple[str, str, Features]] = {
+    "knowledge_base": ("pois", f"{KB_DIRNAME}/{POIS_FILE}", POI_FEATURES),
+    "review_index": ("review_index", f"{KB_DIRNAME}/{REVIEW_INDEX_FILE}", REVIEW_INDEX_FEATURES),
+    "reviews": ("reviews", f"{KB_DIRNAME}/{REVIEWS_FILE}", REVIEW_FEATURES),
+}
+
+# One line per top-level dialogue field; test_card checks these cover schema.DIALOGUE_FEATURES exactly.
+FIELD_DESCRIPTIONS: dict[str, str] = {
+    "dialogue_id": "`crs_yelp_00001`-style identifier",
+    "split": "`train`, `validation` or `test` (70/15/15, stratified by city x POI type, seed 42)",
+    "scenario": "persona type and description, travel context, city, POI type, difficulty tier",
+    "candidate_poi_ids": "the closed candidate pool (8 POIs of one city and type)",
+    "pool_16_poi_ids": "seeded superset of the 8 candidates (16 POIs, same city and type)",
+    "pool_32_poi_ids": "seeded superset of the 8 candidates (32 POIs, same city and type)",
+    "open_set_poi_ids": "every same-city, same-type POI of the knowledge base",
+    "turns": "turn id, role, action, text, referenced POIs and reviews, gold and acceptable POIs, `[Rn]` citations",
+    "quote_spans": "for each quote `N`: review id, character offsets into the original review text, checksum",
+    "metadata": "generator, backend, model, seed, knowledge-base version",
+}
+
+
+def _dtype(feature: Any) -> str:
+    """A short type name for the field table, read off the Features object."""
+    if isinstance(feature, dict):
+        return "struct"
+    if isinstance(feature, list):
+        return f"list<{_dtype(feature[0])}>"
+    inner = getattr(feature, "feature", None)
+    if inner is not None:
+        return f"list<{_dtype(inner)}>"
+    return str(getattr(feature, "dtype", type(feature).__name__))
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return label
+    return "100K<n<1M"
+
+
+def _raw_count(path: Path) -> tuple[int, int]:
+    """(non-blank lines, uncompressed bytes) of a JSON-lines file, without parsing; (0, 0) when absent."""
+    if not path.exists():
+        return 0, 0
+    n = size = 0
+    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+        for line in f:
+            if line.strip():
+                n += 1
+                size += len(line)
+    return n, size
+
+
+@dataclass
+class DialogueTally:
+    """What the card says about the dialogues; writers feed it while they stream, so the card never
+    re-reads 10,000 dialogues. `split_bytes` is the uncompressed size of each split file."""
+
+    splits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
+    split_bytes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
+    cells: Counter = field(default_factory=Counter)
+    tiers: Counter = field(default_factory=Counter)
+    personas: set = field(default_factory=set)
+    generators: Counter = field(default_factory=Counter)
+    kb_versions: set = field(default_factory=set)
+    quoted: set = field(default_factory=set)
+    turns: int = 0
+    quotes: int = 0
+
+    def add(self, split: str, d: dict[str, Any]) -> None:
+        self.splits[split] += 1
+        sc = d.get("scenario") or {}
+        self.cells[(sc.get("city"), sc.get("poi_type"))] += 1
+        self.tiers[sc.get("difficulty")] += 1
+        self.personas.add(sc.get("persona_type"))
+        meta = d.get("metadata") or {}
+        self.generators[(meta.get("backend") or "?", meta.get("model") or "")] += 1
+        if meta.get("kb_version"):
+            self.kb_versions.add(meta["kb_version"])
+        self.turns += len(d.get("turns") or ())
+        spans = d.get("quote_spans") or ()
+        self.quotes += len(spans)
+        self.quoted.update(sp.get("review_id") for sp in spans)
+
+    @classmethod
+    def from_dir(cls, root: str | os.PathLike) -> DialogueTally:
+        tally = cls()
+        for split in SPLITS:
+            path = split_file(root, split)
+            if not path.exists():
+                raise TraceDataError(f"missing split file for {split!r}: cannot write the dataset card", path=path)
+            for _, d in iter_numbered_jsonl(path):
+                tally.add(split, d)
+            tally.split_bytes[split] = _raw_count(path)[1]
+        return tally
+
+
+def collect_stats(data_dir: str | os.PathLike, tally: DialogueTally | None = None) -> dict[str, Any]:
+    """Counts the card reports: dialogues from `tally` (or read from the files), the rest from the files."""
+    root = Path(data_dir)
+    t = tally if tally is not None else DialogueTally.from_dir(root)
+    kb = root / KB_DIRNAME
+    kb_meta = read_json(kb / KB_META_FILE) if (kb / KB_META_FILE).exists() else {}
+    if not isinstance(kb_meta, dict):
+        kb_meta = {}
+    total = sum(t.splits.values())
+    kb_counts = {name: _raw_count(root / file) for name, (_, file, _) in KB_CONFIGS.items()}
+    return {
+        "splits": dict(t.splits),
+        "split_bytes": dict(t.split_bytes),
+        "kb_counts": kb_counts,
+        "dialogues": total,
+        "turns": t.turns,
+        "avg_turns": round(t.turns / total, 2) if total else 0.0,
+        "quotes": t.quotes,
+        "quoted_reviews": len(t.quoted),
+        "cells": t.cells,
+        "tiers": t.tiers,
+        "personas": len(t.personas - {None}),
+        "generators": t.generators,
+        "kb_versions": sorted(t.kb_versions),
+        "kb_meta_version": str(kb_meta.get("kb_version", "")),
+        "kb_source": str(kb_meta.get("source", "")),
+        "pois": kb_counts["knowledge_base"][0],
+        "indexed_reviews": kb_counts["review_index"][0],
+        "reviews_with_text": kb_counts["reviews"][0],
+        "has_text": (kb / REVIEWS_FILE).exists(),
+    }
+
+
+def front_matter(stats: dict[str, Any]) -> dict[str, Any]:
+    """The YAML metadata: `configs` for `datasets.load_dataset(DIR)` and `dataset_info` from the schema."""
+    # `datasets` cannot serve an empty split, so a split without dialogues (a tiny corpus) is left out.
+    splits = [s for s in SPLITS if stats["splits"][s]]
+    configs: list[dict[str, Any]] = [
+        {
+            "config_name": "dialogues",
+            "default": True,
+            "data_files": [{"split": s, "path": f"{DATA_DIRNAME}/{s}.jsonl.gz"} for s in splits],
+        }
+    ]
+    infos: list[dict[str, Any]] = [
+        {
+            "config_name": "dialogues",
+            "features": DIALOGUE_FEATURES._to_yaml_list(),
+            "splits": [{"name": s, "num_bytes": stats["split_bytes"][s], "num_examples": stats["splits"][s]}
+                       for s in splits],
+        }
+    ]
+    for name, (split, path, features) in KB_CONFIGS.items():
+        if stats["kb_counts"][name][0] == 0:
+            continue  # a release has no review text
+        configs.append({"config_name": name, "data_files": [{"split": split, "path": path}]})
+        infos.append({"config_name": name, "features": features._to_yaml_list(),
+                      "splits": [{"name": split, "num_bytes": stats["kb_counts"][name][1],
+                                  "num_examples": stats["kb_counts"][name][0]}]})
+    return {
+        "license": "cc-by-4.0",
+        "license_name": "cc-by-4.0-for-authored-content-yelp-terms-for-yelp-content",
+        "pretty_name": DEFAULT_TITLE,
+        "language": ["en"],
+        "task_categories": ["text-generation", "text-retrieval"],
+        "tags": ["conversational-recommendation", "tourism", "point-of-interest", "citation-grounding",
+                 "rejection-recovery", "multi-turn-dialogue", "benchmark", "yelp"],
+        "size_categories": [_size_category(stats["dialogues"])],
+        "configs": configs,
+        "dataset_info": infos,
+    }
+
+
+def _status(stats: dict[str, Any]) -> str:
+    if stats["has_text"]:
+        return (
+            "> **Local data: do not redistribute.** This directory holds Yelp review text (the quoted spans in the "
+            f"dialogues and `{KB_DIRNAME}/{REVIEWS_FILE}`), either because it was generated locally from a Yelp "
+            "bundle or because a release was hydrated with the user's own Yelp Open Dataset copy. Yelp's "
+            "academic-use terms govern that text: keep it on your machine, and publish only the `[Q:N]` release "
+            "(`trace-bench corpus release`)."
+        )
+    return (
+        "> **Release (no review text).** Every quote from a Yelp review appears as a `[Q:N]` placeholder backed "
+        "by `quote_spans` (review id, character offsets into the original review text, checksum), and the "
+        "knowledge base ships without review text. Hydrate it locally from your own Yelp Open Dataset copy "
+        "(below) before running baselines or grounding metrics."
+    )
+
+
+def _table(rows: list[tuple[str, Any]]) -> str:
+    return "\n".join(["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
+
+
+def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
+    """The whole README.md text (deterministic: the same directory gives the same bytes)."""
+    yaml_text = yaml.safe_dump(front_matter(stats), sort_keys=False, allow_unicode=True, width=120)
+    s = stats
+    split_text = " / ".join(f"{k} {v:,}" for k, v in s["splits"].items())
+    tiers = ", ".join(f"{t} {s['tiers'].get(t, 0):,}" for t in TIERS)
+    gens = ", ".join(f"the `{b}` backend" + (f" ({m})" if m else "") + f" ({n:,} dialogues)"
+                     for (b, m), n in sorted(s["generators"].items()))
+    source = ("the built-in synthetic Yelp-format bundle (no real Yelp data)" if s["kb_source"] == "synthetic"
+              else "a Yelp Open Dataset bundle")
+    kb_version = s["kb_meta_version"] or ", ".join(s["kb_versions"]) or "unrecorded"
+    cell_rows = [
+        "| city | " + " | ".join(POI_TYPES) + " |",
+        "|---|" + "---|" * len(POI_TYPES),
+        *(f"| {c} | " + " | ".join(f"{s['cells'].get((c, t), 0):,}" for t in POI_TYPES) + " |" for c in CITY_NAMES),
+    ]
+    field_rows = [
+        "| field | type | content |",
+        "|---|---|---|",
+        *(f"| `{k}` | {_dtype(v)} | {FIELD_DESCRIPTIONS.get(k, '')} |" for k, v in DIALOGUE_FEATURES.items()),
+    ]
+    reviews_row = (f"{s['reviews_with_text']:,} with text (truncated to {REVIEW_MAX_CHARS} characters)"
+                   if s["has_text"] else "none (hydrate locally)")
+    parts = [
+        f"---\n{yaml_text}---",
+        f"# {title}",
+        "Multi-turn tourism recommendation dialogues between a simulated traveller and a recommender, grounded in "
+        "Yelp points of interest and reviews, with verbatim review-span citations (`[Rn]` labels) and explicit "
+        "rejection turns. Built with trace-bench; the benchmark design follows the Trace paper (arXiv 2605.07677).",
+        _status(stats),
+        _table([
+            ("Dialogues", f"{s['dialogues']:,} ({split_text})"),
+            ("Turns", f"{s['turns']:,} (mean {s['avg_turns']} per dialogue)"),
+            ("Quotes", f"{s['quotes']:,} from {s['quoted_reviews']:,} reviews"),
+            ("POIs", f"{s['pois']:,}"),
+            ("Reviews indexed", f"{s['indexed_reviews']:,}"),
+            ("Review text", reviews_row),
+            ("Difficulty tiers", tiers),
+            ("Persona types", f"{s['personas']}"),
+            ("Knowledge-base version", f"`{kb_version}`"),
+        ]),
+        "## Loading",
+        "```python\n"
+        "from datasets import load_dataset\n"
+        "dialogues = load_dataset(\"PATH/TO/THIS/DIR\")                  # config `dialogues` (default)\n"
+        "pois = load_dataset(\"PATH/TO/THIS/DIR\", \"knowledge_base\")     # split `pois`\n"
+        "index = load_dataset(\"PATH/TO/THIS/DIR\", \"review_index\")      # split `review_index`\n"
+        + ("reviews = load_dataset(\"PATH/TO/THIS/DIR\", \"reviews\")       # split `reviews` (local only)\n"
+           if s["has_text"] else "")
+        + "\nfrom trace_dataset import load_trace                       # pip install trace-bench\n"
+        "turns = load_trace(\"PATH/TO/THIS/DIR\", \"turns\", split=\"test\")  # one row per system turn\n"
+        "```\n\n"
+        "`load_trace` also serves `turns_pool_16`, `turns_pool_32` and `turns_open` (the same rows with the larger "
+        "candidate pools) and the knowledge-base configs.",
+        "## Hydration",
+        "A release carries no review text. To fill every `[Q:N]` placeholder, download the Yelp Open Dataset "
+        "(https://business.yelp.com/data/resources/open-dataset/) under Yelp's terms, then run\n\n"
+        "```bash\n"
+        "trace-bench corpus hydrate --release PATH/TO/RELEASE --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated\n"
+        f"trace-bench corpus hydrate --release hub --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated   "
+        f"# fetch {OFFICIAL_HUB_DATASET} first\n"
+        "```\n\n"
+        "`--yelp` takes the extracted folder, `yelp_dataset.tar`, a `.zip` holding either, or the review "
+        "`.json`/`.json.gz` file. The review file is streamed once; only referenced reviews are kept. Every quote is "
+        "checked against its checksum; a missing review or a mismatch (another Yelp version) stops with counts and "
+        "the first ids unless `--allow-partial` is given, which leaves those quotes as visible `[Q:N]` placeholders "
+        "and counts them in `hydration.json`. The output is a complete data directory (with "
+        f"`{KB_DIRNAME}/{REVIEWS_FILE}`) for the baselines and metrics; hydrating the release of a generated corpus "
+        "gives that corpus back byte for byte.",
+        "## Licence",
+        "- **CC BY 4.0**: the content authored for the benchmark: dialogue structure, non-quote turn text, action "
+        "labels, grounding annotations (gold and acceptable POIs, quote spans), `(business_id, R#)` citation "
+        "pointers, and this card.\n"
+        "- **Yelp's terms**: verbatim Yelp review text is never redistributed: a release shows it only as `[Q:N]` "
+        "placeholders with positional metadata, and it is hydrated locally from a user-obtained Yelp Open Dataset "
+        "bundle under Yelp's academic-use terms (non-commercial, non-sublicensable, revocable). POI metadata (name, "
+        "address, coordinates, categories, stars, price) is included under the academic-publication carve-out of "
+        "those terms; `business_id` and `review_id` values are bare factual identifiers. A blanket MIT or "
+        "Apache-2.0 licence is not available for this data because Yelp's agreement is non-sublicensable.\n"
+        "- A release is checked before it is written: no file in it (this card included) contains six "
+        "consecutive words of any knowledge-base review.",
+        "## Fields (`dialogues`)",
+        "\n".join(field_rows),
+        "Turn rows (`turns*` configs of `load_trace`) and knowledge-base records follow `trace_dataset.schema` "
+        "(`TURN_ROW_FEATURES`, `POI_FEATURES`, `REVIEW_INDEX_FEATURES`, `REVIEW_FEATURES`).",
+        "## Dialogues per city and POI type",
+        "\n".join(cell_rows),
+        "## Datasheet",
+        "Following Gebru et al. (2021), as in App. D of the Trace paper; counts are this directory's.",
+        "**Motivation.** *For what purpose was the dataset created?* To enable research on evidence-grounded "
+        "conversational recommender systems in the tourism domain: recommend the right point of interest, justify "
+        "it with verifiable review evidence, and recover when the traveller rejects a suggestion. *Who created it?* "
+        "The trace-bench pipeline, run by the person who built this directory; the benchmark design is the Trace "
+        "paper's.",
+        "**Composition.** *What do the instances represent?* Multi-turn dialogues between a simulated tourist "
+        "(user) and a recommender (system), grounded in Yelp POI data and reviews. *How many?* "
+        f"{s['dialogues']:,} dialogues, {s['pois']:,} POIs, {s['indexed_reviews']:,} indexed reviews. *Is there a "
+        "label?* Each system turn carries an action label, referenced POI ids, gold and acceptable-alternative POI "
+        "ids, and review citations; each quote is tied to a review span.",
+        "**Collection process.** *How was the data acquired?* Dialogues were generated by the trace-bench "
+        f"five-stage pipeline (scenario, candidates, generation, validation, difficulty) with {gens or 'no recorded generator'}, "
+        f"grounded in a knowledge base built from {source}. *Preprocessing?* Reviews truncated to "
+        f"{REVIEW_MAX_CHARS} characters; POIs required at least 3 reviews; every quote was validated against its "
+        "source review (fuzzy match of at least 0.80).",
+        "**Uses.** Conversational recommendation, review-grounded generation, dialogue state tracking, evidence "
+        "attribution evaluation. *Risks:* reviewer-demographic bias can propagate into recommendations; automated "
+        "grounding metrics should not be over-trusted in deployment.",
+        "**Distribution.** The authored content is released under CC BY 4.0 as a `[Q:N]` release; Yelp review text "
+        "is hydrated locally (see Licence and Hydration). The official Trace release is on the Hugging Face Hub as "
+        f"`{OFFICIAL_HUB_DATASET}`.",
+        "**Maintenance.** The trace-bench maintainers; regenerate with `trace-bench corpus generate` and release "
+        "with `trace-bench corpus release`.",
+        "## Citation",
+        "```bibtex\n@article{trace2026,\n  title  = {TRACE: Tourism Recommendation with Accountable Citation "
+        "Evidence},\n  author = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, "
+        "Xike and Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},\n  journal = {arXiv preprint arXiv:2605.07677},\n"
+        "  year   = {2026}\n}\n```",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def write_card(data_dir: str | os.PathLike, *, title: str = DEFAULT_TITLE, tally: DialogueTally | None = None) -> Path:
+    """Write DIR/README.md for a corpus, a release or a hydrated release; returns its path.
+
+    `tally`: the dialogue counts, when the caller has them from writing the split files (else they are read).
+    """
+    path = Path(data_dir) / CARD_FILE
+    write_text(path, render_card(collect_stats(data_dir, tally), title=title))
+    return path
