@@ -1,0 +1,180 @@
+"""The llm backend's prompt, parsing, quote snapping, validation, retries and fallback, with an in-process
+fake LLM (a test double of trace_dataset.llm's generate_json protocol)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from trace_dataset.generate.llm_backend import PromptBuilder, parse_turns, run_llm, snap_quote
+from trace_dataset.generate.pipeline import build_context, plan_for
+from trace_dataset.generate.template_backend import render_template
+from trace_dataset.io import TraceDataError
+from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.llm import LLMOutputError
+
+N = 4
+
+
+@pytest.fixture(scope="module")
+def ctx(fixture_kb):
+    return build_context(KnowledgeBase.load(fixture_kb), N, 42)
+
+
+def answer_for(ctx, index: int, mutate=None) -> dict:
+    """What a good model would answer for dialogue `index`: the template text as App. G JSON, with the
+    first letter inside each quote case-flipped (a near-verbatim quote the backend must snap back)."""
+    plan, rng = plan_for(ctx, index, 0, Counter())
+    rendered = render_template(plan, ctx.cells[(plan.city, plan.poi_type)], ctx.kb, rng)
+    turns = []
+    for k, (pt, rt) in enumerate(zip(plan.turns, rendered, strict=True)):
+        text = re.sub(r'"(\w)', lambda m: '"' + m.group(1).swapcase(), rt.text)
+        turns.append({"turn_id": k, "role": pt.role, "action": pt.action, "text": text,
+                      "referenced_poi_ids": list(pt.pois), "referenced_review_ids": [c.review_id for c in rt.citations],
+                      "citations": [{"label": c.label, "review_id": c.review_id} for c in rt.citations]})
+    out = {"turns": turns}
+    return mutate(out) if mutate else out
+
+
+class FakeLLM:
+    """Answers by looking up the persona in the prompt; `script` gives, per call number of a dialogue,
+    either a JSON value, an exception to return, or None for the good answer."""
+
+    def __init__(self, ctx, script=None):
+        self.ctx = ctx
+        self.script = script or {}
+        self.calls: Counter = Counter()
+        self.prompts: list[list[dict]] = []
+        self.usage = {"requests": 0}
+        self.answers = {}
+        for i in range(N):
+            plan, _ = plan_for(ctx, i, 0, Counter())
+            self.answers[plan.persona] = i
+
+    def describe(self):
+        return {"backend": "fake", "model": "fake-llm-1", "settings": {"temperature": 0.0}}
+
+    def generate_json(self, messages, schema, settings=None, max_repairs=2):
+        self.usage["requests"] += 1
+        self.prompts.append(messages)
+        index = next(i for p, i in self.answers.items() if p in messages[1]["content"])
+        call = self.calls[index]
+        self.calls[index] += 1
+        step = self.script.get(index, [])
+        todo = step[call] if call < len(step) else None
+        if isinstance(todo, Exception):
+            raise todo
+        if callable(todo):
+            return answer_for(self.ctx, index, todo)
+        return todo if todo is not None else answer_for(self.ctx, index)
+
+
+def test_snap_quote():
+    review = "The rooftop pool was heated and spotless. Our room was spacious with a sitting area."
+    s = snap_quote("the rooftop pool was heated and spotless", review)
+    assert s is not None and review[s.start : s.end] == "The rooftop pool was heated and spotless"
+    s = snap_quote("room was spacious with a siting area", review)  # a typo
+    assert s is not None and review[s.start : s.end].startswith("room was spacious with a sitting area")
+    assert snap_quote("the lobby smelled of fresh lilies every morning", review) is None
+    assert snap_quote(review + " And the bar served great cocktails all night long, too.", review) is None
+
+
+def test_prompt_has_the_app_g_instructions(ctx):
+    plan, _ = plan_for(ctx, 0, 0, Counter())
+    messages = PromptBuilder(plan, ctx).messages()
+    text = messages[1]["content"]
+    assert "strict user/system alternation" in text and "EXACT verbatim review quotes" in text
+    assert "greet_and_seek" in text and "farewell" in text and "[R1]" in text
+    assert f"exactly {len(plan.turns)} turns" in text
+    for bid in plan.recommended:
+        assert bid in text
+
+
+def test_good_answers_are_grounded_and_snapped(ctx):
+    llm = FakeLLM(ctx)
+    run = run_llm(ctx, llm, attempts=2)
+    assert run.llm_dialogues == N and run.fallbacks == 0 and run.attempts == N
+    for r in run.results:
+        d = json.loads(r.line)
+        assert d["metadata"]["backend"] == "llm" and d["metadata"]["model"] == "fake-llm-1"
+        for span in d["quote_spans"]:
+            assert ctx.kb.review_text(span["review_id"])[span["start"] : span["end"]]
+        quoted = [q for t in d["turns"] for q in re.findall(r'"([^"]+)"', t["text"])]
+        texts = [ctx.kb.review_text(s["review_id"])[s["start"] : s["end"]] for s in d["quote_spans"]]
+        assert quoted == texts  # every quote is now the exact review span
+
+
+def test_retry_with_feedback_then_success(ctx):
+    def drop_turn(out):
+        out["turns"] = out["turns"][:-1]
+        return out
+
+    def invent_quote(out):
+        for t in out["turns"]:
+            if t["action"] == "recommend":
+                t["text"] = re.sub(r'"[^"]+"', '"the lobby smelled of fresh lilies every single morning"', t["text"], count=1)
+        return out
+
+    llm = FakeLLM(ctx, {0: [drop_turn], 1: [invent_quote, invent_quote], 2: [{"nonsense": 1}]})
+    run = run_llm(ctx, llm, attempts=3)
+    assert run.llm_dialogues == N and run.fallbacks == 0
+    assert run.reasons["llm_turn_count"] == 1 and run.reasons["quote_mismatch"] == 2
+    assert run.reasons["llm_json_shape"] == 1
+    assert llm.calls == Counter({0: 2, 1: 3, 2: 2, 3: 1})
+    # the retry carries the previous answer and what was wrong with it
+    retry = [p for p in llm.prompts if len(p) > 2]
+    assert retry and "problems" in retry[0][-1]["content"]
+
+
+def test_fallback_to_template_and_error_mode(ctx):
+    bad = LLMOutputError("no JSON", raw="{", error="cut off", attempts=2)
+    llm = FakeLLM(ctx, {1: [bad, bad]})
+    run = run_llm(ctx, llm, attempts=2, fallback="template")
+    assert run.fallbacks == 1 and run.llm_dialogues == N - 1
+    assert run.reasons["llm_invalid_json"] == 2
+    backends = [json.loads(r.line)["metadata"]["backend"] for r in run.results]
+    assert backends == ["llm", "template", "llm", "llm"]
+    report = run.report()
+    assert report["template_fallbacks"] == 1 and report["describe"]["model"] == "fake-llm-1"
+    with pytest.raises(TraceDataError, match="failed validation 2 times"):
+        run_llm(ctx, FakeLLM(ctx, {1: [bad, bad]}), attempts=2, fallback="error")
+    with pytest.raises(ValueError, match="unknown llm fallback"):
+        run_llm(ctx, FakeLLM(ctx), fallback="retry")
+
+
+def test_parse_turns_checks_the_plan(ctx):
+    plan, _ = plan_for(ctx, 0, 0, Counter())
+    good = answer_for(ctx, 0)
+    assert len(parse_turns(good, plan, ctx)) == len(plan.turns)
+    swapped = json.loads(json.dumps(good))
+    swapped["turns"][1]["action"] = "recommend"
+    with pytest.raises(Exception, match="llm_plan_mismatch"):
+        parse_turns(swapped, plan, ctx)
+    # stray double quotes and labels in a user turn are neutralised, not counted as quotes
+    user = json.loads(json.dumps(good))
+    user["turns"][0]["text"] += ' I loved "that place" [R1].'
+    rendered = parse_turns(user, plan, ctx)
+    assert '"' not in rendered[0].text and "[R1]" not in rendered[0].text
+    # labels are renumbered in order of appearance
+    rec = next(k for k, t in enumerate(plan.turns) if t.action == "recommend")
+    relabel = json.loads(json.dumps(good))
+    t = relabel["turns"][rec]
+    t["text"] = t["text"].replace("[R1]", "[R9]")
+    t["citations"] = [{"label": "R9" if c["label"] == "R1" else c["label"], "review_id": c["review_id"]}
+                      for c in t["citations"]]
+    out = parse_turns(relabel, plan, ctx)[rec]
+    assert "[R9]" not in out.text and "[R1]" in out.text and out.citations[0].label == "R1"
+
+
+def test_generate_corpus_llm_backend_end_to_end(fixture_kb, tmp_path, ctx):
+    from trace_dataset.generate import generate_corpus
+
+    report = generate_corpus(fixture_kb, tmp_path / "c", n=N, backend="llm", llm=FakeLLM(ctx), progress=False)
+    assert report["llm"]["dialogues_written_by_llm"] == N
+    assert report["parameters"]["llm"]["model"] == "fake-llm-1"
+    assert report["parameters"]["llm_fallback"] == "template"
+    with pytest.raises(TypeError, match="generate_json"):
+        generate_corpus(fixture_kb, tmp_path / "d", n=N, backend="llm", llm=object(), progress=False)

@@ -1,0 +1,402 @@
+"""`generate_corpus`: the five stages end to end, writing a Trace data directory.
+
+Determinism: the whole corpus is assigned up front (cells, tiers, archetypes, splits) and every dialogue
+draws from its own RNG seeded with (seed, index, attempt), so the output is byte-identical for the same
+inputs whatever the number of worker processes. Workers are forked after the knowledge base has been
+indexed, so they share it; results come back in index order and only the parent writes files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import multiprocessing as mp
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.constants import (
+    CORPUS_META_FILE,
+    DATA_DIRNAME,
+    KB_DIRNAME,
+    KB_META_FILE,
+    POIS_FILE,
+    REVIEW_INDEX_FILE,
+    REVIEWS_FILE,
+    SCHEMA_VERSION,
+    SPLITS,
+    TIERS,
+)
+from trace_dataset.generate import BACKENDS
+from trace_dataset.generate.candidates import plan_dialogue
+from trace_dataset.generate.copyguard import ReviewNgrams
+from trace_dataset.generate.index import CellIndex, build_index
+from trace_dataset.generate.plan import DialoguePlan, PlanError
+from trace_dataset.generate.record import GENERATOR, assemble
+from trace_dataset.generate.scenario import Assignment, assign, dialogue_id
+from trace_dataset.generate.splits import assign_splits
+from trace_dataset.generate.template_backend import render_template
+from trace_dataset.generate.validate import codes, validate_plan, validate_record
+from trace_dataset.io import TraceDataError, atomic_open, dumps, read_json, sha256_file, write_json
+from trace_dataset.kb.store import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 50
+# when a dialogue cannot be made at its target tier (tiny cells), the next easier tiers are tried in turn
+TIER_FALLBACK: dict[str, tuple[str, ...]] = {
+    "Easy": ("Easy", "Medium"),
+    "Medium": ("Medium", "Easy"),
+    "Hard": ("Hard", "Medium", "Easy"),
+    "Expert": ("Expert", "Hard", "Medium", "Easy"),
+}
+CHUNK = 50
+KB_FILES: tuple[str, ...] = (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, KB_META_FILE)
+
+
+@dataclass
+class Context:
+    """Everything a worker needs; built once in the parent."""
+
+    kb: KnowledgeBase
+    cells: dict[tuple[str, str], CellIndex]
+    ngrams: ReviewNgrams
+    assignments: list[Assignment]
+    splits: list[str]
+    seed: int
+    kb_version: str
+    max_attempts: int = MAX_ATTEMPTS
+
+
+@dataclass
+class Result:
+    index: int
+    split: str
+    line: str  # the dialogue record as one JSON line
+    attempts: int
+    reasons: dict[str, int] = field(default_factory=dict)
+    backend: str = "template"
+    tier: str = ""  # the tier the dialogue got (the target unless every try at it failed)
+    turns: int = 0
+    recommendation_turns: int = 0
+    rejections: int = 0
+
+    @classmethod
+    def of(cls, record: dict[str, Any], attempts: int, reasons: dict[str, int]) -> Result:
+        """The result for a finished record (counts taken here, so the report never re-parses lines)."""
+        turns = record["turns"]
+        return cls(
+            index=int(record["dialogue_id"].rsplit("_", 1)[1]) - 1, split=record["split"], line=dumps(record),
+            attempts=attempts, reasons=dict(reasons), backend=record["metadata"]["backend"],
+            tier=record["scenario"]["difficulty"], turns=len(turns),
+            recommendation_turns=sum(t["action"] in ("recommend", "compare") for t in turns),
+            rejections=sum(t["action"] == "reject_and_refine" for t in turns),
+        )
+
+
+def kb_version_of(kb: KnowledgeBase) -> str:
+    """kb.json's version, or (for a folder without one) a SHA256 over its data files."""
+    if kb.version:
+        return kb.version
+    if kb.root is None:
+        return ""
+    h = hashlib.sha256()
+    for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE):
+        path = Path(kb.root) / name
+        if path.exists():
+            h.update(f"{name}:{sha256_file(path)}\n".encode())
+    return h.hexdigest()
+
+
+def build_context(kb: KnowledgeBase, n: int, seed: int, max_attempts: int = MAX_ATTEMPTS,
+                  workers: int = 1) -> Context:
+    t0 = time.perf_counter()
+    cells, ngrams = build_index(kb, workers=workers)
+    small = sorted(f"{c} x {t} ({cell.size})" for (c, t), cell in cells.items() if cell.size < 32)
+    if small:
+        log.warning("cells with fewer than 32 POIs: pool_16 / pool_32 are capped at the cell size: %s",
+                    ", ".join(small))
+    assignments = assign(n, list(cells), seed)
+    splits = assign_splits([(a.city, a.poi_type) for a in assignments], seed)
+    log.info("indexed the knowledge base in %.1fs (%d 6-gram hashes)", time.perf_counter() - t0, len(ngrams.hashes))
+    return Context(kb, cells, ngrams, assignments, splits, seed, kb_version_of(kb), max_attempts)
+
+
+def dialogue_rng(seed: int, index: int, attempt: int) -> random.Random:
+    return random.Random(f"{seed}:{index}:{attempt}")
+
+
+def tier_for_attempt(ctx: Context, index: int, attempt: int) -> str | None:
+    """The tier attempt number `attempt` aims at: the target for the first max_attempts tries, then the
+    easier tiers of TIER_FALLBACK in turn (a cell too small for the target still yields a dialogue);
+    None when every tier has had its tries."""
+    order = TIER_FALLBACK[ctx.assignments[index].tier]
+    k = attempt // ctx.max_attempts
+    return order[k] if k < len(order) else None
+
+
+def plan_for(ctx: Context, index: int, attempt: int, reasons: Counter) -> tuple[DialoguePlan, random.Random] | None:
+    a = ctx.assignments[index]
+    tier = tier_for_attempt(ctx, index, attempt)
+    if tier is None:
+        return None
+    if tier != a.tier:
+        a = replace(a, tier=tier)
+    rng = dialogue_rng(ctx.seed, index, attempt)
+    try:
+        plan = plan_dialogue(ctx.cells[(a.city, a.poi_type)], a, rng, attempt % ctx.max_attempts)
+    except PlanError as e:
+        reasons[f"plan:{e.reason}"] += 1
+        return None
+    problems = validate_plan(plan, ctx.cells[(a.city, a.poi_type)])
+    if problems:
+        reasons.update(f"plan:{c}" for c in codes(problems))
+        return None
+    return plan, rng
+
+
+def total_attempts(ctx: Context, index: int) -> int:
+    return ctx.max_attempts * len(TIER_FALLBACK[ctx.assignments[index].tier])
+
+
+def no_dialogue_error(ctx: Context, index: int, reasons: Counter) -> TraceDataError:
+    a = ctx.assignments[index]
+    return TraceDataError(
+        f"{dialogue_id(index)} ({a.city} x {a.poi_type}, {a.tier}): no valid dialogue after "
+        f"{total_attempts(ctx, index)} attempts over the tiers {TIER_FALLBACK[a.tier]}; failure reasons "
+        f"{dict(reasons)}. The cell's POIs may be too few or too uniform, or lack quotable reviews.",
+        path=ctx.kb.root)
+
+
+def make_dialogue(ctx: Context, index: int) -> Result:
+    """One dialogue by the template backend, regenerated with a new sub-seed until it validates."""
+    return make_dialogue_with_plan(ctx, index)[0]
+
+
+def make_dialogue_with_plan(ctx: Context, index: int) -> tuple[Result, DialoguePlan]:
+    """make_dialogue, also returning the plan (its constraints) the record was rendered from."""
+    reasons: Counter = Counter()
+    a = ctx.assignments[index]
+    cell = ctx.cells[(a.city, a.poi_type)]
+    for attempt in range(total_attempts(ctx, index)):
+        planned = plan_for(ctx, index, attempt, reasons)
+        if planned is None:
+            continue
+        plan, rng = planned
+        rendered = render_template(plan, cell, ctx.kb, rng)
+        record = assemble(plan, rendered, ctx.kb, split=ctx.splits[index], seed=ctx.seed, backend="template",
+                          model="", kb_version=ctx.kb_version)
+        problems = validate_record(record, ctx.kb, ctx.ngrams)
+        if problems:
+            reasons.update(codes(problems))
+            log.debug("%s attempt %d rejected: %s", dialogue_id(index), attempt, problems[:3])
+            continue
+        return Result.of(record, attempt + 1, reasons), plan
+    raise no_dialogue_error(ctx, index, reasons)
+
+
+_CTX: Context | None = None  # set in the parent right before forking workers
+
+
+def _work(indices: range) -> list[Result]:
+    if _CTX is None:
+        raise RuntimeError("worker context not initialised")
+    return [make_dialogue(_CTX, i) for i in indices]
+
+
+def _run_template(ctx: Context, workers: int, progress) -> Iterator[Result]:
+    global _CTX
+    n = len(ctx.assignments)
+    chunks = [range(s, min(n, s + CHUNK)) for s in range(0, n, CHUNK)]
+    if workers <= 1 or len(chunks) == 1 or "fork" not in mp.get_all_start_methods():
+        if workers > 1:
+            log.warning("no 'fork' start method on this platform: generating in one process")
+        for chunk in chunks:
+            for r in (make_dialogue(ctx, i) for i in chunk):
+                progress.update(1)
+                yield r
+        return
+    _CTX = ctx
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            for results in pool.imap(_work, chunks):
+                progress.update(len(results))
+                yield from results
+    finally:
+        _CTX = None
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("trace-bench")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int = 10000, backend: str = "template",
+                    seed: int = 42, llm: Any = None, workers: int | None = None, *,
+                    max_attempts: int = MAX_ATTEMPTS, llm_attempts: int = 3, llm_fallback: str = "template",
+                    llm_batch_size: int = 8, llm_json_repairs: int = 1, progress: bool | None = None) -> dict[str, Any]:
+    """Generate `n` dialogues from the knowledge base in `kb_dir` into the Trace data directory `out_dir`;
+    returns the corpus.json report.
+
+    backend "template" is offline and deterministic; "llm" writes turn text with `llm` (a spec for
+    trace_dataset.llm.load_llm such as "smollm2", or a loaded LLM object), validates it, retries up to
+    `llm_attempts` times and then falls back to the template text for that dialogue ("template") or fails
+    ("error"); fallbacks are counted in the report and marked in each dialogue's metadata.backend.
+    """
+    from tqdm.auto import tqdm
+
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    kb_dir, out_dir = Path(kb_dir), Path(out_dir)
+    if not kb_dir.is_dir():
+        raise TraceDataError("knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_dir)
+    if out_dir.resolve() == kb_dir.resolve() or (out_dir / KB_DIRNAME).resolve() == kb_dir.resolve():
+        raise TraceDataError("output folder must differ from the knowledge base folder", path=out_dir)
+    t0 = time.perf_counter()
+    kb = KnowledgeBase.load(kb_dir)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    # the llm backend runs in-process (a loaded model must not be forked): index in-process too
+    ctx = build_context(kb, n, seed, max_attempts, workers=workers if backend == "template" else 1)
+    llm_info: dict[str, Any] | None = None
+    results: list[Result] = []
+    t1 = time.perf_counter()
+    disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
+    with tqdm(total=n, desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
+        if backend == "template":
+            results.extend(_run_template(ctx, workers, bar))
+        else:
+            from trace_dataset.generate.llm_backend import run_llm
+
+            llm_run = run_llm(ctx, llm, attempts=llm_attempts, fallback=llm_fallback, batch_size=llm_batch_size,
+                              json_repairs=llm_json_repairs, progress=bar)
+            results.extend(llm_run.results)
+            llm_info = llm_run.report()
+    gen_s = time.perf_counter() - t1
+    log.info("generated %d dialogues in %.1fs (%.0f dialogues/s, %d workers)", n, gen_s, n / max(gen_s, 1e-9),
+             workers if backend == "template" else 1)
+
+    # -- write ---------------------------------------------------------------------------------------
+    by_split: dict[str, list[str]] = {s: [] for s in SPLITS}
+    for r in results:
+        by_split[r.split].append(r.line)
+    def write_split(split: str) -> str:
+        path = out_dir / DATA_DIRNAME / f"{split}.jsonl.gz"
+        with atomic_open(path, "w") as f:
+            f.write("".join(line + "\n" for line in by_split[split]))
+        return sha256_file(path)
+
+    # zlib releases the GIL while it compresses, so the three files compress side by side
+    with ThreadPoolExecutor(len(SPLITS)) as pool:
+        digests = list(pool.map(write_split, SPLITS))
+    files = {f"{DATA_DIRNAME}/{split}.jsonl.gz": d for split, d in zip(SPLITS, digests, strict=True)}
+    for name in KB_FILES:
+        src = kb_dir / name
+        if src.exists():
+            _copy_atomic(src, out_dir / KB_DIRNAME / name)
+    corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
+    report = _report(ctx, results, files, corpus_version, backend, llm_info,
+                     {"n": n, "seed": seed, "backend": backend, "max_attempts": max_attempts,
+                      "llm": llm_info["describe"] if llm_info else None,
+                      "llm_attempts": llm_attempts if backend == "llm" else None,
+                      "llm_json_repairs": llm_json_repairs if backend == "llm" else None,
+                      "llm_fallback": llm_fallback if backend == "llm" else None})
+    write_json(out_dir / CORPUS_META_FILE, report)
+    _write_card(out_dir)
+    log.info("wrote %s in %.1fs total (corpus %s)", out_dir, time.perf_counter() - t0, corpus_version[:12])
+    return report
+
+
+def _report(ctx: Context, results: list[Result], files, corpus_version, backend, llm_info, params) -> dict:
+    reasons: Counter = Counter()
+    tiers: Counter = Counter()
+    cells: Counter = Counter()
+    splits: Counter = Counter()
+    regenerated = extra = 0
+    tier_changes: Counter = Counter()
+    turns = rec_turns = rejections = 0
+    for r in results:
+        reasons.update(r.reasons)
+        if r.attempts > 1:
+            regenerated += 1
+            extra += r.attempts - 1
+        a = ctx.assignments[r.index]
+        cells[f"{a.city} x {a.poi_type}"] += 1
+        if r.tier and r.tier != a.tier:
+            tier_changes[f"{a.tier}->{r.tier}"] += 1
+        splits[r.split] += 1
+        tiers[r.tier] += 1
+        turns += r.turns
+        rec_turns += r.recommendation_turns
+        rejections += r.rejections
+    report: dict[str, Any] = {
+        "generator": GENERATOR,
+        "trace_bench_version": _version(),
+        "backend": backend,
+        "parameters": params,
+        "counts": {
+            "dialogues": len(results),
+            "splits": {s: splits[s] for s in SPLITS},
+            "tiers": {t: tiers[t] for t in TIERS},
+            "cells": dict(sorted(cells.items())),
+            "turns": turns,
+            "recommendation_turns": rec_turns,
+            "reject_and_refine_turns": rejections,
+        },
+        "regeneration": {
+            "dialogues_regenerated": regenerated,
+            "extra_attempts": extra,
+            "reasons": dict(sorted(reasons.items())),
+            "tier_fallbacks": dict(sorted(tier_changes.items())),
+        },
+        "versions": {"schema_version": SCHEMA_VERSION, "kb_version": ctx.kb_version, "corpus_version": corpus_version},
+        "files": files,
+    }
+    if llm_info is not None:
+        report["llm"] = llm_info
+    return report
+
+
+def _write_card(out_dir: Path) -> None:
+    try:
+        from trace_dataset.release.card import write_card
+    except ImportError:
+        log.info("trace_dataset.release.card is not available: no README.md dataset card written")
+        return
+    write_card(out_dir)
+
+
+def read_report(out_dir: str | os.PathLike) -> dict[str, Any]:
+    return read_json(Path(out_dir) / CORPUS_META_FILE)
