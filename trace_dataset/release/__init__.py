@@ -6,7 +6,18 @@
 
 from __future__ import annotations
 
-from trace_dataset.release.hydrate import hydrate_release
-from trace_dataset.release.writer import write_release
-
 __all__ = ["hydrate_release", "write_release"]
+
+
+def __getattr__(name: str):
+    # Lazy: the CLI imports this package to register `corpus release/hydrate`, and the writers pull in
+    # `datasets` (a second of import time) that `trace-bench --help` must not pay.
+    if name == "hydrate_release":
+        from trace_dataset.release.hydrate import hydrate_release
+
+        return hydrate_release
+    if name == "write_release":
+        from trace_dataset.release.writer import write_release
+
+        return write_release
+    raise AttributeError(f"module 'trace_dataset.release' has no attribute {name!r}")

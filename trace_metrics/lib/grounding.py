@@ -32,7 +32,7 @@ from typing import Literal, NamedTuple
 from trace_dataset.constants import ASPECT_TERMS, QUOTE_MATCH_THRESHOLD
 from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes, quote_support
 from trace_metrics.lib._util import mean_or_none
-from trace_metrics.lib.tokenize import WORD_RE
+from trace_metrics.lib.tokenize import WORD_RE, ascii_word_tokens, word_count
 
 DEFAULT_FUZZY_THRESHOLD = QUOTE_MATCH_THRESHOLD  # 0.8
 DEFAULT_CD_GATE = 0.05
@@ -52,10 +52,12 @@ def _is_word(c: str) -> bool:
 class AspectMatcher:
     """Finds whole-word, case-insensitive mentions of a term list.
 
-    `mentions` lower-cases the text once and runs `str.find` per term with the `\\b` boundary checks done by
-    hand (every term starts and ends with a word character), which is several times faster than a regex
-    alternation; text whose lower-casing changes its length (rare Unicode) goes through the regex path.
-    `mentions_reference` is Algorithm 1 literally (a word-boundary regex per term); tests check both agree.
+    `mentions` lower-cases the text once, keeps only the terms whose first word (its leading `\\w+` run) is
+    one of the text's words (a whole-word match of a term starts with such a word, so no mention is lost),
+    and runs `str.find` for those with the `\\b` boundary checks done by hand (every term starts and ends
+    with a word character): several times faster than a regex alternation or a `find` per term. Text whose
+    lower-casing changes its length (rare Unicode) goes through the regex path. `mentions_reference` is
+    Algorithm 1 literally (a word-boundary regex per term); tests check both agree.
     """
 
     def __init__(self, terms: Sequence[str] = ASPECT_TERMS):
@@ -63,15 +65,38 @@ class AspectMatcher:
         if not self.terms or any(not t or not _is_word(t[0]) or not _is_word(t[-1]) for t in self.terms):
             raise ValueError(f"aspect terms must start and end with a letter or digit; got {terms!r}")
         self._patterns = tuple(re.compile(r"\b" + re.escape(t) + r"\b", re.IGNORECASE) for t in self.terms)
+        by_word: dict[str, list[int]] = {}  # first word of a term -> indices of the terms starting with it
+        for k, t in enumerate(self.terms):
+            by_word.setdefault(WORD_RE.match(t).group(), []).append(k)
+        self._by_word = by_word
+        self._by_ascii_word = {w.encode("ascii"): ks for w, ks in by_word.items() if w.isascii()}
 
     def mentions(self, text: str) -> list[tuple[str, int]]:
         """(term, offset) of every mention (per term, in text order)."""
-        low = text.lower()
-        if len(low) != len(text):
-            return self.mentions_reference(text)
+        return self.scan(text)[0]
+
+    def scan(self, text: str) -> tuple[list[tuple[str, int]], int]:
+        """(`mentions(text)`, `len(word_tokens(text))`): both from one pass over the words."""
+        if text.isascii():
+            low = text.lower()
+            words: list = ascii_word_tokens(low)  # ASCII lower-casing keeps every word as it is
+            n_words = len(words)
+            candidates = self._by_ascii_word.keys() & words
+        else:
+            low = text.lower()
+            n_words = len(WORD_RE.findall(text))
+            if len(low) != len(text):
+                return self.mentions_reference(text), n_words
+            # same length: character i of `low` is character i of `text` lower-cased, and a mention's first
+            # word is a maximal run of word characters of `low`, i.e. one of these words
+            candidates = self._by_word.keys() & WORD_RE.findall(low)
+        if not candidates:
+            return [], n_words
+        index = self._by_ascii_word if text.isascii() else self._by_word
         out = []
         n = len(low)
-        for term in self.terms:
+        for k in sorted(k for w in candidates for k in index[w]):
+            term = self.terms[k]
             i = low.find(term)
             while i >= 0:
                 j = i + len(term)
@@ -80,7 +105,7 @@ class AspectMatcher:
                     i = low.find(term, j)
                 else:
                     i = low.find(term, i + 1)
-        return out
+        return out, n_words
 
     def mentions_reference(self, text: str) -> list[tuple[str, int]]:
         """Algorithm 1 literally: for each term, every whole-word case-insensitive regex match."""
@@ -176,14 +201,15 @@ def analyse(
         verbatim.append(exact)
         supports.append(1.0 if exact else quote_support(text, cited))
         if exact:
-            n = len(WORD_RE.findall(text))
+            n = word_count(text)
             if "[R" in text:
                 n -= len(CITATION_LABEL_RE.findall(text))
             quote_tokens += n
-    tokens = len(WORD_RE.findall(response)) - n_labels
+    mentions, n_words = matcher.scan(response)
+    tokens = n_words - n_labels
     distances: dict[str, float] = {}
     n_pos = len(positions)
-    for term, p in matcher.mentions(response):
+    for term, p in mentions:
         if n_pos:
             i = bisect_left(positions, p)
             d = positions[i] - p if i < n_pos else math.inf

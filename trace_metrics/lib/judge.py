@@ -4,7 +4,8 @@ Scales (App. J): Relevance (does the response address the user's stated need?), 
 specific and actionable?), Grounding Quality (are its claims supported by the cited reviews?), Natural Flow
 (conversational naturalness), Justification (are the recommendations explained with sound reasons?).
 
-Prompt: a system message with the rubric (anchors for 1, 3 and 5 on every scale) and the required JSON shape;
+Prompt: a system message with the rubric (anchors for 1, 3 and 5 on every scale) and the required JSON shape
+(letters, not numbers, as placeholders: small models copy example numbers as their answer);
 a user message with the dialogue so far (the last `MAX_CONTEXT_TURNS` turns, each clipped to
 `MAX_TURN_CHARS`), the cited reviews as `[Rn] text` (clipped to `REVIEW_MAX_CHARS`, at most `MAX_REVIEWS`),
 and the response to rate. The reply must be one JSON object with five integer fields 1-5 (`JUDGE_SCHEMA`);
@@ -61,8 +62,8 @@ flow: is it natural and conversational?
 justification: are the recommendations explained with sound reasons?
   1 = no reasons given; 3 = some reasons, loosely tied to the user's needs; 5 = clear reasons tied to the user's needs.
 
-Reply with only a JSON object with five integer fields, for example:
-{"relevance": 3, "informativeness": 3, "grounding": 3, "flow": 3, "justification": 3}"""
+Reply with only a JSON object with your five integer ratings, in this shape (replace each letter by a rating):
+{"relevance": R, "informativeness": I, "grounding": G, "flow": F, "justification": J}"""
 
 
 class JudgeParseError(ValueError):

@@ -25,6 +25,25 @@ VOCABULARY: tuple[str, ...] = tuple(
 )
 
 
+# DeBERTa-v3-base's architecture (microsoft/deberta-v3-base config.json), for speed measurements with random
+# weights: the attention layout and sizes are what cost time, not the weight values.
+DEBERTA_V3_BASE: dict = {
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+    "relative_attention": True,
+    "position_buckets": 256,
+    "max_relative_positions": -1,
+    "pos_att_type": ["p2c", "c2p"],
+    "norm_rel_ebd": "layer_norm",
+    "share_att_key": True,
+    "position_biased_input": False,
+    "max_position_embeddings": 512,
+    "type_vocab_size": 0,
+}
+
+
 def write_tiny_nli_model(
     out_dir: str | os.PathLike,
     id2label: dict[int, str] | None = None,
@@ -33,9 +52,12 @@ def write_tiny_nli_model(
     hidden_size: int = 32,
     layers: int = 2,
     initializer_range: float = 0.5,
+    base_architecture: bool = False,
 ) -> Path:
     """Write config, random weights and a word-level tokenizer loadable by `AutoModelForSequenceClassification`
-    and `AutoTokenizer` to `out_dir`. `initializer_range` is large so that the outputs differ between inputs."""
+    and `AutoTokenizer` to `out_dir`. `initializer_range` is large so that the outputs differ between inputs.
+    `base_architecture=True` uses DeBERTa-v3-base's sizes and attention (`DEBERTA_V3_BASE`) instead: a
+    stand-in for speed measurements offline (its vocabulary stays tiny)."""
     import torch
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import DebertaV2Config, DebertaV2ForSequenceClassification, PreTrainedTokenizerFast
@@ -62,18 +84,25 @@ def write_tiny_nli_model(
         mask_token="[MASK]",
         model_max_length=512,
     )
+    sizes = (
+        dict(DEBERTA_V3_BASE, initializer_range=0.02)
+        if base_architecture
+        else {
+            "hidden_size": hidden_size,
+            "num_hidden_layers": layers,
+            "num_attention_heads": 2,
+            "intermediate_size": 2 * hidden_size,
+            "max_position_embeddings": 512,
+            "initializer_range": initializer_range,
+        }
+    )
     config = DebertaV2Config(
         vocab_size=len(vocab),
-        hidden_size=hidden_size,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=2 * hidden_size,
-        max_position_embeddings=512,
-        initializer_range=initializer_range,
         num_labels=len(id2label),
         id2label=id2label,
         label2id={name: i for i, name in id2label.items()},
         pad_token_id=vocab["[PAD]"],
+        **sizes,
     )
     torch.manual_seed(seed)
     model = DebertaV2ForSequenceClassification(config)
