@@ -84,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             "seed": args.seed,
             "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed),
         }
+    if not _is_main_process():
+        return 0  # under `accelerate launch` every process scores its NLI shard; only the main one writes
     write_json(args.out, result)
     with atomic_open(per_item_path(args.out), "w") as f:
         json.dump(per_item, f, ensure_ascii=False, separators=(",", ":"))
@@ -217,3 +219,10 @@ def format_comparison(comparison: dict) -> str:
         "p = per-dialogue paired t-test"
     )
     return title + "\n" + _table(["metric", "A", "B", "delta", "95% CI", "t-test p", "n"], rows)
+
+
+def _is_main_process() -> bool:
+    """False only in the non-main processes of a distributed launch (accelerate / torchrun)."""
+    import os
+
+    return os.environ.get("RANK", "0") == "0"

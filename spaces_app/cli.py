@@ -1,0 +1,131 @@
+"""`trace-bench serve`, `trace-bench submit` and `trace-bench demo` (the main job)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from trace_dataset.constants import SEED, SPLITS
+
+log = logging.getLogger(__name__)
+
+SUBMIT_POOLS = ("closed", "open")  # = spaces_app.submissions.SUBMIT_POOLS (not imported: --help stays fast)
+
+
+# ---------------------------------------------------------------------------------------------------
+# serve
+# ---------------------------------------------------------------------------------------------------
+def register_serve(sub) -> None:
+    p = sub.add_parser(
+        "serve", help="start the leaderboard app (Gradio) on this machine",
+        description="Start the Trace leaderboard Space locally. Options override the TRACE_SPACE_* environment "
+                    "variables; without --data and TRACE_SPACE_DATA, the output of `trace-bench demo` "
+                    "(runs/demo) is used when present.")
+    p.add_argument("--data", type=Path, help="hydrated Trace data directory (TRACE_SPACE_DATA)")
+    p.add_argument("--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)")
+    p.add_argument("--results-repo", help="Hub dataset repo id for the results store (TRACE_SPACE_RESULTS_REPO)")
+    p.add_argument("--runs", type=Path, help="folder of baseline prediction files for the dialogue browser "
+                                             "(TRACE_SPACE_RUNS)")
+    p.add_argument("--baselines", type=Path, help="leaderboard.json written by `trace-bench leaderboard` "
+                                                  "(TRACE_SPACE_BASELINES)")
+    p.add_argument("--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)")
+    p.add_argument("--max-upload-mb", type=int, default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    p.set_defaults(func=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from spaces_app.settings import Settings
+
+    settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
+                                 runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
+                                 max_upload_mb=args.max_upload_mb)
+    serve(settings, args.host, args.port)
+    return 0
+
+
+def serve(settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
+    """Build the app and serve it until interrupted (the upload limit is enforced by the server too)."""
+    from spaces_app.app import build_app
+
+    app = build_app(settings)
+    app.launch(server_name=host, server_port=port, show_error=True, max_file_size=f"{settings.max_upload_mb}mb",
+               **launch)
+
+
+# ---------------------------------------------------------------------------------------------------
+# submit
+# ---------------------------------------------------------------------------------------------------
+def register_submit(sub) -> None:
+    p = sub.add_parser(
+        "submit", help="validate, score and store a predictions file as a leaderboard row",
+        description="Validate a predictions file with the same checks as `trace-bench evaluate`, score it "
+                    "(without NLI and the LLM judge) and write it to the results store (a folder, or the Hub "
+                    "dataset repo of TRACE_SPACE_RESULTS_REPO with HF_TOKEN). Same name again: the row is "
+                    "replaced once the new file has scored.")
+    p.add_argument("predictions", type=Path)
+    p.add_argument("--name", required=True, help="system name shown on the leaderboard (at most 64 characters)")
+    p.add_argument("--description", default="")
+    p.add_argument("--data", type=Path, help="hydrated Trace data directory (TRACE_SPACE_DATA)")
+    p.add_argument("--split", default=None, choices=SPLITS, help="split the file covers (default test)")
+    p.add_argument("--pool", default="closed", choices=SUBMIT_POOLS)
+    p.add_argument("--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)")
+    p.add_argument("--results-repo", help="Hub dataset repo id (TRACE_SPACE_RESULTS_REPO)")
+    p.add_argument("--baselines", type=Path, help="leaderboard.json whose names are reserved (TRACE_SPACE_BASELINES)")
+    p.add_argument("--max-upload-mb", type=int, default=None)
+    p.set_defaults(func=_submit)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from spaces_app.leaderboard import collect_rows, reserved_names
+    from spaces_app.settings import Settings
+    from spaces_app.store import open_store
+    from spaces_app.submissions import SubmissionError, submit
+
+    settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
+                                 split=args.split, baselines_file=args.baselines, max_upload_mb=args.max_upload_mb)
+    store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
+    try:
+        row = submit(store, settings, args.predictions, name=args.name, description=args.description,
+                     pool=args.pool, reserved=reserved_names(collect_rows(settings, store)))
+    except SubmissionError as e:
+        print(f"submission refused: {e}")
+        return 2
+    print(f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split) in {store!r}: " +
+          ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float)))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# demo: the main job on the built-in synthetic data
+# ---------------------------------------------------------------------------------------------------
+def register_demo(sub) -> None:
+    p = sub.add_parser(
+        "demo", help="the main job: synthetic Yelp bundle -> KB -> dialogues -> release -> hydration -> "
+                     "stats -> baselines -> leaderboard -> app",
+        description="Run every stage on the built-in synthetic Yelp bundle (defaults: the full bundle, the "
+                    "paper's 100 POIs per city x type, 10,000 dialogues, all nine baselines on the test split, "
+                    "closed and open pools). Each stage is skipped when its output already exists, so an "
+                    "interrupted run resumes; the settings are recorded in OUT/demo.json and a rerun with other "
+                    "settings is refused.")
+    p.add_argument("--out", type=Path, default=Path("runs/demo"), help="working folder (default runs/demo)")
+    p.add_argument("--n", type=int, default=10_000, help="dialogues to generate (default 10,000)")
+    p.add_argument("--scale", type=float, default=1.0, help="size of the synthetic Yelp bundle (default 1.0)")
+    p.add_argument("--per-cell", type=int, default=None, help="POIs per city x type in the KB (default 100)")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--split", default="test", choices=SPLITS, help="split the baselines run on (default test)")
+    p.add_argument("--baselines", default="all", help="comma-separated baseline names, or 'all' (default)")
+    p.add_argument("--workers", type=int, default=None, help="generator worker processes (default: CPU count)")
+    p.add_argument("--num-proc", type=int, default=1, help="worker processes per baseline run (default 1)")
+    p.add_argument("--serve", action="store_true", help="start the leaderboard app at the end")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=7860)
+    p.set_defaults(func=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from spaces_app.demo import run_demo
+
+    return run_demo(args)

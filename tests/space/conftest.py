@@ -1,0 +1,77 @@
+"""A small end-to-end world for the Space: synthetic bundle -> KB -> corpus -> baseline runs (popularity and
+tfidf on the closed pool, tfidf on the open pool) -> leaderboard rows. Built once per session (~15 s)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+SPACE_BASELINES = ("popularity", "tfidf")
+
+
+@pytest.fixture(scope="session")
+def space_world(tmp_path_factory) -> dict[str, Path]:
+    from baselines.leaderboard import build_leaderboard, write_leaderboard
+    from baselines.runner import run_baseline
+    from trace_dataset.generate import generate_corpus
+    from trace_dataset.kb.build import build_kb
+    from trace_dataset.yelp.synth import write_synthetic_bundle
+
+    root = tmp_path_factory.mktemp("space_world")
+    write_synthetic_bundle(root / "yelp", scale=0.25)
+    build_kb(root / "yelp", root / "kb", per_cell=12)
+    generate_corpus(root / "kb", root / "data", n=120, workers=1, progress=False)
+    for name in SPACE_BASELINES:
+        run_baseline(name, root / "data", root / "runs" / "closed" / f"{name}.jsonl", split="test", pool="closed",
+                     progress=False)
+    run_baseline("tfidf", root / "data", root / "runs" / "open" / "tfidf.jsonl", split="test", pool="open",
+                 progress=False)
+    rows = build_leaderboard(root / "data", root / "runs", split="test")
+    paths = write_leaderboard(rows, root / "leaderboard")
+    return {"root": root, "data": root / "data", "runs": root / "runs" / "closed", "open_runs": root / "runs" / "open",
+            "baselines": paths["json"]}
+
+
+@pytest.fixture()
+def space_settings(space_world, tmp_path):
+    from spaces_app.settings import Settings
+
+    return Settings(data_dir=space_world["data"], results_dir=tmp_path / "results", runs_dir=space_world["runs"],
+                    baselines_file=space_world["baselines"], split="test", max_upload_mb=5)
+
+
+@pytest.fixture()
+def valid_predictions(space_world, tmp_path) -> Path:
+    path = tmp_path / "valid.jsonl"
+    shutil.copyfile(space_world["runs"] / "tfidf.jsonl", path)
+    return path
+
+
+@pytest.fixture()
+def other_predictions(space_world, tmp_path) -> Path:
+    """A second valid file with other scores (popularity's run)."""
+    path = tmp_path / "other.jsonl"
+    shutil.copyfile(space_world["runs"] / "popularity.jsonl", path)
+    return path
+
+
+@pytest.fixture()
+def invalid_predictions(space_world, tmp_path) -> Path:
+    lines = (space_world["runs"] / "tfidf.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "invalid.jsonl"
+    path.write_text("".join(lines[:-3]), encoding="utf-8")  # three system turns missing
+    return path
+
+
+@pytest.fixture(scope="session")
+def paper_text() -> str:
+    """The Trace paper's text in ../shared/papers (read in place); skipped when absent."""
+    import os
+
+    shared = Path(os.environ.get("TRACE_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
+    path = shared / "papers" / "000_16aa03ad148772e3.txt"
+    if not path.exists():
+        pytest.skip(f"the Trace paper's text is not at {path} (set TRACE_SHARED_DIR to the folder holding papers/)")
+    return path.read_text(encoding="utf-8")

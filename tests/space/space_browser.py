@@ -1,0 +1,71 @@
+"""Start the app on 127.0.0.1 and drive Debian's Chromium with Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
+
+CHROMIUM = os.environ.get("TRACE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+]  # fmt: skip
+# the System column of the rendered leaderboard, top to bottom (gradio's Dataframe is a virtual grid)
+SYSTEMS_JS = """() => [...document.querySelectorAll('#leaderboard-table [role=row].virtual-row')]
+    .sort((a, b) => (+a.dataset.index) - (+b.dataset.index))
+    .map(r => r.querySelector('[role=gridcell][data-col="0"]').innerText.trim())"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(app, max_file_size: str = "5mb") -> Iterator[str]:
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    port = free_port()
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
+               max_file_size=max_file_size)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        app.close()
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def chromium_page(browser=None) -> Iterator:
+    """A fresh page (own context: no shared storage) in `browser`, or in a browser started for it."""
+    with contextlib.ExitStack() as stack:
+        if browser is None:
+            browser = stack.enter_context(chromium())
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        stack.callback(context.close)
+        page = context.new_page()
+        page.set_default_timeout(60_000)  # a shared, loaded machine can be slow; a real failure still fails
+        yield page
+
+
+def systems(page) -> list[str]:
+    return page.evaluate(SYSTEMS_JS)
+
+
+def wait_for_table(page, text: str, present: bool = True, timeout: float = 60_000) -> None:
+    page.wait_for_function(
+        "([t, present]) => { const el = document.querySelector('#leaderboard-table');"
+        " return !!el && el.innerText.includes(t) === present; }", arg=[text, present], timeout=timeout)

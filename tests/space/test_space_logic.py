@@ -1,0 +1,248 @@
+"""The leaderboard's pure parts: rows, the Table 5/6/9 views, filters, search, sorting, the gap plot, About."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from spaces_app.leaderboard import (
+    FAMILIES,
+    collect_rows,
+    family,
+    frame_columns,
+    frame_datatypes,
+    gap_figure,
+    gap_points,
+    leaderboard_frame,
+    paper_rows,
+    reserved_names,
+    sort_choices,
+)
+from spaces_app.store import LocalStore
+from trace_metrics.specs import METRICS
+from trace_metrics.tables import TABLE5, TABLE6, TABLE9, VIEWS, header
+
+T5, T6, T9 = VIEWS  # "Table 5: headline", "Table 6: stress tests", "Table 9: practical value"
+
+
+@pytest.fixture()
+def rows(space_settings):
+    return collect_rows(space_settings, LocalStore(space_settings.results_dir))
+
+
+def test_paper_rows_are_labelled_reference_rows():
+    rows = paper_rows()
+    assert {r["source"] for r in rows} == {"paper"}
+    assert all(r["system"].endswith(" (paper)") and "Reported in the Trace paper" in r["description"] for r in rows)
+    tfidf = next(r for r in rows if r["system"] == "TF-IDF (paper)" and r["pool"] == "closed")
+    assert tfidf["metrics"]["recall@1"] == pytest.approx(0.257)  # Table 5
+    assert tfidf["metrics"]["t2r"] == pytest.approx(4.02)
+    assert tfidf["metrics"]["rejection_recovery"] == pytest.approx(0.891)  # Table 6
+    assert tfidf["metrics"]["spatial_coherence@2km"] == pytest.approx(0.177)  # Table 9
+    opened = next(r for r in rows if r["system"] == "TF-IDF (paper)" and r["pool"] == "open")
+    assert opened["metrics"] == {"recall@1": pytest.approx(0.099)}
+    assert {r["family"] for r in rows} == {"non-LLM", "LLM"}
+    for r in rows:  # every key is a canonical metric id
+        assert set(r["metrics"]) <= set(METRICS)
+
+
+def test_every_baseline_row_with_versions_in_every_view(rows, space_world):
+    ours = [r for r in rows if r["source"] == "baseline"]
+    assert sorted((r["baseline"], r["pool"]) for r in ours) == [
+        ("popularity", "closed"), ("tfidf", "closed"), ("tfidf", "open")]
+    for view in VIEWS:
+        for pool in ("closed", "open"):
+            frame = leaderboard_frame(rows, view, pool)
+            assert list(frame.columns) == frame_columns(view)
+            assert (frame["Corpus version"].str.len() > 0).all() and (frame["KB version"].str.len() > 0).all()
+    frame = leaderboard_frame(rows, T5, "closed", ["non-LLM"], show_paper=False)
+    assert set(frame["System"]) == {"Popularity", "TF-IDF"}
+    assert set(frame["Source"]) == {"run here"}
+    assert frame.loc[frame["System"] == "TF-IDF", "KB version"].item() == ours[0]["kb_version"][:12]
+
+
+def test_table5_columns_are_grouped_by_axis_and_views_switch():
+    labels = [header(c) for c in TABLE5]
+    assert labels[:3] == ["Accuracy: R@1 ↑", "Accuracy: R@3 ↑", "Accuracy: MRR ↑"]
+    groups = [c.group for c in TABLE5]
+    assert groups == sorted(groups, key=["Accuracy", "Text", "Grounding", "Recovery"].index)  # contiguous, in order
+    assert header(TABLE5[-1]) == "Recovery: T2R ↓"
+    assert frame_columns(T6)[3:3 + len(TABLE6)] == [header(c) for c in TABLE6]
+    assert "Accuracy: R@1 Open ↑" in frame_columns(T6)
+    assert "Practical: Spatial Coh. ↑" in frame_columns(T9) and len(frame_columns(T9)) == 6 + len(TABLE9)
+    assert frame_datatypes(T5) == ["str"] * 3 + ["number"] * len(TABLE5) + ["str"] * 3
+    with pytest.raises(ValueError, match="unknown view"):
+        leaderboard_frame([], "Table 99")
+
+
+def test_table6_reads_the_open_pool_row(rows):
+    frame = leaderboard_frame(rows, T6, "closed")
+    by = frame.set_index("System")
+    assert by.loc["TF-IDF (paper)", "Accuracy: R@1 Open ↑"] == pytest.approx(0.099)
+    ours_open = next(r for r in rows if r.get("baseline") == "tfidf" and r["pool"] == "open")
+    assert by.loc["TF-IDF", "Accuracy: R@1 Open ↑"] == pytest.approx(round(ours_open["metrics"]["recall@1"], 3))
+    assert math.isnan(by.loc["Popularity", "Accuracy: R@1 Open ↑"])  # no open run of popularity: empty
+    assert math.isnan(by.loc["TF-IDF", "Grounding: NLI ↑"])  # scored without the NLI model: empty
+
+
+def test_family_paper_and_pool_filters(rows):
+    closed = leaderboard_frame(rows, T5, "closed")
+    assert set(closed["Family"]) == {"non-LLM", "LLM"}
+    assert {"Popularity", "TF-IDF", "TF-IDF (paper)", "LLM Zero-Shot (paper)"} <= set(closed["System"])
+    llm = leaderboard_frame(rows, T5, "closed", ["LLM"])
+    assert len(llm) > 0 and set(llm["Family"]) == {"LLM"} and set(llm["Source"]) == {"paper (reported)"}
+    no_paper = leaderboard_frame(rows, T5, "closed", show_paper=False)
+    assert set(no_paper["System"]) == {"Popularity", "TF-IDF"}
+    assert leaderboard_frame(rows, T5, "closed", []).empty
+    assert leaderboard_frame(rows, T5, "closed", ["submitted"]).empty
+    opened = leaderboard_frame(rows, T5, "open")
+    assert "TF-IDF" in set(opened["System"]) and "Popularity" not in set(opened["System"])
+    with pytest.raises(ValueError, match="unknown pool"):
+        leaderboard_frame(rows, T5, "pool_16")
+    with pytest.raises(ValueError, match="unknown families"):
+        leaderboard_frame(rows, T5, "closed", ["paper"])
+
+
+def test_search_matches_name_or_description_case_insensitively(rows):
+    assert list(leaderboard_frame(rows, T6, "closed", query="tf-idf (PAPER)")["System"]) == ["TF-IDF (paper)"]
+    assert set(leaderboard_frame(rows, T5, "closed", query="  tf-idf ")["System"]) == {"TF-IDF", "TF-IDF (paper)"}
+    by_description = leaderboard_frame(rows, T5, "closed", query="scored by this package")
+    assert set(by_description["System"]) == {"Popularity", "TF-IDF"}
+    assert leaderboard_frame(rows, T5, "closed", query="no such system").empty
+
+
+def test_sorting_best_first_reverse_lower_is_better_and_missing_last(rows):
+    r1 = "Accuracy: R@1 ↑"
+    frame = leaderboard_frame(rows, T5, "closed")
+    values = frame[r1].dropna().tolist()
+    assert values == sorted(values, reverse=True)  # default: the view's first metric, best first
+    rev = leaderboard_frame(rows, T5, "closed", reverse=True)[r1].dropna().tolist()
+    assert rev == sorted(values)
+    t2r = leaderboard_frame(rows, T5, "closed", sort_by="Recovery: T2R ↓")["Recovery: T2R ↓"]
+    assert t2r.dropna().tolist() == sorted(t2r.dropna().tolist())  # lower is better: ascending
+    names = leaderboard_frame(rows, T5, "closed", sort_by="System")["System"].tolist()
+    assert names == sorted(names, key=str.lower)
+    nli = leaderboard_frame(rows, T6, "closed", sort_by="Grounding: NLI ↑")["Grounding: NLI ↑"]
+    assert nli.notna().any() and nli.isna().any()
+    first_nan = nli.isna().to_numpy().argmax()
+    assert nli.iloc[first_nan:].isna().all()  # every missing value after every present one
+    assert sort_choices(T9)[-1] == "System" and sort_choices(T9)[0] == "Practical: Spatial Coh. ↑"
+    with pytest.raises(ValueError, match="cannot sort"):
+        leaderboard_frame(rows, T5, "closed", sort_by="Practical: Spatial Coh. ↑")
+
+
+def test_gap_points_and_figure(rows):
+    points = gap_points(rows, "closed", "cgs")
+    assert {p[0] for p in points} >= {"Popularity", "TF-IDF", "LLM Zero-Shot (paper)"}
+    tfidf = next(p for p in points if p[0] == "TF-IDF")
+    row = next(r for r in rows if r.get("baseline") == "tfidf" and r["pool"] == "closed")
+    assert tfidf[1:] == ("non-LLM", row["metrics"]["recall@1"], row["metrics"]["cgs"])
+    assert next(p for p in points if p[0] == "LLM Zero-Shot (paper)")[1] == "LLM (paper)"
+    recovery = {p[0]: p[3] for p in gap_points(rows, "closed", "rejection_recovery")}
+    assert recovery["TF-IDF (paper)"] == pytest.approx(0.891)
+    fig = gap_figure(rows, "closed", "rejection_recovery")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "Rejection recovery" and ax.get_xlabel().startswith("Recall@1")
+    assert sum(len(c.get_offsets()) for c in ax.collections) == len(recovery)  # one point per system
+    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"non-LLM", "non-LLM (paper)", "LLM (paper)"}
+    empty = gap_figure([], "open", "cgs")  # nothing to plot still renders, with a note
+    assert "no system" in empty.axes[0].texts[0].get_text()
+    with pytest.raises(ValueError, match="unknown gap metric"):
+        gap_figure(rows, "closed", "bleu4")
+
+
+def test_families_and_reserved_names(rows):
+    assert {family(r) for r in rows} == {"non-LLM", "LLM"}
+    assert family({"source": "submission", "family": "LLM"}) == "submitted"
+    names = reserved_names([*rows, {"system": "Mine", "source": "submission"}])
+    assert "TF-IDF" in names and "TF-IDF (paper)" in names and "Mine" not in names
+    assert FAMILIES == ("non-LLM", "LLM", "submitted")
+
+
+def test_missing_baselines_file_shows_paper_rows_only(space_settings, tmp_path):
+    from dataclasses import replace
+
+    settings = replace(space_settings, baselines_file=tmp_path / "nope.json")
+    rows = collect_rows(settings, LocalStore(settings.results_dir))
+    assert rows and {r["source"] for r in rows} == {"paper"}
+
+
+def test_about_lists_every_metric_and_the_dataset_card(space_settings):
+    from spaces_app.app import about_markdown, dataset_card
+    from spaces_app.settings import Settings
+
+    text = about_markdown(space_settings)
+    for metric in METRICS:
+        assert f"`{metric}`" in text
+    for column in (*TABLE5, *TABLE6, *TABLE9):
+        assert header(column) in text
+    card = dataset_card(space_settings.data_dir)
+    assert card and not card.startswith("---")  # front matter dropped
+    assert "## Dataset card" in text and card[:200] in text
+    assert "No data directory" in about_markdown(Settings())
+
+
+def test_about_renders_a_card_when_the_data_has_none(space_world, tmp_path):
+    import shutil
+
+    from spaces_app.app import dataset_card
+
+    data = tmp_path / "data"
+    shutil.copytree(space_world["data"], data)
+    (data / "README.md").unlink()
+    card = dataset_card(data)
+    assert "dialogue" in card.lower() and len(card) > 200
+
+
+def test_build_app_with_and_without_data(space_settings):
+    from spaces_app.app import build_app
+    from spaces_app.settings import Settings
+
+    app = build_app(space_settings)
+    assert app.title == "Trace leaderboard"
+    bare = build_app(Settings(results_dir=space_settings.results_dir / "bare"))  # a fresh Space, nothing set
+    assert bare.title == "Trace leaderboard"
+
+
+def _paper_table(lines: list[str], first: str, last: str, columns: int) -> dict[str, list[float]]:
+    """{system: up to `columns` numbers} of a table printed as 'Name v1 v2 ...' lines from `first` to `last`."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    out = {}
+    for line in lines[start + 1:]:
+        if line.startswith(last):
+            break
+        tokens = line.split()
+        numbers = []
+        while tokens and len(numbers) < columns and re.fullmatch(r"\d+\.\d+", tokens[-1]):
+            numbers.insert(0, float(tokens.pop()))
+        if numbers and tokens:
+            out[" ".join(tokens)] = numbers
+    return out
+
+
+def test_paper_rows_match_the_papers_tables(paper_text):
+    """Golden check of paper_results.json against the paper's text (read in place; skipped without it)."""
+    lines = paper_text.splitlines()
+    t5 = _paper_table(lines, "Baseline R@1", "Cross-family rows", 9)
+    t6 = _paper_table(lines, "Baseline R@1 Opn", "Finding 1b", 5)
+    t9 = _paper_table(lines, "Baseline Spatial Coh.", "Appendix F", 4)
+    closed = {r["system"].removesuffix(" (paper)"): r["metrics"] for r in paper_rows() if r["pool"] == "closed"}
+    opened = {r["system"].removesuffix(" (paper)"): r["metrics"] for r in paper_rows() if r["pool"] == "open"}
+    cross = {"Claude Haiku 4.5": "Claude Haiku 4.5 (LLM Zero-Shot)", "Qwen3.5-Flash": "Qwen3.5-Flash (LLM Zero-Shot)"}
+    assert len(t5) == 15 and len(t6) == 13 and len(t9) == 13
+    for name, values in t5.items():
+        assert [closed[cross.get(name, name)][c.metric] for c in TABLE5] == values, name
+    for name, values in t6.items():
+        metrics = ["grounding_score", "provenance_coverage", "entailment", "rejection_recovery"]
+        if len(values) == 4:  # Knowledge-Enh. / Persona-Ground.: NLI omitted in the paper
+            metrics.remove("entailment")
+            assert "entailment" not in closed[name]
+        assert [opened[name]["recall@1"], *(closed[name][m] for m in metrics)] == values, name
+    for name, values in t9.items():
+        got = [closed[name][c.metric] for c in TABLE9]
+        if name == "Multi-Rev. Synth.":  # the paper prints GS 0.996 in Table 6 and 0.998 in Table 9
+            assert got[:3] == values[:3] and got[3] == t6[name][1]
+        else:
+            assert got == values, name
