@@ -1,0 +1,242 @@
+"""The pipeline contract every Trace baseline follows (transformers-pipeline shape).
+
+    rows (turns config) --preprocess--> inputs --_forward (batched)--> outputs --postprocess--> predictions
+
+`TracePipeline` validates rows, reads the dialogue state and the pool, batches, and writes prediction
+records; a baseline implements `_forward`. `RankingPipeline` is the template for the non-LLM baselines:
+they implement `score` (and optionally `respond` / `meta`); ranking, tie-breaking, rejection exclusion and
+template responses with verbatim quotes come from here. LLM baselines subclass `TracePipeline` directly,
+batch their generation in `_forward`, put raw output in `meta`, and keep their model in `self.llm`, whose
+`describe()` lands in `get_config_dict()`.
+
+Session isolation: a pipeline keeps only knowledge-base-derived caches (indices, quote spans); everything a
+turn needs comes from its row and the knowledge base, so the order rows arrive in changes nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from baselines.responses import EvidenceIndex, Response, template_response
+from baselines.state import DialogueState, dialogue_state
+from baselines.text import query_terms, user_query
+from trace_dataset.constants import POOLS, REVIEWS_FILE, SYSTEM_ACTIONS
+from trace_dataset.io import TraceDataError
+
+if TYPE_CHECKING:
+    import datasets
+
+    from trace_dataset.kb.store import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 64
+# Fields of schema.TURN_ROW_FEATURES a pipeline reads; the rest (gold, reference) it must never use.
+REQUIRED_ROW_FIELDS: tuple[str, ...] = (
+    "dialogue_id", "turn_id", "action", "scenario", "history", "candidate_poi_ids", "rejected_poi_ids",
+)  # fmt: skip
+
+
+def batched(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, n)):
+        yield chunk
+
+
+def rank_by_score(candidates: Sequence[str], scores: Mapping[str, Any]) -> list[str]:
+    """Candidates by descending score; equal scores in ascending business_id order (deterministic).
+
+    Scores may be numbers or tuples (compared element-wise, e.g. Popularity's (stars, review_count)).
+    """
+    return sorted(sorted(candidates), key=lambda pid: scores[pid], reverse=True)
+
+
+class TracePipeline:
+    """Base of every baseline: preprocess -> batched _forward -> postprocess, by name via the registry."""
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = "non-LLM"  # "non-LLM" | "LLM"
+    config_keys: ClassVar[tuple[str, ...]] = ()  # constructor parameters saved in run metadata
+    needs_review_text: ClassVar[bool] = True
+
+    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, **params: Any):
+        if params:
+            raise TypeError(
+                f"{type(self).__name__} got unknown parameter(s) {sorted(params)}; expected {list(self.config_keys)}"
+            )
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if self.needs_review_text and not kb.has_text:
+            raise TraceDataError(
+                f"the {self.name or type(self).__name__} baseline needs review texts, but this knowledge base has "
+                f"none ({REVIEWS_FILE} missing or incomplete); hydrate the release first "
+                "(trace-bench corpus hydrate) or build the knowledge base from a Yelp bundle",
+                path=kb.root,
+            )
+        self.kb = kb
+        self.batch_size = batch_size
+
+    # -- the three stages ------------------------------------------------------------------------
+    def preprocess(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """One `turns` row -> model input: the query, the dialogue state and the usable candidates.
+
+        Candidates keep the pool's order minus rejected POIs (duplicates dropped); gold fields are not read.
+        """
+        missing = [k for k in REQUIRED_ROW_FIELDS if k not in row]
+        where = f"turn row {row.get('dialogue_id', '?')}/{row.get('turn_id', '?')}"
+        if missing:
+            raise TraceDataError(f"{where}: missing field(s) {missing}; expected the fields of schema.TURN_ROW_FEATURES")
+        action = row["action"]
+        if action not in SYSTEM_ACTIONS:
+            raise TraceDataError(f"{where}: unknown system action {action!r}; expected one of {SYSTEM_ACTIONS}")
+        pool = row.get("pool", "closed")
+        if pool not in POOLS:
+            raise TraceDataError(f"{where}: unknown pool {pool!r}; expected one of {POOLS}")
+        pool_ids = list(dict.fromkeys(row["candidate_poi_ids"]))
+        unknown = [pid for pid in pool_ids if pid not in self.kb.pois]
+        if unknown:
+            raise TraceDataError(
+                f"{where}: candidate POI(s) {unknown[:3]} not in the knowledge base {self.kb.root} "
+                f"({len(unknown)} unknown); was the corpus built from another knowledge base?"
+            )
+        scenario = row["scenario"]
+        names = {pid: self.kb.pois[pid].name for pid in pool_ids}
+        state = dialogue_state(row, names)
+        rejected = set(state.rejected_poi_ids)
+        query = user_query(row["history"])
+        return {
+            "dialogue_id": row["dialogue_id"],
+            "turn_id": int(row["turn_id"]),
+            "action": action,
+            "pool": pool,
+            "city": scenario["city"],
+            "poi_type": scenario["poi_type"],
+            "scenario": scenario,
+            "history": row["history"],
+            "query": query,
+            "terms": query_terms(query),
+            "state": state,
+            "pool_size": len(pool_ids),
+            "candidates": [pid for pid in pool_ids if pid not in rejected],
+        }
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Batched: rank (and, for LLM baselines, generate) for every input; one output per input."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _forward")
+
+    def postprocess(self, output: Mapping[str, Any]) -> dict[str, Any]:
+        """-> one prediction record: dialogue_id, turn_id, ranked_poi_ids, response, citations[, meta]."""
+        record = {
+            "dialogue_id": str(output["dialogue_id"]),
+            "turn_id": int(output["turn_id"]),
+            "ranked_poi_ids": [str(p) for p in output["ranked_poi_ids"]],
+            "response": str(output["response"]),
+            "citations": {str(k): str(v) for k, v in output["citations"].items()},
+        }
+        meta = output.get("meta")
+        if meta:
+            record["meta"] = dict(meta)
+        return record
+
+    def __call__(self, rows: datasets.Dataset | Iterable[Mapping[str, Any]],
+                 batch_size: int | None = None) -> Iterator[dict[str, Any]]:
+        """Predictions for `rows` (a `turns` Dataset or any iterable of turn rows), in row order."""
+        size = self.batch_size if batch_size is None else batch_size
+        if not isinstance(size, int) or size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {size!r}")
+        for chunk in batched(rows, size):
+            inputs = [self.preprocess(row) for row in chunk]
+            outputs = self._forward(inputs)
+            if len(outputs) != len(inputs):
+                raise RuntimeError(f"{type(self).__name__}._forward returned {len(outputs)} outputs for {len(inputs)} inputs")
+            for output in outputs:
+                yield self.postprocess(output)
+
+    # -- configuration -----------------------------------------------------------------------------
+    def get_config_dict(self) -> dict[str, Any]:
+        """Constructor parameters (config_keys) as JSON values; with an LLM, its describe() under "llm"."""
+        config = {key: _jsonable(getattr(self, key)) for key in self.config_keys}
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            config["llm"] = llm.describe()
+        return config
+
+    def describe(self) -> dict[str, Any]:
+        """What run metadata records about the pipeline."""
+        return {
+            "baseline": self.name,
+            "family": self.family,
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "parameters": self.get_config_dict(),
+        }
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_config_dict().items())
+        return f"{type(self).__name__}({params})"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+class RankingPipeline(TracePipeline):
+    """Template for the non-LLM baselines: implement `score`; ranking and the response come from here.
+
+    `_forward` ranks the usable candidates by `score` (ties by business_id), answers with the shared
+    template of `baselines.responses` (quotes verbatim spans chosen for the query) and returns no ranking
+    on farewell turns (the dialogue is over; metrics read rankings of recommend/compare turns only).
+    """
+
+    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, **params: Any):
+        super().__init__(kb, batch_size, **params)
+        self.evidence = EvidenceIndex(kb)
+
+    def score(self, inp: Mapping[str, Any]) -> Mapping[str, Any]:
+        """candidate id -> score (higher is better) for every id in inp["candidates"]."""
+        raise NotImplementedError(f"{type(self).__name__} must implement score")
+
+    def rank(self, inp: Mapping[str, Any]) -> list[str]:
+        candidates = inp["candidates"]
+        if not candidates:
+            return []
+        return rank_by_score(candidates, self.score(inp))
+
+    def respond(self, inp: Mapping[str, Any], ranked: list[str]) -> Response:
+        return template_response(
+            inp["action"], kb=self.kb, evidence=self.evidence, ranked=ranked, terms=inp["terms"],
+            city=inp["city"], poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
+            notes=self.notes(inp, ranked),
+        )
+
+    def notes(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, str]:
+        """Short annotations after POI names in the response (none by default)."""
+        return {}
+
+    def meta(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, Any]:
+        """Free-form per-turn details for the prediction's `meta` (ignored by metrics)."""
+        return {}
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        outputs = []
+        for inp in inputs:
+            ranked = [] if inp["action"] == "farewell" else self.rank(inp)
+            response = self.respond(inp, ranked)
+            outputs.append({
+                "dialogue_id": inp["dialogue_id"],
+                "turn_id": inp["turn_id"],
+                "ranked_poi_ids": ranked,
+                "response": response.text,
+                "citations": response.citations,
+                "meta": self.meta(inp, ranked),
+            })
+        return outputs
+
+
+__all__ = ["DialogueState", "RankingPipeline", "TracePipeline", "batched", "rank_by_score"]
