@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trace_dataset.constants import ASPECT_TERMS
+from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes
 from trace_metrics.lib import grounding as g
+from trace_metrics.lib.tokenize import WORD_RE, word_count, word_tokens
 
 R1 = "The seafood gumbo was rich and smoky, and the staff were quick. Cheap and cheerful."
 R2 = "Lovely outdoor seating under the oaks and a lively crowd at night."
@@ -130,6 +132,42 @@ _PIECES = list(ASPECT_TERMS) + [
 def test_fast_mentions_equal_algorithm_1(parts):
     text = "".join(a + b for a, b in parts)
     assert sorted(g.DEFAULT_MATCHER.mentions(text)) == sorted(g.DEFAULT_MATCHER.mentions_reference(text))
+    mentions, n_words = g.DEFAULT_MATCHER.scan(text)
+    assert mentions == g.DEFAULT_MATCHER.mentions(text) and n_words == len(WORD_RE.findall(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(alphabet="abcé_-Ω\u0130 ", min_size=1, max_size=12))
+def test_mentions_of_any_terms_in_any_text(filler, term):
+    # any term list (first words that are prefixes of other words, non-ASCII, underscores) in any text
+    term = term.strip(" -") or "a"
+    low = term.lower()
+    if not (low[0].isalnum() or low[0] == "_") or not (low[-1].isalnum() or low[-1] == "_"):
+        term = "a"
+    m = g.AspectMatcher([term, "abc", "ab-c", "ab c", "é"])
+    text = filler + " " + term + filler[:5] + term.upper() + " ab c ab-c"
+    assert sorted(m.mentions(text)) == sorted(m.mentions_reference(text))
+    assert m.scan(text)[1] == len(WORD_RE.findall(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_word_count_is_the_regex_count(s):
+    assert word_count(s) == len(WORD_RE.findall(s)) == len(word_tokens(s))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(['"', "\u201c", "\u201d", "a b", " ", "\n", "[R1]", "x_y", "é"]), max_size=16)
+)
+def test_quotes_are_extract_quotes(parts):
+    # analyse reads quotes with QUOTE_RE.findall; they must be trace_dataset.quotes.extract_quotes' quotes
+    response = "".join(parts) + " [R1]"
+    quotes = [q.text for q in extract_quotes(response) if q.text.strip()]
+    a = g.analyse(response, [response])  # [R1] cites the response itself: every quote is verbatim
+    assert len(a.supports) == len(quotes) and all(a.verbatim)
+    expected = sum(len(WORD_RE.findall(q)) - len(CITATION_LABEL_RE.findall(q)) for q in quotes)
+    assert a.quote_tokens == expected
 
 
 def test_composite_formula():
@@ -141,6 +179,20 @@ def test_composite_formula():
     assert arr.tolist() == [1.0, 0.0]
     with pytest.raises(ValueError, match="gate"):
         g.composite(1, 1, 1, gate=0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)),
+        max_size=30,
+    ),
+    st.sampled_from([0.03, 0.05, 0.1, 0.07]),
+)
+def test_vectorised_composite_is_the_scalar_formula_bit_for_bit(items, gate):
+    # `aggregate` computes per-item CGS with the numpy path: it must equal the scalar path exactly
+    gs, cd, pc = ([x[i] for x in items] for i in range(3))
+    assert g.composite(gs, cd, pc, gate).tolist() == [g.composite(a, b, c, gate) for a, b, c in items]
 
 
 def test_score_cgs_mean_vs_of_means():

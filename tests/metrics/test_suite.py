@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -196,3 +197,34 @@ def test_judge_wiring(data_dir, run):
     r = suite.evaluate_run(data_dir, run, judge=FakeJudge())
     assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
     assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0
+
+
+def test_cyclic_gc_is_paused_only_while_scoring(data_dir, run, monkeypatch):
+    import gc
+
+    from trace_dataset.datadir import iter_dialogues
+
+    seen: list[bool] = []
+    analyse = suite.grounding.analyse
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return analyse(*args, **kwargs)
+
+    monkeypatch.setattr(suite.grounding, "analyse", spy)
+    assert gc.isenabled()
+    suite.evaluate_run(data_dir, run)
+    assert seen and not any(seen) and gc.isenabled()  # paused while scoring, restored after
+    with pytest.raises(TraceDataError, match="missing field or prediction"):  # restored after an error too
+        suite.evaluate_predictions(list(iter_dialogues(data_dir, "test")), {}, suite.load_kb(data_dir))
+    assert gc.isenabled()
+    gc.disable()  # a caller's choice is kept
+    try:
+        suite.evaluate_run(data_dir, run)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    if importlib.util.find_spec("trace_metrics.lib.entailment") is not None:
+        seen.clear()
+        suite.evaluate_run(data_dir, run, nli=FakeScorer())  # a model runs: never paused
+        assert seen and all(seen)

@@ -58,39 +58,49 @@ class EvalDialogue(NamedTuple):
 def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], dict]) -> list[EvalDialogue]:
     """Pair every system turn with its (validated) prediction row."""
     out = []
+    make_turn = tuple.__new__  # EvalTurn(...) without the keyword-argument parsing (a hot loop)
     for d in dialogues:
         did = d.get("dialogue_id", "?")
         try:
             actions, user_texts, system, positions = [], [], [], []
             for i, t in enumerate(d["turns"]):
-                actions.append(t["action"])
+                action = t["action"]
+                actions.append(action)
                 if t["role"] != "system":
                     user_texts.append(t["text"])
                     continue
                 text = t["text"]
+                turn_id = t["turn_id"]
                 if "[Q:" in text and PLACEHOLDER_RE.search(text):
                     raise TraceDataError(
-                        f"dialogue {did} turn {t['turn_id']} still holds [Q:N] placeholders: the release is not "
+                        f"dialogue {did} turn {turn_id} still holds [Q:N] placeholders: the release is not "
                         "hydrated; run `trace-bench corpus hydrate` and evaluate the hydrated directory"
                     )
-                p = predictions[(did, t["turn_id"])]
+                p = predictions[(did, turn_id)]
+                gold = t.get("gold_poi_ids")
+                alternatives = t.get("acceptable_alternative_poi_ids")
                 system.append(
-                    EvalTurn(
-                        dialogue_id=did,
-                        turn_id=t["turn_id"],
-                        action=t["action"],
-                        reference_text=text,
-                        gold=tuple(t.get("gold_poi_ids") or ()),
-                        alternatives=tuple(t.get("acceptable_alternative_poi_ids") or ()),
-                        ranked=tuple(p["ranked_poi_ids"]),
-                        response=p["response"],
-                        citations=p["citations"],
+                    make_turn(
+                        EvalTurn,
+                        (
+                            did,
+                            turn_id,
+                            action,
+                            text,
+                            tuple(gold) if gold else (),
+                            tuple(alternatives) if alternatives else (),
+                            tuple(p["ranked_poi_ids"]),
+                            p["response"],
+                            p["citations"],
+                        ),
                     )
                 )
                 positions.append(i)
         except KeyError as e:
             raise TraceDataError(f"dialogue {did}: missing field or prediction {e}") from None
-        out.append(EvalDialogue(did, tuple(actions), tuple(user_texts), tuple(system), tuple(positions)))
+        out.append(
+            make_turn(EvalDialogue, (did, tuple(actions), tuple(user_texts), tuple(system), tuple(positions)))
+        )
     return out
 
 

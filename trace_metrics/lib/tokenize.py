@@ -1,7 +1,9 @@
 """The tokenisers the text and grounding metrics share, each named so results can state which was used.
 
 - `word_tokens` / `word_count`: maximal runs of Unicode word characters (`\\w+`), case kept. Citation
-  density counts these (a `[Rn]` label is one such token, which the grounding code subtracts).
+  density counts these (a `[Rn]` label is one such token, which the grounding code subtracts). For ASCII
+  text, `word_count` counts runs of `bytes.translate`-marked bytes and `ascii_word_tokens` splits them (the
+  same runs, as bytes), ~5x faster than the regex.
 - `bleu_tokens`: the same tokens as `rouge_tokens` without stemming (lower-cased runs of [a-z0-9];
   punctuation and non-ASCII letters separate tokens), so both surface metrics see one tokenisation and a turn
   is tokenised once. (nltk's `word_tokenize` needs the punkt download, which fails offline.)
