@@ -33,6 +33,17 @@ def test_recommended_pois_top1_recommend_top2_compare(joined):
     assert selection.recommended_pois([*d2, rerank]) == ["r04", "r03", "r10"]  # distinct, first order kept
 
 
+def test_recommended_pois_add_the_pois_a_response_cites(joined):
+    t = joined[1].system_turns[0]
+    tour = selection.EvalTurn(t.dialogue_id, 9, "recommend", "", ("r04",), (), ("r04", "r05"), "",
+                              {"R2": "rev-b", "R1": "rev-a", "R3": "rev-unknown"})
+    farewell = selection.EvalTurn(t.dialogue_id, 11, "farewell", "", (), (), (), "", {"R1": "rev-c"})
+    owners = {"rev-a": "r07", "rev-b": "r04", "rev-c": "r09"}
+    # top-1 first, then cited POIs in label order; unknown reviews and non-recommending turns add nothing
+    assert selection.recommended_pois([tour, farewell], owners) == ["r04", "r07"]
+    assert selection.recommended_pois([tour, farewell]) == ["r04"]
+
+
 def test_recovery_turns(joined):
     turns = selection.recovery_turns(joined[0])
     assert (

@@ -60,12 +60,17 @@ def test_hand_computed_values(data_dir, run):
     # recovery: every dialogue hits at its second recommendation; both rejections are followed by a hit
     assert (v["tsr"], v["t2r"], v["rejection_recovery"]) == (1.0, 2.0, 1.0)
     assert (n["tsr"], n["t2r"], n["rejection_recovery"]) == (3, 3, 2)
-    # practical: D1 recommends r02 twice -> [r02]; D2 compares r03, r04 then recommends r10; D3 -> [r05]
-    d2 = [_pt("r03"), _pt("r04"), _pt("r10")]
-    assert v["spatial_coherence@2km"] == practical.spatial_coherence(d2, 2.0) == pytest.approx(1 / 3)
-    assert n["spatial_coherence@2km"] == 1
-    assert v["route_efficiency_km"] == pytest.approx(practical.route_length_km(d2) / 3)  # D1, D3: 0 km
-    # budgets: D1 "cheap" ($$; r02 is $$), D2 "upscale" and "affordable" -> $$ (r04 is $$$), D3 none
+    # practical: recommended = top-1 (top-2 for compare), then the POIs whose reviews the response cites.
+    # D1 ranks r02 first but its response cites r01's review -> [r02, r01] (about 0.1 km apart);
+    # D2 compares r03, r04 then recommends r10; D3 ranks r05 first, cites r09 (about 1.8 km) -> [r05, r09]
+    d1, d2, d3 = [_pt("r02"), _pt("r01")], [_pt("r03"), _pt("r04"), _pt("r10")], [_pt("r05"), _pt("r09")]
+    assert practical.spatial_coherence(d2, 2.0) == pytest.approx(1 / 3)
+    assert practical.spatial_coherence(d1, 2.0) == practical.spatial_coherence(d3, 2.0) == 1.0
+    assert v["spatial_coherence@2km"] == pytest.approx((1 + 1 / 3 + 1) / 3)
+    assert n["spatial_coherence@2km"] == 3
+    routes = [practical.route_length_km(d) for d in (d1, d2, d3)]
+    assert v["route_efficiency_km"] == pytest.approx(sum(routes) / 3)
+    # budgets: D1 "cheap" ($$; r02 $$, r01 $), D2 "upscale" and "affordable" -> $$ (r04 is $$$), D3 none
     assert v["price_alignment"] == pytest.approx((1 + 2 / 3) / 2) and n["price_alignment"] == 2
     assert v["itinerary_diversity"] == pytest.approx(1 / 3)
     # text: every system turn; only D3t3 differs from the reference
@@ -99,7 +104,7 @@ def test_result_shape_std_and_per_item(data_dir, run):
     assert rec["turn_id"] == [3, 5, 1, 3, 1, 3] and rec["recall@1"] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
     assert r["per_item"]["rejection_episodes"] == {"dialogue_id": ["toy_00001", "toy_00002"], "turn_id": [4, 2],
                                                    "rejection_recovery": [1.0, 1.0]}  # fmt: skip
-    assert r["per_item"]["dialogues"]["spatial_coherence@2km"][0] is None
+    assert r["per_item"]["dialogues"]["spatial_coherence@2km"] == [1.0, pytest.approx(1 / 3), 1.0]
     assert r["versions"]["corpus"] == "toy-corpus-1" and r["versions"]["kb"] == "toy-kb-1"
     assert r["config"]["predictions"]["file"] == "preds.jsonl" and r["config"]["grounding"]["cd_gate"] == 0.05
     assert (

@@ -80,6 +80,11 @@ class KnowledgeBase:
             cells.setdefault((p.city, p.poi_type), []).append(p)
         return cells
 
+    @cached_property
+    def review_business(self) -> dict[str, str]:
+        """review_id -> business_id, for everything that resolves a cited review to its POI."""
+        return {r.review_id: r.business_id for r in self.reviews.values()}
+
     def pois_in(self, city: str, poi_type: str) -> list[Poi]:
         """POIs of one city x type cell, in knowledge-base order."""
         return list(self._cells.get((city, poi_type), ()))

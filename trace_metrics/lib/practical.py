@@ -1,8 +1,8 @@
 """Practical value of a dialogue's recommendations (§3, App. E Table 9, App. L Table 18).
 
 Inputs are the dialogue's *recommended POIs* (`selection.recommended_pois`: the top-1 of every recommend turn
-and the top-2 of every compare turn, distinct, in order of first recommendation) looked up in the knowledge
-base as `PoiPoint`s.
+and the top-2 of every compare turn, then the POIs whose reviews those responses cite, distinct, in order of
+first appearance) looked up in the knowledge base as `PoiPoint`s.
 
 - **Spatial coherence@r km**: share of unordered pairs of recommended POIs whose haversine distance is <= r
   (2 km; Table 18 sweeps 1-5 km). Fewer than two POIs: no pair, no value (the dialogue is not counted).

@@ -4,7 +4,8 @@
 - grounding (and entailment, the judge): recommend/compare system turns;
 - text (BLEU-4, ROUGE-L): every system turn (ask_preference, recommend, compare, farewell);
 - practical value: per dialogue, over its *recommended POIs*: the top-1 of each recommend turn and the top-2
-  of each compare turn (a comparison puts two POIs forward), distinct, in order of first recommendation;
+  of each compare turn (a comparison puts two POIs forward), then the POIs whose reviews those turns' responses
+  cite, distinct, in order of first appearance;
 - recovery: per dialogue (TSR, T2R) and per reject_and_refine episode, with a *hit* = the system's top-1 is a
   gold POI of that recommend/compare turn.
 
@@ -116,14 +117,31 @@ def accuracy_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
     return [t for d in dialogues for t in d.system_turns if t.action in RECOMMENDATION_ACTIONS and t.gold]
 
 
-def recommended_pois(turns: Sequence[EvalTurn]) -> list[str]:
-    """Top-1 of each recommend turn and top-2 of each compare turn, distinct, in order."""
+def recommended_pois(turns: Sequence[EvalTurn], review_business: Mapping[str, str] | None = None) -> list[str]:
+    """The POIs a dialogue's system put forward, distinct, in order of first appearance.
+
+    Per recommend/compare turn: the top-1 (recommend) or top-2 (compare) of its ranking, then the POIs whose
+    reviews the response cites (label order; `review_business` maps review id -> business id). Cited POIs
+    count because a response can recommend more than its ranking's head: the Itinerary baseline's tour
+    stops are put forward with quotes from their reviews (paper Table 9 credits them).
+    """
     seen: dict[str, None] = {}
     for t in turns:
         k = RECOMMENDED_PER_ACTION.get(t.action, 0)
+        if not k:
+            continue
         for p in t.ranked[:k]:
             seen.setdefault(p)
+        if review_business and t.citations:
+            for label in sorted(t.citations, key=_label_number):
+                business = review_business.get(t.citations[label])
+                if business is not None:
+                    seen.setdefault(business)
     return list(seen)
+
+
+def _label_number(label: str) -> int:
+    return int(label[1:]) if label[1:].isdigit() else 0
 
 
 def recovery_turns(dialogue: EvalDialogue) -> list[tuple[str, bool | None]]:

@@ -286,7 +286,7 @@ def _evaluate_predictions(
     without_followup = 0
     ceilings: list[int | None] = []
     for d, src_dialogue in zip(joined, dialogues, strict=True):
-        pts = _points(kb, selection.recommended_pois(d.system_turns), cache)
+        pts = _points(kb, selection.recommended_pois(d.system_turns, kb.review_business), cache)
         ceiling = practical.price_ceiling(d.user_texts)
         ceilings.append(ceiling)
         ds = practical.pair_distances(pts)
