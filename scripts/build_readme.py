@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ORDER = ("00_head", "foundation", "generator", "release", "llm", "metrics", "metrics_models", "baselines",
-         "baselines_g2", "space", "99_tail")  # fmt: skip
+         "baselines_g2", "results", "space", "99_tail")  # fmt: skip
 FRONT_MATTER = re.compile(r"```yaml\n(---\n.*?\n---)\n```", re.S)
 
 
