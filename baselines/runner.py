@@ -25,7 +25,14 @@ from baselines import BASELINES, pipeline
 from baselines.base import TracePipeline
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import POOLS, SPLITS
-from trace_dataset.datadir import check_data_dir, corpus_meta, iter_dialogues, kb_dir, split_file
+from trace_dataset.datadir import (
+    check_data_dir,
+    corpus_meta,
+    corpus_version,
+    iter_dialogues,
+    kb_dir,
+    split_file,
+)
 from trace_dataset.io import TraceDataError, dumps, read_json, sha256_file, write_json
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
@@ -50,12 +57,6 @@ def resolve_splits(split: str) -> tuple[str, ...]:
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {(*SPLITS, ALL_SPLITS)}")
     return (split,)
-
-
-def corpus_version(corpus: dict[str, Any]) -> str:
-    """The corpus version from corpus.json (`versions.corpus_version`; top-level keys as a fallback)."""
-    versions = corpus.get("versions") if isinstance(corpus.get("versions"), dict) else {}
-    return str(versions.get("corpus_version") or corpus.get("corpus_version") or corpus.get("version") or "")
 
 
 def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:

@@ -57,3 +57,9 @@ def iter_dialogues(root: str | os.PathLike, splits: Iterable[str] | str | None =
 def corpus_meta(root: str | os.PathLike) -> dict[str, Any]:
     path = Path(root) / CORPUS_META_FILE
     return read_json(path) if path.exists() else {}
+
+
+def corpus_version(meta: dict[str, Any]) -> str:
+    """The corpus version of a corpus.json: `versions.corpus_version` (the generator's), else top-level keys."""
+    nested = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
+    return str(nested.get("corpus_version") or meta.get("corpus_version") or meta.get("version") or "")

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import REVIEWS_FILE, SCHEMA_VERSION
-from trace_dataset.datadir import check_data_dir, corpus_meta, iter_dialogues, kb_dir, split_file
+from trace_dataset.datadir import (
+    check_data_dir,
+    corpus_meta,
+    corpus_version,
+    iter_dialogues,
+    kb_dir,
+    split_file,
+)
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
 from trace_metrics.lib import accuracy, grounding, practical, recovery, selection, sweeps, text
@@ -465,10 +472,6 @@ def evaluate_rows(
     return {k: result[k] for k in RESULT_ORDER if k in result}
 
 
-def corpus_version(meta: Mapping[str, Any]) -> str:
-    """The corpus version of a corpus.json: top-level `corpus_version`, or under `versions` (the generator's)."""
-    nested = meta.get("versions") if isinstance(meta.get("versions"), Mapping) else {}
-    return str(meta.get("corpus_version") or nested.get("corpus_version") or meta.get("version") or "")
 
 
 def leaderboard_row(result: Mapping[str, Any]) -> dict[str, Any]:
