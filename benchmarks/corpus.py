@@ -14,32 +14,11 @@ are printed next to wall seconds because a shared machine inflates wall time.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import shutil
 import sys
-import time
 from pathlib import Path
 
-
-def _timed(fn):
-    t, c = time.perf_counter(), time.process_time()
-    result = fn()
-    return result, time.perf_counter() - t, time.process_time() - c
-
-
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    try:
-        load = " load {:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
-    except OSError:
-        load = ""
-    return f"{cpu}, {os.cpu_count()} cores,{load}, Python {platform.python_version()}, {platform.system()}"
+from _common import machine, timed  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,19 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
     print(f"command: {' '.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}")
-    print(f"machine: {_machine()}")
+    print(f"machine: {machine()}")
 
     bundle = args.yelp
     if bundle is None:
         bundle = work / "bundle"
         if not (bundle / "TRACE_SYNTHETIC.json").exists():
-            _, wall, _ = _timed(lambda: write_synthetic_bundle(bundle))
+            _, wall, _ = timed(lambda: write_synthetic_bundle(bundle))
             print(f"synthetic bundle: {wall:.1f} s")
     kb = args.kb
     if kb is None:
         kb = work / "kb"
         if not (kb / "kb.json").exists():
-            _, wall, _ = _timed(lambda: build_kb(bundle, kb))
+            _, wall, _ = timed(lambda: build_kb(bundle, kb))
             print(f"knowledge base: {wall:.1f} s")
 
     corpus = work / "corpus"
@@ -81,14 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         from trace_dataset.generate import generate_corpus
 
         shutil.rmtree(corpus, ignore_errors=True)
-        _, wall, cpu = _timed(lambda: generate_corpus(kb, corpus, n=args.n, seed=42, workers=args.workers,
+        _, wall, cpu = timed(lambda: generate_corpus(kb, corpus, n=args.n, seed=42, workers=args.workers,
                                                        progress=False))
         print(f"generate: {args.n} dialogues in {wall:.2f} s = {args.n / wall:,.0f} dialogues/s "
               f"(workers={args.workers}; parent-process CPU {cpu:.2f} s; goal < 60 s for 10,000)")
     n = sum(1 for _ in iter_dialogues(corpus))
 
     release = work / "release"
-    _, wall, cpu = _timed(lambda: write_release(corpus, release))
+    _, wall, cpu = timed(lambda: write_release(corpus, release))
     print(f"release: {n} dialogues in {wall:.2f} s = {n / wall:,.0f} dialogues/s (CPU {cpu:.2f} s, "
           "six-word check of every file included)")
 
@@ -98,11 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             count += 1
         return count
 
-    lines, scan_wall, scan_cpu = _timed(scan_only)
+    lines, scan_wall, scan_cpu = timed(scan_only)
     print(f"plain scan of the review file: {lines:,} lines in {scan_wall:.2f} s (CPU {scan_cpu:.2f} s)")
 
     hydrated = work / "hydrated"
-    report, wall, cpu = _timed(lambda: hydrate_release(release, bundle, hydrated))
+    report, wall, cpu = timed(lambda: hydrate_release(release, bundle, hydrated))
     t = report["timing"]
     beyond = wall - t["scan_s"]
     beyond_cpu = cpu - report["scan"]["scan_cpu_seconds"]

@@ -18,33 +18,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _common import machine, timed  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 CHROMIUM = os.environ.get("TRACE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _timed(fn):
-    t, c = time.perf_counter(), time.process_time()
-    result = fn()
-    return result, time.perf_counter() - t, time.process_time() - c
-
-
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    load = " load {:.1f}/{:.1f}/{:.1f},".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
-    return f"{cpu}, {os.cpu_count()} cores,{load} Python {platform.python_version()}, {platform.system()}"
 
 
 def build_data(work: Path, n: int) -> Path:
@@ -55,13 +39,13 @@ def build_data(work: Path, n: int) -> Path:
 
     bundle, kb, corpus = work / "bundle", work / "kb", work / f"corpus_{n}"
     if not (bundle / "TRACE_SYNTHETIC.json").exists():
-        _, wall, _ = _timed(lambda: write_synthetic_bundle(bundle))
+        _, wall, _ = timed(lambda: write_synthetic_bundle(bundle))
         print(f"synthetic bundle: {wall:.1f} s")
     if not (kb / "kb.json").exists():
-        _, wall, _ = _timed(lambda: build_kb(bundle, kb))
+        _, wall, _ = timed(lambda: build_kb(bundle, kb))
         print(f"knowledge base: {wall:.1f} s")
     if not (corpus / "corpus.json").exists():
-        _, wall, _ = _timed(lambda: generate_corpus(kb, corpus, n=n, progress=False))
+        _, wall, _ = timed(lambda: generate_corpus(kb, corpus, n=n, progress=False))
         print(f"corpus: {n:,} dialogues in {wall:.1f} s")
     return corpus
 
@@ -73,7 +57,7 @@ def ensure_runs(data: Path, runs: Path, names: list[str]) -> None:
         out = runs / f"{name}.jsonl"
         meta = out.with_name(out.name + ".meta.json")
         if not meta.exists() or '"complete": true' not in meta.read_text():
-            _, wall, _ = _timed(lambda name=name, out=out: run_baseline(name, data, out, split="test", pool="closed",
+            _, wall, _ = timed(lambda name=name, out=out: run_baseline(name, data, out, split="test", pool="closed",
                                                                          progress=False))
             print(f"baseline run {name} (test split, closed pool): {wall:.1f} s")
 
@@ -89,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
     print(f"command: python benchmarks/space.py {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip())
-    print(f"machine: {_machine()}")
+    print(f"machine: {machine()}")
     args.work.mkdir(parents=True, exist_ok=True)
     data = args.data or build_data(args.work, args.n)
     runs = args.runs or args.work / f"runs_{data.name}"
@@ -116,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         from trace_dataset.kb.store import KnowledgeBase
 
         kb = KnowledgeBase.load(kb_dir(data))
-        _, warm, warm_cpu = _timed(lambda: submit(store, settings, submission, name="bench warm", kb=kb))
-        _, cold, cold_cpu = _timed(lambda: submit(store, settings, submission, name="bench cold"))
+        _, warm, warm_cpu = timed(lambda: submit(store, settings, submission, name="bench warm", kb=kb))
+        _, cold, cold_cpu = timed(lambda: submit(store, settings, submission, name="bench cold"))
     print(f"first paint of the leaderboard: median {statistics.median(paint):.2f} s, min {min(paint):.2f} s, "
           f"max {max(paint):.2f} s over {len(paint)} fresh page loads (goal < 2 s)")
     print(f"scoring a test-split submission ({n_test:,} dialogues, {rows:,} rows, tfidf's run, no NLI / judge): "
@@ -131,7 +115,7 @@ def measure_first_paint(settings, store, repeat: int, n_test: int) -> list[float
 
     from spaces_app.app import build_app
 
-    app, wall, cpu = _timed(lambda: build_app(settings, store))
+    app, wall, cpu = timed(lambda: build_app(settings, store))
     print(f"app build (imports, {n_test:,} test dialogues + runs for the browser, initial table and plot): "
           f"{wall:.1f} s (CPU {cpu:.1f} s)")
     import socket

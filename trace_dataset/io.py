@@ -112,22 +112,38 @@ def open_text(path: str | os.PathLike) -> IO[str]:
     return open(path, encoding="utf-8", newline="\n")
 
 
-def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    """Stream JSON-line records; a broken line raises TraceDataError naming file and line."""
+def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, dict]]:
+    """(line number, line without its newline, record) of every non-blank JSON line.
+
+    The one JSON-lines reader: a broken line, a non-object line, a truncated or non-gzip `.gz` file raise
+    TraceDataError naming the file (and the line).
+    """
     path = Path(path)
     if not path.exists():
         raise TraceDataError("file not found", path=path)
     with open_text(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TraceDataError(f"not valid JSON ({e.msg} at column {e.colno})", path=path, line=lineno) from None
-            if not isinstance(record, dict):
-                raise TraceDataError(f"expected a JSON object, got {type(record).__name__}", path=path, line=lineno)
-            yield record
+        try:
+            for lineno, line in enumerate(f, start=1):
+                line = line.rstrip("\n")
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise TraceDataError(f"not valid JSON ({e.msg} at column {e.colno})", path=path,
+                                         line=lineno) from None
+                if not isinstance(record, dict):
+                    raise TraceDataError(f"expected a JSON object, got {type(record).__name__}", path=path,
+                                         line=lineno)
+                yield lineno, line, record
+        except (EOFError, OSError) as e:  # truncated or non-gzip file
+            raise TraceDataError(f"unreadable file ({e})", path=path) from None
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
+    """Stream JSON-line records; a broken line raises TraceDataError naming file and line."""
+    for _, _, record in iter_jsonl_lines(path):
+        yield record
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -100,7 +100,7 @@ def test_corrupt_line_names_file_and_line(tiny, tmp_path):
         f.write("{oops\n")
     with pytest.raises(Exception) as excinfo:  # noqa: B017 - datasets' wrapper type varies; the cause is checked
         load_trace(tiny.corpus, cache_dir=tmp_path / "c")
-    assert "validation.jsonl.gz:4: corrupt line" in _dataset_error(excinfo)
+    assert "validation.jsonl.gz:4: not valid JSON" in _dataset_error(excinfo)
 
 
 def test_duplicate_ids_and_wrong_split(tiny, tmp_path):

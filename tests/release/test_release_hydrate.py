@@ -213,7 +213,7 @@ def test_corrupt_release_line(tiny, release_dir, tmp_path):
     path = split_file(release_dir, "test")
     with gzip.open(path, "at", encoding="utf-8") as f:
         f.write("not json\n")
-    with pytest.raises(TraceDataError, match=r"data/test\.jsonl\.gz:4: corrupt line"):
+    with pytest.raises(TraceDataError, match=r"data/test\.jsonl\.gz:4: not valid JSON"):
         hydrate_release(release_dir, tiny.yelp, tmp_path / "hyd")
 
 

@@ -176,7 +176,7 @@ def test_corrupt_line_and_missing_split(tiny, tmp_path):
     path = split_file(tiny.corpus, "validation")
     with gzip.open(path, "at", encoding="utf-8") as f:
         f.write('{"dialogue_id": "broken"\n')
-    with pytest.raises(TraceDataError, match=r"validation\.jsonl\.gz:4: corrupt line"):
+    with pytest.raises(TraceDataError, match=r"validation\.jsonl\.gz:4: not valid JSON"):
         write_release(tiny.corpus, tmp_path / "rel")
     path.unlink()
     with pytest.raises(TraceDataError, match="missing data/validation.jsonl.gz"):

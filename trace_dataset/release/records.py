@@ -6,13 +6,11 @@ line reads the same everywhere: `data/test.jsonl.gz:17: quote_spans[2]: expected
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from trace_dataset.io import TraceDataError, open_text
+from trace_dataset.io import TraceDataError, iter_jsonl_lines
 from trace_dataset.schema import DIALOGUE_FEATURES, QUOTE_SPAN_FEATURES
 
 DIALOGUE_FIELDS: tuple[str, ...] = tuple(DIALOGUE_FEATURES)
@@ -20,30 +18,8 @@ QUOTE_SPAN_FIELDS: tuple[str, ...] = tuple(QUOTE_SPAN_FEATURES)
 
 
 def iter_numbered_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, dict[str, Any]]]:
-    """(line number, line without its newline, record) of every non-blank JSON line; a broken line names
-    file and line."""
-    path = Path(path)
-    if not path.exists():
-        raise TraceDataError("file not found", path=path)
-    with open_text(path) as f:
-        try:
-            for lineno, line in enumerate(f, start=1):
-                line = line.rstrip("\n")
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise TraceDataError(
-                        f"corrupt line: not valid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
-                    ) from None
-                if not isinstance(record, dict):
-                    raise TraceDataError(
-                        f"corrupt line: expected a JSON object, got {type(record).__name__}", path=path, line=lineno
-                    )
-                yield lineno, line, record
-        except (EOFError, OSError) as e:  # truncated or non-gzip file
-            raise TraceDataError(f"unreadable file ({e})", path=path) from None
+    """(line number, line without its newline, record) of every non-blank JSON line (trace_dataset.io's reader)."""
+    return iter_jsonl_lines(path)
 
 
 def iter_numbered_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -11,7 +11,6 @@ repaired silently.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import POOL_FIELDS, POOLS, SPLITS
-from trace_dataset.io import TraceDataError, open_text
+from trace_dataset.io import TraceDataError, read_jsonl
 from trace_dataset.schema import PREDICTION_OPTIONAL_FIELDS, PREDICTION_REQUIRED_FIELDS
 
 LABEL_RE = re.compile(r"R[1-9]\d{0,2}")  # R1 .. R999
@@ -34,23 +33,7 @@ def load_predictions(path: str | os.PathLike) -> list[dict]:
     path = Path(path)
     if not path.is_file():
         raise TraceDataError("predictions file not found", path=path)
-    rows = []
-    with open_text(path) as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise TraceDataError(
-                    f"not valid JSON ({e.msg} at column {e.colno})", path=path, line=lineno
-                ) from None
-            if not isinstance(row, dict):
-                raise TraceDataError(
-                    f"expected a JSON object, got {type(row).__name__}", path=path, line=lineno
-                )
-            rows.append(row)
-    return rows
+    return list(read_jsonl(path))
 
 
 _REQUIRED = frozenset(PREDICTION_REQUIRED_FIELDS)
