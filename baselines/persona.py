@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.aspect import ASPECTS, HITS_FOR_FULL_WEIGHT, STARS_WEIGHT, AspectIndex, query_aspect_weights
-from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
+from baselines.aspect import ASPECTS, HITS_FOR_FULL_WEIGHT, STARS_WEIGHT, AspectBaseline, query_aspect_weights
+from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.text import user_turns
 from trace_dataset.constants import PERSONA_TYPES
 from trace_dataset.io import TraceDataError
@@ -99,8 +99,11 @@ def mixed_weights(persona: Mapping[str, float], query: Mapping[str, float], pers
     return {a: persona_mix * persona.get(a, 0.0) + (1.0 - persona_mix) * query.get(a, 0.0) for a in ASPECTS}
 
 
-class PersonaGroundedBaseline(RankingPipeline):
-    """Aspect scoring with the persona's prior aspect weights mixed into the query's (module docstring)."""
+class PersonaGroundedBaseline(AspectBaseline):
+    """Aspect scoring with the persona's prior aspect weights mixed into the query's (module docstring).
+
+    Everything but the weights (and what the metadata records) is Aspect's.
+    """
 
     name: ClassVar[str] = "persona"
     config_keys: ClassVar[tuple[str, ...]] = ("persona_mix", "hits_for_full_weight", "stars_weight")
@@ -108,15 +111,11 @@ class PersonaGroundedBaseline(RankingPipeline):
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, persona_mix: float = PERSONA_MIX,
                  hits_for_full_weight: int = HITS_FOR_FULL_WEIGHT, stars_weight: float = STARS_WEIGHT,
                  **params: Any):
-        super().__init__(kb, batch_size, **params)
         if not 0.0 <= persona_mix <= 1.0:
             raise ValueError(f"persona_mix must lie in [0, 1], got {persona_mix!r}")
-        if hits_for_full_weight < 1:
-            raise ValueError(f"hits_for_full_weight must be >= 1, got {hits_for_full_weight!r}")
+        super().__init__(kb, batch_size, hits_for_full_weight=hits_for_full_weight, stars_weight=stars_weight,
+                         **params)
         self.persona_mix = float(persona_mix)
-        self.hits_for_full_weight = int(hits_for_full_weight)
-        self.stars_weight = float(stars_weight)
-        self.aspects = AspectIndex(kb)
 
     def weights(self, inp: Mapping[str, Any]) -> dict[str, float]:
         found = inp.get("aspect_weights")
@@ -125,14 +124,6 @@ class PersonaGroundedBaseline(RankingPipeline):
             query = query_aspect_weights(user_turns(inp["history"]), self.hits_for_full_weight)
             found = mixed_weights(persona, query, self.persona_mix)
         return found
-
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        for inp in inputs:  # once per turn; score and meta read them
-            inp["aspect_weights"] = self.weights(inp)
-        return super()._forward(inputs)
-
-    def score(self, inp: Mapping[str, Any]) -> dict[str, float]:
-        return self.aspects.scores(self.weights(inp), inp["candidates"], self.stars_weight)
 
     def meta(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, Any]:
         """The turn's mixed aspect weights (ranked turns only)."""

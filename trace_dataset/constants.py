@@ -111,6 +111,7 @@ REJECTIONS_PER_TIER: dict[str, tuple[int, int]] = {
     "Hard": (2, 2),
     "Expert": (2, 3),
 }
+COPIED_WORDS_LIMIT = 6  # App. D: authored text never repeats this many consecutive words of a review
 QUOTE_MATCH_THRESHOLD = 0.80  # §2.2 / App. J: per-quote rapidfuzz partial_ratio >= 80 (as a fraction)
 DETAIL_MODIFIER_PROBABILITY = 0.30  # App. I
 

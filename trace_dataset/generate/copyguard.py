@@ -8,20 +8,14 @@ window of the whole knowledge base) and looked up with searchsorted.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
 
+from trace_dataset.constants import COPIED_WORDS_LIMIT as NGRAM
+from trace_dataset.ngrams import WORD_RE, ngram_hashes
+from trace_dataset.ngrams import words as tokens
 from trace_dataset.quotes import QUOTE_RE
-
-NGRAM = 6
-_TOKEN_RE = re.compile(r"\w+")
-_MULT = np.uint64(0x9E3779B97F4A7C15)
-
-
-def tokens(text: str) -> list[str]:
-    return _TOKEN_RE.findall(text.lower())
 
 
 def non_quote_segments(text: str) -> list[str]:
@@ -41,7 +35,7 @@ class ReviewNgrams:
         self.n = n
         self.vocab: dict[str, int] = {}
         # one pass over all texts (windows spanning two reviews add a few harmless extra hashes)
-        toks = _TOKEN_RE.findall("\n".join(t or "" for t in texts).lower())
+        toks = WORD_RE.findall("\n".join(t or "" for t in texts).lower())
         vocab = self.vocab
         ids = np.fromiter((vocab.setdefault(t, len(vocab) + 1) for t in toks), dtype=np.uint64, count=len(toks))
         if len(ids) >= n:
@@ -51,12 +45,7 @@ class ReviewNgrams:
             self.hashes = np.zeros(0, dtype=np.uint64)
 
     def _hashes(self, ids: np.ndarray) -> np.ndarray:
-        n = self.n
-        h = np.zeros(len(ids) - n + 1, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for i in range(n):
-                h = h * _MULT + ids[i : len(ids) - n + 1 + i]
-        return h
+        return ngram_hashes(ids, self.n)
 
     def copied(self, text: str) -> list[str]:
         """The NGRAM-word windows of `text` (outside quotes) that occur in some review."""

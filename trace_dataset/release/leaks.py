@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from trace_dataset.constants import COPIED_WORDS_LIMIT as LEAK_NGRAM
 from trace_dataset.io import TraceDataError, open_text
-
-LEAK_NGRAM = 6
-_WORD_RE = re.compile(r"\w+")
+from trace_dataset.ngrams import ngram_hashes, words
 
 
 @dataclass(frozen=True)
@@ -34,16 +33,11 @@ class Leak:
         return f"{where}: {LEAK_NGRAM} words of review {self.review_id!r} ({self.words!r})"
 
 
-def words(text: str) -> list[str]:
-    return _WORD_RE.findall(text.lower())
-
-
 def _ngrams(tokens: list[str], n: int) -> Iterator[tuple[str, ...]]:
     for i in range(len(tokens) - n + 1):
         yield tuple(tokens[i : i + n])
 
 
-_MULT = np.uint64(0x9E3779B97F4A7C15)
 # In valid JSON a quoted run followed by a colon is always a key (inside a value every quote is escaped).
 _JSON_KEY_RE = re.compile(r'"[^"\\]*"\s*:')
 _JSON_ESCAPE_RE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|.)')
@@ -93,12 +87,7 @@ class ReviewNgrams:
         self._sorted = np.unique(np.concatenate(chunks)) if chunks else np.zeros(0, dtype=np.uint64)
 
     def _hashes(self, ids: np.ndarray) -> np.ndarray:
-        n = self.n
-        h = np.zeros(len(ids) - n + 1, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for i in range(n):
-                h = h * _MULT + ids[i : len(ids) - n + 1 + i]
-        return h
+        return ngram_hashes(ids, self.n)
 
     def __len__(self) -> int:
         return int(self._sorted.size)
