@@ -6,15 +6,15 @@ model stack loads only when dense is used. A registered module that does not exi
 iteration and `in`, and asking for it by name says so.
 
     name         module                class
-    popularity   baselines.popularity  PopularityBaseline
-    tfidf        baselines.tfidf       TfidfBaseline
-    aspect       baselines.aspect      AspectBaseline
-    dense        baselines.dense       DenseBaseline
-    spatial      baselines.spatial     SpatialBaseline
-    hybrid_rrf   baselines.hybrid      HybridRRFBaseline
-    itinerary    baselines.itinerary   ItineraryBaseline
-    knowledge    baselines.knowledge   KnowledgeEnhancedBaseline
-    persona      baselines.persona     PersonaGroundedBaseline
+    popularity   baselines.non_llm.popularity  PopularityBaseline
+    tfidf        baselines.non_llm.tfidf       TfidfBaseline
+    aspect       baselines.non_llm.aspect      AspectBaseline
+    dense        baselines.non_llm.dense       DenseBaseline
+    spatial      baselines.non_llm.spatial     SpatialBaseline
+    hybrid_rrf   baselines.non_llm.hybrid      HybridRRFBaseline
+    itinerary    baselines.non_llm.itinerary   ItineraryBaseline
+    knowledge    baselines.non_llm.knowledge   KnowledgeEnhancedBaseline
+    persona      baselines.non_llm.persona     PersonaGroundedBaseline
 """
 
 from __future__ import annotations
@@ -29,18 +29,38 @@ if TYPE_CHECKING:
     from baselines.base import TracePipeline
     from trace_dataset.kb.store import KnowledgeBase
 
-_TABLE: dict[str, tuple[str, str]] = {
-    "popularity": ("baselines.popularity", "PopularityBaseline"),
-    "tfidf": ("baselines.tfidf", "TfidfBaseline"),
-    "aspect": ("baselines.aspect", "AspectBaseline"),
-    "dense": ("baselines.dense", "DenseBaseline"),
-    "spatial": ("baselines.spatial", "SpatialBaseline"),
-    "hybrid_rrf": ("baselines.hybrid", "HybridRRFBaseline"),
-    "itinerary": ("baselines.itinerary", "ItineraryBaseline"),
-    "knowledge": ("baselines.knowledge", "KnowledgeEnhancedBaseline"),
-    "persona": ("baselines.persona", "PersonaGroundedBaseline"),
+_NON_LLM: dict[str, tuple[str, str]] = {
+    "popularity": ("baselines.non_llm.popularity", "PopularityBaseline"),
+    "tfidf": ("baselines.non_llm.tfidf", "TfidfBaseline"),
+    "aspect": ("baselines.non_llm.aspect", "AspectBaseline"),
+    "dense": ("baselines.non_llm.dense", "DenseBaseline"),
+    "spatial": ("baselines.non_llm.spatial", "SpatialBaseline"),
+    "hybrid_rrf": ("baselines.non_llm.hybrid", "HybridRRFBaseline"),
+    "itinerary": ("baselines.non_llm.itinerary", "ItineraryBaseline"),
+    "knowledge": ("baselines.non_llm.knowledge", "KnowledgeEnhancedBaseline"),
+    "persona": ("baselines.non_llm.persona", "PersonaGroundedBaseline"),
 }
-NON_LLM_BASELINES: tuple[str, ...] = tuple(_TABLE)
+# The LLM baselines of App. F (Table 8 rows 10-14) and Itinerary-LLM (Finding 1d), in Table 5's order.
+_LLM: dict[str, tuple[str, str]] = {
+    "llm_zero_shot": ("baselines.llm.zero_shot", "LLMZeroShotBaseline"),
+    "dst": ("baselines.llm.dst", "DSTBaseline"),
+    "rag_citation": ("baselines.llm.rag_citation", "RAGCitationBaseline"),
+    "multi_review_synthesis": ("baselines.llm.mrs", "MultiReviewSynthesisBaseline"),
+    "itinerary_llm": ("baselines.llm.itinerary_llm", "ItineraryLLMBaseline"),
+    "memory_aug": ("baselines.llm.memory", "MemoryAugmentedBaseline"),
+}
+# The seed systems of the other papers, run on Trace as baselines.
+_SYSTEMS: dict[str, tuple[str, str]] = {
+    "sniprec": ("baselines.sniprec.pipeline", "SnipRecBaseline"),
+    "sniprec_snippet": ("baselines.sniprec.pipeline", "SnippetBaseline"),
+    "sniprec_sentence": ("baselines.sniprec.pipeline", "SentenceBaseline"),
+    "sniprec_document": ("baselines.sniprec.pipeline", "DocumentBaseline"),
+    "collab_rec": ("baselines.collab_rec.trace_pipeline", "CollabRecBaseline"),
+}
+_TABLE: dict[str, tuple[str, str]] = {**_NON_LLM, **_LLM, **_SYSTEMS}
+NON_LLM_BASELINES: tuple[str, ...] = tuple(_NON_LLM)
+LLM_BASELINES: tuple[str, ...] = tuple(_LLM)
+SYSTEM_BASELINES: tuple[str, ...] = tuple(_SYSTEMS)
 
 
 class BaselineUnavailable(KeyError):
@@ -98,4 +118,4 @@ def pipeline(name: str, kb: KnowledgeBase | str | os.PathLike, **params: Any) ->
     return cls(kb, **params)
 
 
-__all__ = ["BASELINES", "NON_LLM_BASELINES", "BaselineUnavailable", "pipeline"]
+__all__ = ["BASELINES", "LLM_BASELINES", "NON_LLM_BASELINES", "SYSTEM_BASELINES", "BaselineUnavailable", "pipeline"]

@@ -59,6 +59,9 @@ class TracePipeline:
 
     name: ClassVar[str] = ""
     family: ClassVar[str] = "non-LLM"  # "non-LLM" | "LLM"
+    # False for a system that carries state across dialogues (Memory-Aug.): the paper reports it apart
+    # from the session-isolated rows, and so do the leaderboard tables.
+    session_isolated: ClassVar[bool] = True
     config_keys: ClassVar[tuple[str, ...]] = ()  # constructor parameters saved in run metadata
     needs_review_text: ClassVar[bool] = True
 
@@ -169,6 +172,7 @@ class TracePipeline:
         return {
             "baseline": self.name,
             "family": self.family,
+            "session_isolated": self.session_isolated,
             "class": f"{type(self).__module__}.{type(self).__qualname__}",
             "parameters": self.get_config_dict(),
         }

@@ -33,7 +33,36 @@ BASELINE_LABELS: dict[str, str] = {
     "itinerary": "Itinerary",
     "knowledge": "Knowledge-Enh.",
     "persona": "Persona-Ground.",
+    "llm_zero_shot": "LLM Zero-Shot",
+    "dst": "DST",
+    "rag_citation": "RAG-Citation",
+    "multi_review_synthesis": "Multi-Rev. Synth.",
+    "itinerary_llm": "Itinerary-LLM",
+    "memory_aug": "Memory-Aug.",
+    "sniprec": "SnipRec",
+    "sniprec_snippet": "SnipRec-Snippet",
+    "sniprec_sentence": "SnipRec-Sentence",
+    "sniprec_document": "SnipRec-Document",
+    "collab_rec": "Collab-REC",
 }
+
+
+def system_label(meta: dict[str, Any]) -> str:
+    """The row label of a run: the paper's name, plus the LLM's model when the run used one.
+
+    The same baseline under several `--llm` specs gives one row per model (cross-backbone runs).
+    """
+    name = meta.get("baseline", "")
+    label = BASELINE_LABELS.get(name, name)
+    llm = (meta.get("parameters") or {}).get("llm")
+    if isinstance(llm, dict) and llm.get("model"):
+        label = f"{label} ({short_model_name(str(llm['model']))})"
+    return label
+
+
+def short_model_name(model: str) -> str:
+    """'/x/y/SmolLM2-135M-Instruct' -> 'SmolLM2-135M-Instruct'; 'org/name' -> 'name'."""
+    return model.rstrip("/").rsplit("/", 1)[-1] or model
 
 
 def find_runs(runs_dir: str | os.PathLike) -> list[Path]:
@@ -86,8 +115,10 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike,
         log.info("scoring %s (%s, %s)", path, meta.get("split"), meta.get("pool"))
         result = evaluate_run(data_dir, path, split=meta["split"], pool=meta["pool"], with_std=True, **options)
         name = meta.get("baseline", path.stem)
-        rows.append(result_row(result, system=BASELINE_LABELS.get(name, name), baseline=name,
-                               family=meta.get("family", "non-LLM"), source="baseline"))
+        row = result_row(result, system=system_label({"baseline": name, **meta}), baseline=name,
+                         family=meta.get("family", "non-LLM"), source="baseline")
+        row["session_isolated"] = bool(meta.get("session_isolated", True))
+        rows.append(row)
     order = list(BASELINE_LABELS)
     rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from baselines import BASELINES, pipeline
+from baselines import NON_LLM_BASELINES, pipeline
 from baselines.base import TracePipeline
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import POOLS, SPLITS
@@ -245,11 +245,11 @@ def _progress(total: int, initial: int, desc: str, enabled: bool):
 
 def run_all(data_dir: str | os.PathLike, out_dir: str | os.PathLike, names: Sequence[str] | None = None,
             **kwargs: Any) -> dict[str, dict[str, Any] | str]:
-    """Every available baseline (or `names`) into out_dir/<name>.jsonl; name -> meta, or the error text.
+    """Every non-LLM baseline (or `names`) into out_dir/<name>.jsonl; name -> meta, or the error text.
 
     A baseline that fails (for example, dense without its model package) is reported and the rest run.
     """
-    names = list(BASELINES) if names is None else list(names)
+    names = list(NON_LLM_BASELINES) if names is None else list(names)
     out_dir = Path(out_dir)
     root = check_data_dir(data_dir, resolve_splits(kwargs.get("split", "test")))
     kb = KnowledgeBase.load(kb_dir(root))

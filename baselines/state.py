@@ -4,7 +4,7 @@ Every baseline excludes rejected POIs; Spatial and Itinerary need the location a
 and Persona-Grounded read price words and aspect words; the template responses acknowledge a rejection.
 One reading of the history, so they all agree on what the user said.
 
-Choices (documented in docs/readme/baselines.md):
+Choices (documented in docs/baselines.md):
 - Rejected POIs: the row's `rejected_poi_ids` (the referenced POIs of earlier reject_and_refine turns), plus
   any pool POI whose name a reject_and_refine turn mentions; a rejection turn that names nothing and
   references nothing rejects the first POI the system turn before it referenced.

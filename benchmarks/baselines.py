@@ -66,13 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", type=Path, default=None, help="keep the predictions here (default: a temp dir)")
     args = ap.parse_args(argv)
 
-    from baselines import BASELINES
+    from baselines import NON_LLM_BASELINES
     from baselines.runner import run_baseline
     from trace_dataset.datadir import kb_dir
     from trace_dataset.kb.store import KnowledgeBase
 
     data = args.data if args.data else build_builtin(args.build, args.n, args.num_proc)
-    names = args.baselines.split(",") if args.baselines else list(BASELINES)
+    names = args.baselines.split(",") if args.baselines else list(NON_LLM_BASELINES)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir(data))
     print(f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews, loaded in "

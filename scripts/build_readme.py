@@ -1,4 +1,4 @@
-"""Assemble README.md from the section files in docs/readme/ (one per area), in reading order.
+"""Assemble README.md from the section files in docs/ (one per area), in reading order.
 
 The sections are the source; README.md is generated so each area's documentation lives next to the others'
 without merge conflicts. Run: python scripts/build_readme.py
@@ -16,13 +16,13 @@ FRONT_MATTER = re.compile(r"```yaml\n(---\n.*?\n---)\n```", re.S)
 
 
 def build() -> str:
-    space = (ROOT / "docs/readme/space.md").read_text(encoding="utf-8")
+    space = (ROOT / "docs/space.md").read_text(encoding="utf-8")
     front = FRONT_MATTER.search(space)
     if front is None:
-        raise SystemExit("docs/readme/space.md: the Space front matter block (```yaml --- ... --- ```) is missing")
+        raise SystemExit("docs/space.md: the Space front matter block (```yaml --- ... --- ```) is missing")
     parts = [front.group(1) + "\n"]
     for name in ORDER:
-        text = (ROOT / "docs/readme" / f"{name}.md").read_text(encoding="utf-8")
+        text = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
         if name == "space":  # drop the note to the lead that carries the front matter
             text = text[text.index("## The leaderboard Space"):]
         parts.append(text.strip() + "\n")

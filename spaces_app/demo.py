@@ -51,7 +51,7 @@ def check_settings(out: Path, settings: dict[str, Any]) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from baselines import BASELINES
+    from baselines import BASELINES, NON_LLM_BASELINES
     from baselines.leaderboard import build_leaderboard, format_tables, write_leaderboard
     from baselines.runner import run_baseline
     from spaces_app.settings import Settings, demo_layout
@@ -71,7 +71,7 @@ def run_demo(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", SEED)
     per_cell = getattr(args, "per_cell", None) or KB_PER_CELL
     scale = getattr(args, "scale", 1.0)
-    names = list(BASELINES) if args.baselines == "all" else [n.strip() for n in args.baselines.split(",") if n.strip()]
+    names = list(NON_LLM_BASELINES) if args.baselines == "all" else [n.strip() for n in args.baselines.split(",") if n.strip()]
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baselines {unknown}; expected some of {sorted(BASELINES)} or 'all'")

@@ -1,4 +1,4 @@
-"""Space settings, read from environment variables (documented in docs/readme/space.md) or given explicitly.
+"""Space settings, read from environment variables (documented in docs/space.md) or given explicitly.
 
     TRACE_SPACE_DATA           hydrated Trace data directory (dialogue browser, scoring of submissions)
     TRACE_SPACE_RESULTS        local results-store folder (default runs/space)

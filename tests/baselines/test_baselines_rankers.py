@@ -9,7 +9,7 @@ from baseline_helpers import CITY, poi, row, turn, write_kb
 
 from baselines import pipeline
 from baselines.geo import haversine_m
-from baselines.tfidf import TfidfIndex, TfidfScorer, log_tf, smooth_idf
+from baselines.non_llm.tfidf import TfidfIndex, TfidfScorer, log_tf, smooth_idf
 from trace_dataset.kb.store import KnowledgeBase
 
 

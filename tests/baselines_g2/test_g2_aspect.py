@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from g2_helpers import load_kb, poi, row
 
-from baselines.aspect import (
+from baselines.non_llm.aspect import (
     ASPECT_KEYWORDS,
     ASPECTS,
     NEGATIVE_WORDS,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from g2_helpers import CELL_IDS, CELL_POIS, CELL_REVIEWS, load_kb, poi, row, turn
 
-from baselines.dense import (
+from baselines.non_llm.dense import (
     HUB_MODEL_ID,
     DenseBaseline,
     DenseIndex,

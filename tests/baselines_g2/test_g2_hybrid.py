@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from g2_helpers import CELL_IDS, poi, row
 
-import baselines.hybrid as hybrid
-from baselines.aspect import AspectBaseline
+import baselines.non_llm.hybrid as hybrid
 from baselines.base import rank_by_score
-from baselines.dense import DenseIndex, DenseUnavailable
-from baselines.hybrid import HybridRRFBaseline, rrf_fuse, stars_price_ranking
-from baselines.tfidf import TfidfBaseline
+from baselines.non_llm.aspect import AspectBaseline
+from baselines.non_llm.dense import DenseIndex, DenseUnavailable
+from baselines.non_llm.hybrid import HybridRRFBaseline, rrf_fuse, stars_price_ranking
+from baselines.non_llm.tfidf import TfidfBaseline
 from trace_dataset.records import Poi
 
 

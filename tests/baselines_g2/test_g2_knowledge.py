@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from g2_helpers import poi, row
 
-from baselines.knowledge import (
+from baselines.non_llm.knowledge import (
     Constraint,
     KnowledgeEnhancedBaseline,
     category_aliases,
@@ -148,7 +148,7 @@ def test_pipeline_scores_share_then_tfidf(cell_kb):
 
 
 def test_pipeline_without_constraints_is_tfidf(cell_kb):
-    from baselines.tfidf import TfidfBaseline
+    from baselines.non_llm.tfidf import TfidfBaseline
 
     r = row(["fresh oysters and lobster"], candidates=("p_sea", "p_veg", "p_bbq", "p_caf", "p_sus"))
     [k] = KnowledgeEnhancedBaseline(cell_kb)([r])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from g2_helpers import load_kb, poi, row
 
-from baselines.aspect import ASPECTS
-from baselines.persona import (
+from baselines.non_llm.aspect import ASPECTS
+from baselines.non_llm.persona import (
     PERSONA_ASPECT_WEIGHTS,
     PersonaGroundedBaseline,
     mixed_weights,

@@ -1,6 +1,6 @@
 """`trace-bench corpus stats DIR`: the dialogue half of the paper's Table 3, plus the multi-reference share.
 
-Definitions (the paper does not spell them out; docs/readme/generator.md says why):
+Definitions (the paper does not spell them out; docs/generator.md says why):
 - turns per dialogue: mean and (population) standard deviation of len(turns);
 - POIs recommended per dialogue: distinct POIs named by recommend/compare turns;
 - rejection rate: reject_and_refine turns / user turns (Table 3's "29.4% rejection turns"; with 10.5 turns per

@@ -6,7 +6,7 @@ unknown, from review evidence: a non-negated mention of the aspect in one of the
 reviews. Gold POIs, rejections and `acceptable_alternative_poi_ids` are all computed with this predicate,
 so the alternatives a dialogue lists are derived, never guessed.
 
-Rules per kind (documented in docs/readme/generator.md):
+Rules per kind (documented in docs/generator.md):
 - category: the value is one of the POI's Yelp categories.
 - price: the POI's price level is known and <= the ceiling of the word (constants.PRICE_KEYWORDS); with an
   unknown price level, review evidence of good value and none of expense.

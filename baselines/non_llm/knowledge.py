@@ -1,7 +1,7 @@
 """Knowledge-Enhanced baseline: attribute-constraint matching over the canonical POI attributes.
 
 The paper names the idea ("attribute matching", Table 8 retrieval type KB = structured attributes) and
-nothing more; our reading (docs/readme/baselines_g2.md, tests/baselines_g2/test_g2_knowledge.py):
+nothing more; our reading (docs/baselines_g2.md, tests/baselines_g2/test_g2_knowledge.py):
 
 1. Parse constraints from the user turns so far (`parse_constraints`): price ceiling or floor, minimum
    stars ("4+ stars", "rated at least 4.5", "highly rated" = 4.0), noise, wifi, outdoor seating, kids,
@@ -29,8 +29,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
+from baselines.non_llm.tfidf import TfidfScorer
 from baselines.text import user_turns
-from baselines.tfidf import TfidfScorer
 from trace_dataset.constants import PRICE_KEYWORDS
 from trace_dataset.records import Poi
 

@@ -1,6 +1,6 @@
 """Itinerary (App. F): a proximity graph and a greedy nearest-neighbour tour around the recommendation.
 
-- Ranking: exactly the TF-IDF ranking (baselines.tfidf) of the usable candidates. The paper's Itinerary row
+- Ranking: exactly the TF-IDF ranking (baselines.non_llm.tfidf) of the usable candidates. The paper's Itinerary row
   has TF-IDF's accuracy to the third decimal (Tables 5, 26), so the tour changes what the system says, not
   the order of the pool; and a pool is one city x type cell, where a graph without same-type edges has no
   edges at all.
@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.geo import has_coords, poi_distance_m
+from baselines.non_llm.tfidf import TfidfScorer
 from baselines.responses import (
     Citations,
     Response,
@@ -33,7 +34,6 @@ from baselines.responses import (
     template_response,
     type_noun,
 )
-from baselines.tfidf import TfidfScorer
 from trace_dataset.kb.store import KnowledgeBase
 
 

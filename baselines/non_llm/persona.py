@@ -2,7 +2,7 @@
 
 The paper says only that persona types map to aspect weights. Ours: each of the 47 persona types of
 `constants.PERSONA_TYPES` (App. I) has a prior weight in [0, 1] for each of the five aspects of
-`baselines.aspect` (table below, hand-set from what the archetype travels for: a budget traveller weighs
+`baselines.non_llm.aspect` (table below, hand-set from what the archetype travels for: a budget traveller weighs
 value, a layover traveller location, a date night ambiance). The turn's weights mix that prior with the
 dialogue's own aspect weights (Aspect's w_a = min(hits_a / 3, 1)):
 
@@ -18,8 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.aspect import ASPECTS, HITS_FOR_FULL_WEIGHT, STARS_WEIGHT, AspectBaseline, query_aspect_weights
 from baselines.base import DEFAULT_BATCH_SIZE
+from baselines.non_llm.aspect import (
+    ASPECTS,
+    HITS_FOR_FULL_WEIGHT,
+    STARS_WEIGHT,
+    AspectBaseline,
+    query_aspect_weights,
+)
 from baselines.text import user_turns
 from trace_dataset.constants import PERSONA_TYPES
 from trace_dataset.io import TraceDataError
