@@ -1,0 +1,137 @@
+"""SnipRec's prompts (App. C) as versioned text files beside this module, rendered into chat messages.
+
+Each `prompts/<name>.txt` holds a system part, a line `=== user ===`, and a user template. Placeholders are
+`{item_type}` (restaurant, hotel or attraction: the paper's prompts say "restaurant"; Trace has three POI
+types) and the prompt's own fields (`{review}`, `{question}`, ...). Only the placeholders a prompt declares are
+replaced, in one pass, so braces in the few-shot JSON and in the filled-in values are left alone.
+`prompts/prompts.json` gives each prompt's paper section and its max_new_tokens; `prompt_hashes()` is the
+SHA-256 of every file, recorded in run metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trace_dataset.io import TraceDataError
+
+if TYPE_CHECKING:
+    from trace_dataset.llm import LLM, DecodingSettings
+
+PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
+SETTINGS_FILE = "prompts.json"
+USER_MARKER = "=== user ==="
+PROMPT_NAMES: tuple[str, ...] = (
+    "item_snippets", "name_check", "query_snippets", "expand_paraphrase", "expand_support", "expand_opposite",
+    "clarify",
+)  # fmt: skip
+# The fields each prompt's template fills in (besides item_type).
+PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
+    "item_snippets": ("review",),
+    "name_check": ("item_snippet", "item_name"),
+    "query_snippets": ("question", "response", "intents"),
+    "expand_paraphrase": ("sentence",),
+    "expand_support": ("sentence",),
+    "expand_opposite": ("sentence",),
+    "clarify": ("context",),
+}
+
+
+@cache
+def _read(name: str) -> tuple[str, str]:
+    if name not in PROMPT_FIELDS:
+        raise KeyError(f"unknown SnipRec prompt {name!r}; expected one of {PROMPT_NAMES}")
+    path = PROMPT_DIR / f"{name}.txt"
+    text = path.read_text(encoding="utf-8")
+    system, sep, user = text.partition(f"\n{USER_MARKER}\n")
+    if not sep:
+        raise TraceDataError(f"prompt file has no '{USER_MARKER}' line between system and user parts", path=path)
+    return system.strip(), user.strip()
+
+
+@lru_cache(maxsize=1)
+def prompt_settings() -> dict[str, dict[str, Any]]:
+    """name -> {"section", "max_new_tokens", "json"} from prompts.json."""
+    path = PROMPT_DIR / SETTINGS_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    missing = [n for n in PROMPT_NAMES if n not in data.get("prompts", {})]
+    if missing:
+        raise TraceDataError(f"no settings for prompt(s) {missing}", path=path)
+    return data["prompts"]
+
+
+def prompt_hashes() -> dict[str, str]:
+    """SHA-256 of every prompt file and of prompts.json (what run metadata records)."""
+    files = [f"{n}.txt" for n in PROMPT_NAMES] + [SETTINGS_FILE]
+    return {f: hashlib.sha256((PROMPT_DIR / f).read_bytes()).hexdigest() for f in files}
+
+
+def render(name: str, item_type: str, **fields: str) -> list[dict[str, str]]:
+    """Chat messages of prompt `name` with its placeholders filled in (all of them must be given)."""
+    system, user = _read(name)
+    expected = PROMPT_FIELDS[name]
+    if sorted(fields) != sorted(expected):
+        raise TypeError(f"prompt {name!r} takes fields {list(expected)}, got {sorted(fields)}")
+    values = {"item_type": item_type, **{k: str(v) for k, v in fields.items()}}
+    pattern = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
+
+    def fill(template: str) -> str:
+        return pattern.sub(lambda m: values[m.group(1)], template)
+
+    messages = [{"role": "system", "content": fill(system)}] if system else []
+    return [*messages, {"role": "user", "content": fill(user)}]
+
+
+def max_new_tokens(name: str) -> int:
+    return int(prompt_settings()[name]["max_new_tokens"])
+
+
+_LABEL_RE = re.compile(r"^\s*(?:recommender|assistant|answer|output|paraphrase|sentence|opposite|evidence)\s*:\s*",
+                       re.IGNORECASE)
+_WRAP = " \t`\"'\u201c\u201d*"
+
+
+def first_line(reply: str) -> str:
+    """The usable line of a plain-text reply: its first non-empty line without a leading role label
+    ("Recommender:") and without wrapping quotes, backticks or asterisks; "" when there is none."""
+    for line in reply.splitlines():
+        line = _LABEL_RE.sub("", line.strip()).strip(_WRAP).strip()
+        if line:
+            return line
+    return ""
+
+
+DEFAULT_MAX_REPAIRS = 2  # the LLM layer's default for generate_json_batch
+
+
+@dataclass(frozen=True)
+class PromptRunner:
+    """One LLM with SnipRec's per-prompt settings: max_new_tokens = the prompt's own (prompts.json) capped by
+    the LLM's setting (`--max-new-tokens`), and the JSON repair budget. Every call is batched; the LLM layer
+    caches, retries and counts."""
+
+    llm: LLM
+    json_repairs: int = DEFAULT_MAX_REPAIRS
+
+    def settings(self, name: str) -> DecodingSettings:
+        return self.llm.settings.replace(max_new_tokens=min(max_new_tokens(name), self.llm.settings.max_new_tokens))
+
+    def json(self, name: str, items: Sequence[tuple[str, dict[str, str]]], schema: dict[str, Any]) -> list[Any]:
+        """One JSON value (or an LLMOutputError) per (item_type, fields) of prompt `name`."""
+        if not items:
+            return []
+        convs = [render(name, item_type, **fields) for item_type, fields in items]
+        return self.llm.generate_json_batch(convs, schema, self.settings(name), max_repairs=self.json_repairs)
+
+    def text(self, name: str, items: Sequence[tuple[str, dict[str, str]]]) -> list[str]:
+        """The first usable line (`first_line`) of the reply to each (item_type, fields) of prompt `name`."""
+        if not items:
+            return []
+        convs = [render(name, item_type, **fields) for item_type, fields in items]
+        return [first_line(r) for r in self.llm.generate_batch(convs, self.settings(name))]
