@@ -1,0 +1,300 @@
+"""`trace-bench core ...`: CoRE on a predictions file, its meta-evaluation, the human-ratings converter.
+
+    trace-bench core score --data DIR --predictions FILE --out DIR [--llm SPEC] [--limit N] [--no-debate]
+    trace-bench core meta --scores DIR/scores.jsonl --human HUMAN.jsonl [--json] [--out FILE] [--plots DIR]
+    trace-bench core human --annotations ANNOTATIONS.jsonl --out HUMAN.jsonl [--likert-naturalness]
+    trace-bench core log --data DIR --predictions FILE --dialogue ID [--evidence]
+
+Heavy imports stay inside the commands so that `trace-bench --help` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.constants import SPLITS
+
+DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
+DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
+
+
+def register(subparsers: Any) -> None:
+    from trace_dataset.llm import add_llm_argument
+
+    parser = subparsers.add_parser(
+        "core", help="CoRE: 12-factor LLM evaluation with a multi-agent debate, and its meta-evaluation",
+        description="CoRE (Chen et al., 2026) on Trace: score conversation logs on twelve user-centric factors "
+        "(0-4) and a debated overall score (0-100); measure agreement with human ratings.",
+    )  # fmt: skip
+    sub = parser.add_subparsers(dest="core_command", metavar="ACTION", required=True)
+
+    score = sub.add_parser("score", help="rate the dialogues of a predictions file (resumable)")
+    _log_inputs(score)
+    score.add_argument("--out", required=True, type=Path, help="output folder (resumed when it exists)")
+    score.add_argument("--limit", type=_count(1), default=None, help="only the first N dialogues")
+    score.add_argument("--ids", default=None, help="only these dialogue ids (comma-separated)")
+    score.add_argument(
+        "--max-retries",
+        type=_count(0),
+        default=2,
+        help="retries of a reply without a valid rating (default 2)",
+    )
+    score.add_argument(
+        "--max-repairs", type=_count(0), default=2, help="JSON repairs of a debater's reply (default 2)"
+    )
+    score.add_argument("--rounds", type=_count(1), default=4, help="maximum debate rounds (default 4)")
+    score.add_argument("--no-debate", action="store_true", help="factors only, no overall score")
+    score.add_argument("--factors", default=None,
+                       help="rate only these factors (comma-separated ids; default all twelve)")  # fmt: skip
+    score.add_argument("--debate-max-new-tokens", type=_count(1), default=DEFAULT_DEBATE_TOKENS,
+                       help=f"tokens per debate reply (default {DEFAULT_DEBATE_TOKENS})")  # fmt: skip
+    score.add_argument("--chunk", type=_count(1), default=16, help="dialogues scored per batch (default 16)")
+    score.add_argument(
+        "--prompts", type=Path, default=None, help="a prompts folder replacing the packaged one"
+    )
+    score.add_argument("--overwrite", action="store_true", help="discard what --out holds and start over")
+    add_llm_argument(score, max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    score.set_defaults(func=_score)
+
+    meta = sub.add_parser("meta", help="agreement of CoRE scores with human ratings (QWK, Spearman, Kendall)")
+    meta.add_argument(
+        "--scores", required=True, type=Path, help="CoRE's scores.jsonl ({id, factor, score} rows)"
+    )
+    meta.add_argument(
+        "--human", required=True, type=Path, help="human ratings, same row shape (see `core human`)"
+    )
+    meta.add_argument("--json", action="store_true", help="print the full result as JSON")
+    meta.add_argument("--out", type=Path, default=None, help="also write the result JSON here")
+    meta.add_argument("--plots", type=Path, default=None, help="write the coupling and agreement PNGs here")
+    meta.set_defaults(func=_meta)
+
+    human = sub.add_parser(
+        "human", help="convert annotation rows (their 'core' ratings) to {id, factor, score} rows"
+    )
+    human.add_argument(
+        "--annotations", required=True, type=Path, help="annotation JSON lines (trace_metrics.lib.human)"
+    )
+    human.add_argument("--out", required=True, type=Path, help="JSON lines to write")
+    human.add_argument("--likert-naturalness", action="store_true",
+                       help="use the naturalness Likert (1-5, minus 1) where a row has no core naturalness")  # fmt: skip
+    human.set_defaults(func=_human)
+
+    show = sub.add_parser("log", help="print one dialogue's conversation log as CoRE's prompts show it")
+    _log_inputs(show)
+    show.add_argument("--dialogue", required=True, help="the dialogue id")
+    show.add_argument("--evidence", action="store_true", help="with the cited reviews (the Groundness view)")
+    show.set_defaults(func=_show)
+
+
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
+        return value
+
+    return parse
+
+
+def _log_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data",
+        required=True,
+        type=Path,
+        help="Trace data directory (hydrated): dialogues and knowledge base",
+    )
+    p.add_argument("--predictions", required=True, type=Path, help="the system's predictions JSONL")
+    p.add_argument("--split", default="test", choices=SPLITS)
+    p.add_argument("--dialogues", type=Path, default=None,
+                   help="dialogue records to use instead of the split (e.g. interactive logs); --data gives the KB")  # fmt: skip
+    p.add_argument(
+        "--system", default=None, help="system name in the log ids (default: run metadata or file name)"
+    )
+    p.add_argument(
+        "--top-k", type=_count(1), default=3, help="places per recommendation turn in the list (default 3)"
+    )
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The per-factor table of a CoRE run (what `core score` and `evaluate --core` print)."""
+    rows = [[f, _fmt(s["mean"]), str(s["n"]), str(s["n_missing"])] for f, s in summary["factors"].items()]
+    rows.append(
+        ["factor_mean (0-4)", _fmt(summary["factor_mean"]["mean"]), str(summary["factor_mean"]["n"]), ""]
+    )
+    if "overall" in summary:
+        o = summary["overall"]
+        rows.append(["overall (debate, 0-100)", _fmt(o["mean"], 1), str(o["n"]), str(o["n_failed"])])
+    text = _table(["CoRE factor", "mean", "n", "missing"], rows)
+    r = summary["ratings"]
+    text += (f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: "
+             + ", ".join(f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"))  # fmt: skip
+    if "overall" in summary:
+        o = summary["overall"]
+        text += (f"\ndebates: consensus in {_fmt(o['consensus_rate'])} of them; rounds {o['rounds']}; "
+                 f"{o['failed_messages']} of {o['messages']} debater replies unusable")  # fmt: skip
+    return text
+
+
+def _llm_settings(args: argparse.Namespace):
+    from trace_dataset.llm.cli import settings_from_args
+
+    factor = settings_from_args(args)
+    return factor, factor.replace(max_new_tokens=args.debate_max_new_tokens)
+
+
+def _score(args: argparse.Namespace) -> int:
+    from trace_dataset.io import check_output_dir
+    from trace_dataset.llm import llm_from_args
+    from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.runner import RUN_FILE, collect_logs, run_corpus
+    from trace_metrics.core.scoring import check_factors
+
+    check_output_dir(args.out, (RUN_FILE,), what="CoRE output")  # before any work
+    ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
+    try:
+        factors = list(check_factors([f.strip() for f in args.factors.split(",") if f.strip()])
+                       if args.factors else FACTOR_IDS)  # fmt: skip
+    except ValueError as e:
+        print(f"trace-bench core score: error: --factors: {e}", file=sys.stderr)
+        return 2
+    logs, source = collect_logs(args.predictions, args.data, split=args.split, dialogues_path=args.dialogues,
+                                system=args.system, top_k=args.top_k, limit=args.limit, dialogue_ids=ids)  # fmt: skip
+    prompts = load_prompts(args.prompts)
+    factor_settings, debate_settings = _llm_settings(args)
+    with llm_from_args(args) as llm:
+        result = run_corpus(
+            llm, logs, args.out, prompts, source=source, chunk_size=args.chunk, overwrite=args.overwrite,
+            factors=factors, debate=not args.no_debate, max_rounds=args.rounds, max_retries=args.max_retries,
+            max_repairs=args.max_repairs, factor_settings=factor_settings, debate_settings=debate_settings,
+        )  # fmt: skip
+        described = llm.describe()
+    print(f"CoRE with {described['backend']} {described['model']} (prompts {prompts.version}, "
+          f"sha256 {prompts.sha256[:12]}) on {len(logs)} dialogues of {source['system']}")  # fmt: skip
+    print(format_summary(result["summary"]))
+    u = result["usage"]
+    print(f"this run: {u['scored_now']} dialogues scored, {u['skipped']} already done; "
+          f"{u['total'].get('requests', 0)} requests, {u['total'].get('cache_hits', 0)} answered from the cache")  # fmt: skip
+    print(f"wrote {args.out}/ (dialogues/, scores.jsonl, summary.json, usage.json)")
+    return 0
+
+
+def format_meta(result: dict[str, Any]) -> str:
+    """The agreement table of a meta-evaluation result."""
+    header = ["factor", "n", "missing", "QWK", "Spearman", "Kendall tau_b", "CoRE mean", "human mean"]
+    rows = []
+    for f, s in result["factors"].items():
+        rows.append([f, str(s["n"]), str(s["n_missing_core"]), _fmt(s["qwk"]), _fmt(s["spearman"]),
+                     _fmt(s["kendall_tau_b"]), _fmt(s["core_mean"], 2), _fmt(s["human_mean"], 2)])  # fmt: skip
+    p, m = result["pooled"], result["macro"]
+    rows.append(["pooled (all factors)", str(p["n"]), "", _fmt(p["qwk"]), _fmt(p["spearman"]),
+                 _fmt(p["kendall_tau_b"]), "", ""])  # fmt: skip
+    rows.append(
+        ["mean over factors", "", "", _fmt(m["qwk"]), _fmt(m["spearman"]), _fmt(m["kendall_tau_b"]), "", ""]
+    )
+    for name, s in result["overall"].items():
+        label = "overall: debate" if name == "multi_agent" else "overall: factor mean"
+        rows.append([label, str(s["n"]), str(s["n_missing_core"]), "", _fmt(s["spearman"]),
+                     _fmt(s["kendall_tau_b"]), _fmt(s["core_mean"], 2), _fmt(s["human_mean"], 2)])  # fmt: skip
+    c = result["coupling"]
+    rank = result["ranking"]["overall"]
+    return (
+        f"{result['n']['shared_logs']} logs rated by both (QWK over labels {result['label_set']})\n"
+        + _table(header, rows)
+        + f"\nfactor coupling, mean |Kendall tau_b|: CoRE {_fmt(c['core']['mean_abs'])}, human "
+        f"{_fmt(c['human']['mean_abs'])} (paper: humans 0.22, LLM evaluators 0.25-0.36)"
+        + f"\nsystem ranking agreement (overall, Kendall tau_b): {_fmt(rank['kendall_tau_b'])} over "
+        f"{len(rank['systems'])} systems"
+    )
+
+
+def _meta(args: argparse.Namespace) -> int:
+    from trace_dataset.io import check_output_dir, check_output_file, write_json
+    from trace_metrics.core.meta import meta_evaluate_files
+
+    if args.out is not None:
+        check_output_file(args.out)
+    if args.plots is not None:
+        check_output_dir(args.plots, what="plots")
+    result = meta_evaluate_files(args.scores, args.human)
+    if args.plots is not None:
+        from trace_metrics.core.plots import write_plots
+
+        result["plots"] = write_plots(result, args.plots)
+    if args.out is not None:
+        write_json(args.out, result)
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(format_meta(result))
+        for path in [*(result.get("plots") or {}).values(), *([os.fspath(args.out)] if args.out else [])]:
+            print(f"wrote {path}")
+    return 0
+
+
+def _human(args: argparse.Namespace) -> int:
+    from trace_dataset.io import check_output_file
+    from trace_metrics.core.annotations import convert_annotations
+
+    check_output_file(args.out)
+    counts = convert_annotations(args.annotations, args.out, likert_naturalness=args.likert_naturalness)
+    print(
+        f"wrote {args.out}: {counts['rows']} rows for {counts['logs']} logs; factors {', '.join(counts['factors'])}"
+    )
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from trace_metrics.core.runner import collect_logs
+
+    logs, _ = collect_logs(args.predictions, args.data, split=args.split, dialogues_path=args.dialogues,
+                           system=args.system, top_k=args.top_k, dialogue_ids=[args.dialogue])  # fmt: skip
+    print(logs[0].render(evidence=args.evidence))
+    return 0
+
+
+def core_out_dir(out: Path) -> Path:
+    """Where `trace-bench evaluate --out FILE --core SPEC` keeps CoRE's outputs: FILE's stem + ".core"."""
+    return out.with_name(out.stem + ".core")
+
+
+def run_for_evaluate(
+    data_dir: Path, predictions: Path, split: str, llm_spec: str, out_dir: Path
+) -> dict[str, Any]:
+    """`trace-bench evaluate --core LLM_SPEC`: CoRE with its defaults on the same predictions; per-dialogue
+    outputs in `out_dir` (resumable); returns the run's summary, identity and usage."""
+    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_metrics.core.prompts import load_prompts
+    from trace_metrics.core.runner import collect_logs, run_corpus
+
+    logs, source = collect_logs(predictions, data_dir, split=split)
+    factor_settings = DecodingSettings(max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    with load_llm(llm_spec, settings=factor_settings) as llm:
+        result = run_corpus(llm, logs, out_dir, load_prompts(), source=source, factor_settings=factor_settings,
+                            debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS))  # fmt: skip
+    return {"summary": {k: v for k, v in result["summary"].items() if k != "identity"},
+            "identity": result["summary"]["identity"], "usage": result["usage"], "out_dir": str(out_dir)}  # fmt: skip
