@@ -1,7 +1,8 @@
 """The `datasets` builder of a Trace data directory (a generated corpus, a release or a hydrated release).
 
 Configs: `dialogues` (default), `turns` (one row per system turn, closed pool), `turns_pool_16`,
-`turns_pool_32`, `turns_open`, and the knowledge base: `knowledge_base` (POIs), `review_index`, `reviews`
+`turns_pool_32`, `turns_open`, `interactive` (the live conversations `trace-bench interact` logs, one split
+`interactive`, same features as `dialogues`), and the knowledge base: `knowledge_base` (POIs), `review_index`, `reviews`
 (review text; hydrated or local directories only). Features come from `trace_dataset.schema`, turn rows
 from `trace_dataset.views.turn_rows`. The data files (with their modification times) are part of the
 config id, so editing a data directory never serves a stale cache. Instantiate it directly
@@ -19,6 +20,7 @@ import datasets
 
 from trace_dataset.constants import (
     DATA_DIRNAME,
+    INTERACTIVE_FILE,
     KB_DIRNAME,
     POIS_FILE,
     POOLS,
@@ -38,7 +40,7 @@ from trace_dataset.schema import (
 )
 from trace_dataset.views import turn_rows
 
-Kind = Literal["dialogues", "turns", "knowledge_base", "review_index", "reviews"]
+Kind = Literal["dialogues", "turns", "interactive", "knowledge_base", "review_index", "reviews"]
 # knowledge-base kinds: split name, file under knowledge_base/, features, key field
 KB_KINDS: dict[str, tuple[str, str, datasets.Features, str]] = {
     "knowledge_base": ("pois", POIS_FILE, POI_FEATURES, "business_id"),
@@ -56,8 +58,8 @@ class TraceConfig(datasets.BuilderConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.kind not in ("dialogues", "turns", *KB_KINDS):
-            raise ValueError(f"unknown kind {self.kind!r}; expected one of {('dialogues', 'turns', *KB_KINDS)}")
+        if self.kind not in ("dialogues", "turns", "interactive", *KB_KINDS):
+            raise ValueError(f"unknown kind {self.kind!r}; expected one of {('dialogues', 'turns', 'interactive', *KB_KINDS)}")
         if self.pool not in POOLS:
             raise ValueError(f"unknown pool {self.pool!r}; expected one of {POOLS}")
 
@@ -65,7 +67,7 @@ class TraceConfig(datasets.BuilderConfig):
 _VERSION = datasets.Version(f"{SCHEMA_VERSION}.0")
 TURN_CONFIGS: dict[str, str] = {"turns": "closed", "turns_pool_16": "pool_16", "turns_pool_32": "pool_32",
                                 "turns_open": "open"}
-CONFIG_NAMES: tuple[str, ...] = ("dialogues", *TURN_CONFIGS, *KB_KINDS)
+CONFIG_NAMES: tuple[str, ...] = ("dialogues", *TURN_CONFIGS, "interactive", *KB_KINDS)
 
 
 def _relative_files(config_name: str) -> dict[str, list[str]]:
@@ -73,6 +75,8 @@ def _relative_files(config_name: str) -> dict[str, list[str]]:
     if config_name in KB_KINDS:
         split, name, _, _ = KB_KINDS[config_name]
         return {split: [f"{KB_DIRNAME}/{name}"]}
+    if config_name == "interactive":
+        return {"interactive": [f"{DATA_DIRNAME}/{INTERACTIVE_FILE}"]}
     return {s: [f"{DATA_DIRNAME}/{s}.jsonl.gz"] for s in SPLITS}
 
 
@@ -93,6 +97,9 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
                       description=f"One row per system turn with its history, the {pool} candidate pool and gold "
                                   "(schema.TURN_ROW_FEATURES).")
           for name, pool in TURN_CONFIGS.items()),
+        TraceConfig(name="interactive", version=_VERSION, kind="interactive",
+                    description="Live conversations of a simulated traveler with a system (`trace-bench interact` "
+                                "--out folder), as dialogue records (schema.DIALOGUE_FEATURES), split `interactive`."),
         TraceConfig(name="knowledge_base", version=_VERSION, kind="knowledge_base",
                     description="The knowledge base's POIs (schema.POI_FEATURES), split `pois`."),
         TraceConfig(name="review_index", version=_VERSION, kind="review_index",
@@ -123,7 +130,7 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
 
     def _info(self) -> datasets.DatasetInfo:
         kind = self.config.kind
-        if kind == "dialogues":
+        if kind in ("dialogues", "interactive"):
             features = DIALOGUE_FEATURES
         elif kind == "turns":
             features = TURN_ROW_FEATURES
@@ -164,6 +171,9 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
             if did in seen_ids:
                 raise TraceDataError(f"duplicate dialogue_id {did!r}", path=path, line=lineno)
             seen_ids.add(did)
+            if kind == "interactive":  # live logs keep the split of the dialogue their traveler was seeded from
+                yield did, d
+                continue
             if d["split"] != split:
                 raise TraceDataError(f"dialogue {did!r} has split {d['split']!r} but sits in the {split!r} file",
                                      path=path, line=lineno)

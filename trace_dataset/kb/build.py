@@ -18,7 +18,9 @@
    14.25 per POI. Each POI keeps min(available, cap) reviews, with the largest integer cap that does not
    exceed that total, and the remainder is given as one extra review to POIs chosen by seeded hash.
 6. Write pois.jsonl.gz, review_index.jsonl.gz, reviews.jsonl.gz and, last, kb.json (source, parameters,
-   Table 3 counts, file SHA256s and kb_version = SHA256 over them).
+   Table 3 counts, file SHA256s and kb_version = SHA256 over them) into a hidden staging folder beside the
+   output, and swap it in whole (`trace_dataset.io.staged_dir`): a killed build leaves the previous knowledge
+   base untouched, never a mix of old and new files, and a rerun removes the staging folder it left.
 """
 
 from __future__ import annotations
@@ -47,7 +49,15 @@ from trace_dataset.constants import (
     SCHEMA_VERSION,
     SEED,
 )
-from trace_dataset.io import TraceDataError, sha256_file, sha256_text, write_json, write_jsonl
+from trace_dataset.io import (
+    TraceDataError,
+    check_output_dir,
+    sha256_file,
+    sha256_text,
+    staged_dir,
+    write_json,
+    write_jsonl,
+)
 from trace_dataset.kb.classify import classify, rating_bucket, stratum_category
 from trace_dataset.yelp.reader import (
     MalformedLog,
@@ -70,6 +80,8 @@ _RID = b'"review_id":"'
 _SIMPLE_ID = re.compile(r"[A-Za-z0-9_\-]+")
 
 Cell = tuple[str, str]  # (city, poi_type)
+# an existing output folder is replaced only when it holds one of these (an earlier knowledge base)
+KB_MARKERS: tuple[str, ...] = (KB_META_FILE, POIS_FILE)
 
 
 class _Hasher:
@@ -354,6 +366,8 @@ def _shortfall_error(short: dict[Cell, int], per_cell: int, path: Path) -> Trace
              for (city, poi_type), have in short.items()]
     feasible = min(short.values())
     hint = f"lower --per-cell to at most {feasible}" if feasible > 0 else "use a bigger bundle"
+    hint += (", or build a catalogue of only the cells you need, which need not be full (trace-bench kb build "
+             "--cities CITY --poi-types TYPE [--all]; trace_dataset.kb.catalogue)")
     return TraceDataError(
         f"bundle too small for {per_cell} POIs per city x type; {len(short)} cell(s) are short "
         f"(POIs with enough reviews):\n" + "\n".join(lines) + f"\n{hint}",
@@ -377,7 +391,7 @@ def build_kb(
     if not 1 <= min_reviews <= RESERVOIR:
         raise ValueError(f"min_reviews must be in 1..{RESERVOIR}, got {min_reviews}")
     bundle = open_bundle(yelp_path)
-    out_dir = Path(out_dir)
+    out_dir = _check_out_dir(out_dir, bundle.path)
     malformed = MalformedLog(strict=strict)
     log.info("reading businesses of %s", bundle)
     ordered, business_info = collect_candidates(bundle, min_reviews=min_reviews, seed=seed, malformed=malformed)
@@ -433,39 +447,47 @@ def build_kb(
                     n_truncated += length > REVIEW_MAX_CHARS
     heaps.clear()
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / KB_META_FILE).unlink(missing_ok=True)  # kb.json appears last: its presence marks a complete KB
-    write_jsonl(out_dir / POIS_FILE, pois)
-    write_jsonl(out_dir / REVIEW_INDEX_FILE, index_rows)
-    write_jsonl(out_dir / REVIEWS_FILE, review_rows)
-    files = {name: sha256_file(out_dir / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
-    meta: dict[str, Any] = {
-        "source": bundle.source,
-        "schema_version": SCHEMA_VERSION,
-        "builder_version": BUILDER_VERSION,
-        "parameters": {
-            "per_cell": per_cell,
-            "min_reviews": min_reviews,
-            "seed": seed,
-            "target_reviews_per_poi": round(KB_TARGET_REVIEWS_PER_POI, 4),
-            "target_reviews": target_total,
-            "review_cap": cap,
-            "reservoir": RESERVOIR,
-            "max_review_chars": REVIEW_MAX_CHARS,
-        },
-        "input": {
-            "container": bundle.container,
-            **business_info,
-            "review_lines": n_lines,
-            "candidate_reviews": sum(counts.values()),
-            "malformed_lines": malformed.total,
-            "synthetic_manifest": bundle.manifest,
-        },
-        "stats": table3_stats(pois, n_truncated),
-        "files": files,
-        "kb_version": kb_version(files),
-    }
-    write_json(out_dir / KB_META_FILE, meta)
+    with staged_dir(out_dir, KB_MARKERS, what="knowledge base") as stage:
+        write_jsonl(stage / POIS_FILE, pois)
+        write_jsonl(stage / REVIEW_INDEX_FILE, index_rows)
+        write_jsonl(stage / REVIEWS_FILE, review_rows)
+        files = {name: sha256_file(stage / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
+        meta: dict[str, Any] = {
+            "source": bundle.source,
+            "schema_version": SCHEMA_VERSION,
+            "builder_version": BUILDER_VERSION,
+            "parameters": {
+                "per_cell": per_cell,
+                "min_reviews": min_reviews,
+                "seed": seed,
+                "target_reviews_per_poi": round(KB_TARGET_REVIEWS_PER_POI, 4),
+                "target_reviews": target_total,
+                "review_cap": cap,
+                "reservoir": RESERVOIR,
+                "max_review_chars": REVIEW_MAX_CHARS,
+            },
+            "input": {
+                "container": bundle.container,
+                **business_info,
+                "review_lines": n_lines,
+                "candidate_reviews": sum(counts.values()),
+                "malformed_lines": malformed.total,
+                "synthetic_manifest": bundle.manifest,
+            },
+            "stats": table3_stats(pois, n_truncated),
+            "files": files,
+            "kb_version": kb_version(files),
+        }
+        write_json(stage / KB_META_FILE, meta)  # last: its presence marks a complete knowledge base
     log.info("knowledge base %s: %d POIs, %d reviews -> %s", meta["kb_version"][:12], n_pois, len(index_rows), out_dir)
     return meta
 
+
+def _check_out_dir(out_dir: str | os.PathLike, bundle_path: Path) -> Path:
+    """Refuse, before any work, an output that is a file, unwritable, a non-empty folder that is not a
+    knowledge base, or a folder holding the Yelp bundle (the swap would delete it)."""
+    out_dir = Path(out_dir).absolute()
+    source = Path(bundle_path).absolute()
+    if source == out_dir or source.is_relative_to(out_dir):
+        raise TraceDataError(f"output folder holds the Yelp bundle {source}; choose a separate folder", path=out_dir)
+    return check_output_dir(out_dir, KB_MARKERS, what="knowledge base")

@@ -30,6 +30,9 @@ def register(subparsers: Any) -> None:
     b.add_argument("--min-reviews", type=int, default=3, help="minimum reviews a POI must have (default 3)")
     b.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
     b.add_argument("--strict", action="store_true", help="stop at the first malformed line")
+    from trace_dataset.kb.catalogue import add_catalogue_arguments
+
+    add_catalogue_arguments(b)
     b.set_defaults(func=_build)
 
     s = sub.add_parser("stats", help="print the Table 3 statistics of a knowledge base",
@@ -41,8 +44,11 @@ def register(subparsers: Any) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     from trace_dataset.kb.build import RESERVOIR, build_kb
+    from trace_dataset.kb.catalogue import build_from_args, catalogue_requested
     from trace_dataset.kb.stats import format_table
 
+    if catalogue_requested(args):
+        return build_from_args(args)
     if args.per_cell < 1:
         print(f"trace-bench kb build: --per-cell must be >= 1, got {args.per_cell}", file=sys.stderr)
         return 2
@@ -57,8 +63,13 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from trace_dataset.kb.catalogue import catalogue_meta, format_stats
     from trace_dataset.kb.stats import format_table, kb_stats
 
+    catalogue = catalogue_meta(args.dir)
+    if catalogue is not None:  # a catalogue (any cities): its own summary
+        print(json.dumps(catalogue, indent=2, ensure_ascii=False) if args.json else format_stats(catalogue))
+        return 0
     stats = kb_stats(args.dir)
     if args.json:
         print(json.dumps(stats, indent=2, ensure_ascii=False))

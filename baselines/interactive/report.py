@@ -1,0 +1,148 @@
+"""metrics.json of an interactive run, and the tables the CLI prints (SnipRec Table 4 layout per turn)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from trace_dataset.constants import SEED
+from trace_dataset.kb.store import KnowledgeBase
+from trace_metrics.lib.interactive import (
+    TURN_IDS,
+    live_trace_metrics,
+    mean_ci,
+    per_turn_table,
+    position_scores,
+)
+
+TABLE_LABELS: dict[str, str] = {"hit@1": "Hits@1", "hit@5": "Hits@5", "hit@10": "Hits@10", "avg_position": "Avg Pos",
+                                "mrr": "Avg MRR"}
+TABLE_COLUMNS: tuple[str, ...] = ("hit@1", "hit@5", "hit@10", "avg_position", "mrr")
+
+
+def turn_items(predictions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """{dialogue_id, turn, position} of every system turn that was asked for a ranking (farewells excluded)."""
+    out = []
+    for p in predictions:
+        info = (p.get("meta") or {}).get("interactive") or {}
+        if info.get("requested_action") == "farewell" or "turn" not in info:
+            continue
+        out.append({"dialogue_id": p["dialogue_id"], "turn": info["turn"], "position": info.get("target_position")})
+    return out
+
+
+def lost_counts(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    reasons: Counter = Counter()
+    dialogues = set()
+    for p in predictions:
+        why = (p.get("meta") or {}).get("lost")
+        if why:
+            reasons[why] += 1
+            dialogues.add(p["dialogue_id"])
+    return {"total": sum(reasons.values()), "by_reason": dict(sorted(reasons.items())),
+            "dialogues_with_lost_turns": len(dialogues), "system_turns": len(predictions)}
+
+
+def traveler_counts(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the simulated travelers did, from the logs: decisions by form, wording (llm or rules fallback) and
+    why each fallback happened, sentences removed for naming a target."""
+    forms: Counter = Counter()
+    wording: Counter = Counter()
+    fallbacks: Counter = Counter()
+    removed = 0
+    for it in items:
+        for t in (it.get("traveler") or {}).get("turns", []):
+            forms[t.get("form", "?")] += 1
+            wording[t.get("wording", "rules")] += 1
+            if t.get("fallback"):
+                fallbacks[t["fallback"]] += 1
+            removed += int(t.get("sentences_removed", 0))
+    return {"decisions": dict(sorted(forms.items())), "wording": dict(sorted(wording.items())),
+            "fallbacks": dict(sorted(fallbacks.items())), "sentences_removed": removed}
+
+
+def overall(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
+    """Every per-turn metric over all ranked turns, with a cluster-bootstrap CI over dialogues."""
+    scored = [position_scores(it["position"]) for it in items]
+    ids = [it["dialogue_id"] for it in items]
+    return {m: mean_ci([s[m] for s in scored], ids, n_boot=n_boot, seed=seed) for m in TURN_IDS}
+
+
+def dialogue_outcomes(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
+    """Success (the traveler accepted), system turns until the acceptance, system turns per dialogue."""
+    success, to_success, lengths, ids = [], [], [], []
+    for it in items:
+        rec = it["record"]
+        system = [t for t in rec["turns"] if t["role"] == "system"]
+        accepted = next((i for i, t in enumerate(rec["turns"]) if t["role"] == "user" and t["action"] == "accept"), None)
+        ids.append(rec["dialogue_id"])
+        success.append(1.0 if accepted is not None else 0.0)
+        to_success.append(None if accepted is None else
+                          float(sum(t["role"] == "system" for t in rec["turns"][:accepted])))
+        lengths.append(float(len(system)))
+    return {"success_rate": mean_ci(success, ids, n_boot=n_boot, seed=seed),
+            "turns_to_success": mean_ci(to_success, ids, n_boot=n_boot, seed=seed),
+            "system_turns": mean_ci(lengths, ids, n_boot=n_boot, seed=seed)}
+
+
+def build_metrics(items: Sequence[Mapping[str, Any]], kb: KnowledgeBase, *, protocol: str, run: Mapping[str, Any],
+                  n_boot: int = 10_000, seed: int = SEED) -> dict[str, Any]:
+    """metrics.json: run summary, per-turn table, overall figures, Trace metrics of the live turns."""
+    predictions = [p for it in items for p in it["predictions"]]
+    titems = turn_items(predictions)
+    out: dict[str, Any] = {
+        "protocol": protocol,
+        "run": dict(run),
+        "n_dialogues": len(items),
+        "per_turn": per_turn_table(titems),
+        "overall": overall(titems, n_boot, seed),
+        "lost_turns": lost_counts(predictions),
+        "travelers": traveler_counts(items),
+    }
+    if protocol == "trace":
+        out["dialogue"] = dialogue_outcomes(items, n_boot, seed)
+        index = {(p["dialogue_id"], p["turn_id"]): p for p in predictions}
+        out["trace"] = live_trace_metrics([it["record"] for it in items], index, kb, n_boot=n_boot, seed=seed)
+    return out
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.{digits}f}"
+
+
+def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
+    """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n."""
+    head = "| Turn | " + " | ".join(TABLE_LABELS[c] for c in TABLE_COLUMNS) + " | n |"
+    lines = ([f"**{title}**", ""] if title else []) + [head, "|" + "---|" * (len(TABLE_COLUMNS) + 2)]
+    for r in rows:
+        cells = [_fmt(r[c], 1 if c == "avg_position" else (4 if c == "mrr" else 3)) for c in TABLE_COLUMNS]
+        lines.append(f"| {r['turn']} | " + " | ".join(cells) + f" | {r['n']} |")
+    return "\n".join(lines)
+
+
+def summary_text(metrics: Mapping[str, Any]) -> str:
+    """What the CLI prints after a run."""
+    run = metrics["run"]
+    lines = [f"{run.get('system_label', run.get('system'))} vs {run.get('simulator')} simulator "
+             f"({metrics['protocol']} protocol): {metrics['n_dialogues']} dialogues", "",
+             turn_table_markdown(metrics["per_turn"])]
+    lost = metrics["lost_turns"]
+    lines.append("")
+    lines.append(f"lost turns: {lost['total']} of {lost['system_turns']} system turns {lost['by_reason'] or ''}".rstrip())
+    trav = metrics.get("travelers") or {}
+    if trav.get("fallbacks") or trav.get("wording", {}).get("llm"):
+        lines.append(f"traveler wording: {trav['wording']}, fallbacks to the rules wording: {trav['fallbacks'] or 0}, "
+                     f"sentences removed for naming a target: {trav['sentences_removed']}")
+    if "dialogue" in metrics:
+        d = metrics["dialogue"]
+        sr, tts = d["success_rate"], d["turns_to_success"]
+        lines.append(f"success rate {_fmt(sr['mean'])} [{_fmt(sr['ci_low'])}, {_fmt(sr['ci_high'])}], "
+                     f"system turns to success {_fmt(tts['mean'], 2)} (n={tts['n']})")
+    if "trace" in metrics:
+        v = metrics["trace"]["values"]
+        shown = ("hit@1", "mrr", "tsr", "t2r", "rejection_recovery", "cgs", "citation_density", "spatial_coherence@2km")
+        lines.append("live Trace metrics: " + ", ".join(f"{m} {_fmt(v.get(m))}" for m in shown if m in v))
+    return "\n".join(lines)

@@ -1,0 +1,102 @@
+"""The leaderboard's interactive view: `trace-bench leaderboard --interactive DIR` prints the interactive rows
+(with their intervals) beside the teacher-forced rows of the same system, pool and corpus, writes them with
+the other tables, and the Space's Interactive tab reads the file it writes."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from baselines.interactive.board import BOARD_FILE, format_interactive, interactive_rows, read_interactive
+from baselines.interactive.run import run_interactive
+from trace_dataset.datadir import kb_dir
+from trace_dataset.io import read_json
+from trace_dataset.kb.store import KnowledgeBase
+
+N = 4
+
+
+@pytest.fixture(scope="module")
+def board_dirs(small_corpus, tmp_path_factory):
+    """Teacher-forced tfidf and popularity runs, interactive tfidf and aspect runs (aspect has no TF row)."""
+    from baselines.runner import run_baseline
+
+    root = tmp_path_factory.mktemp("ia_board")
+    kb = KnowledgeBase.load(kb_dir(small_corpus))
+    for name in ("tfidf", "popularity"):
+        run_baseline(name, small_corpus, root / "runs" / f"{name}.jsonl", kb=kb, progress=False)
+    for name in ("tfidf", "aspect"):
+        run_interactive(name, small_corpus, root / "interactive" / name, n=N, progress=False, n_boot=200, kb=kb)
+    (root / "interactive" / "junk").mkdir()
+    (root / "interactive" / "junk" / "metrics.json").write_text('{"not": "interactive"}')
+    return root
+
+
+def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus, board_dirs, tmp_path, capsys):
+    from trace_dataset.cli import main
+
+    out = tmp_path / "board"
+    rc = main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
+               "--interactive", str(board_dirs / "interactive"), "--out", str(out), "--n-boot", "200"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    tf_at = printed.index("Table 5")
+    live_at = printed.index("Interactive: a simulated traveler")
+    assert tf_at < live_at  # after the teacher-forced tables
+    live = printed[live_at:].splitlines()
+    assert "Live success (TSR)↑" in live[1] and "TF TSR" in live[1]
+    tfidf = next(line for line in live if line.startswith("TF-IDF"))  # the leaderboard's names
+    aspect = next(line for line in live if line.startswith("Aspect"))
+    assert "±" in tfidf and tfidf.count(" - ") == 0  # every cell filled, with its interval
+    assert " - " in aspect  # no teacher-forced row of aspect
+    stored = read_json(out / BOARD_FILE)
+    rows = {r["system"]: r for r in stored["rows"]}
+    assert set(rows) == {"TF-IDF", "Aspect"}  # the junk folder is skipped
+    lb = {r["system"]: r for r in read_json(out / "leaderboard.json")["rows"] if r["pool"] == "closed"}
+    tf = rows["TF-IDF"]["teacher_forced"]
+    assert tf["metrics"]["tsr"] == lb["TF-IDF"]["metrics"]["tsr"] and tf["ci"]["tsr"] == lb["TF-IDF"]["ci"]["tsr"]
+    assert rows["Aspect"]["teacher_forced"] is None
+    live_metrics = read_json(board_dirs / "interactive" / "tfidf" / "metrics.json")
+    sr = live_metrics["dialogue"]["success_rate"]
+    assert rows["TF-IDF"]["metrics"]["success"] == sr["mean"]
+    assert rows["TF-IDF"]["ci"]["success"] == [sr["ci_low"], sr["ci_high"]]
+    assert rows["TF-IDF"]["metrics"]["rejection_recovery"] == live_metrics["trace"]["values"]["rejection_recovery"]
+    table = list(csv.DictReader(io.StringIO((out / "interactive_trace.csv").read_text())))
+    assert [r["system"] for r in table] == ["TF-IDF", "Aspect"]  # Table 5's order
+    assert float(table[0]["success_ci_low"]) == sr["ci_low"] and table[1]["tf_tsr"] == ""
+
+
+def test_a_teacher_forced_row_of_another_corpus_is_not_put_beside(board_dirs):
+    row = {"baseline": "tfidf", "pool": "closed", "split": "test", "source": "baseline", "system": "TF-IDF",
+           "corpus_version": "another", "metrics": {"tsr": 0.5}, "ci": {"tsr": [0.4, 0.6]}}
+    [live] = [r for r in interactive_rows(board_dirs / "interactive", [row]) if r["baseline"] == "tfidf"]
+    assert live["teacher_forced"] is None
+    row["corpus_version"] = live["corpus_version"]
+    [live] = [r for r in interactive_rows(board_dirs / "interactive", [row]) if r["baseline"] == "tfidf"]
+    assert live["teacher_forced"] == {"system": "TF-IDF", "metrics": {"tsr": 0.5}, "ci": {"tsr": [0.4, 0.6]}}
+    assert "0.500 ±0.100" in format_interactive([live])
+
+
+def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path, monkeypatch):
+    from spaces_app.interactive_tab import BOARD_COLUMNS, board_rows, board_source
+    from trace_dataset.cli import main
+
+    out = tmp_path / "board"
+    assert main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
+                 "--interactive", str(board_dirs / "interactive"), "--out", str(out), "--n-boot", "0"]) == 0
+    from_file = board_rows(out / BOARD_FILE)
+    assert from_file[:1] and board_source(out / BOARD_FILE)[0] == (board_dirs / "interactive").absolute()
+    tfidf = dict(zip(BOARD_COLUMNS, next(r for r in from_file if r[0] == "TF-IDF"), strict=True))
+    assert tfidf["TF TSR"] is not None and tfidf["Run"] == "tfidf"
+    # the folder gives the same live cells (no teacher-forced values without a leaderboard)
+    from_dir = {r[0]: r for r in board_rows(board_dirs / "interactive")}
+    assert from_dir["TF-IDF"][:13] == next(r for r in from_file if r[0] == "TF-IDF")[:13]
+    assert read_interactive(out / BOARD_FILE)[1][0]["run"] in {"aspect", "tfidf"}
+    gr = pytest.importorskip("gradio")
+    from spaces_app.interactive_tab import INTERACTIVE_ENV, interactive_tab
+
+    monkeypatch.setenv(INTERACTIVE_ENV, str(out / BOARD_FILE))
+    with gr.Blocks():
+        interactive_tab(None)

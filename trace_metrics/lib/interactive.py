@@ -1,0 +1,162 @@
+"""Metrics of live (simulated) conversations: per-turn ranking quality and the Trace metrics on live turns.
+
+Per turn (SnipRec §5.1, Table 4; also the `trace` protocol's turns):
+- **position**: 1-based rank, among every candidate, of the best-ranked *target* (a POI the traveler would
+  accept; SnipRec: the one target venue). Candidates the system did not rank tie at the end of its list;
+  inside a tie group (the unranked tail, and runs of consecutive ranked POIs with equal scores when the
+  system's scores are known) the order is drawn at random with an RNG seeded by (seed, dialogue, turn), as
+  Sun et al. (2020) prescribe and SnipRec follows. A turn whose candidates hold no target has no position.
+- **hit@k** = 1 if position <= k (k = 1, 5, 10); **mrr** = 1 / position; **avg_position** = mean position.
+Values per turn index are means over the dialogues that have a ranking at that turn (`n` says how many).
+
+The Trace metrics of the live system turns (accuracy, TSR, T2R, rejection recovery, GS / CD / PC / CGS,
+practical value) come from the suite's `evaluate_predictions` on the logs (dialogue records whose system
+turns carry the targets as gold); text metrics are left out (a live turn has no reference response).
+Confidence intervals are the cluster bootstrap of `stats.paired_cluster_bootstrap` over dialogues, taken
+against zero (an interval for one mean).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+from trace_dataset.constants import SEED
+from trace_metrics.lib._util import mean_or_none
+
+HIT_KS: tuple[int, ...] = (1, 5, 10)
+TURN_IDS: tuple[str, ...] = tuple(f"hit@{k}" for k in HIT_KS) + ("mrr", "avg_position")
+# the Trace metrics reported for live turns (the suite's ids; text metrics have no reference here)
+LIVE_TRACE_IDS: tuple[str, ...] = (
+    "hit@1", "hit@3", "mrr", "recall@1", "tsr", "t2r", "rejection_recovery", "grounding_score", "citation_density",
+    "provenance_coverage", "cgs", "spatial_coherence@2km", "route_efficiency_km", "price_alignment",
+    "itinerary_diversity",
+)  # fmt: skip
+
+
+def tie_groups(ranked: Sequence[str], scores: Mapping[str, Any] | None) -> list[list[str]]:
+    """The ranked list cut into runs of consecutive POIs with equal scores (singletons without scores)."""
+    if not scores:
+        return [[p] for p in ranked]
+    groups: list[list[str]] = []
+    last: Any = object()
+    for p in ranked:
+        s = scores.get(p, p)  # a POI without a score ties with nothing
+        if groups and s == last:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+        last = s
+    return groups
+
+
+def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: Sequence[str], rng: random.Random,
+                    scores: Mapping[str, Any] | None = None) -> int | None:
+    """Position of the best-ranked target among `candidates` with random tie-breaking (module docstring).
+
+    POIs of `ranked` that are not candidates are ignored; duplicates count once.
+    """
+    cand = set(candidates)
+    target_set = set(targets) & cand
+    if not target_set:
+        return None
+    seen: set[str] = set()
+    order = []
+    for p in ranked:
+        if p in cand and p not in seen:
+            seen.add(p)
+            order.append(p)
+    groups = tie_groups(order, scores)
+    groups.append([p for p in candidates if p not in seen])  # the unranked tail ties at the end
+    before = 0
+    for group in groups:
+        if target_set.intersection(group):
+            if len(group) > 1:
+                group = list(group)
+                rng.shuffle(group)
+            return before + 1 + next(i for i, p in enumerate(group) if p in target_set)
+        before += len(group)
+    raise AssertionError("unreachable: a target is a candidate")
+
+
+def position_scores(position: int | None, ks: Sequence[int] = HIT_KS) -> dict[str, float | None]:
+    """hit@k, mrr and the position itself for one turn (all None without a position)."""
+    out: dict[str, float | None] = {}
+    for k in ks:
+        out[f"hit@{k}"] = None if position is None else float(position <= k)
+    out["mrr"] = None if position is None else 1.0 / position
+    out["avg_position"] = None if position is None else float(position)
+    return out
+
+
+def turn_rng(seed: int, dialogue_id: str, turn: int) -> random.Random:
+    return random.Random(f"{seed}:ties:{dialogue_id}:{turn}")
+
+
+def per_turn_table(items: Sequence[Mapping[str, Any]], ks: Sequence[int] = HIT_KS) -> list[dict[str, Any]]:
+    """Rows {turn, n, hit@k..., mrr, avg_position} from items {dialogue_id, turn, position}, by turn index.
+
+    Items without a position (no target among the candidates) are counted in `n_undefined`, not averaged.
+    """
+    by_turn: dict[int, list[int | None]] = {}
+    for it in items:
+        by_turn.setdefault(int(it["turn"]), []).append(it["position"])
+    rows = []
+    for turn in sorted(by_turn):
+        positions = by_turn[turn]
+        scored = [position_scores(p, ks) for p in positions]
+        row: dict[str, Any] = {"turn": turn, "n": sum(p is not None for p in positions),
+                               "n_undefined": sum(p is None for p in positions)}
+        for m in (*(f"hit@{k}" for k in ks), "mrr", "avg_position"):
+            row[m] = mean_or_none([s[m] for s in scored])
+        rows.append(row)
+    return rows
+
+
+def mean_ci(values: Sequence[float | None], clusters: Sequence[Hashable], n_boot: int = 10_000, seed: int = SEED,
+            alpha: float = 0.05) -> dict[str, Any]:
+    """Mean of the defined values with a cluster-bootstrap percentile CI (clusters = dialogue ids)."""
+    from trace_metrics.lib.stats import paired_cluster_bootstrap
+
+    if len(values) != len(clusters):
+        raise ValueError(f"{len(values)} values but {len(clusters)} cluster ids; expected one per value")
+    pairs = [(v, c) for v, c in zip(values, clusters, strict=True) if v is not None]
+    if not pairs:
+        return {"mean": None, "ci_low": None, "ci_high": None, "n": 0, "n_clusters": 0}
+    vals = [float(v) for v, _ in pairs]
+    ids = [c for _, c in pairs]
+    if any(not math.isfinite(v) for v in vals):
+        raise ValueError("values must be finite numbers")
+    res = paired_cluster_bootstrap(vals, [0.0] * len(vals), ids, n_boot=n_boot, seed=seed, alpha=alpha)
+    return {"mean": res["mean_a"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "n": res["n"],
+            "n_clusters": res["n_clusters"]}
+
+
+def live_trace_metrics(dialogues: Sequence[dict], predictions: Mapping[tuple[str, int], dict], kb: Any,
+                       n_boot: int = 10_000, seed: int = SEED, **options: Any) -> dict[str, Any]:
+    """The Trace metrics of live logs (module docstring): {values, n, ci, counts}.
+
+    `dialogues`: the live dialogue records (system turns carry the targets as gold_poi_ids); `predictions`:
+    {(dialogue_id, turn_id): prediction row}; `options`: those of `suite.evaluate_predictions`.
+    """
+    from trace_metrics.lib.suite import evaluate_predictions
+
+    result = evaluate_predictions(dialogues, predictions, kb, with_std=False, **options)
+    per_item = result["per_item"]
+    ci: dict[str, Any] = {}
+    for group in per_item.values():
+        ids = group.get("dialogue_id")
+        if ids is None:
+            continue
+        for m, vals in group.items():
+            if m in LIVE_TRACE_IDS and m not in ci:
+                ci[m] = mean_ci(vals, ids, n_boot=n_boot, seed=seed)
+    ids = [m for m in LIVE_TRACE_IDS if m in result["values"]]
+    return {
+        "values": {m: result["values"][m] for m in ids},
+        "n": {m: result["n"][m] for m in ids},
+        "ci": {m: ci[m] for m in ids if m in ci},
+        "counts": result["counts"],
+    }
