@@ -1,0 +1,252 @@
+"""What the six LLM baselines share: the model, App. F's decoding, the prefilter, the ranking answer, the
+Popularity fallback and the per-row counters the runner sums into the run summary.
+
+- Model: `llm` is a `--llm` spec (any backend of `trace_dataset.llm`) or an `LLM` object. Decoding defaults are
+  App. F's (§5 and the NeurIPS checklist): DSPy/litellm defaults, i.e. no temperature override (the OpenAI
+  default, 1.0, which is also what the paper sets for gpt-5.4-mini) and `max_tokens=600` for non-reasoning
+  models; seed 42. The spec and settings land in the run metadata through `llm.describe()`.
+- Prefilter (App. Q): a pool larger than `prefilter_k` (16) is cut to its top 16 by TF-IDF (default), by the
+  Dense baseline's all-MiniLM-L6-v2 scorer (`prefilter="dense"`, Table 25), or not at all (`"none"`). The
+  shown candidates keep the prefilter's order; the rest follow them in the ranking, in that order too.
+- Ranking answer: the model returns `{"ranked_ids": [...], "response": "..."}` with ids from the cards
+  (P1, P2, ...), checked by the layer's schema validation and repair. The ranking is the model's list, then
+  the shown candidates it left out (in card order), then the candidates the prefilter cut.
+- Fallback (App. F, Popularity "serves as ... fallback for other baselines when they fail"): when the JSON
+  stays invalid after the layer's repairs (`json_repairs`, default 2, the layer's), the turn gets the
+  Popularity baseline's answer for it, exactly as `trace-bench run popularity` gives it (ranking and template
+  response); `meta.fallback` says so and `meta.counts.fallback_popularity` counts it. A server that stays
+  unreachable is not a model failure: the run stops (and resumes later) instead of filling rows with
+  Popularity.
+- `meta.counts`: per-row integers (fallbacks, retries, failed checks) that `trace-bench run` sums over the
+  predictions file into the run's `.meta.json` `summary.rows`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
+from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from baselines.llm.prompting import (
+    DEFAULT_REVIEW_CHARS,
+    DEFAULT_REVIEWS_PER_POI,
+    CardIndex,
+    LabelMap,
+    Prompt,
+    load_prompt,
+    response_citations,
+)
+from baselines.non_llm.popularity import PopularityBaseline
+from baselines.non_llm.tfidf import TfidfScorer
+from baselines.text import user_turns
+from trace_dataset.constants import SEED
+from trace_dataset.llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
+from trace_dataset.llm.base import DEFAULT_MAX_REPAIRS
+
+if TYPE_CHECKING:
+    from trace_dataset.kb.store import KnowledgeBase
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PREFILTER_K = 16  # App. Q: "TF-IDF top-16 prefilter"
+RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
+ERROR_CHARS = 300  # of an error or raw output kept in a prediction's meta
+
+
+def decoding(temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
+             max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED) -> DecodingSettings:
+    return DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
+
+
+def messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def ranking_schema(labels: Sequence[str], ranked: bool) -> dict[str, Any]:
+    """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids."""
+    props: dict[str, Any] = {"response": {"type": "string", "minLength": 1}}
+    required = ["response"]
+    if ranked and labels:
+        props = {"ranked_ids": {"type": "array", "items": {"type": "string", "enum": list(labels)},
+                                "minItems": 1, "uniqueItems": True}, **props}
+        required = ["ranked_ids", "response"]
+    return {"type": "object", "properties": props, "required": required}
+
+
+def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = ()) -> list[str]:
+    """The model's list, then the shown candidates it left out (shown order), then the cut ones."""
+    out = list(dict.fromkeys(p for p in chosen if p in shown))
+    taken = set(out)
+    out.extend(p for p in shown if p not in taken)
+    out.extend(p for p in rest if p not in taken and p not in shown)
+    return out
+
+
+def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
+    if n:
+        counts = meta.setdefault("counts", {})
+        counts[key] = counts.get(key, 0) + n
+
+
+class LLMPipeline(TracePipeline):
+    """Base of the LLM baselines: model, decoding, prompt file, prefilter, fallback and counters."""
+
+    family: ClassVar[str] = "LLM"
+    prompt_name: ClassVar[str] = ""
+    uses_prefilter: ClassVar[bool] = True  # DST and MRS rank the full pool themselves (App. Q)
+    config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "reviews_per_poi", "review_chars",
+                                              "json_repairs")
+
+    def __init_subclass__(cls, **kwargs: Any):
+        """A subclass's own `__init__(..., own keywords, **params)` passes the base keywords on; give it the merged
+        signature, so that `--param` checking (`baselines.params`) and help() see every parameter."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+        own = inspect.signature(init)
+        kept = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        names = {p.name for p in kept}
+        base = inspect.signature(cls.__mro__[1].__init__)
+        kept += [p for p in base.parameters.values() if p.kind is p.KEYWORD_ONLY and p.name not in names]
+        kept += [p for p in own.parameters.values() if p.kind is p.VAR_KEYWORD]
+        init.__signature__ = own.replace(parameters=kept)
+
+    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM = DEFAULT_SPEC,
+                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
+                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED,
+                 llm_cache: str | bool | None = None, llm_options: Mapping[str, Any] | None = None,
+                 prefilter: str = "tfidf", prefilter_k: int = DEFAULT_PREFILTER_K,
+                 reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI, review_chars: int = DEFAULT_REVIEW_CHARS,
+                 json_repairs: int = DEFAULT_MAX_REPAIRS, **params: Any):
+        super().__init__(kb, batch_size, **params)
+        if prefilter not in PREFILTERS:
+            raise ValueError(f"unknown prefilter {prefilter!r}; expected one of {PREFILTERS}")
+        if self.uses_prefilter != (self.name in PREFILTER_BASELINES):
+            raise RuntimeError(f"{type(self).__name__}.uses_prefilter disagrees with baselines.llm.PREFILTER_BASELINES")
+        if not self.uses_prefilter and prefilter != "tfidf":
+            raise ValueError(f"{self.name} ranks the full pool itself (App. Q); it takes no prefilter")
+        for key, value, low in (("prefilter_k", prefilter_k, 1), ("reviews_per_poi", reviews_per_poi, 0),
+                                ("review_chars", review_chars, 1), ("json_repairs", json_repairs, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
+        self.prefilter = prefilter if self.uses_prefilter else "none"
+        self.prefilter_k = prefilter_k
+        self.reviews_per_poi = reviews_per_poi
+        self.review_chars = review_chars
+        self.json_repairs = json_repairs
+        self.prompt: Prompt = load_prompt(self.prompt_name or self.name)
+        if isinstance(llm, LLM):
+            self.llm = llm
+        else:
+            self.llm = load_llm(str(llm), decoding(temperature, top_p, max_new_tokens, seed),
+                                cache_path=llm_cache, **dict(llm_options or {}))
+        self.tfidf = TfidfScorer(kb)
+        self.cards = CardIndex(kb, reviews_per_poi, review_chars)
+        self._popularity = PopularityBaseline(kb, batch_size)
+        self._dense: Any = None
+
+    # -- metadata ----------------------------------------------------------------------------------
+    def get_config_dict(self) -> dict[str, Any]:
+        config = super().get_config_dict()
+        if not self.uses_prefilter:
+            for key in ("prefilter", "prefilter_k"):
+                config.pop(key, None)
+        config["prompt"] = self.prompt.describe()
+        return config
+
+    def summary(self) -> dict[str, Any]:
+        """This process's LLM usage (requests, cache hits, tokens, JSON repairs and failures)."""
+        return {"llm_usage": self.llm.usage}
+
+    # -- prefilter ---------------------------------------------------------------------------------
+    def dense_index(self) -> Any:
+        if self._dense is None:
+            from baselines.non_llm.dense import DenseIndex
+
+            self._dense = DenseIndex(self.kb)
+        return self._dense
+
+    def prefilter_batch(self, inputs: Sequence[dict[str, Any]]) -> None:
+        """Set inp["shown"] (candidates for the prompt) and inp["rest"] (the cut ones, best first)."""
+        todo = []
+        for inp in inputs:
+            cands = inp["candidates"]
+            if self.prefilter == "none" or len(cands) <= self.prefilter_k:
+                inp["shown"], inp["rest"] = list(cands), []
+            else:
+                todo.append(inp)
+        if not todo:
+            return
+        if self.prefilter == "dense":
+            from baselines.non_llm.dense import DEFAULT_QUERY_MODE
+
+            index = self.dense_index()
+            vectors = index.query_vectors([user_turns(inp["history"]) for inp in todo], DEFAULT_QUERY_MODE)
+            all_scores = [index.scores(vec, inp["candidates"], inp["state"].rejected_poi_ids)
+                          for inp, vec in zip(todo, vectors, strict=True)]
+        else:
+            all_scores = [self.tfidf.scores(inp["query"], inp["candidates"]) for inp in todo]
+        for inp, scores in zip(todo, all_scores, strict=True):
+            order = rank_by_score(inp["candidates"], scores)
+            inp["shown"], inp["rest"] = order[: self.prefilter_k], order[self.prefilter_k :]
+
+    def preprocess(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        inp = super().preprocess(row)
+        inp["row"] = row  # for the fallback, which answers the turn exactly as the Popularity baseline does
+        return inp
+
+    # -- fallback and outputs ------------------------------------------------------------------------
+    def fallback(self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The Popularity baseline's answer for this turn (its defaults, as `trace-bench run popularity`),
+        flagged and counted."""
+        out = self._popularity._forward([self._popularity.preprocess(inp["row"])])[0]
+        meta = dict(meta or {})
+        meta.update(fallback="popularity", fallback_reason=reason[:ERROR_CHARS])
+        add_count(meta, "fallback_popularity")
+        out["meta"] = meta
+        return out
+
+    def output(self, inp: Mapping[str, Any], ranked: Sequence[str], response: str, labels: LabelMap,
+               meta: dict[str, Any]) -> dict[str, Any]:
+        """A prediction: citations are the prompt's [Rn] labels the response uses."""
+        citations, unknown = response_citations(response, labels.review_ids)
+        if unknown:
+            meta["unknown_labels"] = unknown
+            add_count(meta, "unknown_labels", len(unknown))
+        return {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
+                "response": response, "citations": citations, "meta": meta}
+
+    def ask_json(self, conversations: Sequence[list[dict[str, str]]],
+                 schemas: Sequence[dict[str, Any]]) -> list[Any]:
+        """One schema-valid value (or an LLMOutputError) per conversation; one batch per distinct schema."""
+        results: list[Any] = [None] * len(conversations)
+        groups: dict[str, list[int]] = {}
+        for i, schema in enumerate(schemas):
+            groups.setdefault(json.dumps(schema, sort_keys=True), []).append(i)
+
+        def run(idx: list[int]) -> None:
+            answers = self.llm.generate_json_batch([conversations[i] for i in idx], schemas[idx[0]],
+                                                   max_repairs=self.json_repairs)
+            for i, answer in zip(idx, answers, strict=True):
+                results[i] = answer
+
+        if len(groups) > 1 and self.llm.backend == "openai":
+            # Schemas differ with the number of candidates shown; the groups go to the server at the same time
+            # (each call runs its own event loop) so that one group's stragglers do not idle the server.
+            with ThreadPoolExecutor(max_workers=len(groups)) as pool:
+                for future in [pool.submit(run, idx) for idx in groups.values()]:
+                    future.result()
+        else:  # an in-process model answers one batch at a time anyway
+            for idx in groups.values():
+                run(idx)
+        return results
+
+
+def failure_text(error: LLMOutputError) -> str:
+    return f"{error.error} (after {error.attempts} attempts); last output: {error.raw[:ERROR_CHARS]!r}"

@@ -1,0 +1,93 @@
+"""Checking `trace-bench run` settings before anything is loaded: numbers, the baseline name, `--param`.
+
+`--param KEY=VALUE` takes a JSON value, or the bare text when VALUE is not JSON (`--param device=cuda`).
+Each KEY must be a constructor parameter of the baseline, and the value must be of the JSON type the
+parameter's annotation (or, without one, its default) names: `text_weight=abc` is refused here with the
+expected type, not met later as a traceback. Parameters typed as objects only Python callers can pass (an
+index, an encoder) are not checked. Ranges (`radius_m > 0`) stay the pipeline's own checks; the runner
+turns what a pipeline raises about its parameters into the same one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+from typing import Any
+
+# annotation names -> the JSON value types they accept
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "None": (type(None),),
+    "os.PathLike": (str,), "Path": (str,), "list": (list,), "tuple": (list,), "dict": (dict,),
+}
+_EXPECTED = {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null",
+             list: "a JSON list", dict: "a JSON object"}
+_SKIP = ("self", "kb", "batch_size")  # not `--param`s: the knowledge base, and --batch-size
+
+
+def accepted_types(annotation: Any, default: Any) -> tuple[type, ...] | None:
+    """The JSON value types a constructor parameter takes (None: not checkable here)."""
+    if isinstance(annotation, str) and annotation:
+        found: list[type] = []
+        for part in annotation.split("|"):
+            base = part.strip().split("[")[0]
+            if base == "Literal":
+                found.append(str)
+            elif base in _JSON_TYPES:
+                found.extend(_JSON_TYPES[base])
+            else:
+                return None
+        return tuple(found)
+    if default is inspect.Parameter.empty or default is None:
+        return None
+    return (int, float) if type(default) is float else (type(default),)
+
+
+def _fits(value: Any, accepted: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):  # bool is an int in Python, never in a JSON schema
+        return bool in accepted
+    return isinstance(value, accepted)
+
+
+def check_params(name: str, params: dict[str, Any]) -> str | None:
+    """Why `params` do not fit the constructor of baseline `name` (unknown key, wrong JSON type), or None."""
+    from baselines import BASELINES
+
+    signature = inspect.signature(BASELINES[name].__init__)
+    named = {k: p for k, p in signature.parameters.items()
+             if k not in _SKIP and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    for key, value in params.items():
+        if key not in named:
+            known = ", ".join(sorted(named)) or "none"
+            return f"--param {key}: baseline {name!r} has no parameter {key!r}; expected one of: {known}"
+        accepted = accepted_types(named[key].annotation, named[key].default)
+        if accepted is None or _fits(value, accepted):
+            continue
+        names = list(dict.fromkeys(_EXPECTED.get(t, t.__name__) for t in accepted))
+        if float in accepted:  # an integer is a number
+            names.remove(_EXPECTED[int])
+        wanted = " or ".join(names)
+        if isinstance(value, str):
+            return (f"--param {key}={value[:60]}: expected {wanted}, got the text {value[:60]!r} (values are JSON: "
+                    "true/false, numbers, lists; text that is not JSON is taken as a string)")
+        return f"--param {key}={json.dumps(value)[:60]}: expected {wanted}"
+    return None
+
+
+def usage_error(args: argparse.Namespace) -> str | None:
+    """The first thing wrong with `trace-bench run` arguments that can be told without loading anything."""
+    from baselines import BASELINES, BaselineUnavailable
+
+    for option, dest in (("--batch-size", "batch_size"), ("--num-proc", "num_proc"), ("--subset", "subset")):
+        value = getattr(args, dest, None)
+        if value is not None and value < 1:
+            return f"{option} must be >= 1, got {value}"
+    name = getattr(args, "name", None)
+    if name is None:
+        return None
+    if name not in BASELINES.registered():
+        return f"unknown baseline {name!r}; expected one of: {', '.join(BASELINES.registered())}"
+    try:
+        return check_params(name, dict(args.param))
+    except BaselineUnavailable as e:
+        return str(e)
