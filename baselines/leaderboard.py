@@ -1,10 +1,34 @@
 """Score every baseline run with the metrics suite and lay the rows out as the paper's tables.
 
 A run is a predictions file with its `<file>.meta.json` (written by `trace-bench run`); its split and pool
-come from the metadata. One leaderboard row per (system, pool):
-    {"system", "baseline", "family", "source", "description", "pool", "split", "corpus_version",
-     "kb_version", "metrics": {id: value}, "n": {id: n}, "std": {id: sd}, "config": {...}}
-`build_leaderboard` is what the demo, the CLI and the Space's baseline rows use.
+come from the metadata. One leaderboard row per (system, pool), a JSON object:
+
+    system, baseline, family, source, description   the row's label (paper name + model), registry name,
+                                                    "non-LLM" | "LLM" | "submitted", "baseline" | "submission"
+    session_isolated                                (baseline rows) False for a system with cross-dialogue memory
+    pool, split, corpus_version, kb_version         what it was scored on
+    metrics    {id: value}      canonical metric ids (trace_metrics.specs); `cgs` / `cgs_ent` are the CGS
+                                formula on the component means (Tables 5, 22, 26); `cgs_turn_mean` the per-turn mean
+    n          {id: n}          items behind each value;  std {id: sd}: descriptive per-item sd (App. L Table 20)
+    ci         {id: [low, high]}  95% cluster-bootstrap percentile interval of the value (dialogues resampled,
+                                n_boot 10,000, seed 42; `cgs` bootstraps the formula on resampled means);
+                                rows without per-dialogue data (the paper's reported rows) have none
+    ci_method  {...}            resampling unit, n_boot, seed, level, interval method
+    tied_best  {id: bool}       set by `mark_best` over a set of rows: True for the best row of the column and
+                                every row not significantly different from it (paired cluster bootstrap over
+                                the same dialogues, rows of the same pool and split; lower-is-better columns
+                                such as t2r respected); False otherwise; absent where not comparable
+    per_dialogue {...}          the run's per-dialogue sums and counts (`trace_metrics.lib.intervals.encode`,
+                                about 8-9 bytes per dialogue and metric before compression): all `mark_best`
+                                needs to compare rows scored at different times. leaderboard.json keeps only
+                                its header and moves the data to the side file leaderboard.per_dialogue.jsonl;
+                                `read_leaderboard` puts it back
+    config     {...}            the suite's configuration (grounding turns, conventions, parameters)
+
+`result_row` is what both `trace-bench leaderboard` and the Space's submissions call (intervals included);
+`build_leaderboard` scores a runs folder and adds intervals and marks for all rows at once (one resampling
+per dialogue set); `mark_best(rows)` recomputes the marks over any merged set of rows (the Space merges
+baseline and submitted rows). docs/leaderboard.md documents the conventions.
 """
 
 from __future__ import annotations
@@ -13,11 +37,15 @@ import csv
 import io
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.io import TraceDataError, read_json, write_json, write_text
+from trace_dataset.constants import SEED
+from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
+from trace_metrics.lib import intervals as iv
+from trace_metrics.lib.stats import ALPHA, N_BOOT
+from trace_metrics.specs import spec
 from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column
 
 log = logging.getLogger(__name__)
@@ -48,7 +76,8 @@ BASELINE_LABELS: dict[str, str] = {
 
 
 def system_label(meta: dict[str, Any]) -> str:
-    """The row label of a run: the paper's name, plus the LLM's model when the run used one.
+    """The row label of a run: the paper's name, plus the LLM's model when the run used one, plus the run's
+    `variant` in brackets when its pipeline names one (SnipRec: "[rules snippets, all-MiniLM-L6-v2, NLI off]").
 
     The same baseline under several `--llm` specs gives one row per model (cross-backbone runs).
     """
@@ -57,6 +86,9 @@ def system_label(meta: dict[str, Any]) -> str:
     llm = (meta.get("parameters") or {}).get("llm")
     if isinstance(llm, dict) and llm.get("model"):
         label = f"{label} ({short_model_name(str(llm['model']))})"
+    variant = meta.get("variant")
+    if isinstance(variant, str) and variant:
+        label = f"{label} [{variant}]"
     return label
 
 
@@ -82,10 +114,22 @@ def find_runs(runs_dir: str | os.PathLike) -> list[Path]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------------
+# Rows, intervals and significance marks
+# ---------------------------------------------------------------------------------------------------
+def ci_method(n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA) -> dict[str, Any]:
+    return {"method": "percentile", "resample": "dialogues", "level": 1 - alpha, "n_boot": n_boot, "seed": seed}
+
+
 def result_row(result: dict[str, Any], *, system: str, family: str, source: str, description: str = "",
-               baseline: str = "") -> dict[str, Any]:
-    """The stored leaderboard row of one `trace_metrics.lib.suite.evaluate_run` result."""
-    return {
+               baseline: str = "", intervals: bool = True, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+    """The stored leaderboard row of one `trace_metrics.lib.suite.evaluate_run` result.
+
+    With the result's `per_item` (what `evaluate_run` returns), the row keeps its per-dialogue data and, with
+    `intervals`, gets the 95% cluster-bootstrap interval of every metric. `tied_best` needs other rows:
+    `mark_best`.
+    """
+    row = {
         "system": system,
         "baseline": baseline,
         "family": family,
@@ -100,11 +144,101 @@ def result_row(result: dict[str, Any], *, system: str, family: str, source: str,
         "std": {k: v for k, v in result.get("std", {}).items() if v is not None},
         "config": {k: v for k, v in result["config"].items() if k != "predictions"},
     }
+    if "per_item" in result:
+        gate = result["config"].get("grounding", {}).get("cd_gate", iv.DEFAULT_CD_GATE)
+        row["per_dialogue"] = iv.encode(iv.dialogue_table(result["per_item"], cd_gate=gate))
+        if intervals:
+            [row] = add_intervals([row], n_boot=n_boot, seed=seed, marks=False)
+    return row
 
 
-def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike,
-                      split: str | None = None, **options: Any) -> list[dict[str, Any]]:
-    """Evaluate every complete run under `runs_dir` (optionally only those of `split`)."""
+def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, int], list[tuple[int, iv.DialogueTable]]]:
+    """(row index, decoded table) by dialogue set (rows resampled together). Rows without per-dialogue data are
+    left out, and so are rows whose data is damaged (logged: a bad stored row must not take the board down)."""
+    out: dict[tuple[str, int], list[tuple[int, iv.DialogueTable]]] = {}
+    for i, r in enumerate(rows):
+        stored = r.get("per_dialogue") or {}
+        if "data" not in stored:
+            continue
+        try:
+            table = iv.decode(stored)
+        except (ValueError, KeyError, TypeError) as e:
+            log.warning("row %r (%s pool): unreadable per-dialogue data (%s); no intervals or marks for it",
+                        r.get("system"), r.get("pool"), e)
+            continue
+        out.setdefault((table.dialogues, table.n_dialogues), []).append((i, table))
+    return out
+
+
+def _comparable_metrics(row: dict[str, Any], table: iv.DialogueTable) -> list[str]:
+    available = set(table.metrics())
+    return [m for m in row["metrics"] if m in available]
+
+
+def add_intervals(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA,
+                  marks: bool = True) -> list[dict[str, Any]]:
+    """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, `tied_best`
+    (as `mark_best`), from one resampling per dialogue set: every row and metric of a set at once."""
+    out = [_without_marks(r) if marks else dict(r) for r in rows]
+    for group in _groups(rows).values():
+        members, tables = [i for i, _ in group], [t for _, t in group]
+        wanted = [_comparable_metrics(rows[i], t) for i, t in group]
+        reps = iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed)
+        for i, r in zip(members, reps, strict=True):
+            cis = {m: iv.percentile_interval(v, alpha) for m, v in r.items()}
+            out[i]["ci"] = {m: list(ci) for m, ci in cis.items() if ci is not None}
+            out[i]["ci_method"] = ci_method(n_boot, seed, alpha)
+        if marks:
+            _set_marks(out, members, reps, alpha)
+    return out
+
+
+def mark_best(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED,
+              alpha: float = ALPHA) -> list[dict[str, Any]]:
+    """Copies of `rows` with `tied_best` recomputed over exactly this set of rows (pure: inputs untouched).
+
+    Per column (metric id) among the rows of one pool and split with per-dialogue data: the best point value
+    (direction from the metric's spec) and every row whose paired cluster-bootstrap interval of
+    (best - row), resampling the shared dialogues, contains 0 get True; the others False. A row without
+    per-dialogue data (the paper's reported rows, a leaderboard.json read without its side file, a damaged
+    stored row: logged) gets no `tied_best`. Cost: one bootstrap of all rows and columns (seconds for ~20 rows of 1,500 dialogues);
+    callers that redraw often should keep the result until the rows change.
+    """
+    out = [_without_marks(r) for r in rows]
+    for group in _groups(rows).values():
+        members, tables = [i for i, _ in group], [t for _, t in group]
+        wanted = [_comparable_metrics(rows[i], t) for i, t in group]
+        _set_marks(out, members, iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed), alpha)
+    return out
+
+
+def _without_marks(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "tied_best"}
+
+
+def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], alpha: float) -> None:
+    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split)."""
+    by_pool: dict[tuple[str, str], list[int]] = {}
+    for k, i in enumerate(members):
+        # a system with cross-dialogue memory (Memory-Aug.) is reported apart, never marked against the others
+        by_pool.setdefault((out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []).append(k)
+    for ks in by_pool.values():
+        for m in sorted({m for k in ks for m in reps[k]}):
+            try:
+                higher = spec(m).higher_is_better
+            except KeyError:
+                continue
+            points = [out[members[k]]["metrics"].get(m) if m in reps[k] else None for k in ks]
+            ties = iv.ties_with_best(points, [reps[k].get(m) for k in ks], higher, alpha)
+            for k, tie in zip(ks, ties, strict=True):
+                if tie is not None:
+                    out[members[k]].setdefault("tied_best", {})[m] = tie
+
+
+def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, split: str | None = None, *,
+                      n_boot: int = N_BOOT, seed: int = SEED, **options: Any) -> list[dict[str, Any]]:
+    """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals and
+    significance marks; `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
     from trace_metrics.lib.suite import evaluate_run
 
     rows = []
@@ -116,75 +250,151 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike,
         result = evaluate_run(data_dir, path, split=meta["split"], pool=meta["pool"], with_std=True, **options)
         name = meta.get("baseline", path.stem)
         row = result_row(result, system=system_label({"baseline": name, **meta}), baseline=name,
-                         family=meta.get("family", "non-LLM"), source="baseline")
+                         family=meta.get("family", "non-LLM"), source="baseline", intervals=False)
         row["session_isolated"] = bool(meta.get("session_isolated", True))
         rows.append(row)
     order = list(BASELINE_LABELS)
     rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
+    if n_boot > 0:
+        log.info("bootstrap intervals and significance marks (n_boot=%d, seed=%d)", n_boot, seed)
+        rows = add_intervals(rows, n_boot=n_boot, seed=seed)
     return rows
 
 
 # ---------------------------------------------------------------------------------------------------
-# Paper-style tables
+# Paper-style tables and files
 # ---------------------------------------------------------------------------------------------------
-def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str = "closed") -> list[list[Any]]:
-    """One line per system of `pool`: [system, family, values...]; `open:` columns read the open row."""
+PER_DIALOGUE_FILE = "leaderboard.per_dialogue.jsonl"  # beside leaderboard.json: the rows' per-dialogue data
+LEGEND = ("±: half the width of the 95% cluster-bootstrap interval (dialogues resampled, n_boot {n_boot}, seed "
+          "{seed}; exact bounds in the CSV and JSON); *: the best row of the column or not significantly "
+          "different from it (paired bootstrap)")
+
+
+def _cell(row: dict[str, Any] | None, metric: str) -> tuple[Any, list[float] | None, bool | None]:
+    """(value, [low, high] or None, tied_best or None) of one cell."""
+    if row is None:
+        return None, None, None
+    return row["metrics"].get(metric), row.get("ci", {}).get(metric), row.get("tied_best", {}).get(metric)
+
+
+def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> list[tuple[dict, list]]:
+    """(row, cells) for every row of `pool`; an `open:` column reads the same system's open-pool row."""
     open_rows = {(r["system"], r["source"]): r for r in rows if r["pool"] == "open"}
     out = []
     for r in rows:
         if r["pool"] != pool:
             continue
-        line: list[Any] = [r["system"], r["family"]]
+        cells = []
         for c in columns:
             if c.metric.startswith(OPEN_PREFIX):
-                other = open_rows.get((r["system"], r["source"]))
-                line.append(None if other is None else other["metrics"].get(c.metric[len(OPEN_PREFIX):]))
+                cells.append(_cell(open_rows.get((r["system"], r["source"])), c.metric[len(OPEN_PREFIX):]))
             else:
-                line.append(r["metrics"].get(c.metric))
-        out.append(line)
+                cells.append(_cell(r, c.metric))
+        out.append((r, cells))
     return out
 
 
-def format_tables(rows: Sequence[dict[str, Any]], pools: Iterable[str] = ("closed", "open")) -> str:
-    """Plain-text Tables 5, 6 and 9 for every pool that has rows."""
+def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str = "closed") -> list[list[Any]]:
+    """One line per system of `pool`: [system, family, values...]; `open:` columns read the open row."""
+    return [[r["system"], r["family"], *(v for v, _, _ in cells)] for r, cells in _cells(rows, columns, pool)]
+
+
+def format_cell(value: Any, ci: list[float] | None = None, tied: bool | None = None) -> str:
+    """'0.533 ±0.012*': the value, the half-width of its interval, and * when tied with the best."""
+    if value is None:
+        return "-"
+    text = f"{value:.3f}" if isinstance(value, float) else str(value)
+    if ci is not None:
+        text += f" ±{(ci[1] - ci[0]) / 2:.3f}"
+    return text + ("*" if tied else "")
+
+
+def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("closed", "open")) -> str:
+    """Plain-text Tables 5, 6 and 9 for every pool that has rows, each cell with its interval and mark."""
     parts = []
     present = {r["pool"] for r in rows}
+    method = next((r["ci_method"] for r in rows if r.get("ci_method")), None)
+    if method:
+        parts += [LEGEND.format(**method), ""]
     for pool in pools:
         if pool not in present:
             continue
         for title, columns in VIEWS.items():
             headers = ["System", "Family", *(c.label + ("↑" if c.higher_is_better else "↓") for c in columns)]
-            body = [[_fmt(v) for v in line] for line in table_rows(rows, columns, pool)]
+            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else ""), r["family"],
+                     *(format_cell(*cell) for cell in cells)]
+                    for r, cells in sorted(_cells(rows, columns, pool),  # apart: after the session-isolated rows
+                                           key=lambda rc: rc[0].get("session_isolated", True) is False)]
             widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(headers)]
             parts.append(f"{title} — pool: {pool}")
             parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
             parts.extend("  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body)
+            if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
+                parts.append("‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
+                             "marked against no other row")
             parts.append("")
     return "\n".join(parts)
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
+def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
+    """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["system", "family", *(f"{c.metric}{suffix}" for c in columns
+                                           for suffix in ("", "_ci_low", "_ci_high", "_tied_best"))])
+    for r, cells in _cells(rows, columns, pool):
+        line: list[Any] = [r["system"], r["family"]]
+        for value, ci, tied in cells:
+            line += [value, *(ci if ci is not None else (None, None)), None if tied is None else int(tied)]
+        writer.writerow(line)
+    return buf.getvalue()
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike) -> dict[str, Path]:
-    """leaderboard.json (the rows) and one CSV per paper table and pool, for the Space and for papers."""
+    """leaderboard.json (the rows), its side file of per-dialogue data, and one CSV per paper table and pool."""
     out_dir = Path(out_dir)
-    paths = {"json": out_dir / "leaderboard.json"}
-    write_json(paths["json"], {"rows": list(rows)})
+    paths = {"json": out_dir / "leaderboard.json", "per_dialogue": out_dir / PER_DIALOGUE_FILE}
+    light, side = [], []
+    for r in rows:
+        stored = r.get("per_dialogue")
+        if stored and "data" in stored:
+            side.append({"system": r["system"], "pool": r["pool"], "dialogues": stored["dialogues"],
+                         "data": stored["data"]})
+            r = {**r, "per_dialogue": {**{k: v for k, v in stored.items() if k != "data"}, "file": PER_DIALOGUE_FILE}}
+        light.append(r)
+    write_jsonl(paths["per_dialogue"], side)
+    write_json(paths["json"], {"rows": light})
     for pool in sorted({r["pool"] for r in rows}):
         for title, columns in VIEWS.items():
             slug = title.split(":")[0].lower().replace(" ", "")
-            buf = io.StringIO()
-            writer = csv.writer(buf, lineterminator="\n")
-            writer.writerow(["system", "family", *(c.metric for c in columns)])
-            writer.writerows(table_rows(rows, columns, pool))
             path = out_dir / f"{slug}_{pool}.csv"
-            write_text(path, buf.getvalue())
+            write_text(path, _csv(rows, columns, pool))
             paths[f"{slug}_{pool}"] = path
     return paths
+
+
+def read_leaderboard(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The rows of a leaderboard.json with their per-dialogue data put back from the side file beside it.
+
+    A missing or mismatched side file leaves the affected rows without data (logged): they keep their
+    intervals but `mark_best` cannot compare them.
+    """
+    path = Path(path)
+    rows = read_json(path)["rows"]
+    side_path = path.with_name(PER_DIALOGUE_FILE)
+    pending = [r for r in rows if (r.get("per_dialogue") or {}).get("file")]
+    if not pending:
+        return rows
+    if not side_path.exists():
+        log.warning("%s not found: the rows of %s carry no per-dialogue data (no significance marks)", side_path, path)
+        return rows
+    by_key = {(s["system"], s["pool"], s["dialogues"]): s["data"] for s in read_jsonl(side_path)}
+    for r in pending:
+        stored = r["per_dialogue"]
+        data = by_key.get((r["system"], r["pool"], stored["dialogues"]))
+        if data is None:
+            log.warning("%s has no per-dialogue data for %s (%s pool)", side_path, r["system"], r["pool"])
+            continue
+        r["per_dialogue"] = {**{k: v for k, v in stored.items() if k != "file"}, "data": data}
+    return rows

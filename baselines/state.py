@@ -7,8 +7,10 @@ One reading of the history, so they all agree on what the user said.
 Choices (documented in docs/baselines.md):
 - Rejected POIs: the row's `rejected_poi_ids` (the referenced POIs of earlier reject_and_refine turns), plus
   any pool POI whose name a reject_and_refine turn mentions; a rejection turn that names nothing and
-  references nothing rejects the first POI the system turn before it referenced.
-- Price: the budget words of `constants.PRICE_KEYWORDS`, whole-word; the latest mention sets the ceiling.
+  references nothing rejects what the system turn before it recommended (its first referenced POI, both of
+  a compare turn's: `trace_metrics.lib.conventions.recommended_by_turn`).
+- Price: the budget words of `constants.PRICE_KEYWORDS` and the latest one sets the ceiling, read by
+  `trace_metrics.lib.conventions` (the same reading as the price-alignment metric).
 - Location anchor: a landmark of the dialogue's city (`constants.CITY_LANDMARKS`) named by the user, matched
   case-insensitively without a leading "the"; the latest mention wins.
 - Aspects: the 41 `constants.ASPECT_TERMS` the user mentions, whole-word, in first-mention order.
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from trace_dataset.constants import ASPECT_TERMS, CITY_LANDMARKS, PRICE_KEYWORDS, REJECTION_ACTION
+from trace_dataset.constants import ASPECT_TERMS, CITY_LANDMARKS, REJECTION_ACTION
+from trace_metrics.lib import conventions
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,8 @@ def find_mentions(text: str, phrases: Iterable[str]) -> list[tuple[int, str]]:
 
 
 def price_mentions(texts: Sequence[str]) -> list[str]:
-    words: list[str] = []
-    for text in texts:
-        words.extend(w for _, w in find_mentions(text, PRICE_KEYWORDS))
-    return words
+    """The budget words of `texts`, in order of mention (`conventions.budget_words`)."""
+    return conventions.budget_words(texts)
 
 
 def anchor_of(texts: Sequence[str], city: str) -> str | None:
@@ -123,10 +124,10 @@ def rejected_pois(row: Mapping[str, Any], names: Mapping[str, str]) -> list[str]
                 out.append(pid)
         if not named and not turn["referenced_poi_ids"]:
             previous = next((t for t in reversed(history[:i]) if t["role"] == "system"), None)
-            if previous is not None and previous["referenced_poi_ids"]:
-                pid = previous["referenced_poi_ids"][0]
-                if pid not in out:
-                    out.append(pid)
+            if previous is not None:
+                for pid in conventions.recommended_by_turn(previous["action"], previous["referenced_poi_ids"]):
+                    if pid not in out:
+                        out.append(pid)
     return out
 
 
@@ -141,7 +142,7 @@ def dialogue_state(row: Mapping[str, Any], names: Mapping[str, str]) -> Dialogue
     return DialogueState(
         rejected_poi_ids=tuple(rejected_pois(row, names)),
         price_words=tuple(prices),
-        price_ceiling=PRICE_KEYWORDS[prices[-1]] if prices else None,
+        price_ceiling=conventions.price_ceiling(texts),
         anchor=anchor,
         anchor_coords=CITY_LANDMARKS[city][anchor] if anchor else None,
         aspects=tuple(aspect_mentions(texts)),

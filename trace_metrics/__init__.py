@@ -14,7 +14,8 @@ from pathlib import Path
 __all__ = ["MODULES", "evaluate_run", "module_path"]
 
 MODULES: tuple[str, ...] = (
-    "accuracy", "grounding", "text", "practical", "recovery", "trace_suite", "entailment", "llm_judge", "human",
+    "accuracy", "grounding", "text", "practical", "recovery", "trace_suite", "entailment", "llm_judge", "human", "core",
+    "collab_rec",
 )  # fmt: skip
 
 

@@ -26,12 +26,16 @@ def run_card_examples(readme: str | os.PathLike, globs: dict[str, Any] | None = 
     if not blocks:
         raise AssertionError(f"{readme} has no `>>>` example in a ```python block")
     # one doctest over all blocks, so later blocks see the names earlier ones define
-    test = doctest.DocTestParser().get_doctest(
-        "\n".join(blocks), dict(globs or {}), Path(readme).parent.name, str(readme), 0
-    )
+    return run_examples("\n".join(blocks), dict(globs or {}), Path(readme).parent.name, str(readme))
+
+
+def run_examples(source: str, globs: dict[str, Any], name: str, filename: str, lineno: int = 0) -> int:
+    """Run the `>>>` examples of `source` in `globs` (kept: a later call sees the names an earlier one defined);
+    returns the number run. The docs pages' tested blocks (tests/docs) use it too."""
+    test = doctest.DocTestParser().get_doctest(source, globs, name, filename, lineno)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report: list[str] = []
-    result = runner.run(test, out=report.append)
+    result = runner.run(test, out=report.append, clear_globs=False)
     if result.failed:
         raise AssertionError("".join(report))
     return result.attempted

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import POOLS, SPLITS
+from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
+from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
 
 
 def register(subparsers) -> None:
@@ -28,13 +30,16 @@ def register(subparsers) -> None:
     p.add_argument(
         "--predictions", required=True, type=Path, help="predictions JSONL (one row per system turn)"
     )
-    p.add_argument("--split", default="test", choices=SPLITS)
+    p.add_argument("--split", default="test", choices=(*SPLITS, ALL_SPLITS),
+                   help="split the predictions cover (default test; 'all': every split, the full-corpus headline)")
     p.add_argument("--pool", default="closed", choices=POOLS, help="candidate pool the rankings come from")
     p.add_argument("--out", required=True, type=Path, help="results JSON to write")
     p.add_argument("--nli", metavar="MODEL", help="NLI model id or folder: adds entailment and cgs_ent")
     p.add_argument(
         "--judge", metavar="LLM_SPEC", help="LLM spec (trace_dataset.llm): adds the five judge scales"
     )
+    p.add_argument("--core", metavar="LLM_SPEC",
+                   help="also run CoRE (12 factors + debate) with this LLM; per-dialogue outputs in <out>.core/ (docs/core.md)")  # fmt: skip
     p.add_argument("--compare", metavar="OTHER_PREDICTIONS", type=Path,
                    help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests")  # fmt: skip
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
@@ -42,11 +47,34 @@ def register(subparsers) -> None:
     p.add_argument("--cd-gate", type=float, default=0.05, help="CGS citation-density gate (default 0.05)")
     p.add_argument("--pc-window", type=int, default=80, help="PC citation window in characters (default 80)")
     p.add_argument("--radius-km", type=float, default=2.0, help="spatial coherence radius (default 2 km)")
+    p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
+                   help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
+                        "every system turn (Table 20's n); docs/leaderboard.md")
     p.add_argument(
         "--n-boot", type=int, default=10_000, help="bootstrap resamples for --compare (default 10000)"
     )
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42)")
     p.set_defaults(func=run)
+
+
+# option -> (lowest, highest, lowest allowed itself); checked before anything is loaded
+OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
+    "fuzzy_threshold": (0.0, 1.0, True),
+    "cd_gate": (0.0, 1.0, True),
+    "pc_window": (0, math.inf, True),
+    "radius_km": (0.0, math.inf, False),
+    "n_boot": (1, math.inf, True),
+}
+
+
+def _bad_option(args: argparse.Namespace) -> str | None:
+    for dest, (low, high, closed) in OPTION_RANGES.items():
+        value = getattr(args, dest)
+        ok = (low <= value if closed else low < value) and value <= high and not math.isnan(value)
+        if not ok:
+            bracket = "[" if closed else "("
+            return f"--{dest.replace('_', '-')} must be in {bracket}{low:g}, {high:g}], got {value}"
+    return None
 
 
 def per_item_path(out: Path) -> Path:
@@ -57,8 +85,14 @@ def run(args: argparse.Namespace) -> int:
     import gc
     import json
 
-    from trace_dataset.io import atomic_open, sha256_file, write_json
+    from trace_dataset.io import atomic_open, check_output_file, sha256_file, write_json
     from trace_metrics.lib import suite
+
+    problem = _bad_option(args)
+    if problem:
+        print(f"trace-bench evaluate: {problem}", file=sys.stderr)
+        return 2
+    check_output_file(args.out)  # a folder, a path under a file or an unwritable place fails before scoring
 
     options: dict[str, Any] = {
         "fuzzy_threshold": args.fuzzy_threshold,
@@ -66,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         "pc_window": args.pc_window,
         "radius_km": args.radius_km,
         "sweeps": args.sweeps,
+        "grounding_turns": args.grounding_turns,
     }
     kb = suite.load_kb(args.data)
     gc.freeze()  # the knowledge base lives until exit: spare the cyclic GC from rescanning it (~10% faster)
@@ -82,10 +117,15 @@ def run(args: argparse.Namespace) -> int:
             "b": {"file": args.compare.name, "sha256": sha256_file(args.compare)},
             "n_boot": args.n_boot,
             "seed": args.seed,
-            "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed),
+            "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed,
+                               cd_gate=args.cd_gate),
         }
     if not _is_main_process():
         return 0  # under `accelerate launch` every process scores its NLI shard; only the main one writes
+    if args.core:  # CoRE (docs/core.md): resumable per-dialogue outputs beside --out
+        from trace_metrics.core.cli import core_out_dir, run_for_evaluate
+
+        result["core"] = run_for_evaluate(args.data, args.predictions, args.split, args.core, core_out_dir(args.out))
     write_json(args.out, result)
     with atomic_open(per_item_path(args.out), "w") as f:
         json.dump(per_item, f, ensure_ascii=False, separators=(",", ":"))
@@ -96,14 +136,20 @@ def run(args: argparse.Namespace) -> int:
     if "comparison" in result:
         print()
         print(format_comparison(result["comparison"]))
+    if "core" in result:
+        from trace_metrics.core.cli import format_summary
+
+        print(f"\nCoRE ({args.core}; outputs in {result['core']['out_dir']}/)")
+        print(format_summary(result["core"]["summary"]))
     print(f"\nwrote {args.out} and {per_item_path(args.out)}")
     return 0
 
 
-def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42) -> dict[str, dict]:
+def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: float = 0.05) -> dict[str, dict]:
     """Paired cluster bootstrap (resampling dialogues) and per-dialogue paired t-test for every metric
-    with per-item values in both runs (area E's `stats`)."""
-    from trace_metrics.lib import stats
+    with per-item values in both runs (area E's `stats`); `cgs` / `cgs_ent`, formulas of means, get the
+    paired bootstrap of the formula itself (`intervals`, no t-test: they have no per-dialogue values)."""
+    from trace_metrics.lib import intervals, stats
 
     out: dict[str, dict] = {}
     for group, items in a.items():
@@ -146,6 +192,19 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42) -> dict[str,
                 "ttest_p": _finite(t.get("p")),
                 "ttest_n_dialogues": t.get("n"),
             }
+    ta, tb = intervals.dialogue_table(a, cd_gate), intervals.dialogue_table(b, cd_gate)
+    both = [m for m in intervals.COMPOSITES if m in ta.metrics() and m in tb.metrics()]
+    if both and ta.dialogues == tb.dialogues:
+        ra, rb = intervals.bootstrap([ta, tb], [both, both], n_boot=n_boot, seed=seed)
+        for m in both:
+            ci = intervals.percentile_interval(ra[m] - rb[m])
+            if ci is None:
+                continue
+            mean_a, mean_b = intervals.point_value(ta, m), intervals.point_value(tb, m)
+            parts = intervals.COMPOSITES[m]
+            out[m] = {"mean_a": mean_a, "mean_b": mean_b, "delta": mean_a - mean_b, "ci_low": ci[0], "ci_high": ci[1],
+                      "significant": bool(ci[0] > 0 or ci[1] < 0), "n": int(ta.counts[parts[0]].sum()),
+                      "n_clusters": ta.n_dialogues, "ttest_t": None, "ttest_p": None, "ttest_n_dialogues": None}  # fmt: skip
     return out
 
 

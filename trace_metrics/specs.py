@@ -4,6 +4,11 @@ The ids are the keys of results files, leaderboard columns and the Space; displa
 (spaces_app.columns). Implementations are the plain functions of `trace_metrics.lib`; the `evaluate` modules,
 the CLI and the Space only adapt them. `level` says what one item is: a recommend/compare turn, any system
 turn, a dialogue, a rejection episode, or an annotated item (human evaluation).
+
+How a value aggregates its items: a metric without `components` is the mean of its items' values (items
+where it is undefined left out); a metric with `components` (`cgs`, `cgs_ent`) is the CGS formula applied to
+the means of its three components, in order (GS or entailment, CD, PC), as the paper's Tables 5, 22 and 26
+aggregate. `trace_metrics.lib.intervals` bootstraps exactly these statistics.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ class MetricSpec:
     paper: str  # where the paper defines or reports it
     parameters: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     novel: bool = False  # marked novel (star) in the paper's Table 7
+    components: tuple[str, ...] = ()  # (GS-like, CD, PC): the CGS formula of these means, not an item mean
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +47,7 @@ class MetricSpec:
             "paper": self.paper,
             "parameters": dict(self.parameters),
             "novel": self.novel,
+            "components": list(self.components),
         }
 
 
@@ -206,8 +213,21 @@ _SPECS: tuple[MetricSpec, ...] = (
         True,
         (0.0, 1.0),
         _R,
-        "GS x min(1, CD/0.05) x (0.5 + 0.5 PC), mean of per-turn values",
+        "GS x min(1, CD/0.05) x (0.5 + 0.5 PC) applied to the GS, CD and PC means (the tables' aggregation)",
         "§3; App. L; Tables 5, 22, 26",
+        _GROUNDING,
+        novel=True,
+        components=("grounding_score", "citation_density", "provenance_coverage"),
+    ),
+    MetricSpec(
+        "cgs_turn_mean",
+        "grounding",
+        "grounding",
+        True,
+        (0.0, 1.0),
+        _R,
+        "mean over turns of each turn's GS x min(1, CD/0.05) x (0.5 + 0.5 PC)",
+        "§3 (per-response definition); App. L",
         _GROUNDING,
         novel=True,
     ),
@@ -230,8 +250,21 @@ _SPECS: tuple[MetricSpec, ...] = (
         True,
         (0.0, 1.0),
         _R,
-        "Entail x min(1, CD/0.05) x (0.5 + 0.5 PC)",
+        "Entail x min(1, CD/0.05) x (0.5 + 0.5 PC) applied to the entailment, CD and PC means (Table 22)",
         "App. L; Table 22",
+        _p(cd_gate=0.05, pc_window=80, threshold=0.5),
+        novel=True,
+        components=("entailment", "citation_density", "provenance_coverage"),
+    ),
+    MetricSpec(
+        "cgs_ent_turn_mean",
+        "grounding",
+        "entailment",
+        True,
+        (0.0, 1.0),
+        _R,
+        "mean over turns of each turn's Entail x min(1, CD/0.05) x (0.5 + 0.5 PC)",
+        "App. L",
         _p(cd_gate=0.05, pc_window=80, threshold=0.5),
         novel=True,
     ),
@@ -409,9 +442,12 @@ CORE_METRIC_IDS: tuple[str, ...] = tuple(
 
 
 def spec(metric_id: str) -> MetricSpec:
+    """The spec of a metric id; a parametrised id (`spatial_coherence@1.5km`) gets its family's spec."""
     try:
         return METRICS[metric_id]
     except KeyError:
+        if metric_id.startswith("spatial_coherence@") and metric_id.endswith("km"):
+            return METRICS["spatial_coherence@2km"]
         raise KeyError(f"unknown metric id {metric_id!r}; expected one of {METRIC_IDS}") from None
 
 

@@ -21,7 +21,7 @@ docs/baselines_g2.md and tested in tests/baselines_g2/test_g2_aspect.py):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -171,15 +171,19 @@ def split_clauses(text: str) -> list[str]:
     return [s for s in _CLAUSE_RE.split(text) if s.strip()]
 
 
-def review_aspect_sentiment(text: str) -> dict[str, float]:
-    """Mean polarity of the clauses mentioning each aspect; aspects the review never mentions are absent."""
-    acc: dict[str, list[float]] = {}
+def aspect_clauses(text: str) -> Iterator[tuple[set[str], float]]:
+    """(aspects mentioned, polarity) of each clause of `text` that mentions an aspect, in order."""
     for clause in split_clauses(text):
         tokens = tokenize(clause)
         aspects = set(aspect_mentions(tokens))
-        if not aspects:
-            continue
-        polarity = clause_polarity(tokens)
+        if aspects:
+            yield aspects, clause_polarity(tokens)
+
+
+def review_aspect_sentiment(text: str) -> dict[str, float]:
+    """Mean polarity of the clauses mentioning each aspect; aspects the review never mentions are absent."""
+    acc: dict[str, list[float]] = {}
+    for aspects, polarity in aspect_clauses(text):
         for aspect in aspects:
             acc.setdefault(aspect, []).append(polarity)
     return {a: sum(v) / len(v) for a in ASPECTS if (v := acc.get(a))}

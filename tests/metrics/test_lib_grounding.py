@@ -198,9 +198,9 @@ def test_vectorised_composite_is_the_scalar_formula_bit_for_bit(items, gate):
 def test_score_cgs_mean_vs_of_means():
     preds = ['"The seafood gumbo was rich and smoky" [R1]', "no quotes, no labels"]
     out = g.score(preds, [[R1], []], return_per_item=True)
-    assert out["cgs_per_item"] == [1.0, 0.0] and out["cgs"] == 0.5
-    # of means: GS 1, CD (1 + 0)/2 = 0.5 -> gate passed, PC 1 -> 1.0
-    assert out["citation_density"] == pytest.approx(0.5 * 7 / 7) and out["cgs_of_means"] == 1.0
+    assert out["cgs_per_item"] == [1.0, 0.0] and out["cgs_turn_mean"] == 0.5
+    # cgs is the formula on the means: GS 1, CD (1 + 0)/2 = 0.5 -> gate passed, PC 1 -> 1.0
+    assert out["citation_density"] == pytest.approx(0.5 * 7 / 7) and out["cgs"] == 1.0
     assert out["n"] == 2 and out["n_quotes"] == 1
 
 

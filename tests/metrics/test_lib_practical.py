@@ -38,8 +38,9 @@ def test_route_is_nearest_neighbour_from_the_first():
     assert pr.route_length_km([P(7)]) == 0.0 and pr.route_length_km([]) is None
 
 
-def test_price_ceiling_strictest_whole_word_case_insensitive():
+def test_price_ceiling_latest_whole_word_case_insensitive():
     assert pr.price_ceiling(["Something UPSCALE please", "well, actually affordable"]) == 2
+    assert pr.price_ceiling(["cheap, please", "ok, upscale is fine after all"]) == 4  # the latest word, not the strictest
     assert pr.price_ceiling(["a mid-range place"]) == 3
     assert pr.price_ceiling(["budget-friendly"]) == 2  # \\b after "budget"
     assert pr.price_ceiling(["budgetary concerns", "cheaply"]) is None

@@ -6,7 +6,7 @@ from trace_metrics import specs
 
 CANONICAL = (
     "recall@1 recall@3 mrr hit@1 hit@3 hit@5 mr_recall@1 mr_recall@3 bleu4 rouge_l grounding_score citation_density "
-    "provenance_coverage cgs entailment cgs_ent spatial_coherence@2km route_efficiency_km price_alignment "
+    "provenance_coverage cgs cgs_turn_mean entailment cgs_ent cgs_ent_turn_mean spatial_coherence@2km route_efficiency_km price_alignment "
     "itinerary_diversity tsr t2r rejection_recovery judge_relevance judge_informativeness judge_grounding judge_flow "
     "judge_justification human_citation_precision human_informativeness human_naturalness"
 ).split()

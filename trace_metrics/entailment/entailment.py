@@ -42,8 +42,8 @@ Args:
     scorer (NLIScorer): an already loaded scorer (overrides the model settings).
     return_per_item (bool): add `entailment_per_item`, `cgs_ent_per_item`; return_claims (bool): add `claims`.
 Returns:
-    entailment (0-1), cgs_ent (0-1, mean of per-response values), cgs_ent_of_means (0-1, the formula on the
-    means, as Table 22), n, n_claims, n_without_premises, share_<category> and entailed_<category> for
+    entailment (0-1), cgs_ent (0-1, the formula on the means, as Table 22 and the leaderboard),
+    cgs_ent_turn_mean (0-1, mean of per-response values), n, n_claims, n_without_premises, share_<category> and entailed_<category> for
     quote, framing, rating_meta, other_claim, n_<category>, entailment@t per sweep threshold, nli_model,
     nli_model_key, nli_entailment_label, nli_dtype, threshold.
 Examples:

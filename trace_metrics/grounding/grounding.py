@@ -16,7 +16,8 @@ Grounding of responses in the reviews they cite with [Rn] labels (Trace §3, App
 Grounding Score (share of double-quoted spans whose rapidfuzz partial_ratio against the cited reviews is
 >= 0.8; 1 without quotes), Citation Density (word tokens inside verbatim quotes / response tokens), Provenance
 Coverage (share of the 41 aspect terms mentioned that have a citation label within 80 characters; 1 without
-mentions) and CGS = GS x min(1, CD / 0.05) x (0.5 + 0.5 PC).
+mentions) and CGS = GS x min(1, CD / 0.05) x (0.5 + 0.5 PC), over several responses applied to the GS, CD
+and PC means (`cgs`, the paper's tables) and averaged per response (`cgs_turn_mean`).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -29,8 +30,8 @@ Args:
     pc_window (int >= 0): characters around a mention searched for a label, default 80.
     return_per_item (bool): also return `<metric>_per_item` lists.
 Returns:
-    grounding_score, citation_density, provenance_coverage, cgs (mean of per-response CGS), cgs_of_means
-    (the CGS formula on the three means, as the paper's tables), all in 0-1; n, n_quotes, n_unresolved_labels.
+    grounding_score, citation_density, provenance_coverage, cgs (the CGS formula on the three means, as the
+    paper's tables), cgs_turn_mean (mean of per-response CGS), all in 0-1; n, n_quotes, n_unresolved_labels.
 Examples:
     >>> grounding = evaluate.load(trace_metrics.module_path("grounding"))
     >>> r = grounding.compute(predictions=['It has "fresh oysters" [R1].'], references=[["Fresh oysters, cold beer."]])

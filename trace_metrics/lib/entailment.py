@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trace_dataset.llm.cache import default_cache_dir  # the one trace-bench cache folder
+from trace_dataset.shell import pip_install_command, script_executable
 from trace_metrics.lib.sentences import CATEGORIES, categorize, claim_text, split_sentences
 
 if TYPE_CHECKING:
@@ -42,12 +43,15 @@ CACHE_FILE = "nli.sqlite"  # beside the LLM response cache, in $TRACE_BENCH_CACH
 CHUNK_BATCHES = 64  # batches per chunk: pairs are sorted by length within a chunk and cached after it
 _SQL_VARS = 500
 
-HOW_TO_SUPPLY = (
-    "Give a local model folder with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model')), or "
-    f"download the default once where the Hub is reachable: `hf download {DEFAULT_NLI_MODEL} --local-dir "
-    f"/path/to/model` (older clients: `huggingface-cli download {DEFAULT_NLI_MODEL} --local-dir /path/to/model`) "
-    "and pass that folder. No other score is substituted."
-)
+def how_to_supply() -> str:
+    """What an NLI error tells the user to do (the `hf` command spelled as this shell reaches it)."""
+    hf = script_executable("hf") or "hf"
+    return (
+        "Give a local model folder with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model')), or "
+        f"download the default once where the Hub is reachable: `{hf} download {DEFAULT_NLI_MODEL} --local-dir "
+        f"/path/to/model` (older clients: `huggingface-cli download {DEFAULT_NLI_MODEL} --local-dir "
+        "/path/to/model`) and pass that folder. No other score is substituted."
+    )
 
 
 class NLIModelError(RuntimeError):
@@ -62,7 +66,7 @@ def entailment_label_index(id2label: dict[Any, str]) -> int:
         what = "no label" if not found else f"{len(found)} labels"
         raise NLIModelError(
             f"the model's config.id2label {labels} has {what} named 'entailment' (case-insensitive); "
-            f"expected an NLI classifier with exactly one. {HOW_TO_SUPPLY}"
+            f"expected an NLI classifier with exactly one. {how_to_supply()}"
         )
     return found[0]
 
@@ -278,7 +282,7 @@ def _partial_state():
         from accelerate import PartialState
     except ImportError as e:  # pragma: no cover - accelerate is part of the models extra
         raise NLIModelError(
-            f"entailment needs the models extra: pip install 'trace-bench[models]' ({e})"
+            f"entailment needs the models extra: {pip_install_command('trace-bench[models]')} ({e})"
         ) from e
     use_cpu = (
         os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("1", "true", "yes")
@@ -301,20 +305,20 @@ def _load(model: str, device, dtype: str, local_files_only: bool, hub_cache_dir,
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
     except ImportError as e:
         raise NLIModelError(
-            f"entailment needs torch and transformers: pip install 'trace-bench[models]' ({e})"
+            f"entailment needs torch and transformers: {pip_install_command('trace-bench[models]')} ({e})"
         ) from e
     options: dict[str, Any] = {"local_files_only": local_files_only, "revision": revision}
     if hub_cache_dir is not None:
         options["cache_dir"] = str(hub_cache_dir)
     if not Path(model).is_dir() and (model.startswith((".", "/", "~")) or model.count("/") > 1):
-        raise NLIModelError(f"NLI model folder {model!r} does not exist. {HOW_TO_SUPPLY}")
+        raise NLIModelError(f"NLI model folder {model!r} does not exist. {how_to_supply()}")
     try:
         tokenizer = AutoTokenizer.from_pretrained(model, **options)
         net = AutoModelForSequenceClassification.from_pretrained(
             model, dtype=getattr(torch, dtype), **options
         )
     except (OSError, ValueError) as e:
-        raise NLIModelError(f"cannot load NLI model {model!r}: {e}\n{HOW_TO_SUPPLY}") from e
+        raise NLIModelError(f"cannot load NLI model {model!r}: {e}\n{how_to_supply()}") from e
     net.to(device)
     net.eval()
     log.info("NLI model %s on %s (%s)", model, device, dtype)
@@ -464,8 +468,8 @@ def aggregate_entailment(
     thresholds: Sequence[float] = (),
     return_per_item: bool = False,
 ) -> dict:
-    """Means over responses: `entailment`, and with CD and PC per response `cgs_ent` (mean of per-response
-    values) and `cgs_ent_of_means` (the formula on the means, as the paper's Table 22); `n`, `n_claims`,
+    """Means over responses: `entailment`, and with CD and PC per response `cgs_ent` (the formula on the means,
+    as the paper's Table 22 and the leaderboard) and `cgs_ent_turn_mean` (mean of per-response values); `n`, `n_claims`,
     the category summary, and `entailment@t` for each sweep threshold."""
     from trace_metrics.lib._util import mean_or_none
 
@@ -477,11 +481,9 @@ def aggregate_entailment(
         if len(citation_density) != len(results):
             raise ValueError(f"{len(citation_density)} citation_density values for {len(results)} responses")
         per = cgs_ent(entail, citation_density, provenance_coverage, gate)
-        out["cgs_ent"] = mean_or_none(per)
         cd_mean, pc_mean = mean_or_none(citation_density), mean_or_none(provenance_coverage)
-        out["cgs_ent_of_means"] = (
-            None if not results else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
-        )
+        out["cgs_ent"] = None if not results else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
+        out["cgs_ent_turn_mean"] = mean_or_none(per)
     out["n"] = len(results)
     out["n_claims"] = sum(r["n_claims"] for r in results)
     out["n_without_premises"] = sum(1 for r in results if r.get("n_premises", 1) == 0)

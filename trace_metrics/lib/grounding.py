@@ -15,7 +15,9 @@ The *cited texts* of a response are the texts of the resolved labels that occur 
   whole-word and case-insensitively; a mention at offset p is covered when a resolved `[Rn]` label starts
   within [p - w, p + w] (w = 80 characters). Repeated mentions of one term are merged into one mention that is
   covered if any occurrence is; overlapping terms each count once. No mentions -> PC = 1.0.
-- **CGS** = GS x min(1, CD / gate) x (0.5 + 0.5 x PC), gate = 0.05 (`composite`).
+- **CGS** = GS x min(1, CD / gate) x (0.5 + 0.5 x PC), gate = 0.05 (`composite`). Over several responses,
+  `cgs` applies the formula to the GS, CD and PC means (how the paper's Tables 5, 22 and 26 aggregate, and
+  the leaderboard's headline); `cgs_turn_mean` is the mean of each response's own CGS (`cgs_per_item`).
 
 `analyse` does the text work once per response; the metric values at any threshold, window or gate are then
 cheap, which is what the sensitivity sweeps use.
@@ -269,6 +271,13 @@ def composite(gs, cd, pc, gate: float = DEFAULT_CD_GATE):
     return float(gs) * min(1.0, float(cd) / gate) * (0.5 + 0.5 * float(pc))
 
 
+def of_means(gs: float | None, cd: float | None, pc: float | None, gate: float = DEFAULT_CD_GATE) -> float | None:
+    """The CGS formula on three means (the tables' CGS, and CGS_ent with the entailment mean); None if any is."""
+    if gs is None or cd is None or pc is None:
+        return None
+    return composite(gs, cd, pc, gate)
+
+
 def check_parameters(fuzzy_threshold: Threshold, cd_gate: float, pc_window: float) -> None:
     if fuzzy_threshold != "exact" and not (
         isinstance(fuzzy_threshold, (int, float)) and 0.0 <= fuzzy_threshold <= 1.0
@@ -286,33 +295,45 @@ def aggregate(
     cd_gate: float = DEFAULT_CD_GATE,
     pc_window: float = DEFAULT_PC_WINDOW,
     return_per_item: bool = False,
+    recommending: Sequence[bool] | None = None,
 ) -> dict:
-    """Means over responses. `cgs` is the mean of per-response CGS; `cgs_of_means` applies the formula to
-    the GS, CD and PC means (how the paper's Tables 5, 22 and 26 aggregate)."""
+    """Means over responses. `cgs` applies the formula to the GS, CD and PC means (how the paper's Tables 5,
+    22 and 26 aggregate); `cgs_turn_mean` is the mean of per-response CGS (`cgs_per_item`).
+
+    `recommending` (one flag per response, for grounding over every system turn): App. J's rule that a turn
+    with no aspect mention is left out of the PC mean when it recommends nothing either (its PC item is None;
+    its own CGS still takes the vacuous PC = 1). Without it every response counts, as on recommend/compare
+    turns, where the rule excludes nothing.
+    """
     check_parameters(fuzzy_threshold, cd_gate, pc_window)
     gs = [a.grounding_score(fuzzy_threshold) for a in analyses]
     cd = [a.citation_density() for a in analyses]
     pc = [a.provenance_coverage(pc_window) for a in analyses]
     # per item, vectorised: numpy does the same IEEE operations in the same order as the scalar formula
     cgs: list[float] = composite(gs, cd, pc, cd_gate).tolist()
+    if recommending is not None:
+        if len(recommending) != len(analyses):
+            raise ValueError(f"{len(recommending)} recommending flags for {len(analyses)} responses")
+        pc_items: list[float | None] = [
+            None if not rec and not a.term_distances else p
+            for a, p, rec in zip(analyses, pc, recommending, strict=True)
+        ]
+    else:
+        pc_items = list(pc)
     out: dict = {
         "grounding_score": mean_or_none(gs),
         "citation_density": mean_or_none(cd),
-        "provenance_coverage": mean_or_none(pc),
-        "cgs": mean_or_none(cgs),
+        "provenance_coverage": mean_or_none(pc_items),
     }
-    out["cgs_of_means"] = (
-        None
-        if not analyses
-        else composite(out["grounding_score"], out["citation_density"], out["provenance_coverage"], cd_gate)
-    )
+    out["cgs"] = of_means(out["grounding_score"], out["citation_density"], out["provenance_coverage"], cd_gate)
+    out["cgs_turn_mean"] = mean_or_none(cgs)
     out["n"] = len(analyses)
     out["n_quotes"] = sum(len(a.supports) for a in analyses)
     out["n_unresolved_labels"] = sum(a.unresolved_labels for a in analyses)
     if return_per_item:
         out["grounding_score_per_item"] = gs
         out["citation_density_per_item"] = cd
-        out["provenance_coverage_per_item"] = pc
+        out["provenance_coverage_per_item"] = pc_items
         out["cgs_per_item"] = cgs
     return out
 

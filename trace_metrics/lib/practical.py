@@ -1,17 +1,18 @@
 """Practical value of a dialogue's recommendations (§3, App. E Table 9, App. L Table 18).
 
-Inputs are the dialogue's *recommended POIs* (`selection.recommended_pois`: the top-1 of every recommend turn
-and the top-2 of every compare turn, then the POIs whose reviews those responses cite, distinct, in order of
-first appearance) looked up in the knowledge base as `PoiPoint`s.
+Inputs are the dialogue's *recommended POIs* (`selection.recommended_pois`, `conventions.recommended_by_turn`:
+the top-1 of every recommend turn and the top two of every compare turn, then the POIs whose reviews those
+responses cite, distinct, in order of first appearance) looked up in the knowledge base as `PoiPoint`s.
 
 - **Spatial coherence@r km**: share of unordered pairs of recommended POIs whose haversine distance is <= r
   (2 km; Table 18 sweeps 1-5 km). Fewer than two POIs: no pair, no value (the dialogue is not counted).
 - **Route efficiency (km)**: length of the nearest-neighbour path that starts at the first recommended POI
   and repeatedly walks to the closest unvisited one (ties: earlier recommendation first). One POI: 0 km.
   Lower is better.
-- **Price alignment**: the user's budget ceiling is the strictest `constants.PRICE_KEYWORDS` word
-  (whole-word, case-insensitive) in any user turn ("budget/cheap/affordable" -> 2, "moderate/mid-range" -> 3,
-  "luxury/upscale" -> 4); the value is the share of recommended POIs with price <= ceiling. Dialogues without
+- **Price alignment**: the user's budget ceiling is set by the latest `constants.PRICE_KEYWORDS` word
+  (whole-word, case-insensitive) in the user turns ("budget/cheap/affordable" -> 2, "moderate/mid-range" -> 3,
+  "luxury/upscale" -> 4; `conventions.price_ceiling`, shared with the baselines' dialogue state); the value
+  is the share of recommended POIs with price <= ceiling. Dialogues without
   a budget word are not counted (the paper excludes them), nor are POIs with unknown price (neither aligned
   nor misaligned); a dialogue whose recommended POIs all lack a price has no value.
 - **Itinerary diversity**: distinct POI types among the recommended POIs / 3.
@@ -22,11 +23,11 @@ Dialogue-level values are averaged over the dialogues that have one; every resul
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from trace_dataset.constants import POI_TYPES, PRICE_KEYWORDS
+from trace_dataset.constants import POI_TYPES
+from trace_metrics.lib import conventions
 from trace_metrics.lib._util import mean_or_none
 
 EARTH_RADIUS_KM = 6371.0088  # mean Earth radius (IUGG)
@@ -38,12 +39,6 @@ PRACTICAL_IDS: tuple[str, ...] = (
     "price_alignment",
     "itinerary_diversity",
 )
-
-_PRICE_RE = re.compile(
-    r"\b(" + "|".join(re.escape(k) for k in sorted(PRICE_KEYWORDS, key=len, reverse=True)) + r")\b",
-    re.IGNORECASE,
-)
-
 
 class PoiPoint(NamedTuple):
     """What the practical metrics read of a POI."""
@@ -115,13 +110,8 @@ def route_length_km(points: Sequence[PoiPoint]) -> float | None:
 
 
 def price_ceiling(user_texts: Iterable[str]) -> int | None:
-    """The strictest price ceiling a budget word in the user's turns sets; None if no budget is stated."""
-    ceiling = None
-    for text in user_texts:
-        for m in _PRICE_RE.finditer(text):
-            c = PRICE_KEYWORDS[m.group(1).lower()]
-            ceiling = c if ceiling is None else min(ceiling, c)
-    return ceiling
+    """The ceiling the user's latest budget word sets (`conventions.price_ceiling`); None without one."""
+    return conventions.price_ceiling(user_texts)
 
 
 def price_alignment(points: Sequence[PoiPoint], ceiling: int | None) -> float | None:

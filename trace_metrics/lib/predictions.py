@@ -18,12 +18,14 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import POOL_FIELDS, POOLS, SPLITS
+from trace_dataset.constants import POOL_FIELDS, POOLS, resolve_splits
 from trace_dataset.io import TraceDataError, read_jsonl
 from trace_dataset.schema import PREDICTION_OPTIONAL_FIELDS, PREDICTION_REQUIRED_FIELDS
 
 LABEL_RE = re.compile(r"R[1-9]\d{0,2}")  # R1 .. R999
 SHOW = 5  # ids named in an error message
+MAX_TURN_ID = 10_000  # far beyond any dialogue; a larger turn_id is garbage (and unreadable in a message)
+MAX_ID_CHARS = 200  # a dialogue id or POI id longer than this is garbage
 
 Key = tuple[str, int]
 
@@ -77,12 +79,17 @@ def check_row(row: dict) -> dict:
             f"unknown field(s) {extra}; allowed {list(PREDICTION_REQUIRED_FIELDS + PREDICTION_OPTIONAL_FIELDS)}"
         )
     did, tid, ranked, response = row["dialogue_id"], row["turn_id"], row["ranked_poi_ids"], row["response"]
-    if type(did) is not str or not did:
-        raise ValueError(f"dialogue_id {did!r} is not a non-empty string")
+    if type(did) is not str or not did or len(did) > MAX_ID_CHARS:
+        raise ValueError(f"dialogue_id {did!r:.60} is not a non-empty string of at most {MAX_ID_CHARS} characters")
     if type(tid) is not int:
-        raise ValueError(f"turn_id {tid!r} is not an integer")
-    if type(ranked) is not list or not set(map(type, ranked)) <= {str} or "" in ranked:
-        raise ValueError("ranked_poi_ids is not a list of non-empty strings")
+        raise ValueError(f"turn_id {tid!r:.60} is not an integer")
+    if not 0 <= tid <= MAX_TURN_ID:
+        raise ValueError(f"turn_id {str(tid)[:20]}{'...' if len(str(tid)) > 20 else ''} is out of range; expected a "
+                         f"turn number of the dialogue (0..{MAX_TURN_ID})")
+    if type(ranked) is not list or not set(map(type, ranked)) <= {str} or "" in ranked or any(
+        len(p) > MAX_ID_CHARS for p in ranked
+    ):
+        raise ValueError(f"ranked_poi_ids is not a list of non-empty strings (of at most {MAX_ID_CHARS} characters)")
     if len(set(ranked)) != len(ranked):
         dup = [p for p, c in Counter(ranked).items() if c > 1]
         raise ValueError(f"ranked_poi_ids lists {dup[:SHOW]} more than once")
@@ -120,9 +127,8 @@ def validate_predictions(
     """
     if pool not in POOLS:
         raise ValueError(f"unknown pool {pool!r}; expected one of {POOLS}")
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
-    other = [d["dialogue_id"] for d in dialogues if d.get("split") != split]
+    allowed = resolve_splits(split)  # "all": the dialogues of every split
+    other = [d["dialogue_id"] for d in dialogues if d.get("split") not in allowed]
     if other:
         raise TraceDataError(
             f"{len(other)} dialogue(s) are not in split {split!r} (first: {', '.join(other[:SHOW])})",

@@ -1,7 +1,8 @@
 """Dialogue success and recovery (App. J "Dialogue", App. N).
 
-A dialogue is its turns' actions in order plus, for each recommend/compare turn, whether the system's top-1
-POI is a gold POI of that turn (a *hit*). Other turns carry `None`.
+A dialogue is its turns' actions in order plus, for each recommend/compare turn, whether it recommended a gold
+POI of that turn (a *hit*, `conventions.is_hit`: the top-1 of a recommend turn, either of the top two of a
+compare turn, which puts both forward). Other turns carry `None`.
 
 - **TSR**: 1 if any recommend/compare turn of the dialogue is a hit, else 0. Dialogues without a
   recommend/compare turn have no value.

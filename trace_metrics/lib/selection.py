@@ -3,11 +3,13 @@
 - accuracy: recommend/compare system turns (the *reference* action at that turn) with at least one gold POI;
 - grounding (and entailment, the judge): recommend/compare system turns;
 - text (BLEU-4, ROUGE-L): every system turn (ask_preference, recommend, compare, farewell);
-- practical value: per dialogue, over its *recommended POIs*: the top-1 of each recommend turn and the top-2
-  of each compare turn (a comparison puts two POIs forward), then the POIs whose reviews those turns' responses
-  cite, distinct, in order of first appearance;
-- recovery: per dialogue (TSR, T2R) and per reject_and_refine episode, with a *hit* = the system's top-1 is a
-  gold POI of that recommend/compare turn.
+- grounding with `grounding_turns="system"` (the other reading of the paper, see docs/leaderboard.md): every
+  system turn;
+- practical value: per dialogue, over its *recommended POIs* (`conventions.recommended_by_turn`): the top-1 of
+  each recommend turn and the top two of each compare turn (a comparison puts two POIs forward), then the POIs
+  whose reviews those turns' responses cite, distinct, in order of first appearance;
+- recovery: per dialogue (TSR, T2R) and per reject_and_refine episode, with a *hit* (`conventions.is_hit`) =
+  a gold POI among what the turn recommends (the top-1 of a recommend turn, the top two of a compare turn).
 
 The pool (closed, pool_16, pool_32, open) changes the candidates a system ranks (checked by predictions
 validation), never the gold, so selection is the same for every pool.
@@ -21,8 +23,7 @@ from typing import NamedTuple
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.io import TraceDataError
 from trace_dataset.quotes import PLACEHOLDER_RE
-
-RECOMMENDED_PER_ACTION: dict[str, int] = {"recommend": 1, "compare": 2}
+from trace_metrics.lib.conventions import is_hit, recommended_by_turn
 
 
 class EvalTurn(NamedTuple):
@@ -44,8 +45,8 @@ class EvalTurn(NamedTuple):
 
     @property
     def hit(self) -> bool:
-        """Top-1 is a gold POI of this turn."""
-        return bool(self.ranked) and self.ranked[0] in self.gold
+        """A gold POI among what this recommend/compare turn recommends (`conventions.is_hit`)."""
+        return is_hit(self.action, self.ranked, self.gold)
 
 
 class EvalDialogue(NamedTuple):
@@ -120,23 +121,23 @@ def accuracy_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
 def recommended_pois(turns: Sequence[EvalTurn], review_business: Mapping[str, str] | None = None) -> list[str]:
     """The POIs a dialogue's system put forward, distinct, in order of first appearance.
 
-    Per recommend/compare turn: the top-1 (recommend) or top-2 (compare) of its ranking, then the POIs whose
-    reviews the response cites (label order; `review_business` maps review id -> business id). Cited POIs
-    count because a response can recommend more than its ranking's head: the Itinerary baseline's tour
-    stops are put forward with quotes from their reviews (paper Table 9 credits them).
+    Per turn, `conventions.recommended_by_turn`: the top-1 (recommend) or top two (compare) of its ranking,
+    then the POIs whose reviews the response cites (label order; `review_business` maps review id -> business
+    id). Cited POIs count because a response can recommend more than its ranking's head: the Itinerary
+    baseline's tour stops are put forward with quotes from their reviews (paper Table 9 credits them).
     """
     seen: dict[str, None] = {}
     for t in turns:
-        k = RECOMMENDED_PER_ACTION.get(t.action, 0)
-        if not k:
+        if t.action not in RECOMMENDATION_ACTIONS:
             continue
-        for p in t.ranked[:k]:
-            seen.setdefault(p)
+        cited: list[str] = []
         if review_business and t.citations:
             for label in sorted(t.citations, key=_label_number):
                 business = review_business.get(t.citations[label])
                 if business is not None:
-                    seen.setdefault(business)
+                    cited.append(business)
+        for p in recommended_by_turn(t.action, t.ranked, cited):
+            seen.setdefault(p)
     return list(seen)
 
 

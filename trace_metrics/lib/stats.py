@@ -9,7 +9,7 @@ per-dialogue means.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 
 import numpy as np
 
@@ -58,6 +58,25 @@ def cluster_means(values: Sequence[float], clusters: Sequence[Hashable]) -> dict
     return {c: sums[c] / counts[c] for c in sums}
 
 
+def resample_indices(
+    n_clusters: int, n_boot: int = N_BOOT, seed: int = SEED
+) -> Iterator[tuple[int, np.ndarray]]:
+    """The cluster bootstrap's draws: (first resample number, indices of shape (k, n_clusters)) per chunk.
+
+    Resample b draws `n_clusters` cluster indices uniformly with replacement from numpy `default_rng(seed)`,
+    in chunks of 500 resamples (fixed, so results never depend on memory). `paired_cluster_bootstrap` and
+    `trace_metrics.lib.intervals` draw from this one stream, so the same seed gives the same resamples.
+    """
+    if n_clusters < 1:
+        raise ValueError(f"n_clusters {n_clusters!r} must be >= 1")
+    if n_boot < 1:
+        raise ValueError(f"n_boot {n_boot!r} must be >= 1")
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, _BOOT_CHUNK):
+        k = min(_BOOT_CHUNK, n_boot - start)
+        yield start, rng.integers(0, n_clusters, size=(k, n_clusters))
+
+
 def paired_cluster_bootstrap(
     a: Sequence[float],
     b: Sequence[float],
@@ -92,12 +111,9 @@ def paired_cluster_bootstrap(
     diff = x - y
     sums = np.bincount(codes, weights=diff, minlength=n_clusters)
     counts = np.bincount(codes, minlength=n_clusters).astype(float)
-    rng = np.random.default_rng(seed)
     deltas = np.empty(n_boot)
-    for start in range(0, n_boot, _BOOT_CHUNK):
-        k = min(_BOOT_CHUNK, n_boot - start)
-        idx = rng.integers(0, n_clusters, size=(k, n_clusters))
-        deltas[start : start + k] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    for start, idx in resample_indices(n_clusters, n_boot, seed):
+        deltas[start : start + len(idx)] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
     low, high = np.quantile(deltas, [alpha / 2, 1 - alpha / 2])
     delta = float(diff.sum() / diff.size)
     return {

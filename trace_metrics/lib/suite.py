@@ -4,12 +4,18 @@
 result holds every metric value with its n, per-item values with dialogue ids (for the statistics), per-item
 standard deviations, the corpus and knowledge-base versions and the configuration. The NLI model and the LLM
 judge (area E's `entailment` and `judge`) run only when asked.
+
+Every value is the mean of its per-item values (`per_item[group][id]`, None = undefined, left out), except
+`cgs` and `cgs_ent`, the CGS formula applied to the means of their components (`specs.MetricSpec.components`),
+whose per-turn counterparts are `cgs_turn_mean` and `cgs_ent_turn_mean`. Grounding metrics live in the
+`recommendation_turns` group, or in `system_turns` with `grounding_turns="system"`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import logging
 import operator
 import os
@@ -17,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import REVIEWS_FILE, SCHEMA_VERSION
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, REVIEWS_FILE, SCHEMA_VERSION, resolve_splits
 from trace_dataset.datadir import (
     check_data_dir,
     corpus_meta,
@@ -28,8 +34,9 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
-from trace_metrics.lib import accuracy, grounding, practical, recovery, selection, sweeps, text
+from trace_metrics.lib import accuracy, conventions, grounding, practical, recovery, selection, sweeps, text
 from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GroundingTurns, check_grounding_turns
 from trace_metrics.lib.grounding import DEFAULT_CD_GATE, DEFAULT_FUZZY_THRESHOLD, DEFAULT_PC_WINDOW, Threshold
 from trace_metrics.lib.practical import DEFAULT_RADIUS_KM, PoiPoint, spatial_id
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
@@ -96,12 +103,13 @@ def _import_e(name: str, purpose: str):
 
 
 def _stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
-    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`), None where n = 0."""
+    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`); None where n = 0 and for
+    the composite `cgs` / `cgs_ent`, which are formulas of means, not means of items."""
     stats = _import_e("stats", "per-turn standard deviations")
-    out: dict[str, float | None] = {}
+    out: dict[str, float | None] = dict.fromkeys(ids)
     for items in per_item.values():
         for m, vals in items.items():
-            if m in ids:
+            if m in out:
                 defined = [v for v in vals if v is not None]
                 out[m] = float(stats.per_turn_std(defined)) if defined else None
     return out
@@ -186,14 +194,16 @@ def evaluate_predictions(
     judge: Any = None,
     run_sweeps: bool = False,
     with_std: bool = True,
+    grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
 ) -> dict:
     """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`."""
     grounding.check_parameters(fuzzy_threshold, cd_gate, pc_window)
+    check_grounding_turns(grounding_turns)
     with _cyclic_gc_paused(nli is None and judge is None):
         return _evaluate_predictions(
             dialogues, predictions, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
             radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=run_sweeps,
-            with_std=with_std,
+            with_std=with_std, grounding_turns=grounding_turns,
         )  # fmt: skip
 
 
@@ -211,6 +221,7 @@ def _evaluate_predictions(
     judge: Any,
     run_sweeps: bool,
     with_std: bool,
+    grounding_turns: GroundingTurns,
 ) -> dict:
     joined = selection.join(dialogues, predictions)
     values: dict[str, float | None] = {}
@@ -228,34 +239,40 @@ def _evaluate_predictions(
     ]
     columns = list(zip(*acc_rows, strict=True)) if acc_rows else [()] * len(acc_ids)
     acc: dict[str, list[float | None]] = {m: list(c) for m, c in zip(acc_ids, columns, strict=True)}
-    label_sources = [sources.for_citations(t.citations) for t in rec]  # also for the NLI model and the judge
+    rec_items: dict[str, list] = {"dialogue_id": [t.dialogue_id for t in rec], "turn_id": [t.turn_id for t in rec]}
+    sys_turns = selection.system_turns(joined)
+    sys_items: dict[str, list] = {"dialogue_id": [t.dialogue_id for t in sys_turns],
+                                  "turn_id": [t.turn_id for t in sys_turns]}  # fmt: skip
+    g_sys = grounding_turns == "system"  # every system turn (Table 20's n), with App. J's PC rule for the others
+    g_turns, g_items = (sys_turns, sys_items) if g_sys else (rec, rec_items)
+    g_recommending = [t.action in RECOMMENDATION_ACTIONS for t in sys_turns] if g_sys else None
+    label_sources = [sources.for_citations(t.citations) for t in g_turns]  # also for the NLI model
     analyse = grounding.analyse
-    analyses = [analyse(t.response, src) for t, src in zip(rec, label_sources, strict=True)]
-    g = grounding.aggregate(analyses, fuzzy_threshold, cd_gate, pc_window, return_per_item=True)
-    rec_items: dict[str, list] = {
-        "dialogue_id": [t.dialogue_id for t in rec],
-        "turn_id": [t.turn_id for t in rec],
-    }
+    analyses = [analyse(t.response, src) for t, src in zip(g_turns, label_sources, strict=True)]
+    g = grounding.aggregate(analyses, fuzzy_threshold, cd_gate, pc_window, return_per_item=True,
+                            recommending=g_recommending)  # fmt: skip
     for m in acc_ids:
         values[m] = mean_or_none(acc[m])
         n[m] = sum(v is not None for v in acc[m])
         rec_items[m] = acc[m]
-    for m in grounding.GROUNDING_IDS:
+    for m in ("grounding_score", "citation_density", "provenance_coverage"):
         values[m] = g[m]
-        n[m] = g["n"]
-        rec_items[m] = g[f"{m}_per_item"]
-    extra: dict[str, Any] = {"cgs_of_means": g["cgs_of_means"]}
+        g_items[m] = g[f"{m}_per_item"]
+        n[m] = sum(v is not None for v in g_items[m])
+    values["cgs"], values["cgs_turn_mean"], g_items["cgs_turn_mean"] = g["cgs"], g["cgs_turn_mean"], g["cgs_per_item"]
+    n["cgs"] = n["cgs_turn_mean"] = g["n"]
+    extra: dict[str, Any] = {}
     models: dict[str, Any] = {}
     if nli is not None:
-        ent, ent_raw, models["nli"] = _run_nli(nli, [t.response for t in rec], label_sources)
-        cgs_ent = [
-            grounding.composite(e, d, p, cd_gate)
-            for e, d, p in zip(
-                ent, g["citation_density_per_item"], g["provenance_coverage_per_item"], strict=True
-            )
-        ]
-        for m, vals in (("entailment", ent), ("cgs_ent", cgs_ent)):
-            values[m], n[m], rec_items[m] = mean_or_none(vals), len(vals), vals
+        ent, ent_raw, models["nli"] = _run_nli(nli, [t.response for t in g_turns], label_sources)
+        pc_vacuous = [1.0 if p is None else p for p in g["provenance_coverage_per_item"]]
+        cgs_ent = grounding.composite(ent, g["citation_density_per_item"], pc_vacuous, cd_gate).tolist() if ent else []
+        values["entailment"], n["entailment"], g_items["entailment"] = mean_or_none(ent), len(ent), ent
+        values["cgs_ent"] = grounding.of_means(values["entailment"], values["citation_density"],
+                                               values["provenance_coverage"], cd_gate)  # fmt: skip
+        values["cgs_ent_turn_mean"] = mean_or_none(cgs_ent)
+        n["cgs_ent"] = n["cgs_ent_turn_mean"] = len(cgs_ent)
+        g_items["cgs_ent_turn_mean"] = cgs_ent
         if run_sweeps:
             entail = _import_e("entailment", "the NLI threshold sweep")
             extra["nli_threshold_sweep"] = {
@@ -264,24 +281,20 @@ def _evaluate_predictions(
             }
     if judge is not None:
         by_id = {d["dialogue_id"]: d for d in dialogues}
-        scales, _raw, models["judge"] = _run_judge(judge, rec, by_id, label_sources)
+        rec_sources = label_sources if g_turns is rec else [sources.for_citations(t.citations) for t in rec]
+        scales, _raw, models["judge"] = _run_judge(judge, rec, by_id, rec_sources)
         for m, vals in scales.items():
             values[m], n[m], rec_items[m] = mean_or_none(vals), sum(v is not None for v in vals), vals
     per_item["recommendation_turns"] = rec_items
 
     # -- all system turns: text -----------------------------------------------------------------------
-    sys_turns = selection.system_turns(joined)
     bleu, rouge = text.score_pairs(
         [t.response for t in sys_turns], [t.reference_text for t in sys_turns], rouge_stemmer
     )
     values["bleu4"], values["rouge_l"] = mean_or_none(bleu), mean_or_none(rouge)
     n["bleu4"] = n["rouge_l"] = len(sys_turns)
-    per_item["system_turns"] = {
-        "dialogue_id": [t.dialogue_id for t in sys_turns],
-        "turn_id": [t.turn_id for t in sys_turns],
-        "bleu4": bleu,
-        "rouge_l": rouge,
-    }
+    sys_items["bleu4"], sys_items["rouge_l"] = bleu, rouge
+    per_item["system_turns"] = sys_items
 
     # -- dialogues: practical value + recovery --------------------------------------------------------
     cache: dict[str, PoiPoint] = {}
@@ -387,6 +400,14 @@ def evaluate_run(
     return {k: result[k] for k in RESULT_ORDER if k in result}
 
 
+def _splits_sha256(data_dir: str | os.PathLike, splits: Sequence[str]) -> str:
+    """The split file's SHA-256; for several splits ("all"), the SHA-256 of their names and hashes in order."""
+    if len(splits) == 1:
+        return sha256_file(split_file(data_dir, splits[0]))
+    joined = "\n".join(f"{s}:{sha256_file(split_file(data_dir, s))}" for s in splits)
+    return hashlib.sha256(joined.encode("utf-8")).hexdigest()
+
+
 RESULT_ORDER = ("values", "n", "std", "std_unavailable", "aggregates", "counts", "versions", "config", "models", "run",
                 "sweeps", "per_item")  # fmt: skip
 
@@ -418,13 +439,15 @@ def evaluate_rows(
     sweeps: bool = False,
     check_pool: bool = True,
     with_std: bool = True,
+    grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
     kb: KnowledgeBase | None = None,
     predictions_path: str | os.PathLike | None = None,
 ) -> dict:
     """Validate prediction rows (dicts) against the split and score them; `evaluate_run` without the file."""
-    data_dir = check_data_dir(data_dir, splits=(split,))
+    splits = resolve_splits(split)  # "all": the paper's full-corpus headline over every split
+    data_dir = check_data_dir(data_dir, splits=splits)
     kb = load_kb(data_dir) if kb is None else kb
-    dialogues = list(iter_dialogues(data_dir, split))
+    dialogues = list(iter_dialogues(data_dir, splits))
     index = validate_predictions(
         rows,
         dialogues,
@@ -437,11 +460,12 @@ def evaluate_rows(
     result = evaluate_predictions(
         dialogues, index, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
         radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=sweeps, with_std=with_std,
+        grounding_turns=grounding_turns,
     )  # fmt: skip
     meta = corpus_meta(data_dir)
     result["versions"] = {
         "corpus": corpus_version(meta),
-        "split_sha256": sha256_file(split_file(data_dir, split)),
+        "split_sha256": _splits_sha256(data_dir, splits),
         "kb": kb.version,
         "schema": SCHEMA_VERSION,
         "trace_bench": _package_version(),
@@ -457,11 +481,10 @@ def evaluate_rows(
         "split": split,
         "pool": pool,
         "predictions": predictions,
-        "grounding": {"fuzzy_threshold": fuzzy_threshold, "cd_gate": cd_gate, "pc_window": pc_window},
-        "practical": {
-            "radius_km": radius_km,
-            "recommended_per_action": dict(selection.RECOMMENDED_PER_ACTION),
-        },
+        "grounding": {"fuzzy_threshold": fuzzy_threshold, "cd_gate": cd_gate, "pc_window": pc_window,
+                      "turns": grounding_turns},  # fmt: skip
+        "practical": {"radius_km": radius_km},
+        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K},
         "text": {
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
             "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": rouge_stemmer},
@@ -472,10 +495,8 @@ def evaluate_rows(
     return {k: result[k] for k in RESULT_ORDER if k in result}
 
 
-
-
 def leaderboard_row(result: Mapping[str, Any]) -> dict[str, Any]:
-    """A flat dict of a result: every value, `<id>_n`, CGS of means, the counts and the versions."""
+    """A flat dict of a result: every value, `<id>_n`, the aggregates, the counts and the versions."""
     out: dict[str, Any] = dict(result["values"])
     out.update({f"{m}_n": v for m, v in result["n"].items()})
     out.update(result.get("aggregates", {}))

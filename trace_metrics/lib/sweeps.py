@@ -2,6 +2,8 @@
 
 - fuzzy threshold (Table 16): GS at 0.7, 0.8, 0.9 and exact substring match;
 - CD gate: CGS with gate 0.03, 0.05, 0.10;
+  (in these tables `cgs` is the formula on the GS/CD/PC means, as the leaderboard's `cgs`, and `cgs_turn_mean`
+  the mean of per-turn CGS)
 - CGS formula (App. L "CGS formula sensitivity"): with D = min(1, CD/0.05) and P = 0.5 + 0.5 PC,
   `threshold_0.03` and `threshold_0.10` (the gate), `no_pc_floor` (GS x D x PC), `sqrt_pc` (GS x D x sqrt(PC)),
   `geometric` ((GS x D x P)^(1/3)), `harmonic` (3 / (1/GS + 1/D + 1/P), 0 when a component is 0), `additive`
@@ -26,6 +28,7 @@ from trace_metrics.lib.grounding import (
     GroundingAnalysis,
     Threshold,
     composite,
+    of_means,
 )
 from trace_metrics.lib.practical import SPATIAL_SWEEP_KM, coherence_from_distances, spatial_id
 
@@ -63,6 +66,14 @@ def _key(x: float | str) -> str:
     return x if isinstance(x, str) else f"{x:g}"
 
 
+def _cgs_pair(gs: Sequence[float], cd: Sequence[float], pc: Sequence[float], gate: float) -> dict:
+    """`cgs` (the formula on the means) and `cgs_turn_mean` (the mean of per-turn values) at one setting."""
+    return {
+        "cgs": of_means(mean_or_none(gs), mean_or_none(cd), mean_or_none(pc), gate),
+        "cgs_turn_mean": mean_or_none([composite(x, d, p, gate) for x, d, p in zip(gs, cd, pc, strict=True)]),
+    }
+
+
 def grounding_sweeps(
     analyses: Sequence[GroundingAnalysis],
     fuzzy_threshold: Threshold = DEFAULT_FUZZY_THRESHOLD,
@@ -74,29 +85,15 @@ def grounding_sweeps(
     cd = [a.citation_density() for a in analyses]
     pc = [a.provenance_coverage(pc_window) for a in analyses]
     out: dict = {"n": len(analyses)}
-    out["fuzzy_threshold"] = {
-        _key(t): {
-            "grounding_score": mean_or_none([a.grounding_score(t) for a in analyses]),
-            "cgs": mean_or_none(
-                [
-                    composite(a.grounding_score(t), d, p, cd_gate)
-                    for a, d, p in zip(analyses, cd, pc, strict=True)
-                ]
-            ),
-        }
-        for t in FUZZY_SWEEP
-    }
-    out["cd_gate"] = {
-        _key(g): {"cgs": mean_or_none([composite(x, d, p, g) for x, d, p in zip(gs, cd, pc, strict=True)])}
-        for g in CD_GATE_SWEEP
-    }
+    out["fuzzy_threshold"] = {}
+    for t in FUZZY_SWEEP:
+        gst = [a.grounding_score(t) for a in analyses]
+        out["fuzzy_threshold"][_key(t)] = {"grounding_score": mean_or_none(gst), **_cgs_pair(gst, cd, pc, cd_gate)}
+    out["cd_gate"] = {_key(gate): _cgs_pair(gs, cd, pc, gate) for gate in CD_GATE_SWEEP}
     out["pc_window"] = {}
     for w in PC_WINDOW_SWEEP:
         pcw = [a.provenance_coverage(w) for a in analyses]
-        out["pc_window"][_key(w)] = {
-            "provenance_coverage": mean_or_none(pcw),
-            "cgs": mean_or_none([composite(x, d, p, cd_gate) for x, d, p in zip(gs, cd, pcw, strict=True)]),
-        }
+        out["pc_window"][_key(w)] = {"provenance_coverage": mean_or_none(pcw), **_cgs_pair(gs, cd, pcw, cd_gate)}
     means = (mean_or_none(gs), mean_or_none(cd), mean_or_none(pc))
     out["cgs_variants"] = {
         name: {

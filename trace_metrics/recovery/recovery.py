@@ -12,10 +12,11 @@ import evaluate
 from trace_dataset.constants import ACTIONS, RECOMMENDATION_ACTIONS
 from trace_metrics import module as base
 from trace_metrics.lib import recovery as lib
+from trace_metrics.lib.conventions import is_hit
 
 _DESCRIPTION = """\
 Dialogue-level recommendation success and recovery from rejections (Trace App. J, App. N). A recommend or
-compare turn is a hit when the system's top-1 POI is one of the turn's gold POIs. TSR: share of dialogues
+compare turn is a hit when a POI it recommends (top-1; top two of a compare turn) is gold. TSR: share of dialogues
 with a hit; T2R: recommend/compare turns up to the first hit (successful dialogues only; lower is better);
 rejection recovery: share of reject_and_refine turns whose next recommend/compare turn is a hit.
 """
@@ -64,6 +65,6 @@ class Recovery(base.TraceMetric):
                     raise ValueError(
                         f"dialogue {i} turn {j}: unknown action {a!r}; expected one of {ACTIONS}"
                     )
-                turns.append((a, (bool(r) and r[0] in g) if a in RECOMMENDATION_ACTIONS else None))
+                turns.append((a, is_hit(a, r, g) if a in RECOMMENDATION_ACTIONS else None))
             dialogues.append(turns)
         return lib.score(dialogues, return_per_item=return_per_item)

@@ -27,9 +27,11 @@ Args:
     split (str): "train", "validation" or "test" (default).
     pool (str): "closed" (default), "pool_16", "pool_32" or "open": the candidates rankings are checked against.
     nli (str, optional): NLI model id or folder for entailment / cgs_ent. judge (str, optional): LLM spec.
+    grounding_turns (str): "recommendation" (default: recommend/compare turns) or "system" (every system turn).
     fuzzy_threshold, cd_gate, pc_window, radius_km, rouge_stemmer, check_pool: as trace_metrics.lib.suite.
 Returns:
-    every metric id (recall@1 ... rejection_recovery) with `<id>_n`, cgs_of_means, n_<count> for the counts
+    every metric id (recall@1 ... rejection_recovery; cgs is the formula on the GS/CD/PC means, cgs_turn_mean
+    the mean of per-turn CGS) with `<id>_n`, n_<count> for the counts
     (dialogues, system_turns, ...), corpus_version, kb_version, split, pool.
 Examples:
     >>> suite = evaluate.load(trace_metrics.module_path("trace_suite"))
@@ -37,7 +39,7 @@ Examples:
 """
 
 _OPTIONS = ("data_dir", "split", "pool", "nli", "judge", "fuzzy_threshold", "cd_gate", "pc_window", "radius_km",
-            "rouge_stemmer", "check_pool")  # fmt: skip
+            "rouge_stemmer", "check_pool", "grounding_turns")  # fmt: skip
 
 
 def _arrow_row(row: dict) -> dict:
