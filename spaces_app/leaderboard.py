@@ -1,22 +1,28 @@
-"""Leaderboard rows -> the tables and the gap plot the app shows. Pure functions over rows.
+"""Leaderboard rows -> the table the app shows. Pure functions over rows.
 
 Rows come from three places: the paper's reported numbers (reference rows: facts from the paper, not our
 runs), the baseline runs (`trace-bench leaderboard` writes leaderboard.json) and the results store
-(submissions). `collect_rows` reads them; everything else only transforms. Column labels come from
-`trace_metrics.tables` (the paper's Tables 5, 6 and 9); data keys stay canonical metric ids.
+(submissions). `collect_rows` reads them, drops (and logs) any row the app cannot show, and recomputes the
+"not significantly different from the best" marks over the merged rows (`baselines.leaderboard.mark_best`);
+everything else only transforms. Column labels come from `trace_metrics.tables` (the paper's Tables 5, 6
+and 9); data keys stay canonical metric ids.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
+import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 import pandas as pd
 
+from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
 from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column, header
 
@@ -26,9 +32,16 @@ PAPER_SUFFIX = " (paper)"
 FAMILIES: tuple[str, ...] = ("non-LLM", "LLM", "submitted")  # the family filter
 SOURCE_LABELS = {"paper": "paper (reported)", "baseline": "run here", "submission": "submission"}
 POOL_CHOICES: tuple[str, ...] = ("closed", "open")
-GAP_METRICS = {"cgs": "CGS (grounding)", "rejection_recovery": "Rejection recovery"}
+DECIMALS = 3  # every metric cell, whatever its range (T2R included)
 TEXT_COLUMNS: tuple[str, ...] = ("System", "Family", "Source")
 TAIL_COLUMNS: tuple[str, ...] = ("Corpus version", "KB version", "Description")
+_TEXT_FIELDS = ("family", "source", "description", "corpus_version", "kb_version", "split", "baseline")
+# Why a row reads as it does, keyed by the paper name of the system (its " (paper)" row shares the note).
+SYSTEM_NOTES: dict[str, str] = {
+    "Itinerary": "Itinerary ranks with TF-IDF's ranking unchanged and only adds a walking tour to its "
+                 "response, so its accuracy and recovery columns equal TF-IDF's (as in the paper's Table 5); "
+                 "its text, grounding and practical columns differ.",
+}
 
 
 def paper_rows() -> list[dict[str, Any]]:
@@ -53,26 +66,146 @@ def paper_rows() -> list[dict[str, Any]]:
 
 
 def baseline_rows(path) -> list[dict[str, Any]]:
-    """Rows of a leaderboard.json; a missing file gives none (logged), a corrupt one is an error."""
+    """Rows of a leaderboard.json (with its per-dialogue side file); a missing or unreadable file gives none
+    (logged)."""
     if path is None:
         return []
     if not path.exists():
         log.warning("baseline rows file %s not found (TRACE_SPACE_BASELINES); showing no baseline rows", path)
         return []
-    rows = read_json(path)["rows"]
+    from baselines.leaderboard import read_leaderboard  # puts back the per-dialogue data of the side file
+
+    try:
+        rows = read_leaderboard(path)
+    except ValueError as e:  # not JSON
+        log.error("baseline rows file %s is unreadable (%s); showing no baseline rows", path, e)
+        return []
+    except (KeyError, TypeError, AttributeError) as e:  # malformed rows: read them plain, clean_rows sorts them
+        log.warning("baseline rows file %s: per-dialogue data not attached (%s: %s)", path, type(e).__name__, e)
+        doc = read_json(path)
+        rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list):
+        log.error("baseline rows file %s has no list of rows; showing no baseline rows", path)
+        return []
     for r in rows:
-        if not r.get("description"):
-            r["description"] = (f"`trace-bench run {r.get('baseline') or r['system']}` on the {r.get('split', '?')} "
-                                f"split, scored by this package")
+        if isinstance(r, dict) and not r.get("description"):
+            r["description"] = (f"trace-bench run {r.get('baseline') or r.get('system')}, on the "
+                                f"{r.get('split', '?')} split, scored by this package")
     return rows
 
 
-def collect_rows(settings, store) -> list[dict[str, Any]]:
-    """Every row the leaderboard shows: paper reference rows, baseline runs, stored submissions."""
+def row_problem(row: Any) -> str | None:
+    """Why the app cannot show `row`, or None. Names are shown as text, but a name with control or
+    bidirectional-override characters would still garble the table, so it is refused here too."""
+    if not isinstance(row, dict):
+        return f"a row is a JSON object, not {type(row).__name__}"
+    system = row.get("system")
+    if not isinstance(system, str) or not system.strip():
+        return "no system name"
+    if forbidden_char(system):
+        return f"system name holds the control character {forbidden_char(system)}"
+    if not isinstance(row.get("pool"), str):
+        return "no pool"
+    if any(row.get(k) is not None and not isinstance(row[k], str) for k in _TEXT_FIELDS):
+        return "a text field that is not a string"
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict) or not all(_is_number(v) for v in metrics.values()):
+        return "metrics are not all numbers"
+    ci = row.get("ci", {})
+    if not isinstance(ci, dict) or not all(
+            isinstance(v, (list, tuple)) and len(v) == 2 and all(_is_number(x) for x in v) for v in ci.values()):
+        return "ci is not {metric: [low, high]}"
+    tied = row.get("tied_best", {})
+    if not isinstance(tied, dict) or not all(isinstance(v, bool) for v in tied.values()):
+        return "tied_best is not {metric: true/false}"
+    if not isinstance(row.get("per_dialogue", {}), dict):
+        return "per_dialogue is not an object"
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def clean_rows(rows: Iterable[Any], origin: str) -> list[dict[str, Any]]:
+    """The rows the app can show; each other one is skipped with a warning naming it and why."""
+    out = []
+    for i, row in enumerate(rows):
+        problem = row_problem(row)
+        if problem is None:
+            out.append(row)
+        else:
+            name = row.get("system") if isinstance(row, dict) else None
+            log.warning("skipping row %d of %s (%r): %s", i, origin, name, problem)
+    return out
+
+
+def collect_rows(settings, store, marks: BestMarks | None = None) -> list[dict[str, Any]]:
+    """Every row the leaderboard shows: paper reference rows, baseline runs, stored submissions, with the
+    best-row marks recomputed over all of them (`marks` keeps them until the rows change)."""
     rows: list[dict[str, Any]] = paper_rows() if settings.show_paper_rows else []
-    rows.extend(baseline_rows(settings.baselines_file))
-    rows.extend(store.rows())
-    return rows
+    rows.extend(clean_rows(baseline_rows(settings.baselines_file), str(settings.baselines_file)))
+    rows.extend(clean_rows(store.rows(), repr(store)))
+    return (marks or BestMarks()).apply(rows)
+
+
+def _identity(row: dict[str, Any]) -> tuple:
+    return row["system"], row.get("source"), row["pool"], row.get("split")
+
+
+def _comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`rows` whose per-dialogue data decodes; a row with damaged data is still shown, without marks."""
+    from trace_metrics.lib.intervals import decode
+
+    out = []
+    for r in rows:
+        stored = r.get("per_dialogue")
+        if isinstance(stored, dict) and "data" in stored:
+            try:
+                decode(stored)
+            except (ValueError, KeyError, TypeError) as e:
+                log.warning("row %r (%s pool): per-dialogue data unreadable (%s); shown without best marks",
+                            r["system"], r["pool"], e)
+                r = {k: v for k, v in r.items() if k != "per_dialogue"}
+        elif stored is not None:
+            r = {k: v for k, v in r.items() if k != "per_dialogue"}  # no data: nothing to compare
+        out.append(r)
+    return out
+
+
+class BestMarks:
+    """`tied_best` of merged rows by the leaderboard's own rule (`baselines.leaderboard.mark_best`: the best
+    row of each column and those not significantly different from it, by a paired bootstrap over the
+    rows' per-dialogue data), recomputed only when the rows change: the bootstrap takes seconds, and the
+    app re-reads the rows on every control."""
+
+    def __init__(self) -> None:
+        self._key: str | None = None
+        self._marks: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+        parts = [[*_identity(r), r.get("version"), (r.get("per_dialogue") or {}).get("dialogues"),
+                  sorted(r["metrics"].items())] for r in rows]
+        return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
+
+    def apply(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from baselines.leaderboard import mark_best
+
+        key = self.fingerprint(rows)
+        with self._lock:
+            if key != self._key:
+                self._marks = {_identity(r): r.get("tied_best") for r in mark_best(_comparable(rows))}
+                self._key = key
+            marks = self._marks
+        out = []
+        for r in rows:
+            r = {k: v for k, v in r.items() if k != "tied_best"}
+            if marks.get(_identity(r)) is not None:
+                r["tied_best"] = marks[_identity(r)]
+            out.append(r)
+        return out
 
 
 def reserved_names(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -83,6 +216,13 @@ def reserved_names(rows: Iterable[dict[str, Any]]) -> list[str]:
 def family(row: dict[str, Any]) -> str:
     """non-LLM, LLM or submitted (the paper's reference rows keep the family of the system they report)."""
     return "submitted" if row.get("source") == "submission" else (row.get("family") or "non-LLM")
+
+
+def system_note(row: dict[str, Any]) -> str | None:
+    """The note shown next to a system's name (SYSTEM_NOTES), for its run and its paper row alike."""
+    if row.get("source") == "submission":
+        return None
+    return SYSTEM_NOTES.get(row["system"].removesuffix(PAPER_SUFFIX))
 
 
 def view_columns(view: str) -> tuple[Column, ...]:
@@ -100,25 +240,60 @@ def frame_columns(view: str) -> list[str]:
     return [*TEXT_COLUMNS, *(header(c) for c in view_columns(view)), *TAIL_COLUMNS]
 
 
-def frame_datatypes(view: str) -> list[str]:
-    """Dataframe cell types: names and descriptions as plain text (never markdown or HTML), metrics as numbers."""
-    return ["str"] * len(TEXT_COLUMNS) + ["number"] * len(view_columns(view)) + ["str"] * len(TAIL_COLUMNS)
+@dataclass(frozen=True)
+class Cell:
+    """One metric cell: the value, its 95% interval when the row has one, and the best-row mark."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    tied_best: bool = False
+
+    def text(self) -> str:
+        return fmt(self.value)
 
 
-def frame_widths(view: str) -> list[str]:
-    """Column widths: narrow metric columns (their 'Axis: label' headers wrap at the space), wide text."""
-    return ["190px", "85px", "150px", *(["105px"] * len(view_columns(view))), "125px", "125px", "420px"]
+def fmt(value: float | None) -> str:
+    """Every metric with DECIMALS decimals ("0.130", "1.000", "2.250"); empty when missing."""
+    return "" if value is None else f"{value:.{DECIMALS}f}"
 
 
-def leaderboard_frame(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
-                      families: Iterable[str] = FAMILIES, query: str = "", show_paper: bool = True,
-                      sort_by: str | None = None, reverse: bool = False) -> pd.DataFrame:
-    """The table of one view (Table 5/6/9 columns) for one pool.
+def _finite(value: Any) -> float | None:
+    return float(value) if _is_number(value) and math.isfinite(value) else None
+
+
+def _cell(row: dict[str, Any] | None, metric: str) -> Cell:
+    if row is None:
+        return Cell(None)
+    value = _finite(row["metrics"].get(metric))
+    if value is None:
+        return Cell(None)
+    ci = row.get("ci", {}).get(metric)
+    low, high = (_finite(ci[0]), _finite(ci[1])) if ci is not None else (None, None)
+    return Cell(value, low, high, bool(row.get("tied_best", {}).get(metric, False)))
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of the shown table."""
+
+    row: dict[str, Any]
+    cells: tuple[Cell, ...]
+
+    @property
+    def system(self) -> str:
+        return self.row["system"]
+
+
+def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
+                families: Iterable[str] = FAMILIES, query: str = "", show_paper: bool = True,
+                sort_by: str | None = None, reverse: bool = False) -> list[Line]:
+    """The lines of one view (Table 5/6/9 columns) for one pool, filtered and sorted.
 
     `families`: which of non-LLM / LLM / submitted to show (paper rows by their family too, and only with
     `show_paper`); `query`: case-insensitive text in the system name or description; `sort_by`: a column of
     `sort_choices(view)` (default the view's first metric), best first (A-Z for System) unless `reverse`.
-    Missing values sort last either way.
+    Missing values sort last either way. `open:` columns read the system's open-pool row.
     """
     columns = view_columns(view)
     if pool not in POOL_CHOICES:
@@ -127,101 +302,57 @@ def leaderboard_frame(rows: Sequence[dict[str, Any]], view: str, pool: str = "cl
     unknown = wanted - set(FAMILIES)
     if unknown:
         raise ValueError(f"unknown families {sorted(unknown)}; expected some of {FAMILIES}")
+    sort_by = sort_by or header(columns[0])
+    if sort_by not in sort_choices(view):
+        raise ValueError(f"cannot sort {view!r} by {sort_by!r}; expected one of {sort_choices(view)}")
     query = (query or "").strip().lower()
     open_rows = {(r["system"], r.get("source")): r for r in rows if r["pool"] == "open"}
-    records = []
+    lines = []
     for r in rows:
-        if r["pool"] != pool or family(r) not in wanted:
-            continue
-        if r.get("source") == "paper" and not show_paper:
+        if r["pool"] != pool or family(r) not in wanted or (r.get("source") == "paper" and not show_paper):
             continue
         if query and query not in r["system"].lower() and query not in (r.get("description") or "").lower():
             continue
-        rec: dict[str, Any] = {"System": r["system"], "Family": family(r),
-                               "Source": SOURCE_LABELS.get(r.get("source", ""), r.get("source", ""))}
+        cells = []
         for c in columns:
             if c.metric.startswith(OPEN_PREFIX):
-                other = open_rows.get((r["system"], r.get("source")))
-                value = None if other is None else other["metrics"].get(c.metric[len(OPEN_PREFIX):])
+                cells.append(_cell(open_rows.get((r["system"], r.get("source"))), c.metric[len(OPEN_PREFIX):]))
             else:
-                value = r["metrics"].get(c.metric)
-            rec[header(c)] = None if value is None or not math.isfinite(value) else round(float(value), 3)
-        rec["Corpus version"] = _short(r.get("corpus_version") or "")
-        rec["KB version"] = _short(r.get("kb_version") or "")
+                cells.append(_cell(r, c.metric))
+        lines.append(Line(r, tuple(cells)))
+    if sort_by == "System":
+        lines.sort(key=lambda line: line.system.lower(), reverse=reverse)
+        return lines
+    index = next(i for i, c in enumerate(columns) if header(c) == sort_by)
+    descending = columns[index].higher_is_better != reverse
+    present = [x for x in lines if x.cells[index].value is not None]
+    present.sort(key=lambda line: line.cells[index].value, reverse=descending)  # stable: ties keep row order
+    return present + [x for x in lines if x.cells[index].value is None]
+
+
+def short_version(version: str) -> str:
+    """The first 12 hex digits of a SHA-256 version; other version strings (the paper's) as they are."""
+    return version[:12] if len(version) == 64 else version
+
+
+def leaderboard_frame(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
+                      families: Iterable[str] = FAMILIES, query: str = "", show_paper: bool = True,
+                      sort_by: str | None = None, reverse: bool = False) -> pd.DataFrame:
+    """`board_lines` as a DataFrame (values rounded to DECIMALS; NaN = empty), for tests and exports."""
+    columns = view_columns(view)
+    lines = board_lines(rows, view, pool, families, query, show_paper, sort_by, reverse)
+    records = []
+    for line in lines:
+        r = line.row
+        rec: dict[str, Any] = {"System": r["system"], "Family": family(r),
+                               "Source": SOURCE_LABELS.get(r.get("source") or "", r.get("source") or "")}
+        for c, cell in zip(columns, line.cells, strict=True):
+            rec[header(c)] = None if cell.value is None else round(cell.value, DECIMALS)
+        rec["Corpus version"] = short_version(r.get("corpus_version") or "")
+        rec["KB version"] = short_version(r.get("kb_version") or "")
         rec["Description"] = r.get("description") or ""
         records.append(rec)
     frame = pd.DataFrame.from_records(records, columns=frame_columns(view))
     for c in columns:
         frame[header(c)] = frame[header(c)].astype("float64")
-    sort_by = sort_by or header(columns[0])
-    if sort_by not in sort_choices(view):
-        raise ValueError(f"cannot sort {view!r} by {sort_by!r}; expected one of {sort_choices(view)}")
-    column = next((c for c in columns if header(c) == sort_by), None)
-    descending = column.higher_is_better if column is not None else False
-    if reverse:
-        descending = not descending
-    if sort_by == "System":
-        frame = frame.sort_values("System", key=lambda s: s.str.lower(), ascending=not descending, kind="stable")
-    else:
-        frame = frame.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable")
-    return frame.reset_index(drop=True)
-
-
-def _short(version: str) -> str:
-    return version[:12] if len(version) == 64 else version
-
-
-def gap_group(row: dict[str, Any]) -> str:
-    """Plot legend group: the family, with " (paper)" for the paper's reference rows."""
-    return family(row) + (PAPER_SUFFIX if row.get("source") == "paper" else "")
-
-
-GAP_GROUPS: tuple[str, ...] = (*FAMILIES, *(f + PAPER_SUFFIX for f in FAMILIES[:2]))
-
-
-def gap_points(rows: Sequence[dict[str, Any]], pool: str, y_metric: str) -> list[tuple[str, str, float, float]]:
-    """(system, legend group, R@1, y) for every row of `pool` that has both values."""
-    out = []
-    for r in rows:
-        if r["pool"] != pool:
-            continue
-        x, y = r["metrics"].get("recall@1"), r["metrics"].get(y_metric)
-        if x is not None and y is not None and math.isfinite(x) and math.isfinite(y):
-            out.append((r["system"], gap_group(r), float(x), float(y)))
-    return out
-
-
-def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: str = "cgs"):
-    """The Three-Competency Gap scatter (paper Figure 2): R@1 against CGS or rejection recovery.
-
-    Colour = family (non-LLM, LLM, submitted); filled circles = scored here, crosses = the paper's numbers.
-    """
-    if y_metric not in GAP_METRICS:
-        raise ValueError(f"unknown gap metric {y_metric!r}; expected one of {tuple(GAP_METRICS)}")
-    from matplotlib.figure import Figure  # no pyplot: no global figure registry, safe in server threads
-
-    colours = {"non-LLM": "#1f77b4", "LLM": "#d62728", "submitted": "#2ca02c"}
-    fig = Figure(figsize=(7.5, 5.0), dpi=100)
-    ax = fig.add_subplot()
-    points = gap_points(rows, pool, y_metric)
-    for group in GAP_GROUPS:
-        sel = [p for p in points if p[1] == group]
-        if sel:
-            paper = group.endswith(PAPER_SUFFIX)
-            ax.scatter([p[2] for p in sel], [p[3] for p in sel], c=colours[group.removesuffix(PAPER_SUFFIX)],
-                       marker="x" if paper else "o", label=group, s=40 if paper else 45)
-    for name, _, x, y in points:
-        ax.annotate(name, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("Recall@1 (accuracy)")
-    ax.set_ylabel(GAP_METRICS[y_metric])
-    ax.set_title(f"Three-Competency Gap ({pool} pool): accuracy vs {GAP_METRICS[y_metric].lower()}")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.05)
-    ax.grid(alpha=0.3)
-    if points:
-        ax.legend(loc="lower right", fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no system has both values in this pool", ha="center", va="center",
-                transform=ax.transAxes)
-    fig.tight_layout()
-    return fig
+    return frame

@@ -7,6 +7,8 @@
     TRACE_SPACE_BASELINES      leaderboard.json written by `trace-bench leaderboard` (the baseline rows)
     TRACE_SPACE_SPLIT          split that submissions are scored on (default test)
     TRACE_SPACE_MAX_UPLOAD_MB  upload size limit in MB (default 50)
+    TRACE_SPACE_AUTH           who owns a submission: oauth (Hugging Face login; the default on a Hub-hosted
+                               Space) or token (a submitter token; the default elsewhere)
     HF_TOKEN                   token with write access to TRACE_SPACE_RESULTS_REPO
 
 When TRACE_SPACE_DATA is not set and `runs/demo/hydrated` exists (the output of `trace-bench demo`), the demo's
@@ -27,8 +29,14 @@ DEFAULT_RESULTS_DIR = Path("runs/space")
 DEFAULT_DEMO_DIR = Path("runs/demo")
 ENV_VARS: tuple[str, ...] = (
     "TRACE_SPACE_DATA", "TRACE_SPACE_RESULTS", "TRACE_SPACE_RESULTS_REPO", "TRACE_SPACE_RUNS",
-    "TRACE_SPACE_BASELINES", "TRACE_SPACE_SPLIT", "TRACE_SPACE_MAX_UPLOAD_MB", "HF_TOKEN",
+    "TRACE_SPACE_BASELINES", "TRACE_SPACE_SPLIT", "TRACE_SPACE_MAX_UPLOAD_MB", "TRACE_SPACE_AUTH", "HF_TOKEN",
 )  # fmt: skip
+AUTH_MODES: tuple[str, ...] = ("oauth", "token")
+
+
+def on_hub_space(env: Mapping[str, str]) -> bool:
+    """Whether this process runs as a Hugging Face Space (the variables the Hub sets; Gradio's own test)."""
+    return env.get("SYSTEM") == "spaces" and bool(env.get("SPACE_ID"))
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,7 @@ class Settings:
     split: str = "test"
     max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
     show_paper_rows: bool = True
+    auth: str = "token"  # who owns a submission: "oauth" (Hugging Face login) or "token" (submitter token)
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -49,6 +58,9 @@ class Settings:
         if not isinstance(self.max_upload_mb, int) or self.max_upload_mb < 1:
             raise ValueError(f"max_upload_mb must be a positive integer (TRACE_SPACE_MAX_UPLOAD_MB); "
                              f"got {self.max_upload_mb!r}")
+        if self.auth not in AUTH_MODES:
+            raise ValueError(f"unknown submitter authentication {self.auth!r} (TRACE_SPACE_AUTH); expected one "
+                             f"of {AUTH_MODES}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, demo_dir: Path = DEFAULT_DEMO_DIR,
@@ -73,6 +85,7 @@ class Settings:
             "baselines_file": path("TRACE_SPACE_BASELINES"),
             "split": env.get("TRACE_SPACE_SPLIT") or None,
             "max_upload_mb": max_upload_mb,
+            "auth": env.get("TRACE_SPACE_AUTH") or ("oauth" if on_hub_space(env) else None),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         if values["data_dir"] is None and (demo_dir / "hydrated").is_dir():

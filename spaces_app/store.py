@@ -1,11 +1,13 @@
 """Where submitted leaderboard rows live: a local folder (default) or a Hub dataset repository.
 
-Layout (both backends, the requests/results pattern of Hugging Face leaderboards):
-    results/<slug>__<pool>.json    one scored leaderboard row
-    requests/<slug>__<pool>.jsonl  the predictions file that row was scored from
-`put(row, predictions)` writes both; it is called only after the submission validated and scored, and each
-file is replaced whole (local: temp file + rename under a lock; Hub: one commit holding both files), so a
-failed submission never changes what the leaderboard shows and a reader never sees half a file.
+Layout (both backends, the requests/results pattern of Hugging Face leaderboards), key = <slug>__<pool>:
+    results/<key>.json                    the current row (what the leaderboard shows)
+    history/<key>/v<NNNN>.json            every version of that row ever stored, the current one included
+    requests/<key>/v<NNNN>.jsonl[.gz]     the predictions file each version was scored from, in its own format
+A stored row carries `version`, `request` (the path of its predictions file), `owner` (spaces_app.owners)
+and `submitted_at`. `put` runs only after the submission validated and scored; it checks the owner and
+writes the three files under one lock (local: temp file + rename each, result last; Hub: one commit on top
+of the revision it read), so a refused or failed submission changes nothing and readers never see half a file.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ import re
 import shutil
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from trace_dataset.io import atomic_open, read_json, write_json
+from spaces_app.owners import Owner, OwnerError, check_replace, owner_record
+from trace_dataset.io import atomic_open, write_json
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +36,10 @@ NAME_MAX_CHARS = 64
 DESCRIPTION_MAX_CHARS = 500
 RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
+HISTORY_DIR = "history"
+REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
+_ALLOWED_FORMAT = {"\u200d"}  # zero-width joiner: emoji sequences; every other format character is refused
 
 
 def slugify(name: str) -> str:
@@ -43,6 +51,22 @@ def slugify(name: str) -> str:
     return slug[:NAME_MAX_CHARS]
 
 
+def forbidden_char(text: str, allow: str = "") -> str | None:
+    """The first character that may not appear in a shown text, as 'U+XXXX', or None.
+
+    Refused: controls (C0, DEL, C1), format characters such as the bidirectional overrides and isolates
+    (U+202A-U+202E, U+2066-U+2069) and zero-width marks, surrogates, private-use and unassigned code
+    points, and line/paragraph separators; `allow` lists exceptions (a description may hold newlines).
+    """
+    for c in text:
+        if c in allow or c in _ALLOWED_FORMAT:
+            continue
+        category = unicodedata.category(c)
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            return f"U+{ord(c):04X}"
+    return None
+
+
 def check_name(name: str | None) -> str:
     """The stripped system name, or ValueError saying what is wrong with it."""
     name = (name or "").strip()
@@ -50,10 +74,24 @@ def check_name(name: str | None) -> str:
         raise ValueError("a system name is required")
     if len(name) > NAME_MAX_CHARS:
         raise ValueError(f"system name is {len(name)} characters; at most {NAME_MAX_CHARS} are allowed")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise ValueError("system name contains control characters")
+    bad = forbidden_char(name)
+    if bad:
+        raise ValueError(f"system name contains a control or formatting character ({bad}: controls, "
+                         "bidirectional overrides and invisible characters are not allowed)")
     slugify(name)
     return name
+
+
+def check_description(description: str | None) -> str:
+    """The stripped description (newlines and tabs allowed), or ValueError."""
+    description = (description or "").strip()
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        raise ValueError(f"description is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} "
+                         "are allowed")
+    bad = forbidden_char(description, allow="\n\t")
+    if bad:
+        raise ValueError(f"description contains a control or formatting character ({bad})")
+    return description
 
 
 def row_key(row: dict[str, Any]) -> str:
@@ -64,20 +102,67 @@ def result_path(row: dict[str, Any]) -> str:
     return f"{RESULTS_DIR}/{row_key(row)}.json"
 
 
-def request_path(row: dict[str, Any]) -> str:
-    return f"{REQUESTS_DIR}/{row_key(row)}.jsonl"
+def history_path(row: dict[str, Any], version: int) -> str:
+    return f"{HISTORY_DIR}/{row_key(row)}/v{version:04d}.json"
+
+
+def request_path(row: dict[str, Any], version: int, suffix: str = ".jsonl") -> str:
+    if suffix not in REQUEST_SUFFIXES:
+        raise ValueError(f"unknown request format {suffix!r}; expected one of {REQUEST_SUFFIXES}")
+    return f"{REQUESTS_DIR}/{row_key(row)}/v{version:04d}{suffix}"
 
 
 def valid_row(row: Any) -> bool:
     """A stored row the leaderboard can show (a hand-edited or corrupt file must not take it down)."""
     return (isinstance(row, dict) and isinstance(row.get("system"), str) and isinstance(row.get("pool"), str)
             and isinstance(row.get("metrics"), dict)
-            and all(isinstance(v, (int, float)) for v in row["metrics"].values()))
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row["metrics"].values()))
+
+
+def stored_row(row: dict[str, Any], current: dict[str, Any] | None, owner: Owner, suffix: str,
+               record: dict[str, Any]) -> dict[str, Any]:
+    """`row` as the next version after `current`, with the owner `record` and its request path (OwnerError
+    when `owner` may not replace `current`)."""
+    check_replace(current, owner)
+    version = int((current or {}).get("version") or 0) + 1
+    return {**row, "version": version, "request": request_path(row, version, suffix), "owner": record,
+            "submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _parse_current(data: bytes, path: str) -> dict[str, Any]:
+    """The row stored at `path`; an unreadable one has no known owner, so nobody may replace it."""
+    try:
+        current = json.loads(data.decode("utf-8"))
+    except ValueError:
+        current = None
+    if not isinstance(current, dict):
+        log.warning("stored result %s is unreadable; its name stays blocked until it is repaired", path)
+        raise OwnerError("the stored row of this name is unreadable, so its owner is unknown; choose another "
+                         "name (the store's maintainer can repair it)")
+    return current
 
 
 class ResultsStore(Protocol):
     def rows(self) -> list[dict[str, Any]]: ...
-    def put(self, row: dict[str, Any], predictions_path: str | Path) -> None: ...
+    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
+            suffix: str = ".jsonl") -> dict[str, Any]: ...
+    def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]: ...
+    def request_file(self, row: dict[str, Any]) -> Path: ...
+
+
+def _read_rows(paths: list[Path], where: str) -> list[dict[str, Any]]:
+    out = []
+    for path in paths:
+        try:
+            row = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as e:
+            log.warning("skipping unreadable result %s%s: %s", path, where, e)
+            continue
+        if valid_row(row):
+            out.append(row)
+        else:
+            log.warning("skipping malformed result %s%s (needs system, pool and numeric metrics)", path, where)
+    return out
 
 
 class LocalStore:
@@ -86,8 +171,8 @@ class LocalStore:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
-        (self.root / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
-        (self.root / REQUESTS_DIR).mkdir(parents=True, exist_ok=True)
+        for folder in (RESULTS_DIR, REQUESTS_DIR, HISTORY_DIR):
+            (self.root / folder).mkdir(parents=True, exist_ok=True)
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -102,24 +187,31 @@ class LocalStore:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
     def rows(self) -> list[dict[str, Any]]:
-        out = []
-        for path in sorted((self.root / RESULTS_DIR).glob("*.json")):
-            try:
-                row = read_json(path)
-            except ValueError as e:
-                log.warning("skipping unreadable result %s: %s", path, e)
-                continue
-            if valid_row(row):
-                out.append(row)
-            else:
-                log.warning("skipping malformed result %s (needs system, pool and numeric metrics)", path)
-        return out
+        return _read_rows(sorted((self.root / RESULTS_DIR).glob("*.json")), "")
 
-    def put(self, row: dict[str, Any], predictions_path: str | Path) -> None:
+    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
+            suffix: str = ".jsonl") -> dict[str, Any]:
+        """Store `row` as the next version of its system and pool; returns the stored row (OwnerError when
+        another submitter owns the name)."""
+        target = self.root / result_path(row)
+        record = owner_record(owner)  # hashing a token takes a while: not under the lock
         with self.lock():
-            with atomic_open(self.root / request_path(row), "wb") as out, open(predictions_path, "rb") as src:
+            current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
+            stored = stored_row(row, current, owner, suffix, record)
+            with atomic_open(self.root / stored["request"], "wb", compress=False) as out, \
+                    open(predictions_path, "rb") as src:  # the uploaded bytes as they are
                 shutil.copyfileobj(src, out)
-            write_json(self.root / result_path(row), row)  # last: the row appears with its request in place
+            write_json(self.root / history_path(row, stored["version"]), stored)
+            write_json(target, stored)  # last: the row appears with its request and history in place
+        return stored
+
+    def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every stored version of `row`'s system and pool, oldest first."""
+        return _read_rows(sorted((self.root / HISTORY_DIR / row_key(row)).glob("v*.json")), "")
+
+    def request_file(self, row: dict[str, Any]) -> Path:
+        """The predictions file a stored row was scored from (for rescoring)."""
+        return self.root / row["request"]
 
 
 class HubStore:
@@ -128,8 +220,9 @@ class HubStore:
     Reading downloads `results/*.json` (snapshot_download keeps a local cache, so unchanged files are not
     fetched again) at most once per `ttl` seconds (every control of the app re-reads the rows); a write
     through this store is seen at once. When the Hub cannot be reached the last rows read are shown and a
-    warning is logged. Writing is one commit with the request and the result; the repository is created on
-    the first write.
+    warning is logged. Writing reads the current row at the repository's head revision, checks its owner and
+    makes one commit (request + history + result) with that revision as parent, so a concurrent write
+    elsewhere makes it fail instead of overwriting; the repository is created on the first write.
     """
 
     def __init__(self, repo_id: str, token: str | None = None, api: Any = None, ttl: float = 10.0):
@@ -163,35 +256,61 @@ class HubStore:
         except OSError as e:  # HfHubHTTPError, offline, timeouts: all OSError subclasses
             log.warning("cannot read results repo %s (%s); showing the last rows read", self.repo_id, e)
             return copy.deepcopy(self._last_rows)
-        rows = []
-        for path in sorted(Path(local, RESULTS_DIR).glob("*.json")):
-            try:
-                row = json.loads(path.read_text(encoding="utf-8"))
-            except (ValueError, OSError) as e:
-                log.warning("skipping unreadable result %s in %s: %s", path.name, self.repo_id, e)
-                continue
-            if valid_row(row):
-                rows.append(row)
-            else:
-                log.warning("skipping malformed result %s in %s", path.name, self.repo_id)
+        rows = _read_rows(sorted(Path(local, RESULTS_DIR).glob("*.json")), f" in {self.repo_id}")
         self._last_rows, self._read_at = rows, time.monotonic()
         return copy.deepcopy(rows)
 
-    def put(self, row: dict[str, Any], predictions_path: str | Path) -> None:
-        from huggingface_hub import CommitOperationAdd
+    def _download(self, path: str, revision: str | None = None) -> Path | None:
+        from huggingface_hub.errors import EntryNotFoundError
 
-        data = json.dumps(row, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8") + b"\n"
+        try:
+            return Path(self.api.hf_hub_download(repo_id=self.repo_id, filename=path, repo_type="dataset",
+                                                 revision=revision))
+        except EntryNotFoundError:
+            return None
+
+    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
+            suffix: str = ".jsonl") -> dict[str, Any]:
+        from huggingface_hub import CommitOperationAdd
+        from huggingface_hub.errors import HfHubHTTPError
+
+        record = owner_record(owner)
         with self._lock:
             if not self._repo_ready:
                 self.api.create_repo(repo_id=self.repo_id, repo_type="dataset", exist_ok=True)
                 self._repo_ready = True
-            self.api.create_commit(
-                repo_id=self.repo_id, repo_type="dataset",
-                operations=[CommitOperationAdd(path_in_repo=request_path(row), path_or_fileobj=str(predictions_path)),
-                            CommitOperationAdd(path_in_repo=result_path(row), path_or_fileobj=data)],
-                commit_message=f"Submission {row['system']} ({row['pool']} pool)",
-            )  # fmt: skip
+            head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
+            current_file = self._download(result_path(row), revision=head)
+            current = None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))
+            stored = stored_row(row, current, owner, suffix, record)
+            data = json.dumps(stored, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8") + b"\n"
+            try:
+                self.api.create_commit(
+                    repo_id=self.repo_id, repo_type="dataset", parent_commit=head,
+                    operations=[CommitOperationAdd(path_in_repo=stored["request"], path_or_fileobj=str(predictions_path)),
+                                CommitOperationAdd(path_in_repo=history_path(row, stored["version"]), path_or_fileobj=data),
+                                CommitOperationAdd(path_in_repo=result_path(row), path_or_fileobj=data)],
+                    commit_message=f"Submission {row['system']} ({row['pool']} pool), version {stored['version']}",
+                )  # fmt: skip
+            except HfHubHTTPError as e:
+                status = getattr(getattr(e, "response", None), "status_code", None)
+                if status in (409, 412):
+                    raise OwnerError("the results repository changed while this submission was stored; "
+                                     "submit again") from None
+                raise
             self._read_at = None  # the next read fetches the new row
+        return stored
+
+    def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        local = self.api.snapshot_download(repo_id=self.repo_id, repo_type="dataset",
+                                           allow_patterns=[f"{HISTORY_DIR}/{row_key(row)}/*.json"])
+        return _read_rows(sorted(Path(local, HISTORY_DIR, row_key(row)).glob("v*.json")), f" in {self.repo_id}")
+
+    def request_file(self, row: dict[str, Any]) -> Path:
+        path = self._download(row["request"])
+        if path is None:
+            raise FileNotFoundError(f"{row['request']} is not in {self.repo_id}")
+        return path
 
 
 def open_store(results_dir: str | Path, results_repo: str | None = None, token: str | None = None) -> ResultsStore:

@@ -1,20 +1,26 @@
 """Score an uploaded predictions file and store it as a leaderboard row.
 
-The file goes through exactly the validation of `trace-bench evaluate` (`trace_metrics.lib.suite.evaluate_run`
+The upload is first streamed in bounded memory (spaces_app.uploads: size after decompression, line length,
+UTF-8), then goes through exactly the validation of `trace-bench evaluate` (`trace_metrics.lib.suite.evaluate_run`
 with its defaults: every system turn of the split once, known POIs from the dialogue's pool); only a file
-that validated and scored reaches the store, so a same-name resubmission replaces the old row only then.
-Scoring runs without the NLI model and the LLM judge (their columns stay empty for submissions).
+that validated and scored reaches the store, and the store lets only the row's owner replace it
+(spaces_app.owners), keeping every earlier version. Scoring runs without the NLI model and the LLM judge
+(their columns stay empty for submissions).
 """
 
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from baselines.leaderboard import result_row
-from spaces_app.store import DESCRIPTION_MAX_CHARS, ResultsStore, check_name, slugify
+from spaces_app.owners import Owner, OwnerError
+from spaces_app.store import ResultsStore, check_description, check_name, slugify
+from spaces_app.uploads import UploadError, first_unparsable_line, read_upload
+from trace_dataset.io import TraceDataError
 
 log = logging.getLogger(__name__)
 
@@ -25,47 +31,69 @@ class SubmissionError(ValueError):
     """A submission that cannot be accepted; the message is shown to the submitter."""
 
 
-def submit(store: ResultsStore, settings, predictions_path: str | Path, *, name: str, description: str = "",
-           pool: str = "closed", reserved: Collection[str] = (), kb: Any = None) -> dict[str, Any]:
+def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *, name: str, owner: Owner,
+           description: str = "", pool: str = "closed", reserved: Collection[str] = (),
+           kb: Any = None) -> dict[str, Any]:
     """Validate, score and store one predictions file; returns the stored row or raises SubmissionError.
 
-    `reserved`: system names of rows that are not submissions (baselines, paper rows); a submission whose
-    name has the same slug is refused. `kb`: an already loaded KnowledgeBase of `settings.data_dir`.
+    `owner`: who submits (spaces_app.owners); only the owner of an existing row of the same name and pool
+    replaces it. `reserved`: system names of rows that are not submissions (baselines, paper rows); a
+    submission whose name has the same slug is refused. `kb`: an already loaded KnowledgeBase of
+    `settings.data_dir`.
     """
-    from trace_metrics.lib.suite import evaluate_run
-
     try:
         name = check_name(name)
+        description = check_description(description)
     except ValueError as e:
         raise SubmissionError(str(e)) from None
     if slugify(name) in {slugify(r) for r in reserved}:
         raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
-    description = (description or "").strip()
-    if len(description) > DESCRIPTION_MAX_CHARS:
-        raise SubmissionError(f"description is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} "
-                              "are allowed")
     if pool not in SUBMIT_POOLS:
         raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
     if settings.data_dir is None:
         raise SubmissionError("this leaderboard has no data directory configured (TRACE_SPACE_DATA): "
                               "submissions cannot be scored")
-    if predictions_path is None or not Path(predictions_path).is_file():
+    if not predictions_path:
         raise SubmissionError("no predictions file uploaded")
     path = Path(predictions_path)
-    size = path.stat().st_size
-    if size > settings.max_upload_mb * 2**20:
-        raise SubmissionError(f"file is {size / 2**20:.1f} MB; the limit is {settings.max_upload_mb} MB")
-    if size == 0:
-        raise SubmissionError(f"{path.name}: the file is empty")
+    if not path.is_file():
+        raise SubmissionError(f"{path.name}: no such file")
+    with tempfile.TemporaryDirectory(prefix="trace-submission-") as tmp:
+        try:
+            upload = read_upload(path, Path(tmp) / "predictions.jsonl", settings.max_upload_mb * 2**20)
+        except UploadError as e:
+            raise SubmissionError(str(e)) from None
+        result = _score(settings, upload.plain, path.name, pool, kb)
+        row = result_row(result, system=name, family="submitted", source="submission", description=description)
+        try:
+            stored = store.put(row, path, owner, suffix=upload.suffix)
+        except OwnerError as e:
+            raise SubmissionError(str(e)) from None
+    log.info("stored submission %r (%s pool), version %s", name, pool, stored.get("version"))
+    return stored
+
+
+def _score(settings, plain: Path, shown: str, pool: str, kb: Any) -> dict[str, Any]:
+    """evaluate_run on the plain copy; every failure becomes one line naming the uploaded file."""
+    from trace_metrics.lib.suite import evaluate_run
+
     options: dict[str, Any] = {"with_std": False}
     if kb is not None:
         options["kb"] = kb
     try:
-        result = evaluate_run(settings.data_dir, path, split=settings.split, pool=pool, **options)
-    except (ValueError, KeyError, TypeError) as e:  # TraceDataError and the validators' messages
-        message = str(e) if not isinstance(e, KeyError) else f"malformed predictions: missing {e}"
-        raise SubmissionError(message.replace(str(path), path.name)) from None
-    row = result_row(result, system=name, family="submitted", source="submission", description=description)
-    store.put(row, path)
-    log.info("stored submission %r (%s pool)", name, pool)
-    return row
+        return evaluate_run(settings.data_dir, plain, split=settings.split, pool=pool, **options)
+    except TraceDataError as e:  # the validators' messages name the file and line
+        raise SubmissionError(_one_line(str(e).replace(str(plain), shown))) from None
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError) as e:
+        bad = first_unparsable_line(plain)  # what the JSON reader rejects without naming a line
+        if bad is not None:
+            message = f"{shown}:{bad[0]}: {bad[1]}"
+        elif isinstance(e, KeyError):
+            message = f"{shown}: malformed predictions: missing {e}"
+        else:
+            message = f"{shown}: {e or type(e).__name__}"
+        raise SubmissionError(_one_line(message.replace(str(plain), shown))) from None
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split()) or "invalid predictions"

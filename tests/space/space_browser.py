@@ -12,10 +12,9 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
 ]  # fmt: skip
-# the System column of the rendered leaderboard, top to bottom (gradio's Dataframe is a virtual grid)
-SYSTEMS_JS = """() => [...document.querySelectorAll('#leaderboard-table [role=row].virtual-row')]
-    .sort((a, b) => (+a.dataset.index) - (+b.dataset.index))
-    .map(r => r.querySelector('[role=gridcell][data-col="0"]').innerText.trim())"""
+# the System column of the rendered leaderboard, top to bottom (the name, without a note mark)
+SYSTEMS_JS = """() => [...document.querySelectorAll('#leaderboard-table table.trace-board tbody tr[data-system]')]
+    .map(r => r.querySelector('td.sys bdi').textContent)"""
 
 
 def free_port() -> int:

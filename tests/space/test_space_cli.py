@@ -16,6 +16,7 @@ from space_browser import free_port
 from spaces_app.demo import check_settings
 from trace_dataset.cli import main
 from trace_dataset.io import TraceDataError
+from trace_dataset.shell import trace_bench_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -79,7 +80,7 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
     assert main(args) == 0
     printed = capsys.readouterr().out
     for text in ("Table 5: headline — pool: closed", "Table 6: stress tests — pool: open", "Popularity", "TF-IDF",
-                 f"Leaderboard app: trace-bench serve --data {out / 'hydrated'}"):
+                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} "):
         assert text in printed
     for path in ("hydrated/hydration.json", "release/release.json", "runs/closed/tfidf.jsonl",
                  "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv"):
@@ -132,3 +133,20 @@ def test_space_entry_point_builds_the_app_from_the_environment(space_world, tmp_
     assert namespace["settings"].max_upload_mb == 9 and namespace["settings"].data_dir == space_world["data"]
     assert namespace["demo"].title == "Trace leaderboard"
     assert (tmp_path / "store" / "results").is_dir()
+
+
+@pytest.mark.parametrize("flag", ["--data", "--runs", "--baselines"])
+def test_serve_refuses_a_missing_path_instead_of_serving_an_empty_board(flag, tmp_path, capsys):
+    assert main(["serve", flag, str(tmp_path / "typo"), "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} {tmp_path / 'typo'}: no such" in err
+
+
+def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback():
+    # `trace-bench ... | head -c 1` on a command that prints more than a pipe holds: the reader closes the pipe
+    script = ("import sys, trace_dataset.cli as c; "
+              "c._main = lambda argv: print('x' * 1_000_000) or 0; sys.exit(c.main([]))")
+    proc = subprocess.run(f'"{sys.executable}" -c "{script}" | head -c 1', shell=True, capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert proc.stdout == "x"
+    assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr, proc.stderr

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+import html
 import math
 import re
 
 import pytest
 
+from spaces_app.gap import gap_figure, gap_points
 from spaces_app.leaderboard import (
     FAMILIES,
     collect_rows,
     family,
     frame_columns,
-    frame_datatypes,
-    gap_figure,
-    gap_points,
     leaderboard_frame,
     paper_rows,
     reserved_names,
@@ -72,7 +71,6 @@ def test_table5_columns_are_grouped_by_axis_and_views_switch():
     assert frame_columns(T6)[3:3 + len(TABLE6)] == [header(c) for c in TABLE6]
     assert "Accuracy: R@1 Open ↑" in frame_columns(T6)
     assert "Practical: Spatial Coh. ↑" in frame_columns(T9) and len(frame_columns(T9)) == 6 + len(TABLE9)
-    assert frame_datatypes(T5) == ["str"] * 3 + ["number"] * len(TABLE5) + ["str"] * 3
     with pytest.raises(ValueError, match="unknown view"):
         leaderboard_frame([], "Table 99")
 
@@ -135,24 +133,60 @@ def test_sorting_best_first_reverse_lower_is_better_and_missing_last(rows):
 
 def test_gap_points_and_figure(rows):
     points = gap_points(rows, "closed", "cgs")
-    assert {p[0] for p in points} >= {"Popularity", "TF-IDF", "LLM Zero-Shot (paper)"}
-    tfidf = next(p for p in points if p[0] == "TF-IDF")
+    assert {p.system for p in points} >= {"Popularity", "TF-IDF", "LLM Zero-Shot (paper)"}
+    tfidf = next(p for p in points if p.system == "TF-IDF")
     row = next(r for r in rows if r.get("baseline") == "tfidf" and r["pool"] == "closed")
-    assert tfidf[1:] == ("non-LLM", row["metrics"]["recall@1"], row["metrics"]["cgs"])
-    assert next(p for p in points if p[0] == "LLM Zero-Shot (paper)")[1] == "LLM (paper)"
-    recovery = {p[0]: p[3] for p in gap_points(rows, "closed", "rejection_recovery")}
+    assert (tfidf.group, tfidf.x, tfidf.y) == ("non-LLM", row["metrics"]["recall@1"], row["metrics"]["cgs"])
+    assert next(p for p in points if p.system == "LLM Zero-Shot (paper)").group == "LLM (paper)"
+    recovery = {p.system: p.y for p in gap_points(rows, "closed", "rejection_recovery")}
     assert recovery["TF-IDF (paper)"] == pytest.approx(0.891)
     fig = gap_figure(rows, "closed", "rejection_recovery")
-    ax = fig.axes[0]
-    assert ax.get_ylabel() == "Rejection recovery" and ax.get_xlabel().startswith("Recall@1")
-    assert sum(len(c.get_offsets()) for c in ax.collections) == len(recovery)  # one point per system
-    assert {t.get_text() for t in ax.get_legend().get_texts()} == {"non-LLM", "non-LLM (paper)", "LLM (paper)"}
+    assert fig.layout.yaxis.title.text == "Rejection recovery" and fig.layout.xaxis.title.text.startswith("Recall@1")
+    assert sum(len(t.x) for t in fig.data) == len(recovery)  # one point per system
+    assert {(t.legendgroup, t.name) for t in fig.data} == {("non-LLM", "scored here"), ("non-LLM", "paper (reported)"),
+                                                          ("LLM", "paper (reported)")}
+    assert fig.layout.legend.groupclick == "togglegroup"  # a legend click hides the whole family
+    names = {html.unescape(c[0]) for t in fig.data for c in t.customdata}
+    assert names == set(recovery)  # the hover text names every system
     empty = gap_figure([], "open", "cgs")  # nothing to plot still renders, with a note
-    assert "no system" in empty.axes[0].texts[0].get_text()
+    assert "no system" in empty.layout.annotations[0].text
     with pytest.raises(ValueError, match="unknown gap metric"):
         gap_figure(rows, "closed", "bleu4")
 
 
+def _with_ci(row: dict, metrics=("recall@1", "cgs"), width: float = 0.02, best=()) -> dict:
+    row = {**row, "ci": {m: [row["metrics"][m] - width, row["metrics"][m] + width] for m in metrics}}
+    row["tied_best"] = {m: True for m in best}
+    return row
+
+
+def test_gap_error_bars_come_from_the_intervals(rows):
+    rows = [_with_ci(r) if r.get("source") == "baseline" and r["pool"] == "closed" else r for r in rows]
+    fig = gap_figure(rows, "closed", "cgs")
+    scored = next(t for t in fig.data if t.name == "scored here")
+    assert list(scored.error_x.array) == pytest.approx([0.02] * len(scored.x))
+    assert list(scored.error_y.arrayminus) == pytest.approx([0.02] * len(scored.x))
+    assert "95% CI" in scored.customdata[0][2]
+    paper = next(t for t in fig.data if t.name == "paper (reported)")
+    assert paper.error_x.visible is False  # the paper's numbers have no intervals
+    assert "no interval" in paper.customdata[0][2]
+
+
+EVIL = ["$\\evilcmd$", "<b>bold</b><script>alert(1)</script>", "${alert(1)}", "{{constructor}}", "`x` @children",
+        "a & b \\ c"]
+
+
+def test_names_are_data_in_the_plot(rows):
+    """A submission named $\\evilcmd$ made matplotlib's math text fail, so the app could not start."""
+    evil = [{"system": name, "pool": "closed", "source": "submission", "metrics": {"recall@1": 0.1 * i, "cgs": 0.5}}
+            for i, name in enumerate(EVIL)]
+    fig = gap_figure([*rows, *evil], "closed", "cgs")
+    fig.to_json()  # serialisable: what gr.Plot sends
+    submitted = next(t for t in fig.data if t.legendgroup == "submitted")
+    shown = [c[0] for c in submitted.customdata]
+    assert [html.unescape(x) for x in shown] == EVIL  # the characters themselves, decoded by the browser
+    for text in shown:  # and nothing plotly or a template reads: no tag, no $...$, no ${, {{ or backquote
+        assert not re.search(r"[<>$`{}@\\]", text), text
 def test_families_and_reserved_names(rows):
     assert {family(r) for r in rows} == {"non-LLM", "LLM"}
     assert family({"source": "submission", "family": "LLM"}) == "submitted"
@@ -170,7 +204,7 @@ def test_missing_baselines_file_shows_paper_rows_only(space_settings, tmp_path):
 
 
 def test_about_lists_every_metric_and_the_dataset_card(space_settings):
-    from spaces_app.app import about_markdown, dataset_card
+    from spaces_app.about import about_markdown, dataset_card
     from spaces_app.settings import Settings
 
     text = about_markdown(space_settings)
@@ -187,7 +221,7 @@ def test_about_lists_every_metric_and_the_dataset_card(space_settings):
 def test_about_renders_a_card_when_the_data_has_none(space_world, tmp_path):
     import shutil
 
-    from spaces_app.app import dataset_card
+    from spaces_app.about import dataset_card
 
     data = tmp_path / "data"
     shutil.copytree(space_world["data"], data)
@@ -196,7 +230,8 @@ def test_about_renders_a_card_when_the_data_has_none(space_world, tmp_path):
     assert "dialogue" in card.lower() and len(card) > 200
 
 
-def test_build_app_with_and_without_data(space_settings):
+def test_build_app_with_and_without_data(space_settings, monkeypatch):
+
     from spaces_app.app import build_app
     from spaces_app.settings import Settings
 
@@ -204,6 +239,27 @@ def test_build_app_with_and_without_data(space_settings):
     assert app.title == "Trace leaderboard"
     bare = build_app(Settings(results_dir=space_settings.results_dir / "bare"))  # a fresh Space, nothing set
     assert bare.title == "Trace leaderboard"
+    import gradio as gr
+
+    def login_buttons(blocks):
+        return [b for b in blocks.blocks.values() if isinstance(b, gr.LoginButton)]
+
+    assert login_buttons(app) == []  # locally: submitter tokens
+    assert any(getattr(b, "elem_id", None) == "submit-token" for b in app.blocks.values())
+    # a Hub-hosted Space with `hf_oauth: true`: the Hub sets these; the app offers the Hugging Face login
+    import gradio.oauth
+
+    monkeypatch.setenv("SYSTEM", "spaces")
+    monkeypatch.setenv("SPACE_ID", "me/trace-leaderboard")
+    for name, value in (("OAUTH_CLIENT_ID", "id"), ("OAUTH_CLIENT_SECRET", "secret"), ("OAUTH_SCOPES", "openid"),
+                        ("OPENID_PROVIDER_URL", "https://huggingface.co")):
+        monkeypatch.setattr(gradio.oauth, name, value)
+    settings = Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace-leaderboard"}, demo_dir=space_settings.results_dir,
+                                 data_dir=space_settings.data_dir, results_dir=space_settings.results_dir)
+    assert settings.auth == "oauth"
+    hub = build_app(settings)
+    assert len(login_buttons(hub)) == 1 and hub.expects_oauth
+    assert not any(getattr(b, "elem_id", None) == "submit-token" for b in hub.blocks.values())
 
 
 def _paper_table(lines: list[str], first: str, last: str, columns: int) -> dict[str, list[float]]:

@@ -5,12 +5,28 @@ from __future__ import annotations
 import json
 import multiprocessing
 import threading
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from spaces_app.owners import Owner, OwnerError, owner_from_profile, owner_from_token, owner_record, owns
 from spaces_app.settings import Settings
-from spaces_app.store import HubStore, LocalStore, check_name, open_store, request_path, result_path, slugify
+from spaces_app.store import (
+    HubStore,
+    LocalStore,
+    check_description,
+    check_name,
+    history_path,
+    open_store,
+    request_path,
+    result_path,
+    slugify,
+)
+
+ALICE = Owner("token", token="alice-token-0123456789")
+BOB = Owner("token", token="bob-token-0123456789ab")
 
 
 def _row(system: str, value: float, pool: str = "closed") -> dict:
@@ -31,31 +47,91 @@ def test_slugs_and_names():
     with pytest.raises(ValueError, match="no letters or digits"):
         slugify("!!!")
     assert check_name("  spaced  ") == "spaced"
-    for bad, message in [("", "required"), (None, "required"), ("x" * 65, "at most 64"), ("a\x00b", "control"),
-                         ("a\nb", "control"), ("***", "no letters")]:
+    for bad, message in [("", "required"), (None, "required"), ("x" * 65, "at most 64"), ("a\x00b", "U\\+0000"),
+                         ("a\nb", "U\\+000A"), ("***", "no letters")]:
         with pytest.raises(ValueError, match=message):
             check_name(bad)
     row = _row("My System", 0.5, "open")
-    assert (result_path(row), request_path(row)) == ("results/my-system__open.json", "requests/my-system__open.jsonl")
+    assert result_path(row) == "results/my-system__open.json"
+    assert request_path(row, 3) == "requests/my-system__open/v0003.jsonl"
+    assert request_path(row, 1, ".jsonl.gz") == "requests/my-system__open/v0001.jsonl.gz"
+    assert history_path(row, 12) == "history/my-system__open/v0012.json"
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u202d", "\u2066", "\u2069", "\u200e", "\u200b", "\x85", "\x9b",
+                                  "\x80", "\u2028", "\ufeff", "\ue000"])
+def test_bidi_overrides_c1_controls_and_invisible_characters_are_refused(char):
+    """The probe's 'evil\u202eLIAME' passed before: only C0 controls and DEL were refused."""
+    with pytest.raises(ValueError, match=f"U\\+{ord(char):04X}"):
+        check_name(f"evil{char}name")
+    with pytest.raises(ValueError, match="control or formatting"):
+        check_description(f"text {char} here")
+    assert check_description("two\nlines\tand a tab") == "two\nlines\tand a tab"
+    assert check_name("Café 🧭 v2 – ünï") == "Café 🧭 v2 – ünï"  # letters, emoji and dashes are fine
 
 
 # -- local folder -----------------------------------------------------------------------------------------
-def test_local_store_put_replace_and_layout(tmp_path):
+def test_local_store_put_replace_keep_versions_and_layout(tmp_path):
     store = LocalStore(tmp_path / "store")
     assert store.rows() == []
-    store.put(_row("A", 0.1), _predictions(tmp_path, "first\n"))
-    store.put(_row("A", 0.2), _predictions(tmp_path, "second\n"))  # same name and pool: replaced
-    store.put(_row("A", 0.3, "open"), _predictions(tmp_path, "open\n"))  # other pool: its own row
+    first = store.put(_row("A", 0.1), _predictions(tmp_path, "first\n"), ALICE)
+    second = store.put(_row("A", 0.2), _predictions(tmp_path, "second\n"), ALICE)  # same owner: replaced
+    store.put(_row("A", 0.3, "open"), _predictions(tmp_path, "open\n"), ALICE, suffix=".jsonl.gz")
     rows = store.rows()
-    assert [(r["pool"], r["metrics"]["recall@1"]) for r in rows] == [("closed", 0.2), ("open", 0.3)]
-    assert (tmp_path / "store/requests/a__closed.jsonl").read_text() == "second\n"
-    assert sorted(p.name for p in (tmp_path / "store").rglob("*") if p.is_file()) == [
-        ".lock", "a__closed.json", "a__closed.jsonl", "a__open.json", "a__open.jsonl"]
+    assert [(r["pool"], r["metrics"]["recall@1"], r["version"]) for r in rows] == [("closed", 0.2, 2), ("open", 0.3, 1)]
+    assert (first["version"], second["version"]) == (1, 2)
+    assert store.request_file(second).read_text() == "second\n"
+    assert [(v["version"], v["metrics"]["recall@1"]) for v in store.versions(second)] == [(1, 0.1), (2, 0.2)]
+    assert store.request_file(store.versions(second)[0]).read_text() == "first\n"  # earlier versions kept
+    assert sorted(str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*") if p.is_file()) == [
+        ".lock", "history/a__closed/v0001.json", "history/a__closed/v0002.json", "history/a__open/v0001.json",
+        "requests/a__closed/v0001.jsonl", "requests/a__closed/v0002.jsonl", "requests/a__open/v0001.jsonl.gz",
+        "results/a__closed.json", "results/a__open.json"]
+    record = rows[0]["owner"]
+    assert record["kind"] == "token" and ALICE.token not in json.dumps(rows)  # only a salted hash is stored
+
+
+def test_only_the_owner_replaces_a_row(tmp_path):
+    """Rows were keyed by slug only: anyone could replace another's row with a name of the same slug."""
+    store = LocalStore(tmp_path / "store")
+    store.put(_row("My System", 0.5), _predictions(tmp_path, "mine\n"), ALICE)
+    before = sorted(p.read_bytes() for p in (tmp_path / "store").rglob("*.json*"))
+    with pytest.raises(OwnerError, match="belongs to another submitter"):
+        store.put(_row("my-system!", 0.9), _predictions(tmp_path, "theirs\n"), BOB)  # same slug, other owner
+    with pytest.raises(OwnerError, match="give the submitter token"):
+        store.put(_row("MY SYSTEM", 0.9), _predictions(tmp_path, "theirs\n"), owner_from_token(None))
+    assert sorted(p.read_bytes() for p in (tmp_path / "store").rglob("*.json*")) == before  # nothing changed
+    assert store.put(_row("my system", 0.7), _predictions(tmp_path), ALICE)["version"] == 2
+    legacy = tmp_path / "store/results/old__closed.json"  # stored before rows had owners
+    legacy.write_text(json.dumps(_row("Old", 0.1)))
+    with pytest.raises(OwnerError, match="before rows had owners"):
+        store.put(_row("old", 0.2), _predictions(tmp_path), ALICE)
+    (tmp_path / "store/results/broken__closed.json").write_text("{not json")
+    with pytest.raises(OwnerError, match="unreadable"):
+        store.put(_row("Broken", 0.2), _predictions(tmp_path), ALICE)
+
+
+def test_owners():
+    alice_hf = owner_from_profile(type("Profile", (), {"username": "alice"})())
+    assert alice_hf == Owner("hf", user="alice") and owns(alice_hf, owner_record(alice_hf))
+    assert not owns(Owner("hf", user="bob"), owner_record(alice_hf))
+    assert not owns(ALICE, owner_record(alice_hf)) and not owns(alice_hf, owner_record(ALICE))
+    record = owner_record(ALICE)
+    assert owns(ALICE, record) and not owns(BOB, record)
+    assert owner_record(ALICE)["salt"] != record["salt"]  # salted: the same token hashes differently each time
+    assert not owns(ALICE, {**record, "digest": "0" * 64}) and not owns(ALICE, {"kind": "token"}) and not owns(ALICE, None)
+    new = owner_from_token("")
+    assert new.token_is_new and len(new.token) >= 16 and new.token not in repr(new)
+    for bad in ("short", "has a space in the middle of it"):
+        with pytest.raises(OwnerError, match="at least 16"):
+            owner_from_token(bad)
+    with pytest.raises(OwnerError, match="sign in"):
+        owner_from_profile(None)
 
 
 def test_local_store_skips_corrupt_and_malformed_results(tmp_path, caplog):
     store = LocalStore(tmp_path)
-    store.put(_row("Good", 0.5), _predictions(tmp_path))
+    store.put(_row("Good", 0.5), _predictions(tmp_path), ALICE)
     (tmp_path / "results" / "broken__closed.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "results" / "odd__closed.json").write_text(json.dumps({"system": "Odd", "pool": "closed",
                                                                       "metrics": {"recall@1": "<b>"}}))
@@ -68,8 +144,8 @@ def test_local_store_is_safe_under_concurrent_threads(tmp_path):
     predictions = _predictions(tmp_path)
 
     def write(i):
-        for j in range(20):
-            store.put(_row(f"s{i}", j / 20), predictions)
+        for j in range(6):
+            store.put(_row(f"s{i}", j / 6), predictions, ALICE)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
     for t in threads:
@@ -78,15 +154,16 @@ def test_local_store_is_safe_under_concurrent_threads(tmp_path):
         t.join()
     rows = store.rows()
     assert sorted(r["system"] for r in rows) == ["s0", "s1", "s2", "s3"]
-    assert all(r["metrics"]["recall@1"] == pytest.approx(19 / 20) for r in rows)
+    assert all(r["metrics"]["recall@1"] == pytest.approx(5 / 6) and r["version"] == 6 for r in rows)
+    assert len(store.versions(rows[0])) == 6
     assert not [p for p in (tmp_path / "store").rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".tmp")]
 
 
 def _put_many(root: str, name: str, predictions: str) -> None:
     store = LocalStore(root)
-    for j in range(15):
-        store.put(_row(name, j / 15), predictions)
-        store.put(_row("shared", j / 15), predictions)  # the same row from every process
+    for j in range(5):
+        store.put(_row(name, j / 5), predictions, ALICE)
+        store.put(_row("shared", j / 5), predictions, ALICE)  # the same row from every process
 
 
 def test_local_store_is_safe_across_processes(tmp_path):
@@ -100,56 +177,81 @@ def test_local_store_is_safe_across_processes(tmp_path):
     seen: list[int] = []
     while any(p.is_alive() for p in procs):  # a reader during the writes sees whole files only
         seen.append(len(LocalStore(root).rows()))
+        time.sleep(0.005)
     for p in procs:
         p.join()
         assert p.exitcode == 0
     rows = LocalStore(root).rows()
     assert sorted(r["system"] for r in rows) == ["p0", "p1", "p2", "shared"]
-    assert all(r["metrics"]["recall@1"] == pytest.approx(14 / 15) for r in rows)
+    assert all(r["metrics"]["recall@1"] == pytest.approx(4 / 5) for r in rows)
+    shared = next(r for r in rows if r["system"] == "shared")
+    assert shared["version"] == 15 and [v["version"] for v in LocalStore(root).versions(shared)] == list(range(1, 16))
 
 
 # -- Hub dataset repo (no network) ------------------------------------------------------------------------
-def _hub_error(cls, message: str):
+def _hub_error(cls, message: str, status: int = 404):
     try:
         return cls(message)
     except TypeError:  # huggingface_hub >= 1.0 wants the HTTP response
         import httpx2
 
         request = httpx2.Request("GET", "https://huggingface.co/api/datasets/me/results")
-        return cls(message, response=httpx2.Response(404, request=request))
+        return cls(message, response=httpx2.Response(status, request=request))
 
 
 class FakeHub:
-    """The three HfApi methods HubStore uses, over a local folder standing for the repository."""
+    """The HfApi methods HubStore uses, over a local folder standing for the repository; `head` is the
+    revision, bumped by every commit; a commit whose parent is not the head fails as the Hub does (412)."""
 
     def __init__(self, root: Path):
         self.root = root
         self.exists = False
         self.offline = False
+        self.head = 0
         self.commits: list[dict] = []
         self.downloads: list[dict] = []
+        self.before_commit = None  # a hook: another writer committing in between
 
     def create_repo(self, repo_id, repo_type=None, exist_ok=False, **kw):
         assert repo_type == "dataset" and exist_ok
         self.exists = True
 
-    def create_commit(self, repo_id, operations, *, commit_message, repo_type=None, **kw):
+    def repo_info(self, repo_id, *, repo_type=None, **kw):
+        assert repo_type == "dataset" and self.exists
+        return SimpleNamespace(sha=f"{self.head:040x}")
+
+    def create_commit(self, repo_id, operations, *, commit_message, repo_type=None, parent_commit=None, **kw):
+        from huggingface_hub.errors import HfHubHTTPError
+
         assert repo_type == "dataset"
+        if self.before_commit is not None:
+            self.before_commit()
+        if parent_commit is not None and parent_commit != f"{self.head:040x}":
+            raise _hub_error(HfHubHTTPError, "412 Precondition Failed: parent commit is not the head", 412)
         operations = list(operations)
         self.commits.append({"repo_id": repo_id, "paths": [op.path_in_repo for op in operations],
-                             "message": commit_message})
+                             "message": commit_message, "parent": parent_commit})
         for op in operations:
             target = self.root / op.path_in_repo
             target.parent.mkdir(parents=True, exist_ok=True)
             src = op.path_or_fileobj
             target.write_bytes(src if isinstance(src, bytes) else Path(src).read_bytes())
+        self.head += 1
+
+    def hf_hub_download(self, repo_id, filename, *, repo_type=None, revision=None, **kw):
+        from huggingface_hub.errors import RemoteEntryNotFoundError
+
+        assert repo_type == "dataset" and revision in (None, f"{self.head:040x}")
+        if not (self.root / filename).is_file():
+            raise _hub_error(RemoteEntryNotFoundError, f"404 {filename}")
+        return str(self.root / filename)
 
     def snapshot_download(self, repo_id, *, repo_type=None, allow_patterns=None, **kw):
         from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
         self.downloads.append({"repo_id": repo_id, "repo_type": repo_type, "allow_patterns": allow_patterns})
         if self.offline:
-            raise _hub_error(HfHubHTTPError, "503 Service Unavailable")
+            raise _hub_error(HfHubHTTPError, "503 Service Unavailable", 503)
         if not self.exists:
             raise _hub_error(RepositoryNotFoundError, "404")
         return str(self.root)
@@ -159,16 +261,43 @@ def test_hub_store_writes_one_commit_per_submission_and_reads_results(tmp_path):
     hub = FakeHub(tmp_path / "repo")
     store = HubStore("me/trace-results", api=hub, ttl=0)
     assert store.rows() == []  # the repository does not exist yet: no submissions
-    store.put(_row("My <System>", 0.25), _predictions(tmp_path, "line\n"))
-    store.put(_row("My <System>", 0.5), _predictions(tmp_path, "line 2\n"))
-    assert [c["paths"] for c in hub.commits] == [["requests/my-system__closed.jsonl", "results/my-system__closed.json"]] * 2
-    assert hub.commits[0]["message"] == "Submission My <System> (closed pool)"
-    assert (tmp_path / "repo/requests/my-system__closed.jsonl").read_text() == "line 2\n"
+    store.put(_row("My <System>", 0.25), _predictions(tmp_path, "line\n"), ALICE)
+    stored = store.put(_row("My <System>", 0.5), _predictions(tmp_path, "line 2\n"), ALICE, suffix=".jsonl.gz")
+    assert [c["paths"] for c in hub.commits] == [
+        [f"requests/my-system__closed/v000{v}{suffix}", f"history/my-system__closed/v000{v}.json",
+         "results/my-system__closed.json"] for v, suffix in ((1, ".jsonl"), (2, ".jsonl.gz"))]
+    assert [c["parent"] for c in hub.commits] == [f"{0:040x}", f"{1:040x}"]  # each on top of what it read
+    assert hub.commits[1]["message"] == "Submission My <System> (closed pool), version 2"
+    assert store.request_file(stored).read_text() == "line 2\n"
     assert [r["metrics"]["recall@1"] for r in store.rows()] == [0.5]
-    assert hub.downloads[-1] == {"repo_id": "me/trace-results", "repo_type": "dataset",
-                                 "allow_patterns": ["results/*.json"]}
+    assert [v["version"] for v in store.versions(stored)] == [1, 2]
+    assert store.request_file(store.versions(stored)[0]).read_text() == "line\n"
+    assert hub.downloads[0] == {"repo_id": "me/trace-results", "repo_type": "dataset",
+                                "allow_patterns": ["results/*.json"]}
     hub.offline = True  # the Hub unreachable: the last rows read stay on the leaderboard
     assert [r["system"] for r in store.rows()] == ["My <System>"]
+
+
+def test_hub_store_checks_the_owner_and_refuses_a_concurrent_write(tmp_path):
+    hub = FakeHub(tmp_path / "repo")
+    store = HubStore("me/trace-results", api=hub, ttl=0)
+    alice = Owner("hf", user="alice")
+    store.put(_row("Shared name", 0.25), _predictions(tmp_path), alice)
+    with pytest.raises(OwnerError, match="@alice"):
+        store.put(_row("shared-NAME", 0.9), _predictions(tmp_path), Owner("hf", user="mallory"))
+    with pytest.raises(OwnerError, match="@alice"):
+        store.put(_row("Shared name", 0.9), _predictions(tmp_path), BOB)
+    assert len(hub.commits) == 1
+
+    def other_writer():
+        hub.before_commit = None
+        hub.head += 1  # someone committed after this store read the head
+
+    hub.before_commit = other_writer
+    with pytest.raises(OwnerError, match="changed while"):
+        store.put(_row("Shared name", 0.5), _predictions(tmp_path), alice)
+    assert len(hub.commits) == 1 and [r["metrics"]["recall@1"] for r in store.rows()] == [0.25]
+    assert store.put(_row("Shared name", 0.5), _predictions(tmp_path), alice)["version"] == 2
 
 
 def test_hub_store_reads_at_most_once_per_ttl_but_sees_its_own_writes(tmp_path):
@@ -176,7 +305,7 @@ def test_hub_store_reads_at_most_once_per_ttl_but_sees_its_own_writes(tmp_path):
     store = HubStore("me/trace-results", api=hub, ttl=3600)
     assert store.rows() == [] and store.rows() == []
     assert len(hub.downloads) == 1
-    store.put(_row("A", 0.5), _predictions(tmp_path))
+    store.put(_row("A", 0.5), _predictions(tmp_path), ALICE)
     assert [r["system"] for r in store.rows()] == ["A"] and len(hub.downloads) == 2
     store.rows()[0]["system"] = "changed by a caller"
     assert [r["system"] for r in store.rows()] == ["A"] and len(hub.downloads) == 2
@@ -195,11 +324,11 @@ def test_hub_store_through_the_real_hfapi_class(tmp_path, monkeypatch):
             return getattr(hub, name)(*args, **kwargs)
         return call
 
-    for name in ("create_repo", "create_commit", "snapshot_download"):
+    for name in ("create_repo", "repo_info", "create_commit", "hf_hub_download", "snapshot_download"):
         monkeypatch.setattr(HfApi, name, method(name))
     store = open_store(tmp_path / "unused", "me/trace-results", token="hf_test_token")
     assert isinstance(store, HubStore) and isinstance(store.api, HfApi)
-    store.put(_row("Bot", 0.75, "open"), _predictions(tmp_path))
+    store.put(_row("Bot", 0.75, "open"), _predictions(tmp_path), ALICE)
     assert [r["system"] for r in store.rows()] == ["Bot"]
     assert set(tokens) == {"hf_test_token"}
     assert not (tmp_path / "unused").exists()  # the local folder is not touched
@@ -224,6 +353,11 @@ def test_settings_from_env(tmp_path):
     bare = Settings.from_env({}, demo_dir=tmp_path / "none")
     assert bare == Settings()
     assert (bare.data_dir, bare.results_dir, bare.split, bare.max_upload_mb) == (None, Path("runs/space"), "test", 50)
+    assert bare.auth == "token"  # locally: submitter tokens
+    hub = Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace"}, demo_dir=tmp_path / "none")
+    assert hub.auth == "oauth"  # a Hub-hosted Space: the Hugging Face login
+    assert Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace", "TRACE_SPACE_AUTH": "token"},
+                             demo_dir=tmp_path / "none").auth == "token"
 
 
 def test_settings_find_the_demo_output(tmp_path):
@@ -238,7 +372,8 @@ def test_settings_find_the_demo_output(tmp_path):
 
 @pytest.mark.parametrize(("env", "message"), [({"TRACE_SPACE_SPLIT": "dev"}, "unknown split"),
                                               ({"TRACE_SPACE_MAX_UPLOAD_MB": "big"}, "must be an integer"),
-                                              ({"TRACE_SPACE_MAX_UPLOAD_MB": "0"}, "positive integer")])
+                                              ({"TRACE_SPACE_MAX_UPLOAD_MB": "0"}, "positive integer"),
+                                              ({"TRACE_SPACE_AUTH": "password"}, "unknown submitter authentication")])
 def test_bad_settings(env, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         Settings.from_env(env, demo_dir=tmp_path)

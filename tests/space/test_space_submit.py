@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
+import html
 import json
+import tracemalloc
 from dataclasses import replace
+from functools import partial
 
 import pytest
 
 from spaces_app.leaderboard import collect_rows, leaderboard_frame, reserved_names
-from spaces_app.store import LocalStore, slugify
-from spaces_app.submissions import SubmissionError, submit
+from spaces_app.owners import Owner
+from spaces_app.store import LocalStore
+from spaces_app.submissions import SubmissionError
+from spaces_app.submissions import submit as _submit
 from trace_dataset.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_metrics.lib.suite import evaluate_run
+
+ALICE = Owner("token", token="alice-token-0123456789")
+submit = partial(_submit, owner=ALICE)
 
 
 def _snapshot(store: LocalStore) -> dict[str, bytes]:
@@ -28,8 +37,8 @@ def test_valid_submission_is_scored_like_evaluate_and_appears(space_settings, va
     assert row["metrics"] == {k: v for k, v in expected.items() if v is not None}
     assert row["corpus_version"] and row["kb_version"]
     assert [r["system"] for r in store.rows()] == ["My <b>System</b>"]
-    request = space_settings.results_dir / "requests" / f"{slugify('My <b>System</b>')}__closed.jsonl"
-    assert request.read_bytes() == valid_predictions.read_bytes()
+    assert row["request"] == "requests/my-b-system-b__closed/v0001.jsonl" and row["version"] == 1
+    assert store.request_file(row).read_bytes() == valid_predictions.read_bytes()
     frame = leaderboard_frame(collect_rows(space_settings, store), "Table 5: headline", "closed", ["submitted"])
     assert list(frame["System"]) == ["My <b>System</b>"]  # the raw text: the table shows it as text, never HTML
     assert list(frame["Source"]) == ["submission"] and list(frame["Description"]) == ["tf-idf again"]
@@ -43,10 +52,16 @@ def test_resubmission_replaces_the_row_only_after_scoring(space_settings, valid_
     with pytest.raises(SubmissionError, match="missing"):
         submit(store, space_settings, invalid_predictions, name="Keeper", description="v2")
     assert _snapshot(store) == before  # a failed resubmission changes nothing
+    bob = Owner("token", token="bob-token-0123456789ab")
+    with pytest.raises(SubmissionError, match="belongs to another submitter"):
+        submit(store, space_settings, other_predictions, name="KEEPER!", description="hijack", owner=bob)
+    assert _snapshot(store) == before  # another submitter's same-slug name changes nothing
     second = submit(store, space_settings, other_predictions, name="keeper", description="v2")  # same slug
     rows = store.rows()
     assert len(rows) == 1 and rows[0]["description"] == "v2" and rows[0]["system"] == "keeper"
     assert rows[0]["metrics"] == second["metrics"] != first["metrics"]
+    assert [v["description"] for v in store.versions(second)] == ["v1", "v2"]  # the first version is kept
+    assert store.request_file(store.versions(second)[0]).read_bytes() == valid_predictions.read_bytes()
 
 
 def test_invalid_file_shows_the_validators_message_without_server_paths(space_settings, invalid_predictions):
@@ -103,8 +118,10 @@ def test_other_refusals(space_settings, valid_predictions, tmp_path):
         submit(store, space_settings, valid_predictions, name="A", description="d" * 501)
     with pytest.raises(SubmissionError, match="unknown pool 'pool_16'"):
         submit(store, space_settings, valid_predictions, name="A", pool="pool_16")
-    with pytest.raises(SubmissionError, match="no predictions file"):
+    with pytest.raises(SubmissionError, match="absent.jsonl: no such file"):
         submit(store, space_settings, tmp_path / "absent.jsonl", name="A")
+    with pytest.raises(SubmissionError, match="no predictions file uploaded"):
+        submit(store, space_settings, None, name="A")
     (tmp_path / "empty.jsonl").write_bytes(b"")
     with pytest.raises(SubmissionError, match="empty"):
         submit(store, space_settings, tmp_path / "empty.jsonl", name="A")
@@ -126,10 +143,144 @@ def test_submit_command(space_settings, space_world, valid_predictions, invalid_
             "--baselines", str(space_world["baselines"])]
     assert main([*base, str(valid_predictions), "--name", "CLI bot", "--description", "from the shell"]) == 0
     out = capsys.readouterr().out
-    assert "stored 'CLI bot' (closed pool, test split)" in out and "recall@1=" in out
-    assert main([*base, str(invalid_predictions), "--name", "CLI bot"]) == 2
-    assert "submission refused: invalid.jsonl: predictions do not match" in capsys.readouterr().out
+    assert "stored 'CLI bot' (closed pool, test split, version 1)" in out and "recall@1=" in out
+    token = next(line for line in out.splitlines() if line.startswith("submitter token: ")).split(": ", 1)[1]
+    assert main([*base, str(invalid_predictions), "--name", "CLI bot", "--token", token]) == 2
+    assert "submission refused: invalid.jsonl: predictions do not match" in capsys.readouterr().err
     assert main([*base, str(valid_predictions), "--name", "Popularity"]) == 2  # a baseline's name
-    assert "belongs to a baseline" in capsys.readouterr().out
+    assert "belongs to a baseline" in capsys.readouterr().err
+    assert main([*base, str(valid_predictions), "--name", "cli-BOT"]) == 2  # no token: not the owner
+    assert "give the submitter token" in capsys.readouterr().err
+    assert main([*base, str(valid_predictions), "--name", "CLI bot", "--token", token, "--description", "v2"]) == 0
+    assert "version 2" in capsys.readouterr().out
     rows = LocalStore(results).rows()
-    assert [(r["system"], r["description"]) for r in rows] == [("CLI bot", "from the shell")]
+    assert [(r["system"], r["description"]) for r in rows] == [("CLI bot", "v2")]
+
+
+# -- uploads: format from the bytes, bounded memory -------------------------------------------------------
+def test_gzip_upload_is_stored_as_gzip_and_rescores(space_settings, valid_predictions, tmp_path):
+    """A valid .gz was saved under a .jsonl name holding gzip bytes, and rescoring it gave a traceback."""
+    store = LocalStore(space_settings.results_dir)
+    packed = tmp_path / "preds.jsonl.gz"
+    packed.write_bytes(gzip.compress(valid_predictions.read_bytes(), mtime=0))
+    row = submit(store, space_settings, packed, name="Zipped")
+    assert row["request"].endswith("/v0001.jsonl.gz")
+    assert store.request_file(row).read_bytes() == packed.read_bytes()
+    again = evaluate_run(space_settings.data_dir, store.request_file(row), split="test", pool=row["pool"])
+    assert {k: v for k, v in again["values"].items() if v is not None} == row["metrics"]
+    misnamed = tmp_path / "gzip-inside.jsonl"  # gzip bytes under a plain name: stored as what they are
+    misnamed.write_bytes(packed.read_bytes())
+    assert submit(store, space_settings, misnamed, name="Misnamed")["request"].endswith(".jsonl.gz")
+    plain = tmp_path / "plain-inside.gz"  # plain text under a .gz name
+    plain.write_bytes(valid_predictions.read_bytes())
+    stored = submit(store, space_settings, plain, name="Plain")
+    assert stored["request"].endswith("/v0001.jsonl") and stored["metrics"] == row["metrics"]
+
+
+def _gzip_bomb(path, line_bytes: int, newline_every: int | None = None) -> None:
+    chunk = b"a" * 2**20 if newline_every is None else (b"a" * (newline_every - 1) + b"\n") * (2**20 // newline_every)
+    with gzip.GzipFile(path, "wb", compresslevel=9, mtime=0) as f:
+        for _ in range(line_bytes // len(chunk)):
+            f.write(chunk)
+
+
+def test_gzip_bomb_is_refused_in_bounded_memory(space_settings, tmp_path):
+    """A 194 KB .gz expanding to one 200 MB line grew the server from 265 to 879 MB."""
+    bomb = tmp_path / "bomb.jsonl.gz"
+    _gzip_bomb(bomb, 200 * 2**20)
+    assert bomb.stat().st_size < 400_000
+    store = LocalStore(space_settings.results_dir)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SubmissionError, match="bomb.jsonl.gz:1: a line longer than 1,024 KB"):
+            submit(store, space_settings, bomb, name="Bomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MB while refusing a gzip bomb"
+    many = tmp_path / "many.jsonl.gz"  # short lines, but more than the limit (5 MB here) once decompressed
+    _gzip_bomb(many, 8 * 2**20, newline_every=512)
+    with pytest.raises(SubmissionError, match="more than 5 MB of predictions once decompressed; the limit is 5 MB"):
+        submit(store, space_settings, many, name="Many")
+    assert store.rows() == [] and not list(space_settings.results_dir.rglob("*.jsonl*"))
+
+
+BAD_FILES = {
+    "deep.jsonl": (b"[" * 200_000 + b"]" * 200_000 + b"\n", "deep.jsonl:1:"),
+    "binary.jsonl": (b'{"dialogue_id": "\xff\xfe\x00\x81"}\n', "binary.jsonl:1: not UTF-8 text"),
+    "huge.jsonl": (b'{"turn_id": ' + b"9" * 5000 + b"}\n", "huge.jsonl:1:"),
+    "truncated.jsonl.gz": (gzip.compress(b'{"a": 1}\n' * 1000)[:60], "truncated.jsonl.gz: not a readable gzip file"),
+    "nul.jsonl": (b"\x00" * 100, "nul.jsonl:1:"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_hostile_files_get_one_line_refusals(space_settings, tmp_path, name, capsys):
+    content, message = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SubmissionError) as e:
+        submit(LocalStore(space_settings.results_dir), space_settings, path, name="Hostile")
+    assert str(e.value).startswith(message) and "\n" not in str(e.value) and str(tmp_path) not in str(e.value)
+    code = main(["submit", str(path), "--name", "Hostile", "--data", str(space_settings.data_dir),
+                 "--results", str(space_settings.results_dir)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith(f"submission refused: {message}")
+    assert "Traceback" not in captured.err
+
+
+# -- the Submit tab's handler: OAuth profile on a Hub Space, submitter tokens elsewhere ---------------------
+class Profile:
+    """What Gradio injects for a logged-in visitor (gr.OAuthProfile has these fields)."""
+
+    def __init__(self, username: str):
+        self.username, self.name = username, username.title()
+
+
+def _ctx(settings):
+    from spaces_app.app import AppContext
+
+    return AppContext(settings, LocalStore(settings.results_dir))
+
+
+def test_submit_tab_with_hugging_face_login(space_settings, valid_predictions, other_predictions):
+    from spaces_app.submit_tab import submit_action as action
+
+    def submit_action(*args, **kwargs):
+        return html.unescape(action(*args, **kwargs))
+
+    ctx = _ctx(replace(space_settings, auth="oauth"))
+    refused = submit_action(ctx, str(valid_predictions), "Mine", "", "closed", profile=None)
+    assert "Error" in refused and "sign in with Hugging Face" in refused and ctx.store.rows() == []
+    ok = submit_action(ctx, str(valid_predictions), "Mine", "first", "closed", profile=Profile("alice"))
+    assert "Scored and added" in ok and "version 1" in ok and "token" not in ok
+    assert ctx.store.rows()[0]["owner"] == {"kind": "hf", "user": "alice"}
+    taken = submit_action(ctx, str(other_predictions), "MINE", "hijack", "closed", profile=Profile("mallory"))
+    assert "belongs to another submitter (@alice)" in taken
+    again = submit_action(ctx, str(other_predictions), "mine", "second", "closed", profile=Profile("alice"))
+    assert "version 2" in again
+    assert [v["description"] for v in ctx.store.versions(ctx.store.rows()[0])] == ["first", "second"]
+
+
+def test_submit_tab_with_submitter_tokens(space_settings, valid_predictions, other_predictions):
+    import re
+
+    from spaces_app.submit_tab import submit_action
+
+    ctx = _ctx(space_settings)
+    first = submit_action(ctx, str(valid_predictions), "Tokened", "", "closed")
+    token = re.search(r"Your submitter token: (\S+) ", html.unescape(first)).group(1)
+    assert ctx.store.rows()[0]["owner"]["kind"] == "token" and token not in json.dumps(ctx.store.rows())
+    wrong = submit_action(ctx, str(other_predictions), "Tokened", "", "closed", token="x" * 20)
+    assert "the token does not match" in wrong
+    assert "version 2" in submit_action(ctx, str(other_predictions), "tokened", "", "closed", token=token)
+    assert "no predictions file uploaded" in submit_action(ctx, None, "Tokened", "", "closed", token=token)
+
+
+def test_new_submitter_tokens_are_usable_on_the_command_line():
+    """`trace-bench submit ... --token TOKEN` as printed: a token starting with "-" would read as an option."""
+    from spaces_app.owners import MIN_TOKEN_CHARS, owner_from_token
+
+    tokens = [owner_from_token(None).token for _ in range(2000)]  # a url-safe alphabet starts 1 in 64 with "-"
+    assert all(t[0].isalnum() and len(t) >= MIN_TOKEN_CHARS for t in tokens) and len(set(tokens)) == 2000

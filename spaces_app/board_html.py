@@ -1,0 +1,141 @@
+"""The leaderboard table as HTML: every row on the page (no inner scroll box), one number format, intervals
+and best-row marks, notes next to the systems that need one.
+
+A plain HTML table rather than gr.Dataframe because every cell needs a hover text (its 95% interval) and a
+mark (not significantly different from the best), which a data grid cannot carry; sorting and filtering stay
+on the controls above the table. Every text from data goes through `markup.esc` and sits in a <bdi>, so a
+name shows as the characters it is made of and cannot reorder its neighbours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spaces_app.leaderboard import (
+    SOURCE_LABELS,
+    Cell,
+    Line,
+    family,
+    fmt,
+    short_version,
+    system_note,
+    view_columns,
+)
+from spaces_app.markup import esc
+from trace_metrics.tables import Column, header
+
+NOTE_MARKS = ("†", "‡", "§", "¶")
+CI_LABEL = "95% cluster-bootstrap interval (dialogues resampled)"
+BEST_LABEL = "best, or not significantly different from the best (paired bootstrap)"
+CSS = """
+.trace-board-wrap {overflow-x: auto; max-width: 100%;}
+.trace-board-wrap table.trace-board {border-collapse: collapse; width: 100%; table-layout: auto; margin: 0;
+  font-size: 0.86rem; line-height: 1.3; color: var(--body-text-color);}
+.trace-board-wrap table.trace-board th, .trace-board-wrap table.trace-board td {border: none !important;
+  border-bottom: 1px solid var(--border-color-primary) !important; padding: 4px 6px !important;
+  vertical-align: top; text-align: left; word-break: normal; overflow-wrap: normal;}
+.trace-board-wrap table.trace-board thead th {position: sticky; top: 0; z-index: 1; font-weight: 600;
+  background: var(--background-fill-secondary);}
+.trace-board-wrap tr.trace-groups th {text-align: center; font-size: 0.75rem; color: var(--body-text-color-subdued);}
+.trace-board-wrap table.trace-board .sys {min-width: 8rem; max-width: 14rem; overflow-wrap: anywhere; font-weight: 600;}
+.trace-board-wrap table.trace-board .fam, .trace-board-wrap table.trace-board td.metric {white-space: nowrap;}
+.trace-board-wrap table.trace-board .src {min-width: 4.5rem; max-width: 7rem;}
+.trace-board-wrap table.trace-board th.metric {min-width: 3.4rem; text-align: right;}
+.trace-board-wrap table.trace-board td.metric {text-align: right; font-variant-numeric: tabular-nums;}
+.trace-board-wrap table.trace-board td.metric.best {font-weight: 700; background: var(--color-accent-soft);}
+.trace-board-wrap table.trace-board .ci {display: block; font-size: 0.7rem; font-weight: 400; color: var(--body-text-color-subdued);}
+.trace-board-wrap table.trace-board .ver {min-width: 6.5rem; max-width: 8rem; font-size: 0.72rem; overflow-wrap: anywhere;}
+.trace-board-wrap table.trace-board td.ver .hash {font-family: var(--font-mono);}
+.trace-board-wrap table.trace-board .desc {min-width: 10rem; overflow-wrap: anywhere; font-size: 0.8rem;}
+.trace-board-wrap table.trace-board sup.trace-note {cursor: help; color: var(--color-accent); font-weight: 700;}
+.trace-board-wrap table.trace-board td.trace-empty {text-align: center; font-style: italic; padding: 12px !important;}
+.trace-board-notes {font-size: 0.8rem; margin-top: 6px;}
+"""
+
+
+def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str:
+    """The table of `lines` (spaces_app.leaderboard.board_lines) for `view`; `show_ci` prints each interval
+    under its value (it is always the cell's hover text)."""
+    columns = view_columns(view)
+    notes: dict[str, str] = {}  # note text -> its mark
+    body = []
+    for line in lines:
+        note = system_note(line.row)
+        if note is not None and note not in notes:
+            notes[note] = NOTE_MARKS[len(notes) % len(NOTE_MARKS)]
+        body.append(_row_html(line, columns, notes.get(note) if note else None, note, show_ci))
+    if not body:
+        width = 5 + len(columns)
+        body.append(f'<tr><td class="trace-empty" colspan="{width}">No system matches these filters.</td></tr>')
+    parts = [f"<style>{CSS}</style>", '<div class="trace-board-wrap">',
+             f'<table class="trace-board" data-view="{esc(view)}">', _head_html(columns), "<tbody>",
+             *body, "</tbody></table></div>"]
+    foot = [f"<b>{mark}</b> {esc(text)}" for text, mark in notes.items()]
+    if any(c.low is not None for line in lines for c in line.cells):
+        foot.append(f"Hover a value for its {CI_LABEL}" + ("; shown under each value." if show_ci else "."))
+    if any(c.tied_best for line in lines for c in line.cells):
+        foot.append(f"<b>Bold, shaded</b>: {BEST_LABEL}, among the rows scored here.")
+    if foot:
+        parts.append('<div class="trace-board-notes">' + "<br>".join(foot) + "</div>")
+    return "".join(parts)
+
+
+def _head_html(columns: Sequence[Column]) -> str:
+    groups: list[list] = []
+    for c in columns:
+        if groups and groups[-1][0] == c.group:
+            groups[-1][1] += 1
+        else:
+            groups.append([c.group, 1])
+    top = "".join(f'<th colspan="{n}" class="grp">{esc(g)}</th>' for g, n in groups)
+    names = "".join(
+        f'<th class="metric" data-column="{esc(header(c))}" title="{esc(header(c))} ({esc(c.metric)}; '
+        f'{"higher" if c.higher_is_better else "lower"} is better)">{esc(c.label)}&nbsp;'
+        f'{"↑" if c.higher_is_better else "↓"}</th>' for c in columns)
+    return ('<thead><tr class="trace-groups"><th colspan="3"></th>' + top + '<th colspan="2"></th></tr>'
+            '<tr><th class="sys">System</th><th class="fam">Family</th><th class="src">Source</th>' + names +
+            '<th class="ver">Versions</th><th class="desc">Description</th></tr></thead>')
+
+
+def _row_html(line: Line, columns: Sequence[Column], mark: str | None, note: str | None, show_ci: bool) -> str:
+    r = line.row
+    name = f"<bdi>{esc(r['system'])}</bdi>"
+    if mark is not None:
+        name += f' <sup class="trace-note" title="{esc(note)}">{mark}</sup>'
+    source = SOURCE_LABELS.get(r.get("source") or "", r.get("source") or "")
+    owner = r.get("owner")
+    if r.get("source") == "submission" and isinstance(owner, dict) and owner.get("kind") == "hf":
+        source += f" by @{owner.get('user')}"
+    cells = "".join(_cell_html(c, cell, show_ci) for c, cell in zip(columns, line.cells, strict=True))
+    versions = f"{_version_html(r, 'corpus')}<br>{_version_html(r, 'kb')}"
+    return (f'<tr data-system="{esc(r["system"])}"><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
+            f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
+            f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>')
+
+
+def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:
+    if cell.value is None:
+        return f'<td class="metric" data-column="{esc(header(column))}" title="not reported / not scored"></td>'
+    title = [f"{column.label} {cell.text()}"]
+    interval = ""
+    if cell.low is not None and cell.high is not None:
+        title.append(f"{CI_LABEL}: {fmt(cell.low)} to {fmt(cell.high)}")
+        interval = f"{fmt(cell.low)}–{fmt(cell.high)}"
+    if cell.tied_best:
+        title.append(BEST_LABEL)
+    classes = "metric best" if cell.tied_best else "metric"
+    shown = f'<span class="ci">{interval}</span>' if show_ci and interval else ""
+    return (f'<td class="{classes}" data-column="{esc(header(column))}" data-value="{cell.value!r}" '
+            f'title="{esc(". ".join(title))}">{cell.text()}{shown}</td>')
+
+
+def _version_html(row: dict, what: str) -> str:
+    """A SHA-256 version as its first 12 hex digits (the full value in the hover text); the paper's rows,
+    whose versions are descriptions, say "paper" (the description in the hover text)."""
+    full = row.get(f"{what}_version") or ""
+    label = "corpus" if what == "corpus" else "knowledge base"
+    if row.get("source") == "paper":
+        shown, cls = f"paper {'corpus' if what == 'corpus' else 'KB'}", "text"
+    else:
+        shown, cls = short_version(full) or "-", "hash"
+    return f'<span class="{cls}" title="{label} version: {esc(full)}">{esc(shown)}</span>'
