@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from importlib.metadata import entry_points
 
 from trace_dataset.io import TraceDataError
 from trace_dataset.llm.errors import LLMError
+from trace_dataset.shell import pip_install_command
 
 ENTRY_POINT_GROUP = "trace_bench.commands"
 log = logging.getLogger("trace_bench")
@@ -30,11 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
-            register = ep.load()
+            ep.load()(sub)
         except ImportError as e:  # an optional part is not installed: say so when the command is used
             _register_unavailable(sub, ep.name, e)
-            continue
-        register(sub)
     return parser
 
 
@@ -44,12 +44,12 @@ def _register_unavailable(sub, name: str, error: ImportError) -> None:
     def fail(args: argparse.Namespace) -> int:
         print(
             f"trace-bench {name}: unavailable in this installation ({error}). "
-            f"Install the extras: pip install 'trace-bench[all]' (missing: {missing})",
+            f"Install the extras: {pip_install_command('trace-bench[all]')} (missing: {missing})",
             file=sys.stderr,
         )
         return 2
 
-    p = sub.add_parser(name, help=f"(unavailable: {missing})")
+    p = sub.choices.get(name) or sub.add_parser(name, help=f"(unavailable: {missing})")  # registration may have begun
     p.set_defaults(func=fail)
 
 
@@ -61,6 +61,16 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader went away (`trace-bench ... | head`): not an error of ours. Point stdout at devnull so the
+        # interpreter's final flush does not raise again (the recipe in Python's signal documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.verbose, args.quiet)
@@ -69,8 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     except (TraceDataError, LLMError) as e:
         print(f"trace-bench: error: {e}", file=sys.stderr)
         return 2
-    except FileNotFoundError as e:
-        print(f"trace-bench: error: {e}", file=sys.stderr)
+    except OSError as e:  # the file system refused: a missing path, no permission, a file where a folder belongs
+        if e.filename is None:
+            raise  # not about a path the user gave: a bug or an environment failure, keep its traceback
+        print(f"trace-bench: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("trace-bench: interrupted; rerun the same command to resume", file=sys.stderr)

@@ -119,6 +119,17 @@ DETAIL_MODIFIER_PROBABILITY = 0.30  # App. I
 # Splits and candidate pools (§2.1, §2.2, App. P, Q)
 # ---------------------------------------------------------------------------------------------------
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
+# `--split all`: every split at once, the paper's full-corpus headline (runs, evaluation, leaderboard)
+ALL_SPLITS = "all"
+
+
+def resolve_splits(split: str) -> tuple[str, ...]:
+    """The split files a `--split` value names: one split, or every split for "all"."""
+    if split == ALL_SPLITS:
+        return SPLITS
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {(*SPLITS, ALL_SPLITS)}")
+    return (split,)
 SPLIT_SHARES: dict[str, float] = {"train": 0.70, "validation": 0.15, "test": 0.15}
 Pool = Literal["closed", "pool_16", "pool_32", "open"]
 POOLS: tuple[str, ...] = ("closed", "pool_16", "pool_32", "open")
@@ -218,6 +229,7 @@ REVIEW_INDEX_FILE = "review_index.jsonl.gz"
 REVIEWS_FILE = "reviews.jsonl.gz"  # local only: never part of a release
 KB_META_FILE = "kb.json"
 CORPUS_META_FILE = "corpus.json"
+INTERACTIVE_FILE = "interactive.jsonl.gz"  # live conversations of `trace-bench interact`, under data/
 OFFICIAL_HUB_DATASET = "taoist/TRACE"
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import CORPUS_META_FILE, DATA_DIRNAME, KB_DIRNAME, SPLITS
-from trace_dataset.io import TraceDataError, read_json, read_jsonl
+from trace_dataset.io import TraceDataError, iter_jsonl_lines, read_json
 
 
 def split_file(root: str | os.PathLike, split: str) -> Path:
@@ -51,7 +51,23 @@ def iter_dialogues(root: str | os.PathLike, splits: Iterable[str] | str | None =
         path = split_file(root, split)
         if not path.exists():
             raise TraceDataError(f"missing split file for {split!r}", path=path)
-        yield from read_jsonl(path)
+        for lineno, _, record in iter_jsonl_lines(path):
+            _check_shape(record, path, lineno)
+            yield record
+
+
+def _check_shape(record: dict[str, Any], path: Path, line: int) -> None:
+    """The fields every reader of dialogues indexes without looking: a string id and a list of turns, each
+    an object with a turn_id, a role and a text (the full field check is release.records.check_dialogue)."""
+    did, turns = record.get("dialogue_id"), record.get("turns")
+    if not isinstance(did, str) or not did or not isinstance(turns, list):
+        raise TraceDataError("not a Trace dialogue record: expected a string dialogue_id and a list of turns "
+                             "(the fields of schema.DIALOGUE_FEATURES)", path=path, line=line)
+    for i, turn in enumerate(turns):
+        if not (isinstance(turn, dict) and isinstance(turn.get("turn_id"), int) and isinstance(turn.get("role"), str)
+                and isinstance(turn.get("text"), str)):
+            raise TraceDataError(f"dialogue {did!r} turns[{i}]: expected an object with an integer turn_id and "
+                                 "string role and text", path=path, line=line)
 
 
 def corpus_meta(root: str | os.PathLike) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from trace_dataset.views import turn_rows
 
 
 def test_config_names_and_default():
-    assert CONFIG_NAMES == ("dialogues", "turns", "turns_pool_16", "turns_pool_32", "turns_open",
+    assert CONFIG_NAMES == ("dialogues", "turns", "turns_pool_16", "turns_pool_32", "turns_open", "interactive",
                             "knowledge_base", "review_index", "reviews")
     assert [c.name for c in TraceBuilder.BUILDER_CONFIGS] == list(CONFIG_NAMES)
     assert TraceBuilder.DEFAULT_CONFIG_NAME == "dialogues"

@@ -55,6 +55,7 @@ class StubOpenAI:
                     stub.in_flight += 1
                     stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
                     reply = stub.script.pop(0) if stub.script else None
+                done = False
                 try:
                     if reply is None:
                         reply = stub.responder(body)
@@ -71,10 +72,16 @@ class StubOpenAI:
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
-                finally:
+                    # the request stops counting before its last bytes go out: once the client has them it may
+                    # send its next request at once, before this thread would get to run again
+                    done = True
                     with stub._lock:
                         stub.in_flight -= 1
+                    self.wfile.write(data)
+                finally:
+                    if not done:
+                        with stub._lock:
+                            stub.in_flight -= 1
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

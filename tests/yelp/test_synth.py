@@ -151,7 +151,12 @@ def test_cli_synth(tmp_path, capsys):
 
 def test_every_catalogue_kind_classifies_as_its_type():
     """Whatever optional categories a synthetic POI gets, the classifier gives it the intended type."""
-    from trace_dataset.yelp.synth import ATTRACTION_KINDS, HOTEL_KINDS, OTHER_KINDS, RESTAURANT_KINDS
+    from trace_dataset.yelp.synth_catalogue import (
+        ATTRACTION_KINDS,
+        HOTEL_KINDS,
+        OTHER_KINDS,
+        RESTAURANT_KINDS,
+    )
 
     for kind in RESTAURANT_KINDS + HOTEL_KINDS + ATTRACTION_KINDS + OTHER_KINDS:
         expected = None if kind.poi_type == "other" else kind.poi_type

@@ -85,9 +85,27 @@ def register(subparsers: Any) -> None:
         add_parsers(sub)
 
 
+# (option, smallest value): checked before anything is loaded
+MINIMUMS: tuple[tuple[str, int], ...] = (
+    ("n", 1), ("workers", 1), ("max_attempts", 1), ("llm_attempts", 1), ("llm_json_repairs", 0),
+)
+
+
+def _bad_number(args: argparse.Namespace) -> str | None:
+    for dest, low in MINIMUMS:
+        value = getattr(args, dest, None)
+        if value is not None and value < low:
+            return f"--{dest.replace('_', '-')} must be >= {low}, got {value}"
+    return None
+
+
 def run_generate(args: argparse.Namespace) -> int:
     from trace_dataset.generate import generate_corpus
 
+    problem = _bad_number(args)
+    if problem:
+        print(f"trace-bench corpus generate: {problem}", file=sys.stderr)
+        return 2
     llm: Any = None
     if args.backend == "llm":
         try:

@@ -2,7 +2,10 @@
 
 All of it is authored here (never review text), so the non-quote text of a dialogue is ours to release.
 Placeholders: {name} POI name, {city}, {type}, {L} landmark, {cat} category, {word} price word, {d} distance,
-{price} dollar signs, {stars}, {n} review count, {what} the human name of an aspect, {context}.
+{price} dollar signs, {stars}, {n} review count, {what} the human name of an aspect, {a_what} the same with its
+indefinite article ("an elegant"), {context}. A template never writes an article before a placeholder itself
+("a {what}" would give "a elegant"), and no name ends with the word a template puts after it
+(tests/generate/test_generate_language.py checks both, and scans generated dialogues for a/an and doubled words).
 Price words (constants.PRICE_KEYWORDS) appear only where the user states a price constraint ({word}).
 """
 
@@ -25,7 +28,7 @@ AMENITY_NAMES: dict[str, tuple[str, ...]] = {
     "full_bar": ("a full bar", "a proper cocktail list", "a real bar"),
 }
 ASPECT_NAMES: dict[str, tuple[str, ...]] = {
-    "pool": ("a pool", "a pool to cool off in", "a swimming pool"),
+    "pool": ("a pool", "a pool for cooling off", "a swimming pool"),
     "gym": ("a gym", "a fitness room", "somewhere to work out"),
     "breakfast": ("breakfast", "a morning breakfast", "breakfast on site"),
     "shuttle": ("a shuttle", "a shuttle service", "shuttle rides"),
@@ -42,7 +45,7 @@ ASPECT_NAMES: dict[str, tuple[str, ...]] = {
 }
 AMBIENCE_NAMES: dict[str, tuple[str, ...]] = {
     "romantic": ("romantic",), "intimate": ("intimate", "cosy and intimate"), "classy": ("classy", "elegant"),
-    "trendy": ("trendy", "stylish"), "casual": ("casual", "laid-back"), "hipster": ("quirky", "a little offbeat"),
+    "trendy": ("trendy", "stylish"), "casual": ("casual", "laid-back"), "hipster": ("quirky", "slightly offbeat"),
     "upscale": ("polished",),
 }  # fmt: skip
 DIETARY_NAMES: dict[str, tuple[str, ...]] = {
@@ -68,6 +71,8 @@ TYPE_NOUNS: dict[str, tuple[str, ...]] = {
                    "a spot to spend the afternoon"),
 }  # fmt: skip
 TYPE_SHORT: dict[str, str] = {"restaurant": "restaurant", "hotel": "hotel", "attraction": "attraction"}
+
+RATING_PHRASES = ("rated {v} stars or better", "rated at least {v} stars", "rated {v} stars or higher")
 
 # (never "from {L}": reviews say "a short walk from <landmark> ...", and six shared words would be a copy)
 RADIUS_PHRASES: dict[float, tuple[str, ...]] = {
@@ -105,9 +110,9 @@ STATE: dict[str, tuple[str, ...]] = {
     "location": ("It should be {what}.", "Ideally {what}.", "I'd like to be {what}.",
                  "Location matters: {what}."),
     "noise": ("Somewhere {what}, please.", "I'd like it to be {what}.", "The setting should feel {what}.",
-              "I'm hoping for a {what} atmosphere."),
+              "I'm hoping for an atmosphere that's {what}."),
     "ambience": ("I'd like the feel to be {what}.", "Something {what} would suit me.",
-                 "The vibe should be {what}.", "I'm after a {what} feel."),
+                 "The vibe should be {what}.", "I'm after {a_what} feel."),
     "amenity": ("It needs {what}.", "I'd really like {what}.", "{What} is a must for me.",
                 "Please make sure it has {what}."),
     "dietary": ("I need {what}.", "There have to be {what}.", "{What} are essential for me."),

@@ -8,14 +8,11 @@ indexed, so they share it; results come back in index order and only the parent 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import multiprocessing as mp
 import os
 import random
-import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -46,7 +43,16 @@ from trace_dataset.generate.scenario import Assignment, assign, dialogue_id
 from trace_dataset.generate.splits import assign_splits
 from trace_dataset.generate.template_backend import render_template
 from trace_dataset.generate.validate import codes, validate_plan, validate_record
-from trace_dataset.io import TraceDataError, atomic_open, dumps, read_json, sha256_file, write_json
+from trace_dataset.io import (
+    TraceDataError,
+    atomic_open,
+    check_output_dir,
+    copy_file,
+    dumps,
+    read_json,
+    sha256_file,
+    write_json,
+)
 from trace_dataset.kb.store import KnowledgeBase
 
 log = logging.getLogger(__name__)
@@ -235,17 +241,13 @@ def _run_template(ctx: Context, workers: int, progress) -> Iterator[Result]:
         _CTX = None
 
 
-def _copy_atomic(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def _check_out_dir(out_dir: Path) -> None:
+    """Before any work: refuse a file, an unwritable place, or a non-empty folder that is not a corpus. A
+    corpus holds corpus.json; a folder holding only data/ and knowledge_base/ is one a killed run began (the
+    files are written at the end, corpus.json last) and is written over."""
+    begun = out_dir.is_dir() and {p.name for p in out_dir.iterdir() if not p.name.startswith(".")} <= {
+        DATA_DIRNAME, KB_DIRNAME}
+    check_output_dir(out_dir, () if begun else (CORPUS_META_FILE,), what="corpus")
 
 
 def _version() -> str:
@@ -282,6 +284,7 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
         raise TraceDataError("knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_dir)
     if out_dir.resolve() == kb_dir.resolve() or (out_dir / KB_DIRNAME).resolve() == kb_dir.resolve():
         raise TraceDataError("output folder must differ from the knowledge base folder", path=out_dir)
+    _check_out_dir(out_dir)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir)
     if workers is None:
@@ -325,7 +328,7 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
     for name in KB_FILES:
         src = kb_dir / name
         if src.exists():
-            _copy_atomic(src, out_dir / KB_DIRNAME / name)
+            copy_file(src, out_dir / KB_DIRNAME / name)
     corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
     report = _report(ctx, results, files, corpus_version, backend, llm_info,
                      {"n": n, "seed": seed, "backend": backend, "max_attempts": max_attempts,

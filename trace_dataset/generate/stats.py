@@ -21,6 +21,7 @@ from typing import Any
 
 from trace_dataset.constants import PRICE_KEYWORDS, RECOMMENDATION_ACTIONS, REJECTION_ACTION, SPLITS, TIERS
 from trace_dataset.datadir import check_data_dir, iter_dialogues
+from trace_dataset.io import TraceDataError
 
 _PRICE_RE = re.compile(r"\b(" + "|".join(re.escape(w) for w in PRICE_KEYWORDS) + r")\b", re.IGNORECASE)
 
@@ -115,7 +116,18 @@ def dialogue_stats(dialogues: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def corpus_stats(data_dir: str | os.PathLike, splits: Iterable[str] | None = None) -> dict[str, Any]:
     splits = tuple(splits) if splits is not None else SPLITS
     check_data_dir(data_dir, splits)
-    return dialogue_stats(iter_dialogues(data_dir, splits))
+    current: list[Any] = [None]
+
+    def tracked() -> Iterable[dict[str, Any]]:
+        for d in iter_dialogues(data_dir, splits):
+            current[0] = d.get("dialogue_id")
+            yield d
+
+    try:
+        return dialogue_stats(tracked())
+    except (KeyError, TypeError, AttributeError) as e:  # a record without the fields the statistics read
+        raise TraceDataError(f"dialogue {current[0]!r}: malformed record ({type(e).__name__}: {e}); expected the "
+                             "fields of schema.DIALOGUE_FEATURES", path=data_dir) from None
 
 
 def format_stats(s: dict[str, Any]) -> str:

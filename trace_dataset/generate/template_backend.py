@@ -62,6 +62,18 @@ def _tidy(text: str) -> str:
     return "".join(out)
 
 
+_AN_EXCEPTIONS = ("eu", "one", "once", "uni", "usa", "use", "usu", "ute")  # vowel letter, consonant sound
+_AN_SILENT_H = ("heir", "honest", "honour", "honor", "hour")
+
+
+def indefinite_article(phrase: str) -> str:
+    """'a' or 'an' for the phrase's first word, by sound where the spelling misleads ("an hour", "a unique")."""
+    word = phrase.strip().lower()
+    vowel_sound = (word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_AN_EXCEPTIONS)) or word.startswith(
+        _AN_SILENT_H) or re.match(r"(8|11|18)(\D|$)", word) is not None
+    return "an" if vowel_sound else "a"
+
+
 def _join(parts: list[str]) -> str:
     return _tidy(" ".join(p for p in (x.strip() for x in parts) if p))
 
@@ -106,7 +118,7 @@ class TemplateRenderer:
         elif c.kind == "noise":
             w = self.pick(P.NOISE_NAMES[v])
         elif c.kind == "rating":
-            w = self.pick(("rated {v} stars or better", "rated at least {v} stars", "rated {v} stars or higher"))
+            w = self.pick(P.RATING_PHRASES)
             w = w.format(v=v if v != "4.0" else "four")
         elif c.kind == "location":
             w = self.pick(P.RADIUS_PHRASES[c.radius_km]).format(L=v)
@@ -123,8 +135,7 @@ class TemplateRenderer:
         """One user sentence stating constraint c."""
         w = self.what(c)
         template = self.pick(P.STATE.get(c.key) or P.STATE[c.kind])
-        out = template.format(word=c.value, what=w, What=_cap(w))
-        return out
+        return template.format(word=c.value, what=w, What=_cap(w), a_what=f"{indefinite_article(w)} {w}")
 
     # -- quotes ------------------------------------------------------------------------------------
     def quote_spans(self, bid: str, prefer: list[Constraint], k: int) -> list[Span]:

@@ -17,6 +17,7 @@ from trace_dataset.constants import (
 )
 from trace_dataset.io import TraceDataError, read_json, read_jsonl
 from trace_dataset.kb.build import table3_stats
+from trace_dataset.kb.store import check_kb_files
 
 
 def _kb_root(path: str | os.PathLike) -> Path:
@@ -34,6 +35,9 @@ def kb_stats(path: str | os.PathLike) -> dict[str, Any]:
     """{source, kb_version, parameters, stats}: stats recomputed from pois/review_index, meta from kb.json."""
     root = _kb_root(path)
     meta = read_json(root / KB_META_FILE) if (root / KB_META_FILE).exists() else {}
+    if not isinstance(meta, dict):
+        raise TraceDataError("expected a JSON object", path=root / KB_META_FILE)
+    check_kb_files(root, meta)
     pois = list(read_jsonl(root / POIS_FILE))
     n_truncated = 0
     if (root / REVIEW_INDEX_FILE).exists():

@@ -9,8 +9,41 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import KB_META_FILE, POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE
-from trace_dataset.io import TraceDataError, read_json, read_jsonl
+from trace_dataset.io import TraceDataError, read_json, read_jsonl, sha256_file
 from trace_dataset.records import Poi, Review
+
+HYDRATION_MARKER = "hydration.json"  # beside knowledge_base/ in a hydrated release (release.hydrate writes it)
+
+
+def check_kb_files(root: str | os.PathLike, meta: dict[str, Any]) -> None:
+    """Refuse a knowledge base whose files are not the ones its kb.json describes.
+
+    kb.json records every data file's SHA-256. pois and review_index must be there and match (they travel
+    byte for byte into corpora and releases); reviews.jsonl.gz may be absent (a release) and is not compared
+    in a hydrated release (a partial hydration legitimately holds fewer reviews). A folder without a `files`
+    record (hand-made, or from before the builder wrote one) is not checked.
+    """
+    root = Path(root)
+    files = meta.get("files")
+    if not isinstance(files, dict):
+        return
+    names = [POIS_FILE, REVIEW_INDEX_FILE]
+    if (root / REVIEWS_FILE).exists() and not (root.parent / HYDRATION_MARKER).exists():
+        names.append(REVIEWS_FILE)
+    for name in names:
+        expected = files.get(name)
+        if not isinstance(expected, str):
+            continue
+        if not (root / name).exists():
+            raise TraceDataError(
+                f"incomplete knowledge base: {name} is missing though {KB_META_FILE} lists it; rebuild it "
+                "(trace-bench kb build)", path=root,
+            )
+        if sha256_file(root / name) != expected:
+            raise TraceDataError(
+                f"incomplete or mixed knowledge base: {name} is not the file {KB_META_FILE} records (an interrupted "
+                "build, or files of different builds in one folder); rebuild it (trace-bench kb build)", path=root,
+            )
 
 
 class KnowledgeBase:
@@ -35,6 +68,10 @@ class KnowledgeBase:
         pois_path = root / POIS_FILE
         if not pois_path.exists():
             raise TraceDataError(f"missing {POIS_FILE}: not a Trace knowledge base folder", path=root)
+        meta = read_json(root / KB_META_FILE) if (root / KB_META_FILE).exists() else {}
+        if not isinstance(meta, dict):
+            raise TraceDataError("expected a JSON object", path=root / KB_META_FILE)
+        check_kb_files(root, meta)
         pois = []
         for i, rec in enumerate(read_jsonl(pois_path), start=1):
             try:
@@ -43,7 +80,11 @@ class KnowledgeBase:
                 raise TraceDataError(f"bad POI record ({e!r})", path=pois_path, line=i) from None
         texts: dict[str, dict] = {}
         if (root / REVIEWS_FILE).exists():
-            texts = {r["review_id"]: r for r in read_jsonl(root / REVIEWS_FILE)}
+            for i, rec in enumerate(read_jsonl(root / REVIEWS_FILE), start=1):
+                if not isinstance(rec.get("review_id"), str) or not isinstance(rec.get("text"), str):
+                    raise TraceDataError("bad review record: expected string review_id and text",
+                                         path=root / REVIEWS_FILE, line=i)
+                texts[rec["review_id"]] = rec
         reviews = []
         index_path = root / REVIEW_INDEX_FILE
         if index_path.exists():
@@ -55,7 +96,6 @@ class KnowledgeBase:
                     raise TraceDataError(f"bad review index record ({e!r})", path=index_path, line=i) from None
         else:
             reviews = [Review.from_dict(r) for r in texts.values()]
-        meta = read_json(root / KB_META_FILE) if (root / KB_META_FILE).exists() else {}
         return cls(pois, reviews, meta, root)
 
     # -- lookups -------------------------------------------------------------------------------

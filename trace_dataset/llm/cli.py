@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,24 +40,32 @@ def add_llm_argument(
         "--llm", default=default, metavar="SPEC",
         help=f"which LLM: {', '.join(VALID_FORMS)} (default: {default})",
     )
-    group.add_argument("--temperature", type=float, default=temperature, help=f"0 = greedy (default: {temperature})")
-    group.add_argument("--top-p", type=float, default=top_p, help=f"nucleus sampling mass (default: {top_p})")
+    group.add_argument("--temperature", type=number_in(float, 0, 5), default=temperature,
+                       help=f"0 = greedy, at most 5 (default: {temperature})")
+    group.add_argument("--top-p", type=number_in(float, 0, 1, low_open=True), default=top_p,
+                       help=f"nucleus sampling mass, in (0, 1] (default: {top_p})")
     group.add_argument(
-        "--max-new-tokens", type=int, default=max_new_tokens, help=f"tokens per answer (default: {max_new_tokens})"
+        "--max-new-tokens", type=number_in(int, 1), default=max_new_tokens,
+        help=f"tokens per answer (default: {max_new_tokens})",
     )
-    group.add_argument("--llm-seed", type=int, default=seed, help=f"sampling seed (default: {seed})")
+    group.add_argument("--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})")
     group.add_argument(
         "--llm-cache", type=Path, default=None, metavar="PATH",
         help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
     )
     group.add_argument("--no-llm-cache", action="store_true", help="send every request, store nothing")
-    group.add_argument("--llm-batch-size", type=int, default=None, help="hf/smollm2: prompts per batch (default: 8)")
+    group.add_argument("--llm-batch-size", type=number_in(int, 1), default=None,
+                       help="hf/smollm2: prompts per batch (default: 8)")
     group.add_argument(
-        "--llm-concurrency", type=int, default=None, help="openai: requests in flight at once (default: 64)"
+        "--llm-concurrency", type=number_in(int, 1), default=None, help="openai: requests in flight at once (default: 64)"
+    )
+    group.add_argument(
+        "--llm-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+        help="openai: deadline of one request, answer included, before it is retried (default: 300)",
     )
     group.add_argument("--llm-device", default=None, help="hf/smollm2: auto, cpu, cuda, cuda:N, mps (default: auto)")
     group.add_argument(
-        "--llm-threads", type=int, default=None,
+        "--llm-threads", type=number_in(int, 1), default=None,
         help="hf/smollm2: torch CPU threads (default: torch's; 1 helps on a machine busy with other jobs)",
     )
     group.add_argument(
@@ -64,6 +73,50 @@ def add_llm_argument(
         help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
     )
     return group
+
+
+def number_in(kind: type, low: float, high: float = math.inf, *, low_open: bool = False):
+    """argparse type: an int or float in [low, high] ((low, high] with low_open), refused with the range."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if math.isnan(value) or not (low < value if low_open else low <= value) or value > high:
+            if high < math.inf:
+                where = f"in {'(' if low_open else '['}{low:g}, {high:g}]"
+            else:
+                where = f"{'>' if low_open else '>='} {low:g}"
+            raise argparse.ArgumentTypeError(f"expected a value {where}, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def llm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend options the --llm flags give (for load_llm(**options); None values mean the default)."""
+    return {
+        "batch_size": args.llm_batch_size,
+        "concurrency": args.llm_concurrency,
+        "timeout": getattr(args, "llm_timeout", None),
+        "device": args.llm_device,
+        "dtype": args.llm_dtype,
+        "threads": args.llm_threads,
+    }
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -82,11 +135,7 @@ def llm_from_args(args: argparse.Namespace):
         args.llm,
         settings_from_args(args),
         cache_path=False if args.no_llm_cache else args.llm_cache,
-        batch_size=args.llm_batch_size,
-        concurrency=args.llm_concurrency,
-        device=args.llm_device,
-        dtype=args.llm_dtype,
-        threads=args.llm_threads,
+        **llm_options(args),
     )
 
 
@@ -112,14 +161,15 @@ def register(subparsers: Any) -> None:
 
 
 def _load_schema(value: str) -> Any:
-    path = Path(value)
-    text = path.read_text(encoding="utf-8") if path.is_file() else value
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        from trace_dataset.llm.errors import LLMConfigError
+    from trace_dataset.llm.errors import LLMConfigError
 
-        raise LLMConfigError(f"--json-schema {value[:80]!r}: neither a JSON file nor valid JSON ({e})") from e
+    path = Path(value)
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else value
+        return json.loads(text)
+    except (OSError, ValueError, RecursionError) as e:  # unreadable, not UTF-8, not JSON, nested too deep
+        why = "JSON nested too deeply" if isinstance(e, RecursionError) else str(e)[:200]
+        raise LLMConfigError(f"--json-schema {value[:80]!r}: neither a readable JSON file nor valid JSON ({why})") from None
 
 
 def _fail(error: Exception) -> int:

