@@ -71,7 +71,10 @@ class BaselineUnavailable(KeyError):
 
 
 def _module_exists(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package is absent too
+        return False
 
 
 class _Registry(Mapping[str, "type[TracePipeline]"]):

@@ -159,6 +159,11 @@ class TracePipeline:
                 yield self.postprocess(output)
 
     # -- configuration -----------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        """Counters of this process's work so far (numbers, possibly nested), e.g. an LLM's usage; the runner
+        sums them over worker processes into the run metadata's `summary`. None by default."""
+        return {}
+
     def get_config_dict(self) -> dict[str, Any]:
         """Constructor parameters (config_keys) as JSON values; with an LLM, its describe() under "llm"."""
         config = {key: _jsonable(getattr(self, key)) for key in self.config_keys}

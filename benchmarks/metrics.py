@@ -11,6 +11,12 @@ best and the median of `--repeat` runs. Usage:
 
     python benchmarks/metrics.py [--dialogues 12500] [--repeat 3] [--sweeps]
     python benchmarks/metrics.py --data DIR [--predictions FILE] [--split test]   # a real data directory
+    python benchmarks/metrics.py --leaderboard RUNS --data DIR [--split test]     # `trace-bench leaderboard`
+
+With `--leaderboard`, times what `trace-bench leaderboard` does on a runs folder (e.g. the demo's
+runs/demo/runs): scoring every run without intervals (what the command did before the intervals existed),
+then with the 95% cluster-bootstrap intervals and significance marks of every row and column (n_boot 10,000),
+and prints both, their ratio and the bootstrap's own time.
 """
 
 from __future__ import annotations
@@ -191,7 +197,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sweeps", action="store_true", help="also compute the App. L sweeps")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one run")
+    parser.add_argument("--leaderboard", metavar="RUNS", help="with --data: time `trace-bench leaderboard` on RUNS")
     args = parser.parse_args()
+    if args.leaderboard:
+        if not args.data:
+            parser.error("--leaderboard needs --data")
+        leaderboard_figure(args.data, args.leaderboard, args.split, args.repeat)
+        return
     t0 = time.perf_counter()
     if args.data:
         kb, dialogues, preds = load_data_dir(args.data, args.predictions, args.split)
@@ -233,6 +245,40 @@ def main() -> None:
     v = result["values"]
     print("values: " + ", ".join(f"{k}={v[k]:.3f}" for k in ("recall@1", "grounding_score", "citation_density",
                                                               "provenance_coverage", "cgs", "bleu4", "rouge_l", "tsr")))  # fmt: skip
+
+
+def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) -> None:
+    """`build_leaderboard` without and with intervals + marks, best of `repeat` (CPU and wall seconds)."""
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent  # run as a script, benchmarks/baselines.py would shadow `baselines`
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from baselines.leaderboard import add_intervals, build_leaderboard
+
+    def timed(fn):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        return out, time.perf_counter() - t, time.process_time() - c
+
+    plain, with_ci, boot = [], [], []
+    for _ in range(max(1, repeat)):
+        rows, wall, cpu = timed(lambda: build_leaderboard(data_dir, runs_dir, split=split, n_boot=0))
+        plain.append((cpu, wall))
+        _, bwall, bcpu = timed(lambda rows=rows: add_intervals(rows))
+        boot.append((bcpu, bwall))
+        _, wall, cpu = timed(lambda: build_leaderboard(data_dir, runs_dir, split=split))
+        with_ci.append((cpu, wall))
+    (pc, pw), (cc, cw), (bc, bw) = min(plain), min(with_ci), min(boot)
+    n_dialogues = rows[0]["per_dialogue"]["n_dialogues"] if rows else 0
+    print(f"trace-bench leaderboard on {runs_dir}: {len(rows)} rows ({split} split, {n_dialogues:,} dialogues), "
+          f"best of {max(1, repeat)}")
+    print(f"  scoring only (no intervals)                   CPU {pc:6.1f} s, wall {pw:6.1f} s")
+    print(f"  scoring + intervals + marks (n_boot 10,000)   CPU {cc:6.1f} s, wall {cw:6.1f} s "
+          f"({cc / pc:.2f}x CPU, {cw / pw:.2f}x wall)")
+    print(f"  the bootstrap alone (every row and column)    CPU {bc:6.1f} s, wall {bw:6.1f} s")
+    print(f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
+          f"Python {platform.python_version()}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #   bash scripts/setup.sh [EXTRA]      EXTRA: all (default) or test
 # Idempotent: a second run only checks. Set TRACE_VENV to use another folder.
 set -euo pipefail
+caller="${TRACE_CALLER_DIR:-$PWD}"
 cd "$(dirname "$0")/.."
 extra="${1:-all}"
 venv="${TRACE_VENV:-.venv}"
@@ -32,4 +33,7 @@ if [ "$extra" = "test" ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr
     sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   fi
 fi
-echo "[setup] ready: $venv"
+# how the caller's shell reaches the venv: as given when it is absolute or the caller is here, else absolute
+shown="$venv"
+if [ "${venv#/}" = "$venv" ] && [ "$caller" != "$PWD" ]; then shown="$PWD/$venv"; fi
+echo "[setup] ready: $shown (to put trace-bench on PATH in this shell: source $shown/bin/activate)"

@@ -18,6 +18,8 @@ from trace_dataset.schema import TURN_ROW_FEATURES
 from trace_dataset.views import iter_turn_rows
 
 MINE = ("popularity", "tfidf", "spatial", "itinerary")
+# Popularity ignores the dialogue, rejections included, unless asked (App. N "no adaptation")
+DROP_REJECTED = {"popularity": {"drop_rejected": True}}
 
 
 def rows_of(n: int = 6, pool: str = "closed") -> list[dict]:
@@ -106,7 +108,7 @@ def test_session_isolation(small_kb, name):
 @pytest.mark.parametrize("name", MINE)
 def test_rank_only_within_the_pool_and_never_rejected(small_kb, name, pool):
     rows = rows_of(pool=pool)
-    p = pipeline(name, kb=small_kb)
+    p = pipeline(name, kb=small_kb, **DROP_REJECTED.get(name, {}))
     for r, pred in zip(rows, list(p(rows)), strict=True):
         assert set(pred["ranked_poi_ids"]) <= set(r["candidate_poi_ids"])
         assert not set(pred["ranked_poi_ids"]) & set(r["rejected_poi_ids"])
@@ -123,7 +125,7 @@ def test_rejection_by_name_only(small_kb):
          turn(1, "system", "recommend", "How about it?"),
          turn(2, "user", "reject_and_refine", "Smoky Pit BBQ is too loud for us.")]
     for name in MINE:
-        pred = next(iter(pipeline(name, kb=small_kb)([row(h)])))
+        pred = next(iter(pipeline(name, kb=small_kb, **DROP_REJECTED.get(name, {}))([row(h)])))
         assert "p_bbq" not in pred["ranked_poi_ids"], name
         assert pred["response"].startswith("Understood, Smoky Pit BBQ is off the list."), name
 
@@ -132,7 +134,7 @@ def test_get_config_dict_and_describe(small_kb):
     p = pipeline("itinerary", kb=small_kb, max_stops=2)
     assert p.get_config_dict() == {"radius_m": 500.0, "max_stops": 2}
     d = p.describe()
-    assert d == {"baseline": "itinerary", "family": "non-LLM", "class": "baselines.non_llm.itinerary.ItineraryBaseline",
+    assert d == {"baseline": "itinerary", "family": "non-LLM", "session_isolated": True, "class": "baselines.non_llm.itinerary.ItineraryBaseline",
                  "parameters": {"radius_m": 500.0, "max_stops": 2}}
     assert pipeline("tfidf", kb=small_kb).get_config_dict() == {}
 

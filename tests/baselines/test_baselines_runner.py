@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -60,8 +61,13 @@ def test_resume_after_a_torn_file(data_dir, tmp_path, cut):
     run_baseline("itinerary", data_dir, ref, progress=False)
     full = ref.read_bytes()
     out = tmp_path / "out.jsonl"
-    out.write_bytes(full[: int(len(full) * cut)])  # an interrupted run: a prefix ending mid-line
-    meta_path(out).write_bytes(meta_path(ref).read_bytes())
+    prefix = full[: int(len(full) * cut)]
+    out.write_bytes(prefix)  # an interrupted run: a prefix ending mid-line
+    # ... whose metadata vouches for the complete rows it wrote (the run records count and hash as it goes)
+    kept = prefix[: prefix.rfind(b"\n") + 1]
+    meta = {**json.loads(meta_path(ref).read_text()), "complete": False, "rows_written": kept.count(b"\n"),
+            "rows_sha256": hashlib.sha256(kept).hexdigest()}
+    meta_path(out).write_text(json.dumps(meta))
     assert not out.read_bytes().endswith(b"\n")
     run_baseline("itinerary", data_dir, out, progress=False, chunk_dialogues=2)
     assert out.read_bytes() == full
@@ -73,7 +79,8 @@ def test_resume_after_a_torn_file(data_dir, tmp_path, cut):
 def test_resume_refuses_foreign_or_corrupt_files(data_dir, tmp_path):
     out = tmp_path / "p.jsonl"
     run_baseline("tfidf", data_dir, out, progress=False)
-    with pytest.raises(TraceDataError, match="other settings \\(differing: baseline\\)"):
+    # popularity also has parameters (drop_rejected), which differ from tfidf's none
+    with pytest.raises(TraceDataError, match="other settings \\(differing: baseline, parameters\\)"):
         run_baseline("popularity", data_dir, out, progress=False)
     with pytest.raises(TraceDataError, match="pool"):
         run_baseline("tfidf", data_dir, out, pool="open", progress=False)
@@ -120,7 +127,7 @@ def test_cli_run_one_and_all(data_dir, tmp_path, capsys, monkeypatch):
 
     # --all over the model-free baselines (the model-backed ones have their own slow tests)
     table = {n: baselines._TABLE[n] for n in ("popularity", "tfidf", "spatial", "itinerary")}
-    monkeypatch.setattr(baselines.runner, "BASELINES", baselines._Registry(table))
+    monkeypatch.setattr(baselines.runner, "NON_LLM_BASELINES", tuple(table))
     out = tmp_path / "one.jsonl"
     assert main(["run", "spatial", "--data", str(data_dir), "--out", str(out), "--no-progress",
                  "--param", "text_weight=0.5", "--param", "spatial_weight=0.5"]) == 0
@@ -150,3 +157,25 @@ def test_turns_config_dataset_gives_the_runner_predictions(data_dir, tmp_path):
     ds = load_trace(data_dir, config="turns", split="test", cache_dir=tmp_path / "cache")
     preds = list(pipeline("spatial", kb=data_dir / "knowledge_base")(ds, batch_size=8))
     assert [json.loads(x) for x in lines(out)] == preds
+
+
+def test_split_all_is_run_scored_and_ranked_as_one_full_corpus_table(data_dir, tmp_path, capsys):
+    """`--split all` (the paper's full-corpus headline): the run, `evaluate` and the leaderboard all take it."""
+    runs = tmp_path / "runs"
+    assert main(["run", "tfidf", "--data", str(data_dir), "--out", str(runs / "tfidf.jsonl"), "--split", "all",
+                 "--no-progress"]) == 0
+    assert main(["evaluate", "--data", str(data_dir), "--predictions", str(runs / "tfidf.jsonl"), "--split", "all",
+                 "--out", str(tmp_path / "all.json")]) == 0
+    result = json.loads((tmp_path / "all.json").read_text())
+    assert result["config"]["split"] == "all" and result["n"]["recall@1"] > 0
+    both = len(lines(runs / "tfidf.jsonl"))  # 10 dialogues of two splits, every system turn
+    assert both == 40
+    # scored as one split, the full-corpus file is refused with a message naming the extra rows, not a traceback
+    capsys.readouterr()
+    assert main(["evaluate", "--data", str(data_dir), "--predictions", str(runs / "tfidf.jsonl"), "--split", "test",
+                 "--out", str(tmp_path / "test.json")]) == 2
+    assert "unknown" in capsys.readouterr().err
+    assert main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--split", "all", "--n-boot", "100",
+                 "--out", str(tmp_path / "board")]) == 0
+    board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    assert [r["split"] for r in board["rows"]] == ["all"]

@@ -1,0 +1,100 @@
+"""The documentation site builds with warnings as errors (`mkdocs build --strict`, offline), every page is in
+its nav, and the README front page keeps what the Hugging Face Space and the site need from it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from mkdocs_hooks import card_pages, raise_headings, readme_as_home  # noqa: E402
+
+
+def _nav_files(nav) -> list[str]:
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, dict):
+        return [f for v in nav.values() for f in _nav_files(v)]
+    return [f for item in nav for f in _nav_files(item)]
+
+
+def test_site_builds_strict_and_offline(tmp_path):
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "Five-minute tour" in home and "sdk: gradio" not in home  # README, without the Space header
+    assert "Metric Card for Trace Accuracy" in (site / "cards" / "accuracy" / "index.html").read_text("utf-8")
+    assert "fonts.googleapis.com" not in home  # nothing fetched when the page is opened offline either
+
+
+def test_pages_written_from_level_two_get_their_title_as_h1():
+    page = "## Title\n\n```bash\n# a comment\n```\n### Section\n"
+    assert raise_headings(page) == "# Title\n\n```bash\n# a comment\n```\n## Section\n"
+    assert raise_headings("# Title\n## Section\n") == "# Title\n## Section\n"  # already right: unchanged
+
+
+def test_the_nav_covers_every_page():
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = _nav_files(config["nav"])
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    assert sorted(set(pages) - set(nav)) == [], "add these docs/ pages to the nav in mkdocs.yml"
+    generated = {"index.md", *card_pages()}
+    assert sorted(generated - set(nav)) == [], "add these metric cards to the nav in mkdocs.yml"
+    assert sorted(set(nav) - set(pages) - generated) == [], "the nav names pages that do not exist"
+    assert len(nav) == len(set(nav))
+
+
+def test_readme_begins_with_the_space_header():
+    """The Space reads its settings from the README's front matter; docs/space.md documents the block."""
+    space = (REPO / "docs" / "space.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(---\n.*?\n---)\n```", space, re.S)
+    assert block, "docs/space.md no longer shows the Space header (```yaml --- ... --- ```)"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith(block.group(1) + "\n")
+    header = yaml.safe_load(block.group(1).strip("-\n"))
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["hf_oauth"] is True
+
+
+def test_readme_stays_a_front_page():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 200
+    for must in ("bash scripts/demo.sh", "bash scripts/test.sh", "source .venv/bin/activate"):
+        assert must in readme
+    home = readme_as_home(readme)
+    assert not home.startswith("---") and "](docs/" not in home
+    for link in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", home):
+        assert (REPO / "docs" / link).is_file(), f"README links to docs/{link}, which does not exist"
+
+
+def _results_page_rows() -> dict[str, list[str]]:
+    """System -> its Table 5 (closed pool) values in docs/results.md, in the page's column order."""
+    text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    block = text.split("Table 5: headline — pool: closed\n", 1)[1].split("\n\n", 1)[0].split("```", 1)[0]
+    header, *lines = block.strip("\n").splitlines()
+    columns = [c.replace(" ", "") for c in re.split(r"\s{2,}", header.strip())]
+    return {parts[0]: dict(zip(columns, parts, strict=True)) for parts in (re.split(r"\s{2,}", ln.strip()) for ln in lines)}
+
+
+def _number(cell: str) -> str:
+    """The value of a table cell without its interval or significance mark: "0.349 ±0.014*" -> "0.349"."""
+    return cell.split()[0].rstrip("*")
+
+
+def test_readme_results_match_the_results_page():
+    """The front page's table is a copy of docs/results.md's closed-pool Table 5: the same numbers."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Results on the built-in corpus", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table.splitlines() if ln.startswith("|")]
+    header, _, *body = rows
+    page = _results_page_rows()
+    assert [r[0] for r in body] == list(page)  # every system of the page, in its order
+    for row in body:
+        for column, value in zip(header[1:], row[1:], strict=True):
+            assert _number(page[row[0]][column.replace(" ", "")]) == _number(value), (row[0], column)
