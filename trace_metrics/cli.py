@@ -15,6 +15,7 @@ from typing import Any
 
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
 from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
+from trace_metrics.tables import text_table
 
 
 def register(subparsers) -> None:
@@ -220,15 +221,6 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
 def format_table(result: dict) -> str:
@@ -248,7 +240,7 @@ def format_table(result: dict) -> str:
         f"{cfg['predictions'].get('file', '')}: split={cfg['split']} pool={cfg['pool']} "
         f"corpus={ver['corpus'] or '?'} kb={ver['kb'] or '?'}"
     )
-    return head + "\n" + _table(["metric", "value", "n", "std"], rows)
+    return head + "\n" + text_table(["metric", "value", "n", "std"], rows)
 
 
 def format_sweeps(sweeps: dict) -> str:
@@ -263,7 +255,7 @@ def format_sweeps(sweeps: dict) -> str:
         rows.append([f"cgs variant {name}", "mean / of means", f"{_fmt(v['mean'])} / {_fmt(v['of_means'])}"])
     for m, v in sweeps["spatial_radius_km"].items():
         rows.append([m, f"n={v['n']}", _fmt(v["value"])])
-    return "sensitivity sweeps (App. L)\n" + _table(["setting", "metric", "value"], rows)
+    return "sensitivity sweeps (App. L)\n" + text_table(["setting", "metric", "value"], rows)
 
 
 def format_comparison(comparison: dict) -> str:
@@ -277,7 +269,7 @@ def format_comparison(comparison: dict) -> str:
         f"cluster bootstrap over dialogues (n_boot={comparison['n_boot']}, seed={comparison['seed']}; * = CI excludes 0), "
         "p = per-dialogue paired t-test"
     )
-    return title + "\n" + _table(["metric", "A", "B", "delta", "95% CI", "t-test p", "n"], rows)
+    return title + "\n" + text_table(["metric", "A", "B", "delta", "95% CI", "t-test p", "n"], rows)
 
 
 def _is_main_process() -> bool:

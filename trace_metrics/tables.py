@@ -55,3 +55,16 @@ OPEN_PREFIX = "open:"
 def header(column: Column) -> str:
     arrow = "↑" if column.higher_is_better else "↓"
     return f"{column.group}: {column.label} {arrow}"
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain-text table: the first column left-aligned, the others right-aligned, a dashed rule under the
+    header (the layout of `trace-bench evaluate` and `trace-bench core`)."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.llm.zero_shot import LLMZeroShotBaseline
-from baselines.non_llm.itinerary import ProximityGraph
+from baselines.non_llm.itinerary import ProximityGraph, ProximityGraphs
 from baselines.responses import format_distance, poi_name, type_noun
 
 if TYPE_CHECKING:
@@ -53,13 +53,7 @@ class ItineraryLLMBaseline(LLMZeroShotBaseline):
         super().__init__(kb, batch_size, **params)
         self.radius_m = float(radius_m)
         self.graph_neighbours = graph_neighbours
-        self._graphs: dict[str, ProximityGraph] = {}
-
-    def graph(self, city: str) -> ProximityGraph:
-        g = self._graphs.get(city)
-        if g is None:
-            g = self._graphs[city] = ProximityGraph(self.kb, city, self.radius_m)
-        return g
+        self.graphs = ProximityGraphs(kb, self.radius_m)
 
     def sections(self, inp: Mapping[str, Any], labelled: Sequence[tuple[str, str]]) -> dict[str, str]:
-        return {"graph": graph_section(self.kb, self.graph(inp["city"]), labelled, self.graph_neighbours)}
+        return {"graph": graph_section(self.kb, self.graphs[inp["city"]], labelled, self.graph_neighbours)}

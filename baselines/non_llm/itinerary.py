@@ -60,6 +60,18 @@ class ProximityGraph:
             edges.sort()
 
 
+class ProximityGraphs(dict):
+    """The proximity graph of each city of `kb`, built the first time a city is asked for."""
+
+    def __init__(self, kb: KnowledgeBase, radius_m: float):
+        super().__init__()
+        self.kb, self.radius_m = kb, radius_m
+
+    def __missing__(self, city: str) -> ProximityGraph:
+        graph = self[city] = ProximityGraph(self.kb, city, self.radius_m)
+        return graph
+
+
 class ItineraryBaseline(RankingPipeline):
     name: ClassVar[str] = "itinerary"
     config_keys: ClassVar[tuple[str, ...]] = ("radius_m", "max_stops")
@@ -72,13 +84,7 @@ class ItineraryBaseline(RankingPipeline):
         self.radius_m = float(radius_m)
         self.max_stops = int(max_stops)
         self.tfidf = TfidfScorer(kb)
-        self._graphs: dict[str, ProximityGraph] = {}
-
-    def graph(self, city: str) -> ProximityGraph:
-        g = self._graphs.get(city)
-        if g is None:
-            g = self._graphs[city] = ProximityGraph(self.kb, city, self.radius_m)
-        return g
+        self.graphs = ProximityGraphs(kb, self.radius_m)
 
     def score(self, inp: Mapping[str, Any]) -> dict[str, float]:
         return self.tfidf.scores(inp["query"], inp["candidates"])
@@ -88,7 +94,7 @@ class ItineraryBaseline(RankingPipeline):
         start = next((p for p in ranked if has_coords(self.kb.pois[p])), None)
         if start is None:
             return []
-        graph = self.graph(self.kb.pois[start].city)
+        graph = self.graphs[self.kb.pois[start].city]
         stops = [(start, 0.0)]
         types = {self.kb.pois[start].poi_type}
         banned = set(rejected)

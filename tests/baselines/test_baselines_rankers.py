@@ -165,7 +165,7 @@ def itin_kb(tmp_path):
 
 def test_itinerary_graph_and_greedy_tour(itin_kb):
     p = pipeline("itinerary", kb=itin_kb)
-    g = p.graph(CITY)
+    g = p.graphs[CITY]
     assert [pid for _, pid in g.neighbours["r_1"]] == ["h_1", "h_2"]  # no same-type edge to r_2
     assert "a_1" not in [pid for _, pid in g.neighbours["r_1"]]  # 700 m > 500 m
     assert g.neighbours["a_2"] == []

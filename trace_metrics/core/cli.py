@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import SPLITS
+from trace_metrics.tables import text_table
 
 DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
 DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
@@ -129,15 +130,6 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -149,7 +141,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     if "overall" in summary:
         o = summary["overall"]
         rows.append(["overall (debate, 0-100)", _fmt(o["mean"], 1), str(o["n"]), str(o["n_failed"])])
-    text = _table(["CoRE factor", "mean", "n", "missing"], rows)
+    text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
     r = summary["ratings"]
     text += (f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: "
              + ", ".join(f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"))  # fmt: skip
@@ -224,7 +216,7 @@ def format_meta(result: dict[str, Any]) -> str:
     rank = result["ranking"]["overall"]
     return (
         f"{result['n']['shared_logs']} logs rated by both (QWK over labels {result['label_set']})\n"
-        + _table(header, rows)
+        + text_table(header, rows)
         + f"\nfactor coupling, mean |Kendall tau_b|: CoRE {_fmt(c['core']['mean_abs'])}, human "
         f"{_fmt(c['human']['mean_abs'])} (paper: humans 0.22, LLM evaluators 0.25-0.36)"
         + f"\nsystem ranking agreement (overall, Kendall tau_b): {_fmt(rank['kendall_tau_b'])} over "
