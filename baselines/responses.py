@@ -25,6 +25,7 @@ from baselines.state import DialogueState
 from baselines.text import STOP_WORDS, TOKEN_RE
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.quotes import CITATION_LABEL_RE, PLACEHOLDER_RE
+from trace_dataset.records import Review
 
 DEFAULT_MAX_QUOTE_WORDS = 20
 DEFAULT_MIN_QUOTE_WORDS = 4
@@ -79,10 +80,10 @@ def _content(text: str) -> frozenset[str]:
 
 
 class EvidenceIndex:
-    """Candidate quote spans of each POI's reviews, cut once per POI and kept for the pipeline's life.
+    """Candidate quote spans of each POI's reviews, cut once per review and kept for the pipeline's life.
 
-    Built lazily from one knowledge base; it holds no dialogue state, so sharing it across dialogues keeps
-    session isolation.
+    Built lazily from one knowledge base, review by review as `best` needs them; it holds no dialogue state,
+    so sharing it across dialogues keeps session isolation.
     """
 
     def __init__(self, kb: KnowledgeBase, max_words: int = DEFAULT_MAX_QUOTE_WORDS,
@@ -92,35 +93,55 @@ class EvidenceIndex:
         self.kb = kb
         self.max_words = max_words
         self.min_words = min_words
-        self._pieces: dict[str, list[_Piece]] = {}
+        self._pieces: dict[str, list[_Piece]] = {}  # review_id -> its pieces
+        self._terms: dict[str, frozenset[str]] = {}  # review_id -> content tokens of the whole review
+        self._by_rank: dict[str, list[tuple[int, Review]]] = {}  # poi_id -> (review_pos, review) in tie order
 
     def pieces(self, poi_id: str) -> list[_Piece]:
-        cached = self._pieces.get(poi_id)
+        """The POI's pieces in review order (knowledge-base order, then order in the review)."""
+        return [p for pos, review in enumerate(self.kb.reviews_of(poi_id)) for p in self._review_pieces(pos, review)]
+
+    def _ranked(self, poi_id: str) -> list[tuple[int, Review]]:
+        """(review_pos, review) in `best`'s tie order: higher-starred reviews first, then knowledge-base order."""
+        cached = self._by_rank.get(poi_id)
         if cached is None:
-            cached = self._pieces[poi_id] = self._cut(poi_id)
+            ordered = sorted(enumerate(self.kb.reviews_of(poi_id)), key=lambda pr: (-pr[1].stars, pr[0]))
+            cached = self._by_rank[poi_id] = ordered
         return cached
 
-    def _cut(self, poi_id: str) -> list[_Piece]:
+    def _review_terms(self, review_id: str) -> frozenset[str]:
+        """Every content token of the review: no piece of it shares more query terms than the review does."""
+        cached = self._terms.get(review_id)
+        if cached is None:
+            cached = self._terms[review_id] = _content(self.kb.review_text(review_id))
+        return cached
+
+    def _review_pieces(self, pos: int, review: Review) -> list[_Piece]:
+        cached = self._pieces.get(review.review_id)
+        if cached is None:
+            cached = self._pieces[review.review_id] = self._cut(pos, review)
+        return cached
+
+    def _cut(self, pos: int, review: Review) -> list[_Piece]:
         out: list[_Piece] = []
-        for pos, review in enumerate(self.kb.reviews_of(poi_id)):
-            text = self.kb.review_text(review.review_id)
-            piece_start = 0
-            for m in [*_PIECE_SPLIT_RE.finditer(text), None]:
-                a, b = piece_start, (len(text) if m is None else m.start())
-                piece_start = len(text) if m is None else m.end()
-                a, b = _strip(text, a, b)
-                piece = text[a:b]
-                if "[" in piece and (CITATION_LABEL_RE.search(piece) or PLACEHOLDER_RE.search(piece)):
-                    continue
-                n_words = len(piece.split())
-                if n_words < self.min_words:
-                    continue
-                if n_words <= self.max_words:
-                    out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece)))
-                    continue
-                words = tuple((a + w.start(), a + w.end()) for w in _WORD_RE.finditer(piece))
-                out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece), words,
-                                  tuple(_content(text[ws:we]) for ws, we in words)))
+        text = self.kb.review_text(review.review_id)
+        piece_start = 0
+        for m in [*_PIECE_SPLIT_RE.finditer(text), None]:
+            a, b = piece_start, (len(text) if m is None else m.start())
+            piece_start = len(text) if m is None else m.end()
+            a, b = _strip(text, a, b)
+            piece = text[a:b]
+            if "[" in piece and (CITATION_LABEL_RE.search(piece) or PLACEHOLDER_RE.search(piece)):
+                continue
+            n_words = len(piece.split())
+            if n_words < self.min_words:
+                continue
+            if n_words <= self.max_words:
+                out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece)))
+                continue
+            words = tuple((a + w.start(), a + w.end()) for w in _WORD_RE.finditer(piece))
+            out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece), words,
+                              tuple(_content(text[ws:we]) for ws, we in words)))
         return out
 
     def _best_window(self, piece: _Piece, terms: frozenset[str]) -> tuple[int, int, int]:
@@ -143,18 +164,30 @@ class EvidenceIndex:
         return best_overlap, start, end
 
     def best(self, poi_id: str, terms: Iterable[str], exclude_review_ids: Iterable[str] = ()) -> Evidence | None:
-        """The most query-relevant span of the POI's reviews (see the module docstring), or None."""
+        """The most query-relevant span of the POI's reviews (see the module docstring), or None.
+
+        Reviews are read in the tie order and a piece replaces the best so far only when it shares strictly
+        more terms, so the first piece reaching the best overlap wins; a review that as a whole shares no
+        more terms than the best so far is skipped without being cut into pieces.
+        """
         term_set = frozenset(terms)
         excluded = set(exclude_review_ids)
-        best_key: tuple | None = None
+        best_overlap = -1
         best_span: tuple[str, int, int, int] | None = None
-        for j, piece in enumerate(self.pieces(poi_id)):
-            if piece.review_id in excluded:
+        for pos, review in self._ranked(poi_id):
+            if review.review_id in excluded or len(self._review_terms(review.review_id) & term_set) <= best_overlap:
                 continue
-            overlap, start, end = self._best_window(piece, term_set)
-            key = (-overlap, -piece.stars, piece.review_pos, j)
-            if best_key is None or key < best_key:
-                best_key, best_span = key, (piece.review_id, start, end, overlap)
+            for piece in self._review_pieces(pos, review):
+                if piece.words is None:
+                    overlap = len(piece.terms & term_set)
+                    if overlap > best_overlap:
+                        best_overlap, best_span = overlap, (piece.review_id, piece.start, piece.end, overlap)
+                elif len(piece.terms & term_set) > best_overlap:  # a window never shares more than its piece
+                    overlap, start, end = self._best_window(piece, term_set)
+                    if overlap > best_overlap:
+                        best_overlap, best_span = overlap, (piece.review_id, start, end, overlap)
+            if best_overlap == len(term_set):
+                break  # nothing later can share more, and ties go to the earlier piece
         if best_span is None:
             return None
         review_id, start, end, overlap = best_span

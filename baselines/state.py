@@ -75,8 +75,14 @@ def _landmark_key(name: str) -> str:
 def find_mentions(text: str, phrases: Iterable[str]) -> list[tuple[int, str]]:
     """(offset, phrase) of the whole-phrase mentions in `text` (non-overlapping, longest phrase first at
     any position), in text order."""
-    pattern, by_key = _alternation(tuple(phrases))
-    return [(m.start(), by_key[_key(m.group())]) for m in pattern.finditer(text)]
+    return list(_mentions(text, tuple(phrases)))
+
+
+@lru_cache(maxsize=16384)
+def _mentions(text: str, phrases: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """Cached: every later system turn of a dialogue reads the same user turns again."""
+    pattern, by_key = _alternation(phrases)
+    return tuple((m.start(), by_key[_key(m.group())]) for m in pattern.finditer(text))
 
 
 def price_mentions(texts: Sequence[str]) -> list[str]:

@@ -5,7 +5,7 @@ system that is not session-isolated batches of one.
 
 Each live conversation is kept as a dialogue record in the project's schema (`schema.DIALOGUE_FEATURES`)
 and a prediction row per system turn, so the logs score, browse and convert exactly like teacher-forced
-(dialogue, predictions) pairs. The system sees only the turn row `trace_dataset.views.turn_rows` builds from
+(dialogue, predictions) pairs. The system sees only the turn row `trace_dataset.views.turn_row` builds from
 the conversation so far (the gold fields of the row are empty: the traveler's goal never reaches it).
 
 Protocol (documented in docs/interactive.md):
@@ -30,7 +30,7 @@ from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.simulator.goal import TravelerGoal, World
 from trace_dataset.simulator.rules import Simulator, SystemView, Traveler, UserTurn
-from trace_dataset.views import turn_rows
+from trace_dataset.views import turn_row
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 GENERATOR = "trace-bench interactive v1"
@@ -107,10 +107,7 @@ class LiveDialogue:
         action = self.next_action()
         placeholder = _turn(len(self.turns), "system", action, "")
         probe = {**self.record, "turns": [*self.turns, placeholder]}
-        rows = list(turn_rows(probe, self.pool))
-        if not rows or rows[-1]["turn_id"] != placeholder["turn_id"]:
-            raise RuntimeError("no row for the next system turn")  # a bug: the placeholder is a system turn
-        return rows[-1]
+        return turn_row(probe, len(self.turns), self.pool)
 
     def add_system(self, row: Mapping[str, Any], reply: SystemReply, world: World, seed: int) -> None:
         kb = world.kb

@@ -18,6 +18,10 @@
   ranking; equal scores go by business_id. A text's embedding can differ in the last float bits (~1e-7)
   with the batch it was encoded in (padding), so two candidates closer than that could swap between runs
   that batch differently; the query cache below makes reruns reuse the very same vectors.
+- Queries are encoded in batches of QUERY_BATCH_SIZE = 16 texts (sentence-transformers sorts a call's texts
+  by length first), documents in batches of `batch_size`: each batch is padded to its longest text, and
+  user turns vary in length (10-70 word pieces), so small batches waste fewer padded positions. On one CPU
+  thread this encodes the queries of a run about 10% faster than batches of 64.
 - Embeddings of every POI of the knowledge base are computed once and cached on disk as .npy under
   `<cache_dir>/dense/`, keyed by the KB version, the model, the document recipe and a digest of the
   documents themselves; a second construction loads them and encodes nothing (`encoded_documents == 0`).
@@ -60,6 +64,7 @@ SCORE_DECIMALS = 6
 REVIEW_ORDERS: tuple[str, ...] = ("kb", "stars")
 QUERY_MODES: tuple[str, ...] = ("concat", "turn_mean")
 DEFAULT_QUERY_MODE = "turn_mean"
+QUERY_BATCH_SIZE = 16  # texts per forward pass for queries (module docstring)
 CACHE_FORMAT = 1
 QUERY_CACHE_FILE = "queries.sqlite"
 _SQL_VARS = 500
@@ -235,13 +240,14 @@ class DenseIndex:
         })
         return emb
 
-    def encode(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        """L2-normalised float32 embeddings, one row per text."""
+    def encode(self, texts: Sequence[str], progress: bool = False, batch_size: int | None = None) -> np.ndarray:
+        """L2-normalised float32 embeddings, one row per text (`batch_size` texts per forward pass; default
+        the index's)."""
         if not texts:
             dimension = (getattr(self.encoder, "get_embedding_dimension", None)  # sentence-transformers >= 5.2
                          or self.encoder.get_sentence_embedding_dimension)
             return np.zeros((0, int(dimension() or 0)), dtype=np.float32)
-        emb = self.encoder.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+        emb = self.encoder.encode(list(texts), batch_size=batch_size or self.batch_size, normalize_embeddings=True,
                                   convert_to_numpy=True, show_progress_bar=progress)
         return np.asarray(emb, dtype=np.float32)
 
@@ -251,7 +257,7 @@ class DenseIndex:
         found = self.query_cache.get_many(unique) if self.query_cache is not None else {}
         missing = [t for t in unique if t not in found]
         if missing:
-            fresh = self.encode(missing)
+            fresh = self.encode(missing, batch_size=QUERY_BATCH_SIZE)
             self.encoded_queries += len(missing)
             found.update(zip(missing, fresh, strict=True))
             if self.query_cache is not None:

@@ -130,6 +130,36 @@ def test_spans_are_always_verbatim_and_quote_safe(tmp_path_factory, texts, terms
         assert extract_quotes(f'says "{e.span}" [R1]')[0].text == e.span
 
 
+def _best_by_reading_every_piece(ev: EvidenceIndex, poi_id: str, terms, excluded=()) -> tuple | None:
+    """The quote rule as the module docstring states it: the smallest (-overlap, -stars, review, piece)."""
+    keyed = []
+    for j, piece in enumerate(ev.pieces(poi_id)):
+        if piece.review_id not in excluded:
+            overlap, start, end = ev._best_window(piece, frozenset(terms))
+            keyed.append(((-overlap, -piece.stars, piece.review_pos, j), (piece.review_id, start, end, overlap)))
+    return min(keyed)[1] if keyed else None
+
+
+_reviews = st.lists(st.tuples(st.lists(st.sampled_from(["ramen broth", "rich quiet", "cozy view", "the staff was",
+                                                        "ramen", "view.", "quiet room!", "broth\n", "x y z w"]),
+                                       min_size=0, max_size=12).map(" ".join),
+                              st.sampled_from([1.0, 3.0, 4.0, 5.0])), min_size=1, max_size=6)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(reviews=_reviews, terms=st.lists(st.sampled_from(["ramen", "broth", "rich", "quiet", "cozy", "view", "staff"]),
+                                        max_size=5),
+       n_excluded=st.integers(0, 2))
+def test_best_skips_reviews_without_changing_the_choice(tmp_path_factory, reviews, terms, n_excluded):
+    """`best` cuts only reviews that could beat the best piece so far; the choice is the full rule's."""
+    kb = KnowledgeBase.load(write_kb(tmp_path_factory.mktemp("kb"), [poi("q1", "Q")], {"q1": reviews}))
+    excluded = {r.review_id for r in kb.reviews_of("q1")[:n_excluded]}
+    ev = EvidenceIndex(kb, max_words=5, min_words=2)
+    got = ev.best("q1", terms, excluded)
+    want = _best_by_reading_every_piece(EvidenceIndex(kb, max_words=5, min_words=2), "q1", terms, excluded)
+    assert (None if got is None else (got.review_id, got.start, got.end, got.overlap)) == want
+
+
 MODEL_BACKED = ("dense", "hybrid_rrf")  # load a sentence-transformer: the slow variant below covers them
 
 

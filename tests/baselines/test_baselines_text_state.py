@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from baseline_helpers import row, turn
 
-from baselines.state import dialogue_state, rejected_pois
+from baselines.state import dialogue_state, find_mentions, rejected_pois
 from baselines.text import STOP_WORDS, content_tokens, query_terms, tokenize, user_query
 
 
@@ -80,3 +80,11 @@ def test_rejection_with_referenced_ids_does_not_fall_back():
          turn(2, "user", "reject_and_refine", "Neither of those.", refs=("p_sea",))]
     # the row carries p_sea (referenced); the fallback must not add p_bbq
     assert rejected_pois(row(h, rejected=("p_sea",)), NAMES) == ["p_sea"]
+
+
+def test_mentions_are_cached_but_every_caller_gets_its_own_list():
+    first = find_mentions("Quiet patio, great view and a quiet room", ("quiet", "view", "great view"))
+    assert first == [(0, "quiet"), (13, "great view"), (30, "quiet")]
+    first.clear()
+    assert find_mentions("Quiet patio, great view and a quiet room", ["quiet", "view", "great view"]) == [
+        (0, "quiet"), (13, "great view"), (30, "quiet")]

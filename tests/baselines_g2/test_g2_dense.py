@@ -11,6 +11,7 @@ from g2_helpers import CELL_IDS, CELL_POIS, CELL_REVIEWS, load_kb, poi, row, tur
 
 from baselines.non_llm.dense import (
     HUB_MODEL_ID,
+    QUERY_BATCH_SIZE,
     DenseBaseline,
     DenseIndex,
     DenseUnavailable,
@@ -106,6 +107,20 @@ def test_cache_logic_without_the_model(tmp_path):
     reviews = {**CELL_REVIEWS, "p_sea": ["Completely different text now."]}
     kb2 = load_kb(tmp_path / "other", CELL_POIS, reviews)
     assert DenseIndex(kb2, encoder=StubEncoder(), cache_dir=cache).cache_path != first.cache_path
+
+
+def test_queries_are_encoded_in_small_batches_documents_in_the_index_batches(tmp_path):
+    class SizeRecorder(StubEncoder):
+        def encode(self, texts, **kw):
+            self.sizes.append((len(texts), kw["batch_size"]))
+            return super().encode(texts, **kw)
+
+    enc = SizeRecorder()
+    enc.sizes = []
+    index = DenseIndex(load_kb(tmp_path, CELL_POIS, CELL_REVIEWS), encoder=enc, cache_dir=tmp_path / "c",
+                       batch_size=64)
+    index.encode_queries([f"turn {i}" for i in range(40)])
+    assert enc.sizes == [(6, 64), (40, QUERY_BATCH_SIZE)] and QUERY_BATCH_SIZE == 16
 
 
 class CountingEncoder:

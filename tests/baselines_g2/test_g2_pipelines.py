@@ -39,9 +39,6 @@ def dialogue(closed, pool_16, open_set):
         turn(6, "user", "accept", "Green Leaf Kitchen it is."),
         turn(7, "system", "farewell", "Enjoy!"),
     ]
-    for t in turns:
-        t.update({"referenced_review_ids": [], "gold_poi_ids": [], "acceptable_alternative_poi_ids": [],
-                  "citations": []})
     return {
         "dialogue_id": "g2_0001", "split": "test",
         "scenario": {"persona_type": "couple", "persona": "a couple", "travel_context": "a weekend getaway",

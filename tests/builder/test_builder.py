@@ -19,7 +19,7 @@ from trace_dataset.schema import (
     REVIEW_INDEX_FEATURES,
     TURN_ROW_FEATURES,
 )
-from trace_dataset.views import turn_rows
+from trace_dataset.views import turn_row, turn_rows
 
 
 def test_config_names_and_default():
@@ -144,3 +144,13 @@ def test_an_empty_split_is_left_out(tiny, tmp_path):
     assert list(ds) == ["train", "test"]
     with pytest.raises(ValueError, match=r"unknown split 'validation'.*expected one of \('train', 'test'\)"):
         load_trace(tiny.corpus, split="validation", cache_dir=tmp_path / "c")
+
+
+def test_turn_row_is_the_row_of_one_system_turn(tiny):
+    d = next(iter_dialogues(tiny.corpus, "validation"))
+    system = [i for i, t in enumerate(d["turns"]) if t["role"] == "system"]
+    assert [turn_row(d, i, "pool_16") for i in system] == list(turn_rows(d, "pool_16"))
+    assert [len(turn_row(d, i)["history"]) for i in system] == system  # the turns before it, not itself
+    user = next(i for i, t in enumerate(d["turns"]) if t["role"] == "user")
+    with pytest.raises(ValueError, match=f"{d['dialogue_id']}: turn {user} is a user turn"):
+        turn_row(d, user)

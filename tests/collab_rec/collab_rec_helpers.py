@@ -7,17 +7,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import (
-    CORPUS_META_FILE,
-    DATA_DIRNAME,
-    KB_DIRNAME,
-    KB_META_FILE,
-    POIS_FILE,
-    REVIEW_INDEX_FILE,
-    REVIEWS_FILE,
-    SPLITS,
-)
-from trace_dataset.io import write_json, write_jsonl
+import fixture_kb
+from fixture_kb import CELL_REVIEWS, poi, turn
 
 QUERY_HEADER = ["config_id", "config", "city", "query_v"]
 DEAD = "openai:http://127.0.0.1:9/v1#recorded"  # never contacted: recorded answers sit in the cache
@@ -80,109 +71,19 @@ def write_queries(dst: Path, rows: list[tuple[str, str, str, str]]) -> Path:
 
 
 # ---- a tiny Trace data directory: one restaurant cell in Philadelphia, one dialogue ------------------------
-CITY = "Philadelphia"
-
-
-def poi(
-    bid: str,
-    name: str,
-    lat: float,
-    lon: float,
-    *,
-    price: int | None = 2,
-    review_count: int = 10,
-    categories: tuple[str, ...] = ("Restaurants",),
-    noise: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "business_id": bid,
-        "name": name,
-        "address": "1 Main St",
-        "city": CITY,
-        "state": "PA",
-        "latitude": lat,
-        "longitude": lon,
-        "categories": list(categories),
-        "stars": 4.0,
-        "review_count": review_count,
-        "price": price,
-        "attributes": {"noise_level": noise} if noise else {},
-        "poi_type": "restaurant",
-        "review_ids": [],
-    }
-
-
 POIS = [
-    poi(
-        "p_sea",
-        "Harbor Fish House",
-        39.9522,
-        -75.1440,
-        price=3,
-        review_count=50,
-        categories=("Seafood", "Restaurants"),
-    ),
-    poi(
-        "p_veg",
-        "Green Leaf Kitchen",
-        39.9496,
-        -75.1718,
-        price=2,
-        review_count=20,
-        categories=("Vegan", "Restaurants"),
-        noise="quiet",
-    ),
-    poi(
-        "p_bbq",
-        "Smoky Pit BBQ",
-        39.9710,
-        -75.1340,
-        price=1,
-        review_count=80,
-        categories=("Barbeque", "Restaurants"),
-        noise="loud",
-    ),
-    poi(
-        "p_caf",
-        "Corner Cafe",
-        39.9656,
-        -75.1810,
-        price=1,
-        review_count=5,
-        categories=("Cafes", "Restaurants"),
-    ),
-]
-REVIEWS = {
-    "p_sea": [
-        "Fresh seafood and oysters every night. The lobster roll was perfect.",
-        "Service was slow but the fish tacos were great. Parking is hard nearby.",
-    ],
-    "p_veg": [
-        "Best vegan spot in town! Quiet room, cozy tables, and lovely salads.",
-        "Vegetarian menu with gluten-free options. A little pricey for lunch.",
-    ],
-    "p_bbq": [
-        "Brisket and ribs are smoky and tender. Loud music, long lines.",
-        "Good barbecue and cold beer. Outdoor seating on the patio.",
-    ],
-    "p_caf": ["Coffee was fine. Pastries were stale though.", "A quick breakfast place near the museum."],
-}
-
-
-def turn(
-    turn_id: int, role: str, action: str, text: str, refs: tuple[str, ...] = (), gold: tuple[str, ...] = ()
-) -> dict[str, Any]:
-    return {
-        "turn_id": turn_id,
-        "role": role,
-        "action": action,
-        "text": text,
-        "referenced_poi_ids": list(refs),
-        "referenced_review_ids": [],
-        "gold_poi_ids": list(gold),
-        "acceptable_alternative_poi_ids": [],
-        "citations": [],
-    }
+    poi("p_sea", "Harbor Fish House", lat=39.9522, lon=-75.1440, price=3, review_count=50,
+        categories=("Seafood", "Restaurants")),
+    poi("p_veg", "Green Leaf Kitchen", lat=39.9496, lon=-75.1718, price=2, review_count=20,
+        categories=("Vegan", "Restaurants"), attributes={"noise_level": "quiet"}),
+    poi("p_bbq", "Smoky Pit BBQ", lat=39.9710, lon=-75.1340, price=1, review_count=80,
+        categories=("Barbeque", "Restaurants"), attributes={"noise_level": "loud"}),
+    poi("p_caf", "Corner Cafe", lat=39.9656, lon=-75.1810, price=1, review_count=5,
+        categories=("Cafes", "Restaurants")),
+]  # fmt: skip
+# The shared cell's review texts, every review at fixture_kb.REVIEW_STARS (the Corner Cafe's second one shorter).
+REVIEWS = {bid: [text for text, _ in CELL_REVIEWS[bid]] for bid in CELL_REVIEWS}
+REVIEWS["p_caf"][1] = "A quick breakfast place near the museum."
 
 
 def dialogue(did: str = "crs_yelp_00001") -> dict[str, Any]:
@@ -199,62 +100,9 @@ def dialogue(did: str = "crs_yelp_00001") -> dict[str, Any]:
         turn(4, "user", "accept", "Corner Cafe it is."),
         turn(5, "system", "farewell", "Enjoy!"),
     ]
-    return {
-        "dialogue_id": did,
-        "split": "test",
-        "scenario": {
-            "persona_type": "foodie_explorer",
-            "persona": "a foodie",
-            "travel_context": "first visit",
-            "city": CITY,
-            "poi_type": "restaurant",
-            "difficulty": "Easy",
-        },
-        "candidate_poi_ids": ids,
-        "pool_16_poi_ids": ids,
-        "pool_32_poi_ids": ids,
-        "open_set_poi_ids": ids,
-        "turns": turns,
-        "quote_spans": [],
-        "metadata": {
-            "generator": "test",
-            "backend": "template",
-            "model": "",
-            "seed": 42,
-            "kb_version": "kb-test-1",
-        },
-    }
+    return fixture_kb.dialogue(did, turns, ids)
 
 
 def write_data_dir(root: Path, dialogues: list[dict[str, Any]] | None = None) -> Path:
     """A Trace data directory (trace_dataset/datadir.py layout) with POIS, REVIEWS and `dialogues`."""
-    kb = root / KB_DIRNAME
-    pois, review_rows = [dict(p) for p in POIS], []
-    for p in pois:
-        p["review_ids"] = [f"r_{p['business_id']}_{i}" for i in range(len(REVIEWS[p["business_id"]]))]
-        review_rows += [
-            {
-                "review_id": rid,
-                "business_id": p["business_id"],
-                "stars": 4.0,
-                "date": "2020-01-01",
-                "text": text,
-            }
-            for rid, text in zip(p["review_ids"], REVIEWS[p["business_id"]], strict=True)
-        ]
-    kb.mkdir(parents=True, exist_ok=True)
-    write_jsonl(kb / POIS_FILE, pois)
-    write_jsonl(
-        kb / REVIEW_INDEX_FILE,
-        [
-            {k: r[k] for k in ("review_id", "business_id", "stars", "date")} | {"length": len(r["text"])}
-            for r in review_rows
-        ],
-    )
-    write_jsonl(kb / REVIEWS_FILE, review_rows)
-    write_json(kb / KB_META_FILE, {"kb_version": "kb-test-1"})
-    dialogues = dialogues if dialogues is not None else [dialogue()]
-    for split in SPLITS:
-        write_jsonl(root / DATA_DIRNAME / f"{split}.jsonl.gz", [d for d in dialogues if d["split"] == split])
-    write_json(root / CORPUS_META_FILE, {"versions": {"corpus_version": "corpus-test-1"}})
-    return root
+    return fixture_kb.write_data_dir(root, [dialogue()] if dialogues is None else dialogues, POIS, REVIEWS)

@@ -7,42 +7,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from baselines.interactive.systems import System, SystemReply, check_reply
-from trace_dataset.constants import KB_META_FILE, POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE
-from trace_dataset.generate.preferences.constraints import Constraint
-from trace_dataset.io import write_json, write_jsonl
-from trace_dataset.simulator.goal import TravelerGoal
+import fixture_kb
+from fixture_kb import CITY
 
-CITY = "Philadelphia"
+from baselines.interactive.systems import System, SystemReply, check_reply
+from trace_dataset.generate.preferences.constraints import Constraint
+from trace_dataset.simulator.goal import TravelerGoal
 
 
 def poi(bid: str, name: str, *, stars: float = 4.0, price: int | None = 2, noise: str | None = None,
         outdoor: bool | None = None, lat: float = 39.9526, lon: float = -75.1652,
         categories: tuple[str, ...] = ("Restaurants", "Italian")) -> dict[str, Any]:
-    attrs: dict[str, Any] = {"noise_level": noise, "outdoor_seating": outdoor}
-    return {"business_id": bid, "name": name, "address": "1 Main St", "city": CITY, "state": "PA", "latitude": lat,
-            "longitude": lon, "categories": list(categories), "stars": stars, "review_count": 20, "price": price,
-            "attributes": attrs, "poi_type": "restaurant", "review_ids": []}
+    return fixture_kb.poi(bid, name, stars=stars, price=price, lat=lat, lon=lon, categories=categories,
+                          review_count=20, attributes={"noise_level": noise, "outdoor_seating": outdoor})
 
 
 def write_kb(root: Path, pois: list[dict], reviews: dict[str, list[str]]) -> Path:
-    rows = []
-    pois = [dict(p) for p in pois]
-    for p in pois:
-        ids = []
-        for i, text in enumerate(reviews.get(p["business_id"], [])):
-            rid = f"r_{p['business_id']}_{i}"
-            ids.append(rid)
-            rows.append({"review_id": rid, "business_id": p["business_id"], "stars": 4.0, "date": "2020-01-01",
-                         "text": text})
-        p["review_ids"] = ids
-    root.mkdir(parents=True, exist_ok=True)
-    write_jsonl(root / POIS_FILE, pois)
-    write_jsonl(root / REVIEW_INDEX_FILE, [{k: r[k] for k in ("review_id", "business_id", "stars", "date")}
-                                           | {"length": len(r["text"])} for r in rows])
-    write_jsonl(root / REVIEWS_FILE, rows)
-    write_json(root / KB_META_FILE, {"kb_version": "kb-interactive-test"})
-    return root
+    return fixture_kb.write_kb(root, pois, reviews, version="kb-interactive-test")
 
 
 # Eight restaurants whose attributes decide the three preferences below (r8's price only by its reviews).

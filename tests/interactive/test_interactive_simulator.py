@@ -142,3 +142,9 @@ def test_targets_and_violations_follow_the_constraint_check(hand_kb):
     # r8 has no price level: its reviews' evidence of good value satisfies any ceiling (the generator's rule)
     assert world.targets(hand_goal(constraints=(Constraint("price", "moderate"),)), IDS) == [
         "r1", "r2", "r3", "r4", "r5", "r7", "r8"]
+
+
+def test_cell_positions_are_the_mask_bits(hand_kb):
+    cell = World(hand_kb).cell(hand_goal().city, hand_goal().poi_type)
+    assert [cell.position(pid) for pid in cell.ids] == list(range(len(cell.ids)))
+    assert cell.position("not-in-the-cell") is None

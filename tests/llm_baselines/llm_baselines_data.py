@@ -17,45 +17,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import fixture_kb
 import numpy as np
+from fixture_kb import poi, turn
 
-from trace_dataset.constants import (
-    CORPUS_META_FILE,
-    DATA_DIRNAME,
-    KB_DIRNAME,
-    KB_META_FILE,
-    POIS_FILE,
-    REVIEW_INDEX_FILE,
-    REVIEWS_FILE,
-    SPLITS,
-)
-from trace_dataset.io import write_json, write_jsonl
 from trace_dataset.llm.base import LLM
 from trace_dataset.llm.cache import Completion
 
-CITY = "Philadelphia"
-
-
-def _poi(bid: str, name: str, lat: float, lon: float, *, stars: float = 4.0, price: int | None = 2,
-         poi_type: str = "restaurant", categories: tuple[str, ...] = ("Restaurants",),
-         attributes: dict | None = None) -> dict[str, Any]:
-    return {"business_id": bid, "name": name, "address": "1 Main St", "city": CITY, "state": "PA", "latitude": lat,
-            "longitude": lon, "categories": list(categories), "stars": stars, "review_count": 10, "price": price,
-            "attributes": attributes or {}, "poi_type": poi_type, "review_ids": []}
-
+KB_VERSION = "kb-llm-test-1"
 
 POIS = [
-    _poi("p_veg", "Green Leaf Kitchen", 39.9496, -75.1718, stars=4.5, categories=("Vegan", "Restaurants"),
-         attributes={"noise_level": "quiet"}),
-    _poi("p_sea", "Harbor Fish House", 39.9522, -75.1440, price=3, categories=("Seafood", "Restaurants"),
-         attributes={"noise_level": "loud"}),
-    _poi("p_bbq", "Smoky Pit BBQ", 39.9710, -75.1340, stars=4.5, price=1, categories=("Barbeque", "Restaurants"),
-         attributes={"noise_level": "very_loud", "outdoor_seating": True}),
-    _poi("p_caf", "Corner Cafe", 39.9656, -75.1810, stars=3.0, price=1, categories=("Cafes", "Restaurants")),
-    _poi("p_thai", "Lotus Thai", 39.9480, -75.1600, stars=4.0, categories=("Thai", "Restaurants"),
-         attributes={"noise_level": "average"}),
-    _poi("h_inn", "Rittenhouse Inn", 39.9500, -75.1722, poi_type="hotel", categories=("Hotels",)),
-    _poi("a_mus", "Square Museum", 39.9490, -75.1710, poi_type="attraction", categories=("Museums",)),
+    poi("p_veg", "Green Leaf Kitchen", lat=39.9496, lon=-75.1718, stars=4.5, categories=("Vegan", "Restaurants"),
+        attributes={"noise_level": "quiet"}),
+    poi("p_sea", "Harbor Fish House", lat=39.9522, lon=-75.1440, price=3, categories=("Seafood", "Restaurants"),
+        attributes={"noise_level": "loud"}),
+    poi("p_bbq", "Smoky Pit BBQ", lat=39.9710, lon=-75.1340, stars=4.5, price=1,
+        categories=("Barbeque", "Restaurants"), attributes={"noise_level": "very_loud", "outdoor_seating": True}),
+    poi("p_caf", "Corner Cafe", lat=39.9656, lon=-75.1810, stars=3.0, price=1, categories=("Cafes", "Restaurants")),
+    poi("p_thai", "Lotus Thai", lat=39.9480, lon=-75.1600, stars=4.0, categories=("Thai", "Restaurants"),
+        attributes={"noise_level": "average"}),
+    poi("h_inn", "Rittenhouse Inn", lat=39.9500, lon=-75.1722, poi_type="hotel", categories=("Hotels",)),
+    poi("a_mus", "Square Museum", lat=39.9490, lon=-75.1710, poi_type="attraction", categories=("Museums",)),
 ]
 REVIEWS = {
     "p_veg": [("The vegan bowls are fresh and the quiet back room is perfect for a long talk.", 5.0)],
@@ -69,34 +51,6 @@ REVIEWS = {
 CLOSED = ["p_veg", "p_sea", "p_bbq", "p_caf"]
 WIDE = ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"]
 
-
-def write_kb(root: Path) -> Path:
-    pois = [dict(p) for p in POIS]
-    rows = []
-    for p in pois:
-        ids = []
-        for i, (text, stars) in enumerate(REVIEWS[p["business_id"]]):
-            rid = f"r_{p['business_id']}_{i}"
-            ids.append(rid)
-            rows.append({"review_id": rid, "business_id": p["business_id"], "stars": stars, "date": "2020-01-01",
-                         "text": text})
-        p["review_ids"] = ids
-    root.mkdir(parents=True, exist_ok=True)
-    write_jsonl(root / POIS_FILE, pois)
-    write_jsonl(root / REVIEW_INDEX_FILE, [{k: r[k] for k in ("review_id", "business_id", "stars", "date")}
-                                           | {"length": len(r["text"])} for r in rows])
-    write_jsonl(root / REVIEWS_FILE, rows)
-    write_json(root / KB_META_FILE, {"kb_version": "kb-llm-test-1"})
-    return root
-
-
-def _turn(turn_id: int, role: str, action: str, text: str, refs: tuple[str, ...] = (),
-          gold: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"turn_id": turn_id, "role": role, "action": action, "text": text, "referenced_poi_ids": list(refs),
-            "referenced_review_ids": [], "gold_poi_ids": list(gold), "acceptable_alternative_poi_ids": [],
-            "citations": []}
-
-
 WISHES = [
     ("I want vegan food somewhere quiet.", "Not Harbor Fish House, it is too loud for us."),
     ("I want vegan food somewhere quiet.", "Not Harbor Fish House, it is too loud for us."),
@@ -108,29 +62,21 @@ WISHES = [
 def dialogue(i: int, split: str) -> dict[str, Any]:
     first, reject = WISHES[i % len(WISHES)]
     turns = [
-        _turn(0, "user", "greet_and_seek", first),
-        _turn(1, "system", "recommend", "Try Harbor Fish House.", refs=("p_sea",), gold=("p_veg",)),
-        _turn(2, "user", "reject_and_refine", reject, refs=("p_sea",)),
-        _turn(3, "system", "compare", "Green Leaf Kitchen or Corner Cafe?", refs=("p_veg", "p_caf"), gold=("p_veg",)),
+        turn(0, "user", "greet_and_seek", first),
+        turn(1, "system", "recommend", "Try Harbor Fish House.", refs=("p_sea",), gold=("p_veg",)),
+        turn(2, "user", "reject_and_refine", reject, refs=("p_sea",)),
+        turn(3, "system", "compare", "Green Leaf Kitchen or Corner Cafe?", refs=("p_veg", "p_caf"), gold=("p_veg",)),
     ]
-    return {
-        "dialogue_id": f"crs_yelp_{i + 1:05d}", "split": split,
-        "scenario": {"persona_type": "foodie_explorer", "persona": "a foodie", "travel_context": "first visit",
-                     "city": CITY, "poi_type": "restaurant", "difficulty": "Easy"},
-        "candidate_poi_ids": list(CLOSED), "pool_16_poi_ids": list(WIDE), "pool_32_poi_ids": list(WIDE),
-        "open_set_poi_ids": list(CLOSED), "turns": turns, "quote_spans": [],
-        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42, "kb_version": "kb-llm-test-1"},
-    }
+    return fixture_kb.dialogue(f"crs_yelp_{i + 1:05d}", turns, CLOSED, split=split, pool_16=WIDE, pool_32=WIDE,
+                               open_set=CLOSED, kb_version=KB_VERSION)
 
 
 def write_data_dir(root: Path) -> Path:
     """test: 1 dialogue; validation: 2; train: 1."""
-    write_kb(root / KB_DIRNAME)
     layout = {"train": [3], "validation": [1, 2], "test": [0]}
-    for split in SPLITS:
-        write_jsonl(root / DATA_DIRNAME / f"{split}.jsonl.gz", [dialogue(i, split) for i in layout[split]])
-    write_json(root / CORPUS_META_FILE, {"versions": {"corpus_version": "corpus-llm-test-1"}})
-    return root
+    dialogues = [dialogue(i, split) for split, ids in layout.items() for i in ids]
+    return fixture_kb.write_data_dir(root, dialogues, POIS, REVIEWS, kb_version=KB_VERSION,
+                                     corpus_version="corpus-llm-test-1")
 
 
 # ---------------------------------------------------------------------------------------------------

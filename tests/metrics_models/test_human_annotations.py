@@ -16,10 +16,9 @@ from trace_metrics.lib.human import (
     human_metrics,
     human_metrics_from_rows,
     leave_one_out,
-    load_annotations,
     majority_label,
-    validate_annotation,
 )
+from trace_metrics.lib.human_format import load_annotations, validate_annotation
 
 S, P, N = "Supported", "Partial", "Not supported"
 

@@ -184,10 +184,17 @@ class CellIndex:
     profiles: list[PoiProfile]
     universe: dict[str, Constraint] = field(default_factory=dict)
     sat: dict[str, int] = field(default_factory=dict)  # constraint key -> bitmask over `ids`
+    _positions: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def position(self, poi_id: str) -> int | None:
+        """The POI's bit in the masks (its place in `ids`); None when it is not in the cell."""
+        if len(self._positions) != len(self.ids):
+            self._positions = {pid: i for i, pid in enumerate(self.ids)}
+        return self._positions.get(poi_id)
 
     @property
     def all_mask(self) -> int:

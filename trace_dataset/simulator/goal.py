@@ -103,9 +103,8 @@ class World:
         A POI outside the goal's city x type cell violates every preference (it is not what was asked for).
         """
         cell = self.cell(goal.city, goal.poi_type)
-        try:
-            i = cell.ids.index(poi_id)
-        except ValueError:
+        i = cell.position(poi_id)
+        if i is None:
             return list(goal.constraints)
         return [c for c in goal.constraints if not cell.sat_of(c) >> i & 1]
 
@@ -116,8 +115,7 @@ class World:
         """The candidates that satisfy every held preference, in candidate order."""
         cell = self.cell(goal.city, goal.poi_type)
         mask = cell.mask(goal.constraints)
-        index = {pid: i for i, pid in enumerate(cell.ids)}
-        return [pid for pid in candidates if pid in index and mask >> index[pid] & 1]
+        return [pid for pid in candidates if (i := cell.position(pid)) is not None and mask >> i & 1]
 
     def explicit(self, poi_id: str, c: Constraint) -> bool:
         """Whether the data states the violation (an attribute, a known price or distance)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from trace_dataset.constants import SEED
@@ -81,6 +81,42 @@ def generate_or_none(llm: Any, conversations: list[list[dict[str, str]]]) -> lis
     return out
 
 
+def worded(raw: str | None, names: Iterable[str], fallback: Callable[[], str]) -> tuple[str, dict[str, Any]]:
+    """(message, meta) from a model reply: cleaned, sentences naming a target removed; the rules wording
+    (`fallback()`) when the call failed or nothing is left, with why in the meta."""
+    why, removed, text = None, 0, ""
+    if raw is None:
+        why = "llm_error"
+    else:
+        text, removed = remove_names(clean_reply(raw), names)
+        if not text:
+            why = "empty_after_filter" if removed else "empty_reply"
+    if why is not None:
+        text = fallback()
+    extra: dict[str, Any] = {"wording": "rules_fallback" if why else "llm"}
+    if why:
+        extra["fallback"] = why
+    if removed:
+        extra["sentences_removed"] = removed
+    return text, extra
+
+
+class LLMWording:
+    """What both LLM-worded simulators hold beside their rules parent: the model and the versioned prompt.
+
+    Mixed in before the rules class (`class LLMSimulator(LLMWording, Simulator)`); `prompt_file` names the
+    default prompt under trace_dataset/simulator/prompts/.
+    """
+
+    name = "llm"
+    prompt_file: str = PROMPT_FILE
+
+    def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
+        super().__init__(world, seed)  # type: ignore[call-arg]
+        self.llm = llm
+        self.prompt = prompt or load_prompt(self.prompt_file)
+
+
 def _phrase(kind: str, what: str) -> str:
     """A preference as the object of "you want ...": adjectives (quiet, romantic) become "somewhere quiet"."""
     return f"somewhere {what}" if kind in ("noise", "ambience") else what
@@ -95,15 +131,8 @@ def _inline(items: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-class LLMSimulator(Simulator):
+class LLMSimulator(LLMWording, Simulator):
     """Words each decision with an LLM (see the module docstring)."""
-
-    name = "llm"
-
-    def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
-        super().__init__(world, seed)
-        self.llm = llm
-        self.prompt = prompt or load_prompt(PROMPT_FILE)
 
     def messages(self, t: Traveler, d: Decision) -> list[dict[str, str]]:
         g = t.goal
@@ -125,25 +154,9 @@ class LLMSimulator(Simulator):
         replies = generate_or_none(self.llm, [self.messages(t, d) for t, d in zip(travelers, decisions, strict=True)])
         out = []
         for t, d, raw in zip(travelers, decisions, replies, strict=True):
-            fallback = None
-            removed = 0
-            text = ""
-            if raw is None:
-                fallback = "llm_error"
-            else:
-                targets = [self.world.kb.pois[p].name for p in self.world.targets(t.goal, t.goal.pool("open"))
-                           if p != d.poi_id]
-                text, removed = remove_names(clean_reply(raw), targets)
-                if not text:
-                    fallback = "empty_after_filter" if removed else "empty_reply"
-            if fallback is not None:
-                text = rules_text(t, d)
-            extra: dict[str, Any] = {"wording": "rules_fallback" if fallback else "llm"}
-            if fallback:
-                extra["fallback"] = fallback
-            if removed:
-                extra["sentences_removed"] = removed
-            out.append((text, extra))
+            targets = [] if raw is None else [
+                self.world.kb.pois[p].name for p in self.world.targets(t.goal, t.goal.pool("open")) if p != d.poi_id]
+            out.append(worded(raw, targets, lambda t=t, d=d: rules_text(t, d)))
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -25,8 +25,8 @@ from trace_dataset.constants import PRICE_KEYWORDS, SEED
 from trace_dataset.generate.preferences.constraints import GENERIC_CATEGORIES, Constraint, evidence_mentions
 from trace_dataset.simulator.goal import TravelerGoal, World
 from trace_dataset.simulator.language import UserLanguage
+from trace_dataset.simulator.llm import LLMWording, generate_or_none, worded
 from trace_dataset.simulator.policy import TravelerState, answer_to, decision_meta, topics_sha256
-from trace_dataset.simulator.prompts import Prompt, load_prompt
 from trace_dataset.simulator.rules import SIMULATOR_VERSION, Traveler, UserTurn, rules_text
 from trace_dataset.simulator.sniprec_seeds import SeekerContext
 
@@ -128,13 +128,10 @@ class SeekerSimulator:
                 "topics_sha256": topics_sha256()}
 
 
-class LLMSeeker(SeekerSimulator):
-    name = "llm"
+class LLMSeeker(LLMWording, SeekerSimulator):
+    """Words the seeker's answers with a model (see the module docstring)."""
 
-    def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
-        super().__init__(world, seed)
-        self.llm = llm
-        self.prompt = prompt or load_prompt(PROMPT_FILE)
+    prompt_file = PROMPT_FILE
 
     def messages(self, s: Seeker, question: str) -> list[dict[str, str]]:
         ctx = s.context
@@ -151,28 +148,12 @@ class LLMSeeker(SeekerSimulator):
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def words(self, seekers, questions, decisions) -> list[tuple[str, dict[str, Any]]]:
-        from trace_dataset.simulator.llm import clean_reply, generate_or_none, remove_names
-
         convs = [self.messages(s, q) for s, q in zip(seekers, questions, strict=True)]
         replies = generate_or_none(self.llm, convs)
         out = []
         for s, d, raw in zip(seekers, decisions, replies, strict=True):
             name = self.world.kb.pois[s.context.pair.business_id].name if s.context else ""
-            fallback, removed, text = None, 0, ""
-            if raw is None:
-                fallback = "llm_error"
-            else:
-                text, removed = remove_names(clean_reply(raw), [name])
-                if not text:
-                    fallback = "empty_after_filter" if removed else "empty_reply"
-            if fallback:
-                text = rules_text(s, d)
-            extra: dict[str, Any] = {"wording": "rules_fallback" if fallback else "llm"}
-            if fallback:
-                extra["fallback"] = fallback
-            if removed:
-                extra["sentences_removed"] = removed
-            out.append((text, extra))
+            out.append(worded(raw, [name], lambda s=s, d=d: rules_text(s, d)))
         return out
 
     def describe(self) -> dict[str, Any]:

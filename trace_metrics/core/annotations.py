@@ -1,4 +1,4 @@
-"""Human ratings for the meta-evaluation, from the project's annotation format (`trace_metrics.lib.human`).
+"""Human ratings for the meta-evaluation, from the project's annotation format (`trace_metrics.lib.human_format`).
 
 The Trace human study (App. K) rates single responses (citation labels, error checklist, informativeness and
 naturalness 1-5); CoRE's human study rates whole conversation logs on the twelve factors (0-4) and overall
@@ -9,7 +9,7 @@ naturalness 1-5); CoRE's human study rates whole conversation logs on the twelve
      "core": {"coherence": 3, "naturalness": 2, ..., "overall": 55}}
 
 `core` keys: the twelve factor ids (integer 0-4 or null) and "overall" (0-100 or null); any subset. The row is
-otherwise checked exactly as `trace_metrics.lib.human` checks it. Conversion to `{"id", "factor", "score"}`:
+otherwise checked exactly as `trace_metrics.lib.human_format` checks it. Conversion to `{"id", "factor", "score"}`:
 - the log id is `DIALOGUE_ID:BASELINE` (what `trace-bench core score` writes for that system's log);
 - per (log, factor, annotator), the annotator's ratings over the log's rows; then per (log, factor) over
   annotators. Factors take the lower median at both steps (an integer on the 0-4 scale; the less favourable of
@@ -32,7 +32,7 @@ from trace_dataset.io import TraceDataError, iter_jsonl_lines, write_jsonl
 from trace_metrics.core.factors import RATING_LABELS
 from trace_metrics.core.prompts import FACTOR_IDS
 from trace_metrics.core.scoring import OVERALL
-from trace_metrics.lib.human import check_annotations, validate_annotation
+from trace_metrics.lib.human_format import check_annotations, validate_annotation
 
 CORE_FIELD = "core"
 KEYS: tuple[str, ...] = (*FACTOR_IDS, OVERALL)

@@ -7,12 +7,8 @@ import datasets
 import evaluate
 
 from trace_metrics import module as base
-from trace_metrics.lib.human import (
-    ALPHA_LEVELS,
-    REQUIRED_FIELDS,
-    human_metrics_from_rows,
-    validate_annotation,
-)
+from trace_metrics.lib.human import ALPHA_LEVELS, human_metrics_from_rows
+from trace_metrics.lib.human_format import REQUIRED_FIELDS, validate_annotation
 
 _DESCRIPTION = """\
 Human evaluation of system responses: citation precision (majority vote per quote, share Supported),
@@ -22,7 +18,7 @@ per-item automatic scores, and per-dialogue paired t-tests between baselines.
 """
 
 _KWARGS_DESCRIPTION = """
-Args (one list entry per (item, annotator) annotation; or `trace_metrics.lib.human.annotation_columns(path)` for a JSON-lines file):
+Args (one list entry per (item, annotator) annotation; or `trace_metrics.lib.human_format.annotation_columns(path)` for a JSON-lines file):
     item_id, annotator, baseline, dialogue_id (list of str)
     quote_labels (list of list of str|None): per quote "Supported" / "Partial" / "Not supported".
     errors (list of list of str): checked error categories (fabrication, wrong_poi, irrelevant_citation,

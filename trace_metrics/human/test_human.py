@@ -11,7 +11,8 @@ import pytest
 
 from trace_dataset.io import TraceDataError
 from trace_metrics._testing import run_card_examples
-from trace_metrics.lib.human import REQUIRED_FIELDS, annotation_columns, human_metrics
+from trace_metrics.lib.human import human_metrics
+from trace_metrics.lib.human_format import REQUIRED_FIELDS, annotation_columns
 
 HERE = Path(__file__).resolve().parent
 S, P, N = "Supported", "Partial", "Not supported"

@@ -34,7 +34,17 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
-from trace_metrics.lib import accuracy, conventions, grounding, practical, recovery, selection, sweeps, text
+from trace_metrics.lib import (
+    accuracy,
+    conventions,
+    grounding,
+    practical,
+    recovery,
+    selection,
+    suite_optional,
+    sweeps,
+    text,
+)
 from trace_metrics.lib._util import mean_or_none
 from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GroundingTurns, check_grounding_turns
 from trace_metrics.lib.grounding import DEFAULT_CD_GATE, DEFAULT_FUZZY_THRESHOLD, DEFAULT_PC_WINDOW, Threshold
@@ -88,74 +98,6 @@ def _points(kb: KnowledgeBase, ids: Sequence[str], cache: dict[str, PoiPoint]) -
             pt = cache[pid] = PoiPoint(poi.latitude, poi.longitude, poi.price, poi.poi_type)
         out.append(pt)
     return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# Area E hooks (guarded: the suite works without them and says what is missing)
-# ---------------------------------------------------------------------------------------------------
-def _import_e(name: str, purpose: str):
-    import importlib
-
-    try:
-        return importlib.import_module(f"trace_metrics.lib.{name}")
-    except ImportError as e:
-        raise RuntimeError(f"{purpose} needs trace_metrics.lib.{name}, which is not available ({e})") from e
-
-
-def _stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
-    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`); None where n = 0 and for
-    the composite `cgs` / `cgs_ent`, which are formulas of means, not means of items."""
-    stats = _import_e("stats", "per-turn standard deviations")
-    out: dict[str, float | None] = dict.fromkeys(ids)
-    for items in per_item.values():
-        for m, vals in items.items():
-            if m in out:
-                defined = [v for v in vals if v is not None]
-                out[m] = float(stats.per_turn_std(defined)) if defined else None
-    return out
-
-
-def _run_nli(
-    nli: Any, responses: list[str], premises: list[list[str | None]]
-) -> tuple[list[float], list[dict], dict]:
-    entail = _import_e("entailment", "--nli (entailment grounding)")
-    scorer = entail.NLIScorer(model=nli) if isinstance(nli, (str, os.PathLike)) else nli
-    results = entail.entailment_scores(responses, premises, scorer)
-    values = [float(r["entailment"]) if isinstance(r, Mapping) else float(r) for r in results]
-    describe = scorer.describe() if hasattr(scorer, "describe") else {"model": str(nli)}
-    return values, list(results), describe
-
-
-def _run_judge(
-    judge: Any,
-    turns: list[selection.EvalTurn],
-    dialogues: Mapping[str, dict],
-    sources: list[list[str | None]],
-):
-    judge_mod = _import_e("judge", "--judge (LLM-as-judge)")
-    if isinstance(judge, str):
-        from trace_dataset.llm import load_llm
-
-        judge = load_llm(judge)
-    items = []
-    for t, src in zip(turns, sources, strict=True):
-        d = dialogues[t.dialogue_id]
-        context = [{"role": x["role"], "text": x["text"]} for x in d["turns"] if x["turn_id"] < t.turn_id]
-        items.append(
-            {
-                "item_id": f"{t.dialogue_id}/{t.turn_id}",
-                "context": context,
-                "response": t.response,
-                "reviews": src,
-            }
-        )
-    records = judge_mod.judge_turns(judge, items)
-    out: dict[str, list[float | None]] = {}
-    for scale, metric in judge_mod.JUDGE_SCALES.items():
-        out[metric] = [float(r["ratings"][scale]) if r.get("ok") else None for r in records]
-    describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
-    describe = {**describe, "n_failed": sum(1 for r in records if not r.get("ok"))}
-    return out, records, describe
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -264,7 +206,7 @@ def _evaluate_predictions(
     extra: dict[str, Any] = {}
     models: dict[str, Any] = {}
     if nli is not None:
-        ent, ent_raw, models["nli"] = _run_nli(nli, [t.response for t in g_turns], label_sources)
+        ent, ent_raw, models["nli"] = suite_optional.run_nli(nli, [t.response for t in g_turns], label_sources)
         pc_vacuous = [1.0 if p is None else p for p in g["provenance_coverage_per_item"]]
         cgs_ent = grounding.composite(ent, g["citation_density_per_item"], pc_vacuous, cd_gate).tolist() if ent else []
         values["entailment"], n["entailment"], g_items["entailment"] = mean_or_none(ent), len(ent), ent
@@ -274,7 +216,7 @@ def _evaluate_predictions(
         n["cgs_ent"] = n["cgs_ent_turn_mean"] = len(cgs_ent)
         g_items["cgs_ent_turn_mean"] = cgs_ent
         if run_sweeps:
-            entail = _import_e("entailment", "the NLI threshold sweep")
+            entail = suite_optional.import_optional("entailment", "the NLI threshold sweep")
             extra["nli_threshold_sweep"] = {
                 f"{th:g}": mean_or_none(entail.rescore(ent_raw, th))
                 for th in getattr(entail, "THRESHOLD_SWEEP", (0.3, 0.4, 0.5, 0.6, 0.7))
@@ -282,7 +224,7 @@ def _evaluate_predictions(
     if judge is not None:
         by_id = {d["dialogue_id"]: d for d in dialogues}
         rec_sources = label_sources if g_turns is rec else [sources.for_citations(t.citations) for t in rec]
-        scales, _raw, models["judge"] = _run_judge(judge, rec, by_id, rec_sources)
+        scales, _raw, models["judge"] = suite_optional.run_judge(judge, rec, by_id, rec_sources)
         for m, vals in scales.items():
             values[m], n[m], rec_items[m] = mean_or_none(vals), sum(v is not None for v in vals), vals
     per_item["recommendation_turns"] = rec_items
@@ -362,7 +304,7 @@ def _evaluate_predictions(
         )
     if with_std:
         try:
-            result["std"] = _stds(per_item, tuple(values))
+            result["std"] = suite_optional.item_stds(per_item, tuple(values))
         except RuntimeError as e:
             log.warning("no standard deviations in this result: %s", e)
             result["std_unavailable"] = str(e)

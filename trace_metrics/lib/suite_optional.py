@@ -1,0 +1,76 @@
+"""The suite's optional parts, imported only when a run asks for them (the suite works without them and
+says what is missing): per-item standard deviations (`stats`), NLI entailment grounding (`entailment`,
+--nli) and the LLM judge (`judge`, --judge)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from trace_metrics.lib import selection
+
+
+def import_optional(name: str, purpose: str):
+    import importlib
+
+    try:
+        return importlib.import_module(f"trace_metrics.lib.{name}")
+    except ImportError as e:
+        raise RuntimeError(f"{purpose} needs trace_metrics.lib.{name}, which is not available ({e})") from e
+
+
+def item_stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
+    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`); None where n = 0 and for
+    the composite `cgs` / `cgs_ent`, which are formulas of means, not means of items."""
+    stats = import_optional("stats", "per-turn standard deviations")
+    out: dict[str, float | None] = dict.fromkeys(ids)
+    for items in per_item.values():
+        for m, vals in items.items():
+            if m in out:
+                defined = [v for v in vals if v is not None]
+                out[m] = float(stats.per_turn_std(defined)) if defined else None
+    return out
+
+
+def run_nli(
+    nli: Any, responses: list[str], premises: list[list[str | None]]
+) -> tuple[list[float], list[dict], dict]:
+    entail = import_optional("entailment", "--nli (entailment grounding)")
+    scorer = entail.NLIScorer(model=nli) if isinstance(nli, (str, os.PathLike)) else nli
+    results = entail.entailment_scores(responses, premises, scorer)
+    values = [float(r["entailment"]) if isinstance(r, Mapping) else float(r) for r in results]
+    describe = scorer.describe() if hasattr(scorer, "describe") else {"model": str(nli)}
+    return values, list(results), describe
+
+
+def run_judge(
+    judge: Any,
+    turns: list[selection.EvalTurn],
+    dialogues: Mapping[str, dict],
+    sources: list[list[str | None]],
+):
+    judge_mod = import_optional("judge", "--judge (LLM-as-judge)")
+    if isinstance(judge, str):
+        from trace_dataset.llm import load_llm
+
+        judge = load_llm(judge)
+    items = []
+    for t, src in zip(turns, sources, strict=True):
+        d = dialogues[t.dialogue_id]
+        context = [{"role": x["role"], "text": x["text"]} for x in d["turns"] if x["turn_id"] < t.turn_id]
+        items.append(
+            {
+                "item_id": f"{t.dialogue_id}/{t.turn_id}",
+                "context": context,
+                "response": t.response,
+                "reviews": src,
+            }
+        )
+    records = judge_mod.judge_turns(judge, items)
+    out: dict[str, list[float | None]] = {}
+    for scale, metric in judge_mod.JUDGE_SCALES.items():
+        out[metric] = [float(r["ratings"][scale]) if r.get("ok") else None for r in records]
+    describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
+    describe = {**describe, "n_failed": sum(1 for r in records if not r.get("ok"))}
+    return out, records, describe
