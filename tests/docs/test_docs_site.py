@@ -98,3 +98,25 @@ def test_readme_results_match_the_results_page():
     for row in body:
         for column, value in zip(header[1:], row[1:], strict=True):
             assert _number(page[row[0]][column.replace(" ", "")]) == _number(value), (row[0], column)
+
+
+def _markdown_table(text: str, first_header: str) -> tuple[list[str], list[list[str]]]:
+    """(header, body rows) of the first markdown table of `text` whose header starts with `first_header`."""
+    start = text.index(f"| {first_header} |")
+    lines = text[start:].split("\n\n", 1)[0].splitlines()
+    header, _, *body = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines]
+    return header, body
+
+
+def test_readme_live_table_matches_the_interactive_page():
+    """The front page's live table is a copy of columns of docs/interactive.md's TF-versus-live table."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Live, with a simulated traveller", 1)[1].split("\n## ", 1)[0]
+    header, body = _markdown_table(section, "System")
+    page_header, page_body = _markdown_table((REPO / "docs" / "interactive.md").read_text(encoding="utf-8"),
+                                             "Baseline")
+    page = {r[0]: dict(zip(page_header, r, strict=True)) for r in page_body}
+    assert [r[0] for r in body] == list(page)
+    for row in body:
+        for column, value in zip(header[1:], row[1:], strict=True):
+            assert page[row[0]][column] == value, (row[0], column)
