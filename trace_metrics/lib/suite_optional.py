@@ -1,6 +1,6 @@
-"""The suite's optional parts, imported only when a run asks for them (the suite works without them and
-says what is missing): per-item standard deviations (`stats`), NLI entailment grounding (`entailment`,
---nli) and the LLM judge (`judge`, --judge)."""
+"""The suite's parts that need another module of trace_metrics.lib, imported only when a run gets to them
+(`import_optional` says which part needs what if it is missing): per-item standard deviations (`stats`),
+NLI entailment grounding (`entailment`, --nli) and the LLM judge (`judge`, --judge)."""
 
 from __future__ import annotations
 
