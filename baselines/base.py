@@ -20,9 +20,9 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.responses import EvidenceIndex, Response, template_response
-from baselines.state import DialogueState, dialogue_state
-from baselines.text import query_terms, user_query
+from baselines.toolkit.responses import EvidenceIndex, Response, template_response
+from baselines.toolkit.state import DialogueState, dialogue_state
+from baselines.toolkit.text import query_terms, user_query
 from trace_dataset.constants import POOLS, REVIEWS_FILE, SYSTEM_ACTIONS
 from trace_dataset.io import TraceDataError
 
@@ -199,7 +199,7 @@ class RankingPipeline(TracePipeline):
     """Template for the non-LLM baselines: implement `score`; ranking and the response come from here.
 
     `_forward` ranks the usable candidates by `score` (ties by business_id), answers with the shared
-    template of `baselines.responses` (quotes verbatim spans chosen for the query) and returns no ranking
+    template of `baselines.toolkit.responses` (quotes verbatim spans chosen for the query) and returns no ranking
     on farewell turns (the dialogue is over; metrics read rankings of recommend/compare turns only).
     """
 

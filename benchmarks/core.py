@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the started server on `kill`, too
 
-    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_llm import DecodingSettings, load_llm
     from trace_metrics.core.prompts import load_prompts
     from trace_metrics.core.runner import collect_logs
     from trace_metrics.core.scoring import score_logs
@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         logs, _ = collect_logs(predictions, data, limit=args.n)
         spec, start_s = args.spec, 0.0
         if spec is None:
-            from trace_dataset.llm.local_server import transformers_serve
-            from trace_dataset.llm.smollm2 import smollm2_model_dir
+            from trace_llm.local_server import transformers_serve
+            from trace_llm.smollm2 import smollm2_model_dir
 
             server, start_s, _ = timed(lambda: stack.enter_context(
                 transformers_serve(smollm2_model_dir(), log_path=tmp / "serve.log", threads=args.threads)))  # fmt: skip

@@ -37,7 +37,7 @@ def prompts(n: int) -> list[list[dict[str, str]]]:
 RERUN_CODE = """
 import json, sys, time
 t0 = time.perf_counter()
-from trace_dataset.llm import DecodingSettings, load_llm
+from trace_llm import DecodingSettings, load_llm
 convs = json.load(open(sys.argv[1]))
 llm = load_llm(sys.argv[2], DecodingSettings(**json.loads(sys.argv[3])), cache_path=sys.argv[4])
 llm.generate_batch(convs)
@@ -60,7 +60,7 @@ def fresh_process_rerun(spec: str, convs, settings, cache: Path) -> dict:
 
 
 def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dict, load_s: float) -> dict:
-    from trace_dataset.llm import load_llm
+    from trace_llm import load_llm
 
     llm = load_llm(spec, settings, cache_path=cache, **options)
     warm = load_llm(spec, settings, cache_path=False, **options) if name == "openai" else llm
@@ -116,9 +116,9 @@ def main() -> None:
     import torch
     import transformers
 
-    from trace_dataset.llm import DecodingSettings
-    from trace_dataset.llm.local_server import transformers_serve
-    from trace_dataset.llm.smollm2 import smollm2_model_dir
+    from trace_llm import DecodingSettings
+    from trace_llm.local_server import transformers_serve
+    from trace_llm.smollm2 import smollm2_model_dir
 
     settings = DecodingSettings(max_new_tokens=args.max_new_tokens)
     convs = prompts(args.n)

@@ -62,8 +62,8 @@ def instant_reply(conv: list[dict[str, str]]) -> str:
 
 
 def instant_llm(cache: Any = False):
-    from trace_dataset.llm.base import LLM
-    from trace_dataset.llm.cache import Completion
+    from trace_llm.base import LLM
+    from trace_llm.cache import Completion
 
     class Instant(LLM):
         backend = "instant"
@@ -164,7 +164,7 @@ def instant(args: argparse.Namespace) -> None:
             pipe = pipeline("llm_zero_shot", kb=kb, llm=spec, llm_cache=str(Path(tmp) / "llm.sqlite"),
                             llm_options={"concurrency": 64}, batch_size=256, json_repairs=0)
             list(pipe(rows))  # warm-up (indices), then the figures on the same turns with a fresh cache
-            from trace_dataset.llm import ResponseCache
+            from trace_llm import ResponseCache
 
             pipe.llm.cache = ResponseCache(Path(tmp) / "fresh.sqlite")
             _, wall, cpu = timed(lambda: list(pipe(rows)))
@@ -179,8 +179,8 @@ def server(args: argparse.Namespace) -> None:
     from baselines import pipeline
     from trace_dataset.datadir import kb_dir
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_dataset.llm.local_server import transformers_serve
-    from trace_dataset.llm.smollm2 import smollm2_model_dir
+    from trace_llm.local_server import transformers_serve
+    from trace_llm.smollm2 import smollm2_model_dir
 
     kb = KnowledgeBase.load(kb_dir(args.data))
     rows = [r for r in load_rows(args.data, args.split, args.pool, 10**9) if r["action"] in ("recommend", "compare")]

@@ -254,7 +254,7 @@ def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) ->
 
     here = Path(__file__).resolve().parent  # run as a script, benchmarks/baselines.py would shadow `baselines`
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    from baselines.leaderboard import add_intervals, build_leaderboard
+    from trace_harness.leaderboard.build import add_intervals, build_leaderboard
 
     def timed(fn):
         t, c = time.perf_counter(), time.process_time()

@@ -66,7 +66,7 @@ def bench_rules(kb) -> None:
 def bench_llm(kb, spec: str, n_reviews: int, cache: Path) -> None:
     from baselines.sniprec.llm_snippets import LLMExtractor
     from baselines.sniprec.prompts import PromptRunner
-    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_llm import DecodingSettings, load_llm
 
     t = time.perf_counter()
     llm = load_llm(spec, DecodingSettings(), cache_path=cache / "llm.sqlite")
@@ -111,7 +111,7 @@ def bench_llm(kb, spec: str, n_reviews: int, cache: Path) -> None:
 def bench_runs(data: Path, split: str, pools: list[str], cache: Path, subset: int | None,
                threads: int | None, tmp: Path) -> Path:
     """Sections 3: the runs; returns the data directory they ran on (the subset's, with --subset)."""
-    from baselines.runner import run_baseline
+    from trace_harness.runner import run_baseline
 
     os.environ["TRACE_BENCH_CACHE"] = str(cache)
     params = {"snippets": "rules"} if threads is None else {"snippets": "rules", "encoder_threads": threads}
@@ -137,10 +137,10 @@ def _load() -> str:
 
 def bench_memory(data: Path, split: str, pool: str, cache: Path, threads: int | None) -> None:
     from baselines import pipeline
-    from baselines.runner import resolve_splits
     from trace_dataset.datadir import iter_dialogues, kb_dir
     from trace_dataset.kb.store import KnowledgeBase
     from trace_dataset.views import turn_rows
+    from trace_harness.runner import resolve_splits
 
     kb = KnowledgeBase.load(kb_dir(data))
     pipe = pipeline("sniprec", kb, snippets="rules", cache_dir=str(cache), encoder_threads=threads)

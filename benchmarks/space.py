@@ -51,7 +51,7 @@ def build_data(work: Path, n: int) -> Path:
 
 
 def ensure_runs(data: Path, runs: Path, names: list[str]) -> None:
-    from baselines.runner import run_baseline
+    from trace_harness.runner import run_baseline
 
     for name in names:
         out = runs / f"{name}.jsonl"
@@ -79,12 +79,12 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.runs or args.work / f"runs_{data.name}"
     ensure_runs(data, runs, ["popularity", "tfidf"])
 
-    from baselines.leaderboard import build_leaderboard, write_leaderboard
     from spaces_app.owners import owner_from_token
     from spaces_app.settings import Settings
     from spaces_app.store import LocalStore
     from spaces_app.submissions import submit
     from trace_dataset.datadir import iter_dialogues
+    from trace_harness.leaderboard.build import build_leaderboard, write_leaderboard
 
     n_test = sum(1 for _ in iter_dialogues(data, "test"))
     board = args.work / f"leaderboard_{data.name}"

@@ -3,7 +3,7 @@
 # Extra arguments go to `trace-bench demo` (try --help). Opt-in LLM step: `bash scripts/demo.sh --baselines all,llm`
 # adds the six LLM baselines with the packaged SmolLM2 on a seeded 2-dialogue subset (docs/llm_baselines.md).
 set -euo pipefail
-# The commands the job prints at the end are spelled for the folder you ran this from (trace_dataset/shell.py).
+# The commands the job prints at the end are spelled for the folder you ran this from (trace_bench/shell.py).
 export TRACE_CALLER_DIR="${TRACE_CALLER_DIR:-$PWD}"
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh all

@@ -171,3 +171,10 @@ def gap_tab(ctx: AppContext) -> None:
     gap_pool.change(plot, [gap_pool, gap_y], gap)
     gap_y.change(plot, [gap_pool, gap_y], gap)
     ctx.tab.select(plot, [gap_pool, gap_y], gap)  # opening the tab shows rows submitted since
+
+
+def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
+    """Build the app and serve it until interrupted (the upload limit is enforced by the server too)."""
+    app = build_app(settings)
+    app.launch(server_name=host, server_port=port, show_error=True, max_file_size=f"{settings.max_upload_mb}mb",
+               **launch)

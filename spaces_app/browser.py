@@ -200,7 +200,7 @@ class DialogueIndex:
 
 def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[str, int], dict]]:
     """{system label: {(dialogue_id, turn_id): prediction}} for every *.jsonl under runs_dir covering the split."""
-    from baselines.leaderboard import BASELINE_LABELS
+    from trace_harness.leaderboard.build import BASELINE_LABELS
 
     runs: dict[str, dict[tuple[str, int], dict]] = {}
     for path in sorted(runs_dir.glob("*.jsonl")):

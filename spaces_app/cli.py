@@ -60,21 +60,14 @@ def _serve(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"trace-bench serve: error: {e}", file=sys.stderr)
         return 2
+    from spaces_app.app import serve
+
     try:
         serve(settings, args.host, args.port)
     except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
         print(f"trace-bench serve: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     return 0
-
-
-def serve(settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
-    """Build the app and serve it until interrupted (the upload limit is enforced by the server too)."""
-    from spaces_app.app import build_app
-
-    app = build_app(settings)
-    app.launch(server_name=host, server_port=port, show_error=True, max_file_size=f"{settings.max_upload_mb}mb",
-               **launch)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -160,6 +153,9 @@ def register_demo(sub) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from spaces_app.demo import run_demo
+    from spaces_app.demo import DemoConfig, run_demo
 
-    return run_demo(args)
+    return run_demo(DemoConfig(
+        out=args.out, n=args.n, scale=args.scale, per_cell=args.per_cell, seed=args.seed, split=args.split,
+        baselines=args.baselines, workers=args.workers, num_proc=args.num_proc, serve=args.serve, host=args.host,
+        port=args.port))

@@ -9,16 +9,16 @@ than mixing two corpora.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trace_bench.shell import display_path, trace_bench_command
 from trace_dataset.constants import CORPUS_META_FILE, KB_META_FILE, KB_PER_CELL, SEED
 from trace_dataset.io import TraceDataError, read_json, write_json
-from trace_dataset.shell import display_path, trace_bench_command
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,24 @@ DEMO_POOLS: tuple[str, ...] = ("closed", "open")
 LLM_TOKEN = "llm"
 DEMO_LLM_DIALOGUES = 2
 DEMO_LLM_SETTINGS: dict[str, Any] = {"llm": "smollm2", "max_new_tokens": 64, "json_repairs": 0, "reviews_per_poi": 1}
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """What `trace-bench demo` runs (its options; `check_settings` records the data-shaping ones)."""
+
+    out: Path = Path("runs/demo")
+    n: int = 10_000  # dialogues to generate
+    scale: float = 1.0  # size of the synthetic Yelp bundle
+    per_cell: int | None = None  # POIs per city x type (None: KB_PER_CELL, the paper's 100)
+    seed: int = SEED
+    split: str = "test"  # the split the baselines run on
+    baselines: str = "all"  # comma-separated names, "all" (the nine non-LLM baselines) and/or "llm"
+    workers: int | None = None  # generator worker processes (None: the CPU count)
+    num_proc: int = 1  # worker processes per baseline run
+    serve: bool = False  # start the leaderboard app at the end
+    host: str = "127.0.0.1"
+    port: int = 7860
 
 
 def _stage(name: str, done: bool, fn: Callable[[], object]) -> None:
@@ -63,9 +81,9 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     """The LLM baselines (and `names`, for comparison) on a seeded DEMO_LLM_DIALOGUES-dialogue subset of `split`:
     runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
     from baselines import LLM_BASELINES
-    from baselines.leaderboard import build_leaderboard, format_tables
-    from baselines.runner import run_baseline, write_subset
-    from trace_dataset.llm import LLMError
+    from trace_harness.leaderboard.build import build_leaderboard, format_tables
+    from trace_harness.runner import run_baseline, write_subset
+    from trace_llm import LLMError
 
     subset = write_subset(hydrated, out / "llm_subset", DEMO_LLM_DIALOGUES, seed=seed, split=split)
     runs, failed = out / "llm_runs", {}
@@ -90,10 +108,9 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     return failed
 
 
-def run_demo(args: argparse.Namespace) -> int:
+def run_demo(config: DemoConfig) -> int:
+    """Every stage of the main job, each skipped when its output is already there."""
     from baselines import BASELINES, NON_LLM_BASELINES
-    from baselines.leaderboard import build_leaderboard, format_tables, write_leaderboard
-    from baselines.runner import run_baseline
     from spaces_app.settings import Settings, demo_layout
     from trace_dataset.datadir import kb_dir
     from trace_dataset.generate import generate_corpus
@@ -106,19 +123,19 @@ def run_demo(args: argparse.Namespace) -> int:
     from trace_dataset.release.writer import RELEASE_META_FILE
     from trace_dataset.yelp.reader import SYNTHETIC_MANIFEST
     from trace_dataset.yelp.synth import write_synthetic_bundle
+    from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
+    from trace_harness.runner import run_baseline
 
-    out: Path = args.out
-    seed = getattr(args, "seed", SEED)
-    per_cell = getattr(args, "per_cell", None) or KB_PER_CELL
-    scale = getattr(args, "scale", 1.0)
-    tokens = [n.strip() for n in args.baselines.split(",") if n.strip()]
+    out, seed, scale, split = config.out, config.seed, config.scale, config.split
+    per_cell = config.per_cell or KB_PER_CELL
+    tokens = [n.strip() for n in config.baselines.split(",") if n.strip()]
     with_llm = LLM_TOKEN in tokens  # the opt-in LLM step (run_llm_step)
     names = [n for t in tokens if t != LLM_TOKEN for n in (NON_LLM_BASELINES if t == "all" else (t,))]
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baselines {unknown}; expected some of {sorted(BASELINES)}, 'all' or '{LLM_TOKEN}'")
     out.mkdir(parents=True, exist_ok=True)
-    check_settings(out, {"n": args.n, "scale": scale, "per_cell": per_cell, "seed": seed, "split": args.split})
+    check_settings(out, {"n": config.n, "scale": scale, "per_cell": per_cell, "seed": seed, "split": split})
     yelp, kb, corpus = out / "yelp", out / "kb", out / "corpus"
     release, runs = out / "release", out / "runs"
     layout = demo_layout(out)
@@ -129,7 +146,7 @@ def run_demo(args: argparse.Namespace) -> int:
     _stage("knowledge base", (kb / KB_META_FILE).exists(), lambda: build_kb(yelp, kb, per_cell=per_cell, seed=seed))
     print(format_table(kb_stats(kb)))
     _stage("dialogues", (corpus / CORPUS_META_FILE).exists(),
-           lambda: generate_corpus(kb, corpus, n=args.n, seed=seed, workers=getattr(args, "workers", None)))
+           lambda: generate_corpus(kb, corpus, n=config.n, seed=seed, workers=config.workers))
     _stage("release", (release / RELEASE_META_FILE).exists(), lambda: write_release(corpus, release))
     _stage("hydration", (hydrated / HYDRATION_META_FILE).exists(), lambda: hydrate_release(release, yelp, hydrated))
     print(format_stats(corpus_stats(hydrated)))
@@ -144,28 +161,28 @@ def run_demo(args: argparse.Namespace) -> int:
             try:
                 _stage(f"baseline {name} ({pool} pool)", done,
                        lambda name=name, target=target, pool=pool: run_baseline(
-                           name, hydrated, target, split=args.split, pool=pool, kb=knowledge,
-                           num_proc=getattr(args, "num_proc", 1)))
+                           name, hydrated, target, split=split, pool=pool, kb=knowledge,
+                           num_proc=config.num_proc))
             except (ImportError, RuntimeError) as e:  # e.g. dense without its model package: the rest still run
                 log.error("baseline %s (%s pool) failed: %s", name, pool, e)
                 failed[f"{name} ({pool})"] = f"{type(e).__name__}: {e}"
-    rows = build_leaderboard(hydrated, runs, split=args.split)
+    rows = build_leaderboard(hydrated, runs, split=split)
     paths = write_leaderboard(rows, layout["baselines_file"].parent)
     print(format_tables(rows))
     if with_llm:
-        failed.update(run_llm_step(hydrated, out, args.split, seed, names))
+        failed.update(run_llm_step(hydrated, out, split, seed, names))
     if failed:
         print("baselines that failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()))
     settings = Settings(data_dir=hydrated, results_dir=layout["results_dir"], runs_dir=layout["runs_dir"],
-                        split=args.split, baselines_file=paths["json"])
-    # spelled so that it runs as printed in the user's shell, venv activated or not (trace_dataset.shell)
+                        split=split, baselines_file=paths["json"])
+    # spelled so that it runs as printed in the user's shell, venv activated or not (trace_bench.shell)
     command = trace_bench_command("serve", "--data", hydrated, "--results", settings.results_dir,
                                   "--runs", settings.runs_dir, "--baselines", paths["json"])
-    if getattr(args, "serve", False):
-        from spaces_app.cli import serve
+    if config.serve:
+        from spaces_app.app import serve
 
-        print(f"\nStarting the leaderboard app on http://{args.host}:{args.port} (Ctrl-C stops it; later: {command})")
-        serve(settings, args.host, args.port)
+        print(f"\nStarting the leaderboard app on http://{config.host}:{config.port} (Ctrl-C stops it; later: {command})")
+        serve(settings, config.host, config.port)
     else:
         print(f"\nLeaderboard app: {command}")
         if display_path(out) == str(Path("runs/demo")):  # where `serve` looks by itself, from the user's folder

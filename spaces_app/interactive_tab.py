@@ -6,7 +6,7 @@ TRACE_SPACE_INTERACTIVE (default `runs/interactive` when it exists) names either
 (each with metrics.json, data/interactive.jsonl.gz, predictions.jsonl and poi_names.json) or the
 leaderboard.interactive.json that `trace-bench leaderboard --interactive` writes (the same rows, with the
 teacher-forced values beside them; the logs are read from the runs folder it names). The rows come from
-`baselines.interactive.board`, the code the CLI's view uses; they are read by pure functions on every refresh.
+`trace_harness.leaderboard.interactive`, the code the CLI's view uses; they are read by pure functions on every refresh.
 Names and texts from the files are data: tables get plain cells, and the log view escapes everything
 through `markup.esc` (only this module's own tags reach the page).
 """
@@ -51,8 +51,8 @@ def interactive_dir(env: Mapping[str, str] | None = None) -> Path | None:
 
 def board_source(root: Path | None) -> tuple[Path | None, list[dict[str, Any]]]:
     """(folder the run folders are under, board rows) of a runs folder or a leaderboard.interactive.json."""
-    from baselines.interactive.board import interactive_rows, read_interactive
     from trace_dataset.io import TraceDataError
+    from trace_harness.leaderboard.interactive import interactive_rows, read_interactive
 
     if root is None or not root.exists():
         return None, []

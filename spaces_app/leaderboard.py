@@ -3,7 +3,7 @@
 Rows come from three places: the paper's reported numbers (reference rows: facts from the paper, not our
 runs), the baseline runs (`trace-bench leaderboard` writes leaderboard.json) and the results store
 (submissions). `collect_rows` reads them, drops (and logs) any row the app cannot show, and recomputes the
-"not significantly different from the best" marks over the merged rows (`baselines.leaderboard.mark_best`);
+"not significantly different from the best" marks over the merged rows (`trace_harness.leaderboard.build.mark_best`);
 everything else only transforms. Column labels come from `trace_metrics.tables` (the paper's Tables 5, 6
 and 9); data keys stay canonical metric ids.
 """
@@ -73,7 +73,9 @@ def baseline_rows(path) -> list[dict[str, Any]]:
     if not path.exists():
         log.warning("baseline rows file %s not found (TRACE_SPACE_BASELINES); showing no baseline rows", path)
         return []
-    from baselines.leaderboard import read_leaderboard  # puts back the per-dialogue data of the side file
+    from trace_harness.leaderboard.build import (
+        read_leaderboard,  # puts back the per-dialogue data of the side file
+    )
 
     try:
         rows = read_leaderboard(path)
@@ -174,7 +176,7 @@ def _comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class BestMarks:
-    """`tied_best` of merged rows by the leaderboard's own rule (`baselines.leaderboard.mark_best`: the best
+    """`tied_best` of merged rows by the leaderboard's own rule (`trace_harness.leaderboard.build.mark_best`: the best
     row of each column and those not significantly different from it, by a paired bootstrap over the
     rows' per-dialogue data), recomputed only when the rows change: the bootstrap takes seconds, and the
     app re-reads the rows on every control."""
@@ -191,7 +193,7 @@ class BestMarks:
         return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
 
     def apply(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from baselines.leaderboard import mark_best
+        from trace_harness.leaderboard.build import mark_best
 
         key = self.fingerprint(rows)
         with self._lock:

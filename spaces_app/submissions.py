@@ -16,11 +16,11 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from baselines.leaderboard import result_row
 from spaces_app.owners import Owner, OwnerError
 from spaces_app.store import ResultsStore, check_description, check_name, slugify
 from spaces_app.uploads import UploadError, first_unparsable_line, read_upload
 from trace_dataset.io import TraceDataError
+from trace_harness.leaderboard.build import result_row
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ def collab_rec_dir() -> Path:
 @pytest.fixture(scope="session")
 def smollm2_dir() -> Path:
     """The packaged SmolLM2 GGUF converted to safetensors, in the default cache (converted once, ~20 s)."""
-    from trace_dataset.llm import LLMConfigError
-    from trace_dataset.llm.smollm2 import smollm2_gguf_path, smollm2_model_dir
+    from trace_llm import LLMConfigError
+    from trace_llm.smollm2 import smollm2_gguf_path, smollm2_model_dir
 
     try:
         smollm2_gguf_path()
@@ -46,7 +46,7 @@ def smollm2_dir() -> Path:
 @pytest.fixture(scope="session")
 def transformers_server(smollm2_dir, tmp_path_factory):
     """A real `transformers serve` process on 127.0.0.1 serving the packaged SmolLM2."""
-    from trace_dataset.llm.local_server import missing_serve_modules, transformers_serve
+    from trace_llm.local_server import missing_serve_modules, transformers_serve
 
     missing = missing_serve_modules()
     if missing:

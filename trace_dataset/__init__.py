@@ -1,13 +1,13 @@
 """trace_dataset: the Trace benchmark's data side.
 
 Reads a Yelp Open Dataset bundle, builds the balanced knowledge base, generates dialogues, writes the
-`[Q:N]` release and hydrates it, and loads everything with `datasets`. The LLM layer (`trace_dataset.llm`)
-lives here too, at the bottom of the dependency order.
+`[Q:N]` release and hydrates it, and loads everything with `datasets`. It sits on the LLM layer (`trace_llm`,
+used by the generator's llm backend) and below the metrics, the systems, the harness and the Space.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from trace_bench import __version__
 
 __all__ = ["__version__", "load_trace"]
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from trace_bench import SEED as SEED  # defined once, in the kernel (the LLM layer needs it too)
+
 # ---------------------------------------------------------------------------------------------------
 # Seeds and versions
 # ---------------------------------------------------------------------------------------------------
-SEED = 42  # §5: "All dataset / evaluation sampling uses random.seed=42"
 SCHEMA_VERSION = "1.0"
 
 
@@ -99,6 +100,7 @@ CLOSING_ACTION = "farewell"
 # ---------------------------------------------------------------------------------------------------
 # Dialogue shape and difficulty (§2.2, App. G, Table 3)
 # ---------------------------------------------------------------------------------------------------
+GENERATOR_BACKENDS: tuple[str, ...] = ("template", "llm")  # how stage 3 writes a dialogue's text (App. C)
 MIN_TURNS, MAX_TURNS = 6, 12
 MIN_DISTINCT_RECOMMENDED = 3
 CANDIDATES_PER_DIALOGUE = 8

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from trace_bench.errors import TraceBenchError
+
 GZIP_LEVEL = 6
 TMP_SUFFIX = ".tmp"
 OLD_SUFFIX = ".old"
@@ -51,7 +53,7 @@ def _umask() -> int:
     return mask
 
 
-class TraceDataError(ValueError):
+class TraceDataError(TraceBenchError, ValueError):
     """Bad input data: the message names the file, the line or field, and what was expected."""
 
     def __init__(self, message: str, *, path: str | os.PathLike | None = None, line: int | None = None):

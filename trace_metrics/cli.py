@@ -37,7 +37,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, type=Path, help="results JSON to write")
     p.add_argument("--nli", metavar="MODEL", help="NLI model id or folder: adds entailment and cgs_ent")
     p.add_argument(
-        "--judge", metavar="LLM_SPEC", help="LLM spec (trace_dataset.llm): adds the five judge scales"
+        "--judge", metavar="LLM_SPEC", help="LLM spec (trace_llm): adds the five judge scales"
     )
     p.add_argument("--core", metavar="LLM_SPEC",
                    help="also run CoRE (12 factors + debate) with this LLM; per-dialogue outputs in <out>.core/ (docs/core.md)")  # fmt: skip

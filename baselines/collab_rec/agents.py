@@ -22,7 +22,7 @@ from typing import Any
 
 from baselines.collab_rec.moderator import Moderator, ModeratorConfig
 from baselines.llm.prompting import Prompt, parse_prompt
-from trace_dataset.llm import LLM, DecodingSettings, LLMOutputError
+from trace_llm import LLM, DecodingSettings, LLMOutputError
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 PROMPT_FILE = PROMPTS_DIR / "collab_rec.txt"

@@ -1,7 +1,7 @@
 """A Trace turn as a Collab-REC query: the catalogue is the turn's usable pool, the filters are the user's stated
 preferences so far, M(c) is checked on Trace's knowledge base (choices in docs/collab_rec.md).
 
-    budget       the latest budget word (baselines.state, PRICE_KEYWORDS) -> "at most $$"; met by a known price <= it
+    budget       the latest budget word (baselines.toolkit.state, PRICE_KEYWORDS) -> "at most $$"; met by a known price <= it
     interests    the pool's categories the user names (the Knowledge-Enhanced baseline's CategoryMatcher, the
                  latest turn naming any) -> met by a POI with one of them
     popularity   popularity words (trace_filters.json) -> "low" | "high"; met when the POI's review count falls in
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from baselines.collab_rec.agents import Task
-from baselines.geo import has_coords, haversine_m
-from baselines.non_llm.knowledge import CategoryMatcher, negated
-from baselines.responses import poi_name, type_noun
-from baselines.state import find_mentions
-from baselines.text import user_turns
+from baselines.toolkit.constraints import CategoryMatcher, negated
+from baselines.toolkit.geo import has_coords, haversine_m
+from baselines.toolkit.responses import poi_name, type_noun
+from baselines.toolkit.state import find_mentions
+from baselines.toolkit.text import user_turns
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.records import Poi
 from trace_metrics.lib.practical import DEFAULT_RADIUS_KM

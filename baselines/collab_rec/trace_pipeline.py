@@ -4,7 +4,7 @@ preferences as the query's filters (`trace_filters`).
 
 Ranking: the final collective offer, then the other eligible POIs by moderator score (ties in pool order), then
 the POIs the moderator rejected (pool order). SASI: its list's valid names, then the rest in pool order.
-Response: the shared template of `baselines.responses` on that ranking (verbatim review quotes with [Rn]
+Response: the shared template of `baselines.toolkit.responses` on that ranking (verbatim review quotes with [Rn]
 labels, so the grounding metrics apply). ask_preference and farewell turns need no negotiation (no ranking),
 nor does a turn with a single usable candidate (it is the ranking).
 Defaults: MAMI with Eq. 13 stopping, aggressive rejection, k = 5 (a closed pool holds 8 POIs; k is cut to the
@@ -22,10 +22,10 @@ from baselines.collab_rec.agents import AgentCaller, load_settings, prompt_files
 from baselines.collab_rec.moderator import ModeratorConfig
 from baselines.collab_rec.negotiation import LLM_STRATEGIES, QueryResult, run_mami, run_sasi
 from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, trace_task
-from baselines.non_llm.knowledge import CategoryMatcher
-from baselines.responses import EvidenceIndex, template_response
+from baselines.toolkit.constraints import CategoryMatcher
+from baselines.toolkit.responses import EvidenceIndex, template_response
 from trace_dataset.constants import SEED
-from trace_dataset.llm import DEFAULT_SPEC, LLM, load_llm
+from trace_llm import DEFAULT_SPEC, LLM, load_llm
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

@@ -7,7 +7,7 @@
     memory_aug              memory.py         Zero-Shot + a persona-keyed memory across dialogues (not isolated)
     itinerary_llm           itinerary_llm.py  Zero-Shot + the Itinerary baseline's 500 m proximity graph
 
-Every baseline talks to its model through the package's LLM layer (`trace_dataset.llm`: one `--llm SPEC` for
+Every baseline talks to its model through the package's LLM layer (`trace_llm`: one `--llm SPEC` for
 any backend, the response cache, bounded retries), keeps its prompt in `prompts/<name>.txt` (its SHA-256 is in
 the run metadata) and uses App. F's decoding by default. Design choices are in docs/llm_baselines.md.
 """

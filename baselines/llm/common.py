@@ -1,7 +1,7 @@
 """What the six LLM baselines share: the model, App. F's decoding, the prefilter, the ranking answer, the
 Popularity fallback and the per-row counters the runner sums into the run summary.
 
-- Model: `llm` is a `--llm` spec (any backend of `trace_dataset.llm`) or an `LLM` object. Decoding defaults are
+- Model: `llm` is a `--llm` spec (any backend of `trace_llm`) or an `LLM` object. Decoding defaults are
   App. F's (§5 and the NeurIPS checklist): DSPy/litellm defaults, i.e. no temperature override (the OpenAI
   default, 1.0, which is also what the paper sets for gpt-5.4-mini) and `max_tokens=600` for non-reasoning
   models; seed 42. The spec and settings land in the run metadata through `llm.describe()`.
@@ -43,10 +43,10 @@ from baselines.llm.prompting import (
 )
 from baselines.non_llm.popularity import PopularityBaseline
 from baselines.non_llm.tfidf import TfidfScorer
-from baselines.text import user_turns
+from baselines.toolkit.text import user_turns
 from trace_dataset.constants import SEED
-from trace_dataset.llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
-from trace_dataset.llm.base import DEFAULT_MAX_REPAIRS
+from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
+from trace_llm.base import DEFAULT_MAX_REPAIRS
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -104,7 +104,7 @@ class LLMPipeline(TracePipeline):
 
     def __init_subclass__(cls, **kwargs: Any):
         """A subclass's own `__init__(..., own keywords, **params)` passes the base keywords on; give it the merged
-        signature, so that `--param` checking (`baselines.params`) and help() see every parameter."""
+        signature, so that `--param` checking (`trace_harness.params`) and help() see every parameter."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is None:

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
-from baselines.non_llm.knowledge import CategoryMatcher, Constraint, check_constraint, text_mentions
+from baselines.toolkit.constraints import CategoryMatcher, Constraint, check_constraint, text_mentions
 from trace_dataset.constants import NOISE_LEVELS
-from trace_dataset.llm import LLMOutputError
+from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

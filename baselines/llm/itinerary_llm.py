@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.llm.zero_shot import LLMZeroShotBaseline
 from baselines.non_llm.itinerary import ProximityGraph, ProximityGraphs
-from baselines.responses import format_distance, poi_name, type_noun
+from baselines.toolkit.responses import format_distance, poi_name, type_noun
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

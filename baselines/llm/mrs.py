@@ -24,8 +24,8 @@ from baselines.base import rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, messages
 from baselines.llm.prompting import LabelMap, format_history, price_text
 from baselines.non_llm.aspect import ASPECTS, aspect_clauses, query_aspect_weights
-from baselines.responses import poi_name
-from baselines.text import user_turns
+from baselines.toolkit.responses import poi_name
+from baselines.toolkit.text import user_turns
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

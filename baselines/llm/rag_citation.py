@@ -3,7 +3,7 @@
 - Evidence: the review sentences of the shown candidates (the pool without rejected POIs; on a pool larger
   than 16, the prefilter's top 16, App. Q), cut as the template responses cut them (`EvidenceIndex` pieces:
   sentences, line breaks and double quotes delimit them; pieces under 4 words are dropped). Each is scored by
-  Jaccard similarity between its content tokens and those of the user's turns so far (`baselines.text.
+  Jaccard similarity between its content tokens and those of the user's turns so far (`baselines.toolkit.text.
   content_tokens`: lower-cased words, the 80 stop words and one-character tokens removed, i.e. the TF-IDF
   baseline's tokens, as sets); the top `evidence_k` (10) go into the prompt as `[Rn] POI name (Pk, stars):
   "sentence"`, ties to the higher review stars, then candidate order, then review and sentence order.
@@ -40,10 +40,10 @@ from baselines.llm.common import (
     ranking_schema,
 )
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, poi_header
-from baselines.responses import EvidenceIndex, poi_name
-from baselines.text import content_tokens
-from trace_dataset.llm import LLMOutputError
+from baselines.toolkit.responses import EvidenceIndex, poi_name
+from baselines.toolkit.text import content_tokens
 from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes
+from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

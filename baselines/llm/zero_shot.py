@@ -23,7 +23,7 @@ from baselines.llm.common import (
     ranking_schema,
 )
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history
-from trace_dataset.llm import LLMOutputError
+from trace_llm import LLMOutputError
 
 
 @dataclass

@@ -6,7 +6,7 @@
 of p's reviews. The paper names the formula, not the lexicon or the sentiment rule; ours (documented in
 docs/baselines_g2.md and tested in tests/baselines_g2/test_g2_aspect.py):
 
-- Tokens: `baselines.text.tokenize` (the shared tokeniser, stop words kept so "not" is seen). Keywords
+- Tokens: `baselines.toolkit.text.tokenize` (the shared tokeniser, stop words kept so "not" is seen). Keywords
   are words or phrases over those tokens ("front desk", "walking distance"), matched longest first,
   each token used once. The five keyword lists are disjoint.
 - Clauses: sentences, further split at contrast words (but, however, although, though, whereas, yet).
@@ -26,7 +26,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.text import tokenize, user_turns
+from baselines.toolkit.text import tokenize, user_turns
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

@@ -8,7 +8,7 @@
   `review_order="stars"` takes the three highest-starred reviews instead (ties in KB order).
 - Query: the user turns so far. `query_mode="turn_mean"` (default): each user turn is encoded on its own
   and the query is the renormalised mean of those embeddings; `"concat"`: the embedding of the turns
-  joined one per line (`baselines.text.user_query`). Both are encoded in batches in `_forward`. The
+  joined one per line (`baselines.toolkit.text.user_query`). Both are encoded in batches in `_forward`. The
   default is our choice: a user turn is then encoded once per dialogue instead of once per later system
   turn (a 10,000-dialogue corpus has 45k user turns of ~34 word pieces against 44k growing queries of ~92,
   so 2.7x fewer tokens through the model on CPU), and each turn weighs the same however long it is.
@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.text import user_turns
+from baselines.toolkit.text import user_turns
+from trace_bench.shell import pip_install_command
 from trace_dataset.io import atomic_open, write_json
-from trace_dataset.shell import pip_install_command
 from trace_metrics.lib.entailment import default_cache_dir
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ class DenseIndex:
 
     def query_vectors(self, turn_lists: Sequence[Sequence[str]], mode: str = "concat") -> np.ndarray:
         """One query embedding per list of user turns: of their concatenation (one line each, as
-        `baselines.text.user_query`), or the renormalised mean of each turn's own embedding."""
+        `baselines.toolkit.text.user_query`), or the renormalised mean of each turn's own embedding."""
         if mode not in QUERY_MODES:
             raise ValueError(f"unknown query_mode {mode!r}; expected one of {QUERY_MODES}")
         if mode == "concat":

@@ -7,7 +7,7 @@ Rankers, each ranking the same usable candidates (pool minus rejected POIs), tie
 - `aspect`: `baselines.non_llm.aspect` (sum_a w_a * s_a + 0.1 * stars),
 - `dense`: `baselines.non_llm.dense` (all-MiniLM-L6-v2 with the rejection shift),
 - `stars_price` ("structured attributes (stars + price)"; our definition): POIs within the stated price
-  ceiling first (`baselines.state`: the latest budget word of `constants.PRICE_KEYWORDS`; unknown price
+  ceiling first (`baselines.toolkit.state`: the latest budget word of `constants.PRICE_KEYWORDS`; unknown price
   counts as within), then stars descending, then price ascending (unknown last), then review_count
   descending, then business_id.
 When the dense model cannot be loaded (`use_dense=None`, the default) the fusion is 3-way; the rankers
@@ -33,7 +33,7 @@ from baselines.non_llm.dense import (
     DenseUnavailable,
 )
 from baselines.non_llm.tfidf import TfidfScorer
-from baselines.text import user_turns
+from baselines.toolkit.text import user_turns
 from trace_dataset.records import Poi
 
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.geo import has_coords, poi_distance_m
 from baselines.non_llm.tfidf import TfidfScorer
-from baselines.responses import (
+from baselines.toolkit.geo import has_coords, poi_distance_m
+from baselines.toolkit.responses import (
     Citations,
     Response,
     format_distance,

@@ -26,7 +26,7 @@ from baselines.non_llm.aspect import (
     AspectBaseline,
     query_aspect_weights,
 )
-from baselines.text import user_turns
+from baselines.toolkit.text import user_turns
 from trace_dataset.constants import PERSONA_TYPES
 from trace_dataset.io import TraceDataError
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.responses import Response
+from baselines.toolkit.responses import Response
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

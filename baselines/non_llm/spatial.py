@@ -4,7 +4,7 @@
   so both terms lie in [0, 1] (all zero when nothing matches). The paper blends raw scores without saying
   how they are scaled; scaling by the maximum keeps "no match" at zero.
 - Anchor: the latest landmark of the dialogue's city the user named (`constants.CITY_LANDMARKS`, see
-  baselines.state), else the city centre (`constants.CITIES`); for a city outside the table, the centroid
+  baselines.toolkit.state), else the city centre (`constants.CITIES`); for a city outside the table, the centroid
   of the candidates.
 - d_max: the largest distance from the anchor among the usable candidates; if it is 0, every candidate gets
   spatial score 1. A candidate without valid coordinates gets spatial score 0.
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.geo import has_coords, haversine_m
 from baselines.non_llm.tfidf import TfidfScorer
-from baselines.responses import format_distance
+from baselines.toolkit.geo import has_coords, haversine_m
+from baselines.toolkit.responses import format_distance
 from trace_dataset.constants import CITIES
 from trace_dataset.kb.store import KnowledgeBase
 

@@ -1,7 +1,7 @@
 """TF-IDF (App. F): sparse term matching between the user's turns and each POI's document.
 
 - Document: the POI's name, its categories and all its review texts (knowledge-base order).
-- Terms: `baselines.text.content_tokens` (lower-cased words, the 80-word stop list removed, one-character
+- Terms: `baselines.toolkit.text.content_tokens` (lower-cased words, the 80-word stop list removed, one-character
   tokens dropped as scikit-learn's default token pattern does).
 - Weights: tf(t, d) = 1 + log(count(t, d)); idf(t) = log((n + 1) / (df(t) + 1)) + 1 with n the documents of
   the index (scikit-learn's `sublinear_tf=True, smooth_idf=True`).
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.text import content_tokens
+from baselines.toolkit.text import content_tokens
 from trace_dataset.kb.store import KnowledgeBase
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
-from trace_dataset.llm import add_llm_argument
+from trace_llm import add_llm_argument
 
 
 def register(subparsers: Any) -> None:
@@ -59,7 +59,7 @@ def build(args: argparse.Namespace) -> int:
     from baselines.sniprec.store import RulesExtractor, UnitStore
     from trace_dataset.datadir import kb_dir
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_dataset.llm import llm_from_args
+    from trace_llm import llm_from_args
 
     if args.kind == "llm" and not args.llm:
         print("trace-bench sniprec build: --kind llm needs --llm SPEC", file=sys.stderr)

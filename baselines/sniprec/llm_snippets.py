@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from baselines.sniprec.prompts import PromptRunner, prompt_hashes
 from baselines.sniprec.store import PoiUnits, poi_attribute_units
 from baselines.sniprec.units import Unit, align, mentions_name, needs_name_check, sentence_spans
-from trace_dataset.llm import LLMOutputError
+from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

@@ -32,7 +32,6 @@ import numpy as np
 
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
-from baselines.responses import EvidenceIndex, Response, template_response
 from baselines.sniprec.index import DEFAULT_ENCODER, Hit, UnitIndex
 from baselines.sniprec.llm_snippets import POST_CHECK_MODES, LLMExtractor
 from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS, PromptRunner, prompt_hashes
@@ -48,11 +47,12 @@ from baselines.sniprec.respond import SnippetEvidence, clarification_questions
 from baselines.sniprec.scoring import DEFAULT_K_MIN, DEFAULT_KAPPA, accumulate, k_for
 from baselines.sniprec.store import RulesExtractor, UnitStore
 from baselines.sniprec.units import Unit
+from baselines.toolkit.responses import EvidenceIndex, Response, template_response
 from trace_dataset.constants import SEED
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_dataset.llm import LLM
+    from trace_llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def load_llm_from(llm: str | LLM | None, temperature: float, top_p: float, max_n
         return None
     if not isinstance(llm, str):
         return llm
-    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_llm import DecodingSettings, load_llm
 
     settings = DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
     return load_llm(llm, settings, cache_path=llm_cache, **dict(llm_options or {}))

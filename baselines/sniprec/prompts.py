@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from trace_dataset.io import TraceDataError
 
 if TYPE_CHECKING:
-    from trace_dataset.llm import LLM, DecodingSettings
+    from trace_llm import LLM, DecodingSettings
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 SETTINGS_FILE = "prompts.json"

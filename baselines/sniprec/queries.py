@@ -33,13 +33,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baselines.responses import type_noun
 from baselines.sniprec.prompts import PromptRunner
 from baselines.sniprec.units import PLACE, sentence_spans
-from baselines.state import phrase_pattern, rejected_pois
-from baselines.text import content_tokens
+from baselines.toolkit.responses import type_noun
+from baselines.toolkit.state import phrase_pattern, rejected_pois
+from baselines.toolkit.text import content_tokens
 from trace_dataset.constants import REJECTION_ACTION
-from trace_dataset.llm import LLMOutputError
+from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

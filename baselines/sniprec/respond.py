@@ -1,6 +1,6 @@
 """SnipRec's responses on Trace: verbatim quotes behind the best snippets, and clarification questions.
 
-Recommend and compare turns use the shared template of `baselines.responses` (the non-LLM baselines' wording,
+Recommend and compare turns use the shared template of `baselines.toolkit.responses` (the non-LLM baselines' wording,
 `[Rn]` labels, at most 20 words per quote) with one change: the evidence. Snippets are paraphrases (LLM) or
 rewritten clauses (rules: names replaced), and Trace's grounding metrics check quotes verbatim, so a quote is
 never the snippet itself: it is the review sentence behind the snippet. For each recommended POI,
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from baselines.responses import Evidence, EvidenceIndex
 from baselines.sniprec.prompts import PromptRunner
 from baselines.sniprec.units import Unit
-from baselines.text import content_tokens
+from baselines.toolkit.responses import Evidence, EvidenceIndex
+from baselines.toolkit.text import content_tokens
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -35,7 +35,7 @@ ROLE_NAMES = {"user": "Seeker", "system": "Recommender"}
 class SnippetEvidence:
     """Quotes for one turn's response, from the units that scored each POI (see the module docstring).
 
-    It has `EvidenceIndex.evidence`'s signature, so `baselines.responses.template_response` takes it as is.
+    It has `EvidenceIndex.evidence`'s signature, so `baselines.toolkit.responses.template_response` takes it as is.
     """
 
     def __init__(self, kb: KnowledgeBase, base: EvidenceIndex, best_units: Mapping[str, Sequence[Unit]]):

@@ -28,8 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from baselines.state import phrase_pattern
-from baselines.text import content_tokens
+from baselines.toolkit.state import phrase_pattern
+from baselines.toolkit.text import content_tokens
 
 UNIT_KINDS: tuple[str, ...] = ("rules", "llm", "sentence", "document")
 RULES_VERSION = 1  # bump when the rules change what they cut (invalidates cached units)

@@ -11,7 +11,7 @@ from baseline_helpers import SMALL_POIS, SMALL_REVIEWS, row, sample_dialogues, t
 import baselines
 from baselines import BASELINES, NON_LLM_BASELINES, BaselineUnavailable, pipeline
 from baselines.base import RankingPipeline, TracePipeline, rank_by_score
-from baselines.state import dialogue_state
+from baselines.toolkit.state import dialogue_state
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.schema import TURN_ROW_FEATURES

@@ -8,8 +8,8 @@ import pytest
 from baseline_helpers import CITY, poi, row, turn, write_kb
 
 from baselines import pipeline
-from baselines.geo import haversine_m
 from baselines.non_llm.tfidf import TfidfIndex, TfidfScorer, log_tf, smooth_idf
+from baselines.toolkit.geo import haversine_m
 from trace_dataset.kb.store import KnowledgeBase
 
 
@@ -195,7 +195,7 @@ def test_itinerary_ranks_like_tfidf_and_annotates_distances(itin_kb):
 
 
 def test_format_distance():
-    from baselines.responses import format_distance
+    from baselines.toolkit.responses import format_distance
 
     assert format_distance(0) == "0 m"
     assert format_distance(999.4) == "999 m"

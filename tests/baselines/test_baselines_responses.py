@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from baselines import BASELINES, NON_LLM_BASELINES, pipeline
-from baselines.responses import Citations, EvidenceIndex
+from baselines.toolkit.responses import Citations, EvidenceIndex
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from baseline_helpers import sample_dialogues, write_data_dir
 
-from baselines.runner import meta_path, read_done, run_all, run_baseline
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.io import TraceDataError
 from trace_dataset.schema import PREDICTION_OPTIONAL_FIELDS, PREDICTION_REQUIRED_FIELDS
+from trace_harness.runner import meta_path, read_done, run_all, run_baseline
 
 
 @pytest.fixture
@@ -123,11 +123,11 @@ def test_pools_and_splits(data_dir, tmp_path):
 
 def test_cli_run_one_and_all(data_dir, tmp_path, capsys, monkeypatch):
     import baselines
-    import baselines.runner
+    import trace_harness.runner
 
     # --all over the model-free baselines (the model-backed ones have their own slow tests)
     table = {n: baselines._TABLE[n] for n in ("popularity", "tfidf", "spatial", "itinerary")}
-    monkeypatch.setattr(baselines.runner, "NON_LLM_BASELINES", tuple(table))
+    monkeypatch.setattr(trace_harness.runner, "NON_LLM_BASELINES", tuple(table))
     out = tmp_path / "one.jsonl"
     assert main(["run", "spatial", "--data", str(data_dir), "--out", str(out), "--no-progress",
                  "--param", "text_weight=0.5", "--param", "spatial_weight=0.5"]) == 0

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from baseline_helpers import row, turn
 
-from baselines.state import dialogue_state, find_mentions, rejected_pois
-from baselines.text import STOP_WORDS, content_tokens, query_terms, tokenize, user_query
+from baselines.toolkit.state import dialogue_state, find_mentions, rejected_pois
+from baselines.toolkit.text import STOP_WORDS, content_tokens, query_terms, tokenize, user_query
 
 
 def test_stop_list_has_80_words_all_lowercase_single_tokens():

@@ -21,7 +21,7 @@ from baselines.non_llm.aspect import (
     query_aspect_weights,
     review_aspect_sentiment,
 )
-from baselines.text import tokenize
+from baselines.toolkit.text import tokenize
 
 
 def test_lexicon_has_five_disjoint_aspects():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from g2_helpers import poi, row
 
-from baselines.non_llm.knowledge import (
+from baselines.non_llm.knowledge import KnowledgeEnhancedBaseline
+from baselines.toolkit.constraints import (
     Constraint,
-    KnowledgeEnhancedBaseline,
     category_aliases,
     check_constraint,
     constraint_counts,

@@ -18,10 +18,10 @@ def recorded_llm(tmp_path: Path, answers: dict[str, str]):
     """A real LLM-layer client whose response cache holds `answers` (agent prompt -> raw model text), so the
     layer's JSON extraction, validation and failure handling run on recorded outputs without a server."""
     from baselines.collab_rec.agents import AGENT_SCHEMA, load_settings
-    from trace_dataset.llm import ResponseCache, load_llm
-    from trace_dataset.llm.base import check_messages, with_instruction
-    from trace_dataset.llm.cache import Completion, cache_key
-    from trace_dataset.llm.jsonout import schema_instruction
+    from trace_llm import ResponseCache, load_llm
+    from trace_llm.base import check_messages, with_instruction
+    from trace_llm.cache import Completion, cache_key
+    from trace_llm.jsonout import schema_instruction
 
     llm = load_llm(DEAD, load_settings().settings(), cache_path=tmp_path / "recorded.sqlite", max_retries=0)
     cache = ResponseCache(tmp_path / "recorded.sqlite")

@@ -12,7 +12,7 @@ from collab_rec_helpers import DEAD, recorded_llm
 from baselines.collab_rec.agents import AgentCaller, Task, load_prompts, load_settings, prompt_files
 from baselines.collab_rec.moderator import ModeratorConfig
 from baselines.collab_rec.negotiation import run_mami, run_sasi
-from trace_dataset.llm import load_llm
+from trace_llm import load_llm
 
 CITIES = ("Aalborg", "Bergen", "Porto", "Riga", "Turku")
 

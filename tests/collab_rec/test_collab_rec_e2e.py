@@ -21,9 +21,9 @@ from collab_rec_helpers import dialogue, subset_kb, subset_queries, write_data_d
 
 from baselines.collab_rec.agents import load_settings
 from baselines.collab_rec.moderator import ModeratorConfig
-from baselines.collab_rec.run import run_benchmark
 from trace_dataset.io import read_jsonl
-from trace_dataset.llm import load_llm
+from trace_harness.collab_rec.run import run_benchmark
+from trace_llm import load_llm
 
 pytestmark = pytest.mark.slow
 CITIES = {"Amsterdam", "Bergen", "Dublin", "Porto", "Riga"}
@@ -88,11 +88,11 @@ def test_own_benchmark_mami(transformers_server, collab_rec_dir, tmp_path, one_t
 
 def test_trace_baseline_through_the_runner(transformers_server, tmp_path, monkeypatch, one_torch_thread):
     import baselines
-    from baselines.leaderboard import system_label
-    from baselines.runner import run_baseline
     from trace_dataset.constants import KB_DIRNAME
     from trace_dataset.kb.store import KnowledgeBase
     from trace_dataset.views import turn_rows
+    from trace_harness.leaderboard.build import system_label
+    from trace_harness.runner import run_baseline
 
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     short = dialogue()

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from baselines.collab_rec.metrics import compute_metrics, early_stopping
 from baselines.collab_rec.moderator import ModeratorConfig
+from trace_harness.collab_rec.metrics import compute_metrics, early_stopping
 from trace_metrics.lib.collab_rec import collab_rec_scores, mean
 from trace_metrics.lib.exposure import (
     coverage,
@@ -57,7 +57,7 @@ def test_toppop_and_randrec_exposure_figures():
 
 
 def test_real_catalogue_randrec_and_toppop(collab_rec_dir, tmp_path):
-    from baselines.collab_rec.run import run_benchmark
+    from trace_harness.collab_rec.run import run_benchmark
 
     kb, queries = collab_rec_dir / "eu-cities-database.csv", collab_rec_dir / "queries.csv"
     top = run_benchmark("toppop", kb, queries, tmp_path / "tp", progress=False)["systems"]["TopPop"]

@@ -13,7 +13,7 @@ from baselines.collab_rec.moderator import ModeratorConfig
 from baselines.collab_rec.negotiation import run_mami
 from baselines.collab_rec.trace_filters import labels_for, popularity_levels, trace_task, turn_filters
 from baselines.collab_rec.trace_pipeline import CollabRecBaseline, full_ranking
-from baselines.non_llm.knowledge import CategoryMatcher
+from baselines.toolkit.constraints import CategoryMatcher
 from trace_dataset.constants import KB_DIRNAME
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows

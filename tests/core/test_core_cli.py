@@ -7,7 +7,7 @@ import json
 import pytest
 from core_helpers import scripted
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.io import read_json
 
 

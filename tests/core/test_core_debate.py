@@ -9,7 +9,7 @@ import re
 import pytest
 from core_helpers import scripted
 
-from trace_dataset.llm import LLMOutputError, load_llm
+from trace_llm import LLMOutputError, load_llm
 from trace_metrics.core.conversation import build_log
 from trace_metrics.core.debate import (
     DEBATE_SCHEMA,

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.io import read_json
 from trace_metrics.core.factors import STATUSES
 from trace_metrics.core.prompts import FACTOR_IDS

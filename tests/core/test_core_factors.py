@@ -11,7 +11,7 @@ import pytest
 from core_helpers import scripted
 
 from trace_dataset.io import TraceDataError
-from trace_dataset.llm import load_llm
+from trace_llm import load_llm
 from trace_metrics.core.conversation import build_log
 from trace_metrics.core.factors import FactorJob, factor_messages, parse_rating, rate_factors
 from trace_metrics.core.prompts import FACTOR_IDS, PROMPTS_DIR, fill, load_prompts, parse_factor_file

@@ -10,7 +10,7 @@ import pytest
 from core_helpers import scripted
 
 from trace_dataset.io import TraceDataError, read_json, write_jsonl
-from trace_dataset.llm import load_llm
+from trace_llm import load_llm
 from trace_metrics.core.prompts import FACTOR_IDS
 from trace_metrics.core.runner import collect_logs, run_corpus, system_name
 from trace_metrics.lib.toy import reference_predictions, toy_dialogues

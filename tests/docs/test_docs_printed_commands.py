@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_dataset import shell
+from trace_bench import shell
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent  # the environment under test (.venv here and in CI)
@@ -83,7 +83,7 @@ def test_install_hints_name_this_environments_pip_and_the_checkout(plain_shell, 
 
 
 def test_a_missing_command_prints_a_working_install_hint(plain_shell, monkeypatch, capsys):
-    from trace_dataset.cli import _register_unavailable, build_parser
+    from trace_bench.cli import _register_unavailable, build_parser
 
     monkeypatch.chdir(REPO)
     parser = build_parser()

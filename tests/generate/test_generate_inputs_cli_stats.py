@@ -7,9 +7,9 @@ import json
 import pytest
 from gen_kbfixture import write_fixture_kb
 
-from trace_dataset.cli import main
-from trace_dataset.constants import POIS_FILE, REVIEWS_FILE
-from trace_dataset.generate import BACKENDS, generate_corpus
+from trace_bench.cli import main
+from trace_dataset.constants import GENERATOR_BACKENDS, POIS_FILE, REVIEWS_FILE
+from trace_dataset.generate import generate_corpus
 from trace_dataset.generate.stats import dialogue_stats, format_stats
 from trace_dataset.io import TraceDataError
 
@@ -51,7 +51,7 @@ def test_bad_arguments(fixture_kb, tmp_path):
 
 
 def test_cli_generate_and_stats(fixture_kb, tmp_path, capsys):
-    assert BACKENDS == ("template", "llm")
+    assert GENERATOR_BACKENDS == ("template", "llm")
     out = tmp_path / "c"
     rc = main(["corpus", "generate", "--kb", str(fixture_kb), "--out", str(out), "--n", "24", "--workers", "1",
                "--no-progress"])

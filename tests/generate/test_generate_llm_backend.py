@@ -1,5 +1,5 @@
 """The llm backend's prompt, parsing, quote snapping, validation, retries and fallback, with an in-process
-fake LLM (a test double of trace_dataset.llm's generate_json protocol)."""
+fake LLM (a test double of trace_llm's generate_json protocol)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections import Counter
 
 import pytest
 
+from trace_dataset.generate.attempts import build_context, plan_for
 from trace_dataset.generate.llm_backend import PromptBuilder, parse_turns, run_llm, snap_quote
-from trace_dataset.generate.pipeline import build_context, plan_for
 from trace_dataset.generate.template_backend import render_template
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.llm import LLMOutputError
+from trace_llm import LLMOutputError
 
 N = 4
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_smollm2_one_dialogue(fixture_kb, tmp_path):
-    llm_mod = pytest.importorskip("trace_dataset.llm")
+    llm_mod = pytest.importorskip("trace_llm")
     from trace_dataset.datadir import iter_dialogues
     from trace_dataset.generate import generate_corpus
 

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from trace_dataset.constants import REJECTIONS_PER_TIER
+from trace_dataset.generate.attempts import build_context, make_dialogue_with_plan
 from trace_dataset.generate.difficulty import annotate
 from trace_dataset.generate.index import build_profile
-from trace_dataset.generate.pipeline import build_context, make_dialogue_with_plan
 from trace_dataset.generate.preferences import satisfies, satisfies_all
 from trace_dataset.kb.store import KnowledgeBase
 

@@ -19,11 +19,11 @@ from hardening_helpers import World  # noqa: E402
 
 @pytest.fixture(scope="session")
 def world(tmp_path_factory) -> World:
-    from baselines.runner import run_baseline
     from trace_dataset.generate import generate_corpus
     from trace_dataset.kb.build import build_kb
     from trace_dataset.release import write_release
     from trace_dataset.yelp.synth import write_synthetic_bundle
+    from trace_harness.runner import run_baseline
 
     root = tmp_path_factory.mktemp("world")
     bundle = write_synthetic_bundle(root / "bundle", seed=42, scale=0.1)

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 
 TRACEBACK = "Traceback (most recent call last)"
 
@@ -41,7 +41,7 @@ def run_subprocess(*argv: str, code: str | None = None, timeout: float = 300) ->
     """`trace-bench ARGV` in a child process (or `python -c CODE ARGV`), offline."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-c", code, *map(str, argv)] if code else [sys.executable, "-m", "trace_dataset.cli",
+    cmd = [sys.executable, "-c", code, *map(str, argv)] if code else [sys.executable, "-m", "trace_bench.cli",
                                                                        *map(str, argv)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from hardening_helpers import TRACEBACK, World
 
-from trace_dataset.cli import build_parser, main
+from trace_bench.cli import build_parser, main
 
 LONG_RUNNING = {"serve", "demo"}
 CASE_SECONDS = 120
@@ -251,7 +251,7 @@ def test_every_subcommand_survives_bad_input(world, bad_files, stub_llm, tmp_pat
 def test_walker_sees_every_registered_command():
     from importlib.metadata import entry_points
 
-    from trace_dataset.cli import ENTRY_POINT_GROUP
+    from trace_bench.cli import ENTRY_POINT_GROUP
 
     found = {path[0] for path, _ in leaves(build_parser())}
     assert {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)} <= found

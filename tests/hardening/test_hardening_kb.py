@@ -30,7 +30,7 @@ def write_then_die(path, records):
         os.kill(os.getpid(), signal.SIGKILL)
     return n
 build.write_jsonl = write_then_die
-from trace_dataset.cli import main
+from trace_bench.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -40,7 +40,7 @@ import trace_dataset.release.card as card
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 card.write_card = die
-from trace_dataset.cli import main
+from trace_bench.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -13,7 +13,7 @@ import pytest
 from hardening_helpers import run_cli
 from trickle_server import TrickleServer
 
-from trace_dataset.llm import (
+from trace_llm import (
     LLMConnectionError,
     LLMError,
     LLMOutputError,

@@ -8,10 +8,10 @@ import json
 import pytest
 from hardening_helpers import run_cli
 
-import baselines.runner as runner
-from baselines.resume import HASH_KEY, ROWS_KEY
-from baselines.runner import meta_path, run_baseline
+import trace_harness.runner as runner
 from trace_dataset.io import TraceDataError
+from trace_harness.resume import HASH_KEY, ROWS_KEY
+from trace_harness.runner import meta_path, run_baseline
 
 
 def _run(world, out, chunk_dialogues=1, **kwargs):
@@ -109,7 +109,7 @@ def test_unknown_baseline_and_bad_numbers(world, tmp_path, capsys):
 
 
 def test_bare_string_params_still_work(world, tmp_path, capsys):
-    from baselines.params import check_params
+    from trace_harness.params import check_params
 
     assert check_params("hybrid_rrf", {"use_dense": False, "query_mode": "concat", "k": 60}) is None
     assert check_params("spatial", {"text_weight": 1}) is None  # an integer is a number

@@ -10,9 +10,9 @@ from typing import Any
 import fixture_kb
 from fixture_kb import CITY
 
-from baselines.interactive.systems import System, SystemReply, check_reply
 from trace_dataset.generate.preferences.constraints import Constraint
-from trace_dataset.simulator.goal import TravelerGoal
+from trace_harness.interactive.simulator.goal import TravelerGoal
+from trace_harness.interactive.systems import System, SystemReply, check_reply
 
 
 def poi(bid: str, name: str, *, stars: float = 4.0, price: int | None = 2, noise: str | None = None,

@@ -9,11 +9,16 @@ import io
 
 import pytest
 
-from baselines.interactive.board import BOARD_FILE, format_interactive, interactive_rows, read_interactive
-from baselines.interactive.run import run_interactive
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.run import run_interactive
+from trace_harness.leaderboard.interactive import (
+    BOARD_FILE,
+    format_interactive,
+    interactive_rows,
+    read_interactive,
+)
 
 N = 4
 
@@ -21,7 +26,7 @@ N = 4
 @pytest.fixture(scope="module")
 def board_dirs(small_corpus, tmp_path_factory):
     """Teacher-forced tfidf and popularity runs, interactive tfidf and aspect runs (aspect has no TF row)."""
-    from baselines.runner import run_baseline
+    from trace_harness.runner import run_baseline
 
     root = tmp_path_factory.mktemp("ia_board")
     kb = KnowledgeBase.load(kb_dir(small_corpus))
@@ -35,7 +40,7 @@ def board_dirs(small_corpus, tmp_path_factory):
 
 
 def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus, board_dirs, tmp_path, capsys):
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     out = tmp_path / "board"
     rc = main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
@@ -81,7 +86,7 @@ def test_a_teacher_forced_row_of_another_corpus_is_not_put_beside(board_dirs):
 
 def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path, monkeypatch):
     from spaces_app.interactive_tab import BOARD_COLUMNS, board_rows, board_source
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     out = tmp_path / "board"
     assert main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),

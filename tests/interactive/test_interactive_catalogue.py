@@ -11,7 +11,7 @@ from interactive_helpers import business, review, write_bundle
 from trace_dataset.io import TraceDataError, read_jsonl
 from trace_dataset.kb.catalogue import VOTES_FILE, CatalogueSpec, build_catalogue
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.simulator.sniprec_seeds import (
+from trace_harness.interactive.simulator.sniprec_seeds import (
     SeedCriteria,
     anonymise,
     eligible,
@@ -96,7 +96,7 @@ def test_other_cities_types_and_a_cap_per_cell(bundle, tmp_path):
 
 
 def test_kb_build_cli_builds_a_catalogue(bundle, tmp_path, capsys):
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     out = tmp_path / "cli"
     assert main(["-q", "kb", "build", "--yelp", str(bundle), "--out", str(out), "--cities", PHL, "--poi-types",

@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 
 from baselines import NON_LLM_BASELINES
-from baselines.interactive.output import (
+from trace_dataset.constants import DATA_DIRNAME, INTERACTIVE_FILE
+from trace_dataset.datadir import kb_dir
+from trace_dataset.io import TraceDataError, read_json, read_jsonl
+from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.output import (
     META_FILE,
     NAMES_FILE,
     PREDICTIONS_FILE,
     PROGRESS_FILE,
     TRAVELERS_FILE,
 )
-from baselines.interactive.run import run_interactive
-from trace_dataset.constants import DATA_DIRNAME, INTERACTIVE_FILE
-from trace_dataset.datadir import kb_dir
-from trace_dataset.io import TraceDataError, read_json, read_jsonl
-from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.run import run_interactive
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
 
 N = 6
@@ -89,7 +89,7 @@ def test_reruns_are_byte_identical_and_an_interrupted_run_resumes(small_corpus, 
     run_interactive("tfidf", small_corpus, c, n=N, progress=False, n_boot=200, kb=kb)
     assert _files(c) == _files(a)
     # a finished run reruns from its files (nothing is asked of the system again) and writes the same bytes
-    from baselines.interactive.systems import System
+    from trace_harness.interactive.systems import System
 
     class Unreachable(System):
         name = "tfidf"
@@ -116,8 +116,8 @@ def _items(out: Path) -> list[dict]:
 
 
 def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_path, capsys):
+    from trace_bench.cli import main
     from trace_dataset.builder import TraceBuilder
-    from trace_dataset.cli import main
 
     out = tmp_path / "cli"
     rc = main(["-q", "interact", "--system", "popularity", "--data", str(small_corpus), "--out", str(out), "--n", "3",

@@ -9,18 +9,18 @@ from __future__ import annotations
 import pytest
 
 import baselines
-from baselines.interactive.run import run_interactive
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json, read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.simulator.goal import TravelerGoal, World
+from trace_harness.interactive.run import run_interactive
+from trace_harness.interactive.simulator.goal import TravelerGoal, World
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def simulator_llm(transformers_server, tmp_path_factory):
-    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_llm import DecodingSettings, load_llm
 
     llm = load_llm(transformers_server.spec, DecodingSettings(max_new_tokens=24),
                    cache_path=tmp_path_factory.mktemp("ia_llm") / "cache.sqlite", concurrency=2)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from interactive_helpers import HAND_POIS, hand_goal
 
-from baselines.interactive.report import traveler_counts
-from trace_dataset.llm.errors import LLMError
-from trace_dataset.simulator.goal import World
-from trace_dataset.simulator.llm import LLMSimulator, clean_reply, remove_names
-from trace_dataset.simulator.rules import RulesSimulator, SystemView
+from trace_harness.interactive.report import traveler_counts
+from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.llm import LLMSimulator, clean_reply, remove_names
+from trace_harness.interactive.simulator.rules import RulesSimulator, SystemView
+from trace_llm.errors import LLMError
 
 NAMES = {p["business_id"]: p["name"] for p in HAND_POIS}
 
@@ -90,8 +90,13 @@ def test_llm_seeker_never_sees_or_says_the_venue(tmp_path):
 
     from trace_dataset.kb.catalogue import CatalogueSpec, build_catalogue
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_dataset.simulator.seeker import LLMSeeker
-    from trace_dataset.simulator.sniprec_seeds import SeedCriteria, load_votes, seed_pairs, seeker_context
+    from trace_harness.interactive.simulator.seeker import LLMSeeker
+    from trace_harness.interactive.simulator.sniprec_seeds import (
+        SeedCriteria,
+        load_votes,
+        seed_pairs,
+        seeker_context,
+    )
 
     biz = [business(f"v{i}", name, "Philadelphia", "Restaurants, Food, Italian")
            for i, name in enumerate(("Trattoria Rosa", "Casa Verde", "Forno Nuovo"))]

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from baselines import pipeline
-from baselines.interactive.output import META_FILE, PREDICTIONS_FILE, PROGRESS_FILE
-from baselines.interactive.run import run_interactive
-from baselines.interactive.systems import PipelineSystem, SystemReply
 from trace_dataset.constants import DATA_DIRNAME, INTERACTIVE_FILE
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.output import META_FILE, PREDICTIONS_FILE, PROGRESS_FILE
+from trace_harness.interactive.run import run_interactive
+from trace_harness.interactive.systems import PipelineSystem, SystemReply
 
 N = 5
 
@@ -104,9 +104,9 @@ def test_a_system_that_is_not_session_isolated_talks_one_dialogue_at_a_time(smal
 
 
 def test_sniprec_protocol_also_runs_a_stateful_system_one_dialogue_at_a_time(small_bundle, tmp_path):
-    from baselines.interactive.sniprec import run_sniprec
     from trace_dataset.kb.catalogue import CatalogueSpec, build_catalogue
-    from trace_dataset.simulator.sniprec_seeds import SeedCriteria
+    from trace_harness.interactive.simulator.sniprec_seeds import SeedCriteria
+    from trace_harness.interactive.sniprec import run_sniprec
 
     cat = tmp_path / "catalogue"
     build_catalogue(small_bundle, cat, CatalogueSpec(cities=("Philadelphia",), poi_types=("restaurant",),

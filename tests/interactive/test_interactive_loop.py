@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from interactive_helpers import HAND_POIS, Scripted, hand_goal
 
-from baselines.interactive.loop import converse
-from baselines.interactive.report import build_metrics
-from trace_dataset.simulator.goal import World
-from trace_dataset.simulator.rules import RulesSimulator
+from trace_harness.interactive.loop import converse
+from trace_harness.interactive.report import build_metrics
+from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.rules import RulesSimulator
 from trace_metrics.lib.predictions import validate_predictions
 
 IDS = [p["business_id"] for p in HAND_POIS]

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from baselines.interactive.report import lost_counts, turn_items, turn_table_markdown
+from trace_harness.interactive.report import lost_counts, turn_items, turn_table_markdown
 from trace_metrics.lib.interactive import (
     mean_ci,
     per_turn_table,

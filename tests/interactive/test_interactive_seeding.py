@@ -12,8 +12,8 @@ from trace_dataset.constants import CORPUS_META_FILE, RECOMMENDATION_ACTIONS
 from trace_dataset.datadir import iter_dialogues, kb_dir
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.simulator.goal import TravelerGoal
-from trace_dataset.simulator.seeding import CorpusSeeder
+from trace_harness.interactive.simulator.goal import TravelerGoal
+from trace_harness.interactive.simulator.seeding import CorpusSeeder
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ from interactive_helpers import HAND_POIS, HELD, SATISFYING, VIOLATED, hand_goal
 
 from trace_dataset.constants import PRICE_KEYWORDS
 from trace_dataset.generate.preferences.constraints import Constraint
-from trace_dataset.simulator.goal import World
-from trace_dataset.simulator.policy import asked_kinds
-from trace_dataset.simulator.rules import RulesSimulator, SystemView
+from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.policy import asked_kinds
+from trace_harness.interactive.simulator.rules import RulesSimulator, SystemView
 
 IDS = [p["business_id"] for p in HAND_POIS]
 NAMES = {p["business_id"]: p["name"] for p in HAND_POIS}

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.interactive.sniprec import FIRST_QUESTION, run_sniprec
 from trace_dataset.io import read_json, read_jsonl
 from trace_dataset.kb.catalogue import CatalogueSpec, build_catalogue
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.simulator.sniprec_seeds import SeedCriteria
+from trace_harness.interactive.simulator.sniprec_seeds import SeedCriteria
+from trace_harness.interactive.sniprec import FIRST_QUESTION, run_sniprec
 from trace_metrics.lib.predictions import validate_predictions
 
 RELAXED = SeedCriteria(user_reviews=(1, 99))  # the synthetic bundle has one review per user
@@ -48,7 +48,7 @@ def test_sniprec_protocol_with_the_rules_seeker(catalogue, tmp_path):
 
 
 def test_sniprec_protocol_from_the_cli(catalogue, tmp_path, capsys):
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     rc = main(["-q", "interact", "--protocol", "sniprec", "--system", "popularity", "--data", str(catalogue),
                "--out", str(tmp_path / "cli"), "--n", "3", "--user-reviews", "1-99", "--no-progress",

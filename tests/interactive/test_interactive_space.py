@@ -8,12 +8,12 @@ import json
 import pytest
 from interactive_helpers import HAND_POIS, Scripted, hand_goal
 
-from baselines.interactive.loop import converse
-from baselines.interactive.output import META_FILE, write_outputs
-from baselines.interactive.report import build_metrics
 from trace_dataset.io import write_json
-from trace_dataset.simulator.goal import World
-from trace_dataset.simulator.rules import RulesSimulator
+from trace_harness.interactive.loop import converse
+from trace_harness.interactive.output import META_FILE, write_outputs
+from trace_harness.interactive.report import build_metrics
+from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.rules import RulesSimulator
 
 
 @pytest.fixture

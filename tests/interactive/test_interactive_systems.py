@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from baselines.interactive.run import run_interactive
-from baselines.interactive.systems import HTTP_PROTOCOL, load_system, mentioned
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.run import run_interactive
+from trace_harness.interactive.systems import HTTP_PROTOCOL, load_system, mentioned
 
 
 class Server:

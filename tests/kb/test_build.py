@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.constants import (
     CITY_NAMES,
     KB_META_FILE,

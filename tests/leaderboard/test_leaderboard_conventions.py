@@ -88,7 +88,7 @@ def test_popularity_keeps_a_rejected_poi_by_default(tmp_path):
 def test_price_ceiling_latest_word_shared_by_metric_and_dialogue_state(texts, ceiling):
     from baseline_helpers import row, turn
 
-    from baselines.state import dialogue_state
+    from baselines.toolkit.state import dialogue_state
     from trace_metrics.lib import practical
 
     assert conventions.price_ceiling(texts) == practical.price_ceiling(texts) == ceiling
@@ -122,7 +122,7 @@ def test_compare_turn_in_recovery_and_practical_value():
 def test_rejection_after_a_compare_turn_rejects_both_compared_pois():
     from baseline_helpers import row, turn
 
-    from baselines.state import rejected_pois
+    from baselines.toolkit.state import rejected_pois
 
     h = [turn(1, "system", "compare", "Smoky Pit BBQ or Harbor Fish House?", refs=("p_bbq", "p_sea")),
          turn(2, "user", "reject_and_refine", "Neither, something quieter.")]

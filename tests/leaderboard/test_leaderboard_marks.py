@@ -9,7 +9,7 @@ import json
 import pytest
 from lb_helpers import fake_result, write_run
 
-from baselines.leaderboard import (
+from trace_harness.leaderboard.build import (
     PER_DIALOGUE_FILE,
     add_intervals,
     build_leaderboard,
@@ -141,7 +141,7 @@ def test_tables_and_csv_show_intervals_and_marks(board, tmp_path):
 
 
 def test_build_leaderboard_and_the_command(data_dir, reference_rows, tmp_path, capsys):
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     runs = tmp_path / "runs"
     write_run(runs, "tfidf", reference_rows)

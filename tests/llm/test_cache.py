@@ -4,8 +4,8 @@ import multiprocessing as mp
 
 import pytest
 
-from trace_dataset.llm import DecodingSettings, LLMError, ResponseCache, default_cache_path
-from trace_dataset.llm.cache import Completion, cache_key
+from trace_llm import DecodingSettings, LLMError, ResponseCache, default_cache_path
+from trace_llm.cache import Completion, cache_key
 
 MSGS = [{"role": "user", "content": "hi"}]
 SETTINGS = DecodingSettings().to_dict()

@@ -3,9 +3,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from trace_dataset.cli import main
-from trace_dataset.llm import DecodingSettings, add_llm_argument, llm_from_args
-from trace_dataset.llm.cli import settings_from_args
+from trace_bench.cli import main
+from trace_llm import DecodingSettings, add_llm_argument, llm_from_args
+from trace_llm.cli import settings_from_args
 
 
 def test_add_llm_argument_defaults_and_overrides():

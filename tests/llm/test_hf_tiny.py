@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from trace_dataset.llm import DecodingSettings, LLMError, load_llm
+from trace_llm import DecodingSettings, LLMError, load_llm
 
 SHORT = DecodingSettings(max_new_tokens=6)
 CONVS = [
@@ -102,7 +102,7 @@ def test_sampling_is_seeded(tiny_llama_dir):
 
 def test_model_without_chat_template_uses_plain_prompt(tiny_llama_plain_dir, caplog):
     llm = load_llm(f"hf:{tiny_llama_plain_dir}", SHORT, cache_path=False)
-    with caplog.at_level(logging.WARNING, logger="trace_dataset.llm.hf"):
+    with caplog.at_level(logging.WARNING, logger="trace_llm.hf"):
         assert isinstance(llm.generate(CONVS[3]), str)
     assert "no chat template" in caplog.text
     assert llm._prompt_text(CONVS[3]).endswith("User: quiet museum in Tampa\n\nAssistant:")

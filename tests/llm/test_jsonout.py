@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from trace_dataset.llm import LLMConfigError
-from trace_dataset.llm.jsonout import (
+from trace_llm import LLMConfigError
+from trace_llm.jsonout import (
     JSONOutputInvalid,
     check_schema,
     json_candidates,

@@ -9,14 +9,14 @@ import time
 import pytest
 from stub_server import StubOpenAI
 
-from trace_dataset.llm import (
+from trace_llm import (
     DecodingSettings,
     LLMConnectionError,
     LLMError,
     LLMOutputError,
     load_llm,
 )
-from trace_dataset.llm.local_server import free_port
+from trace_llm.local_server import free_port
 
 USER = [{"role": "user", "content": "Name one quiet cafe."}]
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

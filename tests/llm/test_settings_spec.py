@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from trace_dataset.llm import DecodingSettings, LLMConfigError, LLMError, load_llm, parse_spec
+from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm, parse_spec
 
 
 def test_settings_defaults_and_dict():

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from trace_dataset.llm import DecodingSettings, LLMConfigError, load_llm
-from trace_dataset.llm import smollm2 as smollm2_module
-from trace_dataset.llm.hf import CONVERTED_MARKER
+from trace_llm import DecodingSettings, LLMConfigError, load_llm
+from trace_llm import smollm2 as smollm2_module
+from trace_llm.hf import CONVERTED_MARKER
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 SHORT = DecodingSettings(max_new_tokens=12)

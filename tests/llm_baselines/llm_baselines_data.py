@@ -21,8 +21,8 @@ import fixture_kb
 import numpy as np
 from fixture_kb import poi, turn
 
-from trace_dataset.llm.base import LLM
-from trace_dataset.llm.cache import Completion
+from trace_llm.base import LLM
+from trace_llm.cache import Completion
 
 KB_VERSION = "kb-llm-test-1"
 

@@ -15,8 +15,8 @@ from baselines.llm.common import complete_ranking, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
 from baselines.non_llm.itinerary import ProximityGraph
 from trace_dataset.datadir import iter_dialogues
-from trace_dataset.llm.jsonout import validation_errors
 from trace_dataset.views import turn_rows
+from trace_llm.jsonout import validation_errors
 
 
 def rows(kb, pool="closed", split="test"):

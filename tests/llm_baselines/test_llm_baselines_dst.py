@@ -9,8 +9,8 @@ from llm_baselines_data import ScriptedLLM
 
 from baselines import pipeline
 from baselines.llm.dst import DELTA_SCHEMA, DSTState, filter_candidates, merge, names_matching
-from baselines.non_llm.knowledge import CategoryMatcher
-from trace_dataset.llm.jsonout import validation_errors
+from baselines.toolkit.constraints import CategoryMatcher
+from trace_llm.jsonout import validation_errors
 
 ALL = ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"]
 

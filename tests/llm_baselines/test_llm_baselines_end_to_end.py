@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from baselines import LLM_BASELINES
-from baselines.runner import meta_path, run_all, run_baseline
 from trace_dataset.io import read_json
+from trace_harness.runner import meta_path, run_all, run_baseline
 from trace_metrics.lib.suite import evaluate_run
 
 pytestmark = pytest.mark.slow
@@ -102,7 +102,7 @@ def test_fallbacks_are_counted_in_the_run_summary(runs):
 
 
 def test_a_cached_rerun_makes_no_request(runs, tmp_path):
-    from trace_dataset.cli import main
+    from trace_bench.cli import main
 
     first = runs["root"] / "closed" / "rag_citation.jsonl"
     out = tmp_path / "rag.jsonl"

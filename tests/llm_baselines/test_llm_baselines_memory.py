@@ -13,9 +13,9 @@ from llm_baselines_data import ScriptedLLM, WordEncoder, ranking_reply
 
 from baselines import pipeline
 from baselines.llm.memory import MemoryEntry, PreferenceMemory, decay
-from baselines.runner import run_baseline
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
+from trace_harness.runner import run_baseline
 
 
 def test_decay_half_life_is_one_week():

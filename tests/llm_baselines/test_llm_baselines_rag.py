@@ -10,7 +10,7 @@ from llm_baselines_data import ScriptedLLM
 
 from baselines import pipeline
 from baselines.llm.rag_citation import jaccard, quote_check, top_sentences
-from baselines.responses import EvidenceIndex
+from baselines.toolkit.responses import EvidenceIndex
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 

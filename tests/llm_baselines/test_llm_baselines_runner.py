@@ -8,7 +8,10 @@ import json
 import pytest
 from llm_baselines_data import ScriptedLLM, ranking_reply
 
-from baselines.runner import (
+from trace_bench.cli import main
+from trace_dataset.datadir import iter_dialogues
+from trace_dataset.io import TraceDataError, read_json
+from trace_harness.runner import (
     meta_path,
     run_baseline,
     run_identity,
@@ -16,9 +19,6 @@ from baselines.runner import (
     subset_dirname,
     write_subset,
 )
-from trace_dataset.cli import main
-from trace_dataset.datadir import iter_dialogues
-from trace_dataset.io import TraceDataError, read_json
 from trace_metrics.lib.suite import evaluate_run
 
 
@@ -89,7 +89,7 @@ def test_cli_refuses_llm_options_for_non_llm_baselines(data_dir, tmp_path, capsy
 def test_cli_prefilter_reaches_the_baselines_that_take_one():
     import argparse
 
-    from baselines.cli import llm_params, register_run
+    from trace_harness.cli import llm_params, register_run
 
     parser = argparse.ArgumentParser()
     register_run(parser.add_subparsers())
@@ -104,7 +104,7 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
 
 
 def test_the_same_baseline_under_two_models_gives_two_leaderboard_rows(data_dir, tmp_path):
-    from baselines.leaderboard import build_leaderboard
+    from trace_harness.leaderboard.build import build_leaderboard
 
     class Other(ScriptedLLM):
         def __init__(self, reply):
@@ -122,7 +122,7 @@ def test_the_same_baseline_under_two_models_gives_two_leaderboard_rows(data_dir,
 def test_memory_aug_is_reported_apart_on_the_leaderboard(data_dir, tmp_path, monkeypatch):
     from llm_baselines_data import WordEncoder
 
-    from baselines.leaderboard import build_leaderboard, format_tables
+    from trace_harness.leaderboard.build import build_leaderboard, format_tables
 
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     for name in ("memory_aug", "llm_zero_shot"):
@@ -139,7 +139,7 @@ def test_memory_aug_is_reported_apart_on_the_leaderboard(data_dir, tmp_path, mon
 
 
 def test_a_run_resumes_with_other_transport_settings_which_stay_recorded(data_dir, tmp_path):
-    from trace_dataset.llm import LLMConnectionError
+    from trace_llm import LLMConnectionError
 
     calls = []
 
@@ -179,7 +179,7 @@ def test_identity_ignores_transport_settings_but_not_the_model_or_decoding():
 
 @pytest.mark.parametrize("name", ["collab_rec", "sniprec", "sniprec_snippet", "sniprec_sentence", "sniprec_document"])
 def test_cli_gives_the_other_papers_systems_the_llm_but_not_app_f_decoding(name, monkeypatch, tmp_path):
-    import baselines.runner
+    import trace_harness.runner
 
     seen = {}
 
@@ -187,7 +187,7 @@ def test_cli_gives_the_other_papers_systems_the_llm_but_not_app_f_decoding(name,
         seen.update(name=name, params=kwargs["params"])
         return {"n_rows": 0, "split": "test", "pool": "closed"}
 
-    monkeypatch.setattr(baselines.runner, "run_baseline", fake_run)
+    monkeypatch.setattr(trace_harness.runner, "run_baseline", fake_run)
     base = ["run", name, "--data", str(tmp_path), "--out", str(tmp_path / "o.jsonl"), "--llm", "openai:http://a/v1#m"]
     assert main([*base, "--llm-timeout", "30", "--llm-concurrency", "8"]) == 0
     assert seen["params"] == {"llm": "openai:http://a/v1#m", "llm_options": {"timeout": 30.0, "concurrency": 8}}
@@ -200,7 +200,7 @@ def test_the_systems_build_with_the_cli_parameters_keeping_their_own_decoding(kb
     import argparse
 
     from baselines import pipeline
-    from baselines.cli import llm_params, register_run
+    from trace_harness.cli import llm_params, register_run
 
     parser = argparse.ArgumentParser()
     register_run(parser.add_subparsers())

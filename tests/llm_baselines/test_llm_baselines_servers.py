@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from trace_dataset.llm import LLMConfigError, LLMConnectionError, load_llm, parse_spec
+from trace_llm import LLMConfigError, LLMConnectionError, load_llm, parse_spec
 
 
 class Replica:

@@ -200,7 +200,7 @@ class FakeJudge:
 
 def test_judge_wiring(data_dir, run):
     pytest.importorskip("trace_metrics.lib.judge")
-    pytest.importorskip("trace_dataset.llm.errors")
+    pytest.importorskip("trace_llm.errors")
     r = suite.evaluate_run(data_dir, run, judge=FakeJudge())
     assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
     assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0

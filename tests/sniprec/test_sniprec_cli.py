@@ -10,7 +10,7 @@ from sniprec_helpers import sample_dialogues, write_data_dir
 
 import baselines.sniprec.cli as sniprec_cli
 from baselines.sniprec.index import DEFAULT_ENCODER
-from trace_dataset.cli import build_parser, main
+from trace_bench.cli import build_parser, main
 
 
 def test_build_makes_the_store_a_run_reads_and_resumes(tmp_path, capsys, monkeypatch):

@@ -17,11 +17,11 @@ import re
 import pytest
 from sniprec_helpers import dialogue, poi, turn, write_kb
 
-from baselines.leaderboard import build_leaderboard, short_model_name
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.constants import CORPUS_META_FILE, DATA_DIRNAME, KB_DIRNAME, SPLITS
 from trace_dataset.io import write_json, write_jsonl
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.leaderboard.build import build_leaderboard, short_model_name
 
 pytestmark = pytest.mark.slow
 

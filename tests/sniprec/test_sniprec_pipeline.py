@@ -17,7 +17,7 @@ import baselines
 from baselines.sniprec.pipeline import DocumentBaseline, SentenceBaseline, SnippetBaseline, SnipRecBaseline
 from baselines.sniprec.queries import QuerySnippet
 from baselines.sniprec.scoring import accumulate
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.views import turn_rows
 from trace_metrics.lib.entailment import NLIModelError
 
@@ -166,7 +166,7 @@ def test_parameters_are_checked_before_anything_is_loaded(kb):
 
 @pytest.mark.slow
 def test_offline_runs_are_valid_predictions_and_leaderboard_rows(tmp_path, capsys):
-    from baselines.leaderboard import build_leaderboard
+    from trace_harness.leaderboard.build import build_leaderboard
 
     data = write_data_dir(tmp_path / "corpus", sample_dialogues(3))
     runs = tmp_path / "runs"

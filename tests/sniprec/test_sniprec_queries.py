@@ -20,7 +20,7 @@ from baselines.sniprec.queries import (
     rejection_dislikes,
     rules_query_snippets,
 )
-from trace_dataset.llm.jsonout import parse_json_output
+from trace_llm.jsonout import parse_json_output
 
 
 def snips(text, known=()):

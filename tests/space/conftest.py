@@ -13,11 +13,11 @@ SPACE_BASELINES = ("popularity", "tfidf")
 
 @pytest.fixture(scope="session")
 def space_world(tmp_path_factory) -> dict[str, Path]:
-    from baselines.leaderboard import build_leaderboard, write_leaderboard
-    from baselines.runner import run_baseline
     from trace_dataset.generate import generate_corpus
     from trace_dataset.kb.build import build_kb
     from trace_dataset.yelp.synth import write_synthetic_bundle
+    from trace_harness.leaderboard.build import build_leaderboard, write_leaderboard
+    from trace_harness.runner import run_baseline
 
     root = tmp_path_factory.mktemp("space_world")
     write_synthetic_bundle(root / "yelp", scale=0.25)

@@ -164,7 +164,7 @@ def test_app_starts_with_hostile_rows_stored(space_settings):
 
 
 def test_collect_rows_recomputes_best_marks_over_baselines_and_submissions(space_settings, monkeypatch):
-    import baselines.leaderboard
+    import trace_harness.leaderboard.build
 
     seen: list[list[str]] = []
 
@@ -172,7 +172,7 @@ def test_collect_rows_recomputes_best_marks_over_baselines_and_submissions(space
         seen.append([(r["system"], r["source"]) for r in rows])
         return [{**r, "tied_best": {"recall@1": r["source"] == "submission"}} for r in rows]
 
-    monkeypatch.setattr(baselines.leaderboard, "mark_best", mark_best, raising=False)
+    monkeypatch.setattr(trace_harness.leaderboard.build, "mark_best", mark_best, raising=False)
     store = LocalStore(space_settings.results_dir)
     (store.root / "results" / "mine__closed.json").write_text(json.dumps(
         {"system": "Mine", "pool": "closed", "source": "submission", "metrics": {"recall@1": 0.9}}))
@@ -199,19 +199,19 @@ def test_about_cells_show_definitions_as_written(text):
 def test_submissions_get_intervals_and_marks_beside_the_baselines(space_settings, valid_predictions, monkeypatch):
     """A submission is scored with its 95% intervals and compared with the baselines by the leaderboard's own
     rule; the marks are recomputed only when the rows change."""
-    import baselines.leaderboard
+    import trace_harness.leaderboard.build
     from spaces_app.app import AppContext
     from spaces_app.owners import Owner
     from spaces_app.submissions import submit
 
     calls: list[int] = []
-    real = baselines.leaderboard.mark_best
+    real = trace_harness.leaderboard.build.mark_best
 
     def counting(rows, **kw):
         calls.append(len(rows))
         return real(rows, **kw)
 
-    monkeypatch.setattr(baselines.leaderboard, "mark_best", counting)
+    monkeypatch.setattr(trace_harness.leaderboard.build, "mark_best", counting)
     ctx = AppContext(space_settings, LocalStore(space_settings.results_dir))
     ctx.rows()
     ctx.table(T5, "closed", ["non-LLM"], False, "", None, "best first", False)

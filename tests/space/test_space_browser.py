@@ -35,14 +35,14 @@ def _board_with_intervals(space_world, folder):
 
 @pytest.fixture(scope="module")
 def served_app(space_world, tmp_path_factory):
-    import baselines.leaderboard
+    import trace_harness.leaderboard.build
     from spaces_app.app import build_app
     from spaces_app.settings import Settings
     from spaces_app.store import LocalStore
 
     results = tmp_path_factory.mktemp("browser_results")
     with pytest.MonkeyPatch.context() as mp:  # the marks above, as given (the rule itself is tested elsewhere)
-        mp.setattr(baselines.leaderboard, "mark_best", lambda rows: rows, raising=False)
+        mp.setattr(trace_harness.leaderboard.build, "mark_best", lambda rows: rows, raising=False)
         settings = Settings(data_dir=space_world["data"], results_dir=results, runs_dir=space_world["runs"],
                             baselines_file=_board_with_intervals(space_world, tmp_path_factory.mktemp("board")),
                             split="test", max_upload_mb=5)

@@ -14,9 +14,9 @@ import pytest
 from space_browser import free_port
 
 from spaces_app.demo import check_settings
-from trace_dataset.cli import main
+from trace_bench.cli import main
+from trace_bench.shell import trace_bench_command
 from trace_dataset.io import TraceDataError
-from trace_dataset.shell import trace_bench_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,7 +29,7 @@ def _get(url: str) -> tuple[int, str]:
 def test_serve_command_starts_the_app(space_world, tmp_path):
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "TRACE_SPACE_RUNS": str(space_world["runs"])}
-    cmd = [sys.executable, "-m", "trace_dataset.cli", "serve", "--data", str(space_world["data"]),
+    cmd = [sys.executable, "-m", "trace_bench.cli", "serve", "--data", str(space_world["data"]),
            "--results", str(tmp_path / "results"), "--baselines", str(space_world["baselines"]),
            "--port", str(port), "--max-upload-mb", "3"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -63,7 +63,7 @@ def test_serve_command_starts_the_app(space_world, tmp_path):
 
 def test_help_is_fast():
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "trace_dataset.cli", "demo", "--help"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "trace_bench.cli", "demo", "--help"], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     assert "--per-cell" in out and "10,000" in out
     assert time.perf_counter() - t0 < 20
@@ -144,7 +144,7 @@ def test_serve_refuses_a_missing_path_instead_of_serving_an_empty_board(flag, tm
 
 def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback():
     # `trace-bench ... | head -c 1` on a command that prints more than a pipe holds: the reader closes the pipe
-    script = ("import sys, trace_dataset.cli as c; "
+    script = ("import sys, trace_bench.cli as c; "
               "c._main = lambda argv: print('x' * 1_000_000) or 0; sys.exit(c.main([]))")
     proc = subprocess.run(f'"{sys.executable}" -c "{script}" | head -c 1', shell=True, capture_output=True,
                           text=True, cwd=REPO, timeout=120)

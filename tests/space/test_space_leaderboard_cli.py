@@ -7,8 +7,8 @@ import csv
 import json
 import shutil
 
-from baselines.leaderboard import find_runs
-from trace_dataset.cli import main
+from trace_bench.cli import main
+from trace_harness.leaderboard.build import find_runs
 from trace_metrics.lib.suite import evaluate_run
 from trace_metrics.tables import TABLE5, TABLE6
 

@@ -16,7 +16,7 @@ from spaces_app.owners import Owner
 from spaces_app.store import LocalStore
 from spaces_app.submissions import SubmissionError
 from spaces_app.submissions import submit as _submit
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_metrics.lib.suite import evaluate_run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.constants import CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
 from trace_dataset.io import TraceDataError
 from trace_dataset.schema import ATTRIBUTE_FEATURES

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_dataset.cli import main
+from trace_bench.cli import main
 from trace_dataset.constants import ASPECT_TERMS, CITIES, CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
 from trace_dataset.io import sha256_file
 from trace_dataset.kb.classify import classify

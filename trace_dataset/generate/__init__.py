@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-BACKENDS: tuple[str, ...] = ("template", "llm")
-
 if TYPE_CHECKING:
     from trace_dataset.generate.pipeline import generate_corpus
 
-__all__ = ["BACKENDS", "generate_corpus"]
+__all__ = ["generate_corpus"]
 
 
 def __getattr__(name: str) -> Any:

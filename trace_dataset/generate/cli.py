@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import SEED, SPLITS
-from trace_dataset.generate import BACKENDS
+from trace_dataset.constants import GENERATOR_BACKENDS, SEED, SPLITS
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +42,7 @@ def register(subparsers: Any) -> None:
     g.add_argument("--kb", required=True, type=Path, metavar="DIR", help="knowledge base folder")
     g.add_argument("--out", required=True, type=Path, metavar="DIR", help="output data directory")
     g.add_argument("--n", type=int, default=10000, help="number of dialogues (default: 10000)")
-    g.add_argument("--backend", choices=BACKENDS, default="template",
+    g.add_argument("--backend", choices=GENERATOR_BACKENDS, default="template",
                    help="template (offline, deterministic; default) or llm (--llm SPEC writes the turn texts)")
     g.add_argument("--seed", type=int, default=SEED, help=f"corpus seed (default: {SEED})")
     g.add_argument("--workers", type=int, default=None,
@@ -59,7 +58,7 @@ def register(subparsers: Any) -> None:
                    "(default; counted in corpus.json and marked in metadata.backend) or stop with an error")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     try:
-        from trace_dataset.llm.cli import add_llm_argument
+        from trace_llm.cli import add_llm_argument
     except ImportError:  # the LLM layer is optional for the template backend
         g.add_argument("--llm", default="smollm2", metavar="SPEC", help="llm backend: which LLM (default: smollm2)")
     else:
@@ -100,7 +99,7 @@ def _bad_number(args: argparse.Namespace) -> str | None:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from trace_dataset.generate import generate_corpus
+    from trace_dataset.generate.pipeline import generate_corpus
 
     problem = _bad_number(args)
     if problem:
@@ -109,7 +108,7 @@ def run_generate(args: argparse.Namespace) -> int:
     llm: Any = None
     if args.backend == "llm":
         try:
-            from trace_dataset.llm.cli import llm_from_args
+            from trace_llm.cli import llm_from_args
         except ImportError:
             llm = args.llm
         else:

@@ -1,4 +1,4 @@
-"""Stage 3, `llm` backend: an LLM of trace_dataset.llm writes the turn texts of a plan (App. G prompt, JSON turns).
+"""Stage 3, `llm` backend: an LLM of trace_llm writes the turn texts of a plan (App. G prompt, JSON turns).
 
 The plan (stages 1-2) fixes what must happen: actions, roles, the POIs each turn names, the constraints
 the user states, gold and alternatives; the model writes the words. Its JSON is checked against the plan,
@@ -22,6 +22,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from trace_dataset.constants import QUOTE_MATCH_THRESHOLD, RECOMMENDATION_ACTIONS
+from trace_dataset.generate.attempts import Result, dialogue_rng, no_dialogue_error, plan_for, total_attempts
 from trace_dataset.generate.index import _FORBIDDEN, Span
 from trace_dataset.generate.plan import DialoguePlan, PlannedTurn
 from trace_dataset.generate.record import assemble
@@ -345,7 +346,7 @@ class LLMRun:
 
 def _load(llm: Any) -> Any:
     if llm is None or isinstance(llm, str):
-        from trace_dataset.llm import DecodingSettings, load_llm
+        from trace_llm import DecodingSettings, load_llm
 
         return load_llm(llm or "smollm2", DecodingSettings(max_new_tokens=DEFAULT_MAX_NEW_TOKENS))
     if not hasattr(llm, "generate_json"):
@@ -355,7 +356,7 @@ def _load(llm: Any) -> Any:
 
 def _ask(llm: Any, convs: list[list[dict]], repairs: int) -> list[Any]:
     """JSON answers (or the exception in place of one) for a batch of conversations."""
-    from trace_dataset.llm import LLMOutputError
+    from trace_llm import LLMOutputError
 
     if hasattr(llm, "generate_json_batch"):
         return list(llm.generate_json_batch(convs, TURN_SCHEMA, max_repairs=repairs))
@@ -372,14 +373,6 @@ def run_llm(ctx: Any, llm: Any, *, attempts: int = 3, fallback: str = "template"
             json_repairs: int = 1, progress: Any = None) -> LLMRun:
     """Generate every dialogue of `ctx` with the LLM backend (in-process, batched). Each of the `attempts`
     asks the model once, plus up to `json_repairs` JSON-syntax repairs inside the LLM layer."""
-    from trace_dataset.generate.pipeline import (
-        Result,
-        dialogue_rng,
-        no_dialogue_error,
-        plan_for,
-        total_attempts,
-    )
-
     if fallback not in FALLBACKS:
         raise ValueError(f"unknown llm fallback {fallback!r}; expected one of {FALLBACKS}")
     if attempts < 1:

@@ -12,18 +12,17 @@ import hashlib
 import logging
 import multiprocessing as mp
 import os
-import random
 import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import (
     CORPUS_META_FILE,
     DATA_DIRNAME,
+    GENERATOR_BACKENDS,
     KB_DIRNAME,
     KB_META_FILE,
     POIS_FILE,
@@ -33,22 +32,19 @@ from trace_dataset.constants import (
     SPLITS,
     TIERS,
 )
-from trace_dataset.generate import BACKENDS
-from trace_dataset.generate.candidates import plan_dialogue
-from trace_dataset.generate.copyguard import ReviewNgrams
-from trace_dataset.generate.index import CellIndex, build_index
-from trace_dataset.generate.plan import DialoguePlan, PlanError
-from trace_dataset.generate.record import GENERATOR, assemble
-from trace_dataset.generate.scenario import Assignment, assign, dialogue_id
-from trace_dataset.generate.splits import assign_splits
-from trace_dataset.generate.template_backend import render_template
-from trace_dataset.generate.validate import codes, validate_plan, validate_record
+from trace_dataset.generate.attempts import (
+    MAX_ATTEMPTS,
+    Context,
+    Result,
+    build_context,
+    make_dialogue,
+)
+from trace_dataset.generate.record import GENERATOR
 from trace_dataset.io import (
     TraceDataError,
     atomic_open,
     check_output_dir,
     copy_file,
-    dumps,
     read_json,
     sha256_file,
     write_json,
@@ -57,157 +53,8 @@ from trace_dataset.kb.store import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 50
-# when a dialogue cannot be made at its target tier (tiny cells), the next easier tiers are tried in turn
-TIER_FALLBACK: dict[str, tuple[str, ...]] = {
-    "Easy": ("Easy", "Medium"),
-    "Medium": ("Medium", "Easy"),
-    "Hard": ("Hard", "Medium", "Easy"),
-    "Expert": ("Expert", "Hard", "Medium", "Easy"),
-}
 CHUNK = 50
 KB_FILES: tuple[str, ...] = (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, KB_META_FILE)
-
-
-@dataclass
-class Context:
-    """Everything a worker needs; built once in the parent."""
-
-    kb: KnowledgeBase
-    cells: dict[tuple[str, str], CellIndex]
-    ngrams: ReviewNgrams
-    assignments: list[Assignment]
-    splits: list[str]
-    seed: int
-    kb_version: str
-    max_attempts: int = MAX_ATTEMPTS
-
-
-@dataclass
-class Result:
-    index: int
-    split: str
-    line: str  # the dialogue record as one JSON line
-    attempts: int
-    reasons: dict[str, int] = field(default_factory=dict)
-    backend: str = "template"
-    tier: str = ""  # the tier the dialogue got (the target unless every try at it failed)
-    turns: int = 0
-    recommendation_turns: int = 0
-    rejections: int = 0
-
-    @classmethod
-    def of(cls, record: dict[str, Any], attempts: int, reasons: dict[str, int]) -> Result:
-        """The result for a finished record (counts taken here, so the report never re-parses lines)."""
-        turns = record["turns"]
-        return cls(
-            index=int(record["dialogue_id"].rsplit("_", 1)[1]) - 1, split=record["split"], line=dumps(record),
-            attempts=attempts, reasons=dict(reasons), backend=record["metadata"]["backend"],
-            tier=record["scenario"]["difficulty"], turns=len(turns),
-            recommendation_turns=sum(t["action"] in ("recommend", "compare") for t in turns),
-            rejections=sum(t["action"] == "reject_and_refine" for t in turns),
-        )
-
-
-def kb_version_of(kb: KnowledgeBase) -> str:
-    """kb.json's version, or (for a folder without one) a SHA256 over its data files."""
-    if kb.version:
-        return kb.version
-    if kb.root is None:
-        return ""
-    h = hashlib.sha256()
-    for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE):
-        path = Path(kb.root) / name
-        if path.exists():
-            h.update(f"{name}:{sha256_file(path)}\n".encode())
-    return h.hexdigest()
-
-
-def build_context(kb: KnowledgeBase, n: int, seed: int, max_attempts: int = MAX_ATTEMPTS,
-                  workers: int = 1) -> Context:
-    t0 = time.perf_counter()
-    cells, ngrams = build_index(kb, workers=workers)
-    small = sorted(f"{c} x {t} ({cell.size})" for (c, t), cell in cells.items() if cell.size < 32)
-    if small:
-        log.warning("cells with fewer than 32 POIs: pool_16 / pool_32 are capped at the cell size: %s",
-                    ", ".join(small))
-    assignments = assign(n, list(cells), seed)
-    splits = assign_splits([(a.city, a.poi_type) for a in assignments], seed)
-    log.info("indexed the knowledge base in %.1fs (%d 6-gram hashes)", time.perf_counter() - t0, len(ngrams.hashes))
-    return Context(kb, cells, ngrams, assignments, splits, seed, kb_version_of(kb), max_attempts)
-
-
-def dialogue_rng(seed: int, index: int, attempt: int) -> random.Random:
-    return random.Random(f"{seed}:{index}:{attempt}")
-
-
-def tier_for_attempt(ctx: Context, index: int, attempt: int) -> str | None:
-    """The tier attempt number `attempt` aims at: the target for the first max_attempts tries, then the
-    easier tiers of TIER_FALLBACK in turn (a cell too small for the target still yields a dialogue);
-    None when every tier has had its tries."""
-    order = TIER_FALLBACK[ctx.assignments[index].tier]
-    k = attempt // ctx.max_attempts
-    return order[k] if k < len(order) else None
-
-
-def plan_for(ctx: Context, index: int, attempt: int, reasons: Counter) -> tuple[DialoguePlan, random.Random] | None:
-    a = ctx.assignments[index]
-    tier = tier_for_attempt(ctx, index, attempt)
-    if tier is None:
-        return None
-    if tier != a.tier:
-        a = replace(a, tier=tier)
-    rng = dialogue_rng(ctx.seed, index, attempt)
-    try:
-        plan = plan_dialogue(ctx.cells[(a.city, a.poi_type)], a, rng, attempt % ctx.max_attempts)
-    except PlanError as e:
-        reasons[f"plan:{e.reason}"] += 1
-        return None
-    problems = validate_plan(plan, ctx.cells[(a.city, a.poi_type)])
-    if problems:
-        reasons.update(f"plan:{c}" for c in codes(problems))
-        return None
-    return plan, rng
-
-
-def total_attempts(ctx: Context, index: int) -> int:
-    return ctx.max_attempts * len(TIER_FALLBACK[ctx.assignments[index].tier])
-
-
-def no_dialogue_error(ctx: Context, index: int, reasons: Counter) -> TraceDataError:
-    a = ctx.assignments[index]
-    return TraceDataError(
-        f"{dialogue_id(index)} ({a.city} x {a.poi_type}, {a.tier}): no valid dialogue after "
-        f"{total_attempts(ctx, index)} attempts over the tiers {TIER_FALLBACK[a.tier]}; failure reasons "
-        f"{dict(reasons)}. The cell's POIs may be too few or too uniform, or lack quotable reviews.",
-        path=ctx.kb.root)
-
-
-def make_dialogue(ctx: Context, index: int) -> Result:
-    """One dialogue by the template backend, regenerated with a new sub-seed until it validates."""
-    return make_dialogue_with_plan(ctx, index)[0]
-
-
-def make_dialogue_with_plan(ctx: Context, index: int) -> tuple[Result, DialoguePlan]:
-    """make_dialogue, also returning the plan (its constraints) the record was rendered from."""
-    reasons: Counter = Counter()
-    a = ctx.assignments[index]
-    cell = ctx.cells[(a.city, a.poi_type)]
-    for attempt in range(total_attempts(ctx, index)):
-        planned = plan_for(ctx, index, attempt, reasons)
-        if planned is None:
-            continue
-        plan, rng = planned
-        rendered = render_template(plan, cell, ctx.kb, rng)
-        record = assemble(plan, rendered, ctx.kb, split=ctx.splits[index], seed=ctx.seed, backend="template",
-                          model="", kb_version=ctx.kb_version)
-        problems = validate_record(record, ctx.kb, ctx.ngrams)
-        if problems:
-            reasons.update(codes(problems))
-            log.debug("%s attempt %d rejected: %s", dialogue_id(index), attempt, problems[:3])
-            continue
-        return Result.of(record, attempt + 1, reasons), plan
-    raise no_dialogue_error(ctx, index, reasons)
 
 
 _CTX: Context | None = None  # set in the parent right before forking workers
@@ -267,14 +114,14 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
     returns the corpus.json report.
 
     backend "template" is offline and deterministic; "llm" writes turn text with `llm` (a spec for
-    trace_dataset.llm.load_llm such as "smollm2", or a loaded LLM object), validates it, retries up to
+    trace_llm.load_llm such as "smollm2", or a loaded LLM object), validates it, retries up to
     `llm_attempts` times and then falls back to the template text for that dialogue ("template") or fails
     ("error"); fallbacks are counted in the report and marked in each dialogue's metadata.backend.
     """
     from tqdm.auto import tqdm
 
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if backend not in GENERATOR_BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {GENERATOR_BACKENDS}")
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if max_attempts < 1:

@@ -11,7 +11,7 @@ import random
 import re
 from typing import NamedTuple
 
-from trace_dataset.generate import phrases as P
+import trace_dataset.generate.phrases as P
 from trace_dataset.generate.index import CellIndex, PoiProfile, Span
 from trace_dataset.generate.personas import ARCHETYPES
 from trace_dataset.generate.plan import DialoguePlan, PlannedTurn

@@ -25,7 +25,7 @@ DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
 
 
 def register(subparsers: Any) -> None:
-    from trace_dataset.llm import add_llm_argument
+    from trace_llm import add_llm_argument
 
     parser = subparsers.add_parser(
         "core", help="CoRE: 12-factor LLM evaluation with a multi-agent debate, and its meta-evaluation",
@@ -153,7 +153,7 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def _llm_settings(args: argparse.Namespace):
-    from trace_dataset.llm.cli import settings_from_args
+    from trace_llm.cli import settings_from_args
 
     factor = settings_from_args(args)
     return factor, factor.replace(max_new_tokens=args.debate_max_new_tokens)
@@ -161,7 +161,7 @@ def _llm_settings(args: argparse.Namespace):
 
 def _score(args: argparse.Namespace) -> int:
     from trace_dataset.io import check_output_dir
-    from trace_dataset.llm import llm_from_args
+    from trace_llm import llm_from_args
     from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
     from trace_metrics.core.runner import RUN_FILE, collect_logs, run_corpus
     from trace_metrics.core.scoring import check_factors
@@ -279,7 +279,7 @@ def run_for_evaluate(
 ) -> dict[str, Any]:
     """`trace-bench evaluate --core LLM_SPEC`: CoRE with its defaults on the same predictions; per-dialogue
     outputs in `out_dir` (resumable); returns the run's summary, identity and usage."""
-    from trace_dataset.llm import DecodingSettings, load_llm
+    from trace_llm import DecodingSettings, load_llm
     from trace_metrics.core.prompts import load_prompts
     from trace_metrics.core.runner import collect_logs, run_corpus
 

@@ -30,7 +30,7 @@ Args (one entry per conversation log; `trace_metrics.core.conversation.build_log
     histories (list of list of {"role", "text"}): optional context before the interaction (not rated).
     ids (list of str): optional log ids (default "log0", "log1", ...).
     factors (list of str): rate only these factors (default all twelve; the others are None).
-    llm (str or LLM): an LLM spec for `trace_dataset.llm.load_llm` or a loaded LLM. Default "smollm2".
+    llm (str or LLM): an LLM spec for `trace_llm.load_llm` or a loaded LLM. Default "smollm2".
     settings (dict or DecodingSettings): factor decoding (with a spec, default greedy, max_new_tokens 1024,
         seed 42; with a loaded LLM, its own settings).
     debate_settings (dict or DecodingSettings): debate decoding (with a spec, default max_new_tokens 512).
@@ -55,7 +55,7 @@ def _turns(turns) -> tuple[LogTurn, ...]:
 
 
 def _settings(value, default_tokens: int):
-    from trace_dataset.llm import DecodingSettings
+    from trace_llm import DecodingSettings
 
     if value is None:
         return DecodingSettings(max_new_tokens=default_tokens)
@@ -101,7 +101,7 @@ class Core(base.TraceMetric):
         prompts_dir=None,
         return_records=False,
     ) -> dict:
-        from trace_dataset.llm import load_llm
+        from trace_llm import load_llm
 
         n = len(interactions)
         for name, value in (("ids", ids), ("histories", histories)):

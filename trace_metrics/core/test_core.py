@@ -50,7 +50,7 @@ def logs():
 
 def test_compute_equals_the_library(metric, logs, tmp_path):
     stub_server = pytest.importorskip("stub_server")
-    from trace_dataset.llm import load_llm
+    from trace_llm import load_llm
 
     with stub_server.StubOpenAI(respond) as server:
         llm = load_llm(server.spec(), cache_path=tmp_path / "cache.sqlite")

@@ -2,7 +2,7 @@
 
 The budget word and compare turns used to be read two ways inside the package (the metrics one way, the
 baselines' dialogue state the other); they are defined here once and `trace_metrics.lib.practical`,
-`recovery`, `selection` and `baselines.state` all call these functions. The grounding turns (below) are a
+`recovery`, `selection` and `baselines.toolkit.state` all call these functions. The grounding turns (below) are a
 switch of the suite and the CLIs. docs/leaderboard.md ("Conventions") gives the reasons.
 
 **The budget word.** A user states a budget with a word of `constants.PRICE_KEYWORDS` (the paper's

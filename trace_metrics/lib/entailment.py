@@ -24,8 +24,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trace_dataset.llm.cache import default_cache_dir  # the one trace-bench cache folder
-from trace_dataset.shell import pip_install_command, script_executable
+from trace_bench.shell import pip_install_command, script_executable
+from trace_llm.cache import default_cache_dir  # the one trace-bench cache folder
 from trace_metrics.lib.sentences import CATEGORIES, categorize, claim_text, split_sentences
 
 if TYPE_CHECKING:

@@ -261,7 +261,7 @@ def decode(stored: Mapping[str, Any]) -> DialogueTable:
         raise ValueError(f"per-dialogue data has format {stored.get('format')!r}; expected {FORMAT!r}")
     if "data" not in stored:
         raise ValueError("per-dialogue data has no 'data' (a leaderboard.json row: read it with "
-                         "baselines.leaderboard.read_leaderboard, which attaches its side file)")
+                         "trace_harness.leaderboard.build.read_leaderboard, which attaches its side file)")
     metrics, n = list(stored["metrics"]), int(stored["n_dialogues"])
     count_dtype = np.dtype(stored["counts_dtype"])
     try:

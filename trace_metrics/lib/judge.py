@@ -1,4 +1,4 @@
-"""LLM-as-Judge (App. J, App. U): five 1-5 Likert ratings of a system response through `trace_dataset.llm`.
+"""LLM-as-Judge (App. J, App. U): five 1-5 Likert ratings of a system response through `trace_llm`.
 
 Scales (App. J): Relevance (does the response address the user's stated need?), Informativeness (is it
 specific and actionable?), Grounding Quality (are its claims supported by the cited reviews?), Natural Flow
@@ -143,7 +143,7 @@ def judge_turns(
     `item_id`, `ok`, `ratings` ({scale: 1-5} or None), `raw` (the judge's JSON, or its last raw text on
     failure), `error` (None or why the item failed), `attempts`. Backend failures (`LLMError` other than
     output errors) propagate: they are a failed run, not a failed item."""
-    from trace_dataset.llm.errors import LLMOutputError
+    from trace_llm.errors import LLMOutputError
 
     conversations = [judge_messages(item) for item in items]
     if not conversations:

@@ -52,7 +52,7 @@ def run_judge(
 ):
     judge_mod = import_optional("judge", "--judge (LLM-as-judge)")
     if isinstance(judge, str):
-        from trace_dataset.llm import load_llm
+        from trace_llm import load_llm
 
         judge = load_llm(judge)
     items = []

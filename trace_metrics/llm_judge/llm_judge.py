@@ -12,7 +12,7 @@ from trace_metrics.lib.judge import DEFAULT_MAX_REPAIRS, aggregate_judgements, j
 _DESCRIPTION = """\
 An LLM judge rates each system response on five 1-5 Likert scales: Relevance, Informativeness, Grounding
 Quality, Natural Flow and Justification. The judge is any model of the project's LLM layer
-(`trace_dataset.llm`: the packaged SmolLM2, a transformers model, or an OpenAI-compatible server). Items the
+(`trace_llm`: the packaged SmolLM2, a transformers model, or an OpenAI-compatible server). Items the
 judge cannot rate, even after the repair retries, are counted in `n_failed`; means are over rated items.
 """
 
@@ -21,7 +21,7 @@ Args:
     predictions (list of str): system responses.
     references (list of list of str): per response, the texts of the reviews it cites ([Rn] = references[i][n-1]).
     contexts (list of str): per response, the dialogue before it ("User: ...\\nSystem: ..."); "" if none.
-    llm (str or LLM): an LLM spec for `trace_dataset.llm.load_llm` ("smollm2", "hf:PATH_OR_ID",
+    llm (str or LLM): an LLM spec for `trace_llm.load_llm` ("smollm2", "hf:PATH_OR_ID",
         "openai:BASE_URL#MODEL") or an already loaded LLM object. Default "smollm2".
     settings (dict or DecodingSettings): decoding settings (default greedy, max_new_tokens 256, seed 42).
     max_repairs (int): repair rounds for invalid JSON (default 2).
@@ -67,7 +67,7 @@ class LLMJudge(base.TraceMetric):
         return_per_item=False,
         return_records=False,
     ) -> dict:
-        from trace_dataset.llm import DecodingSettings, load_llm
+        from trace_llm import DecodingSettings, load_llm
 
         if isinstance(settings, dict):
             settings = DecodingSettings.from_dict(settings)

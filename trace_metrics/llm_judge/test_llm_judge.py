@@ -8,7 +8,7 @@ from pathlib import Path
 import evaluate
 import pytest
 
-from trace_dataset.llm.errors import LLMOutputError
+from trace_llm.errors import LLMOutputError
 from trace_metrics._testing import run_card_examples
 from trace_metrics.lib.judge import JUDGE_IDS, aggregate_judgements, judge_turns
 
@@ -67,7 +67,7 @@ def test_item_ids_must_match(metric):
 
 @pytest.mark.slow
 def test_card_examples_run_on_smollm2():
-    llm_package = pytest.importorskip("trace_dataset.llm")
+    llm_package = pytest.importorskip("trace_llm")
     if not hasattr(llm_package, "load_llm"):
-        pytest.skip("trace_dataset.llm.load_llm is not available yet")
+        pytest.skip("trace_llm.load_llm is not available yet")
     assert run_card_examples(HERE / "README.md") >= 4

@@ -1,0 +1,187 @@
+"""`trace-bench collab-rec run`: one strategy over Collab-REC's own benchmark, into an output folder.
+
+    OUT/run.json             what ran: strategy, moderator config, data files' SHA-256, LLM, prompt files' SHA-256
+    OUT/queries/<id>.json    one file per finished query: its systems (final offers) and every round's offers
+    OUT/offers.jsonl         one line per query: each system's final offer
+    OUT/metrics.json         the paper's metrics per system, agent behaviour per round, early stopping, LLM usage
+
+Resumable: a rerun with the same settings skips the queries whose file exists, and the LLM response cache
+answers every request made before; a rerun with other settings refuses to mix (use `overwrite`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from baselines.collab_rec.agents import AgentCaller, Task, load_settings, prompt_files
+from baselines.collab_rec.catalogue import CityKB, Query, city_matcher, load_city_kb, load_queries
+from baselines.collab_rec.moderator import ModeratorConfig
+from baselines.collab_rec.negotiation import (
+    LLM_STRATEGIES,
+    STRATEGIES,
+    run_mami,
+    run_randrec,
+    run_sasi,
+    run_toppop,
+)
+from trace_dataset.constants import SEED
+from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_jsonl
+from trace_harness.collab_rec.metrics import compute_metrics
+
+log = logging.getLogger(__name__)
+
+RUN_FILE, METRICS_FILE, OFFERS_FILE, QUERIES_DIR = "run.json", "metrics.json", "offers.jsonl", "queries"
+POPULARITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+IDENTITY_KEYS = ("strategy", "config", "kb", "queries", "llm", "prompt_files", "seed")
+
+
+def city_tasks(kb: CityKB, queries: Sequence[Query], config: ModeratorConfig) -> list[Task]:
+    """Collab-REC tasks over the city catalogue (filters checked by `catalogue.city_matcher`)."""
+    always = config.code("filters_always_match")
+    defaults = load_settings().default_role_filters
+    return [
+        Task(
+            q.id,
+            q.text,
+            q.filters,
+            tuple(kb.names),
+            city_matcher(kb, q.filters, always),
+            default_role_filters=defaults,
+        )
+        for q in queries
+    ]
+
+
+def toppop_ranking(kb: CityKB) -> list[str]:
+    """Most popular first: the KB's popularity label (High, Medium, Low), then more points of interest, then name.
+
+    The authors rank by a `weighted_pop_score` file that was not released; the label is their own
+    visitor-count categorisation and the POI count its stated correlate (App. D.2.2).
+    """
+    return sorted(
+        kb.names,
+        key=lambda c: (POPULARITY_ORDER.get(kb.cities[c].popularity.lower(), 3), -kb.cities[c].n_pois, c),
+    )
+
+
+def _safe_name(query_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id) + ".json"
+
+
+def run_benchmark(
+    strategy: str,
+    kb_path: str | os.PathLike,
+    queries_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    llm: Any = None,
+    config: ModeratorConfig | None = None,
+    limit: int | None = None,
+    batch_queries: int = 16,
+    overwrite: bool = False,
+    seed: int = SEED,
+    max_repairs: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run `strategy` on the queries, write OUT (module docstring) and return metrics.json's content."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    if strategy in LLM_STRATEGIES and llm is None:
+        raise ValueError(f"strategy {strategy!r} needs an LLM (--llm SPEC)")
+    if batch_queries < 1:
+        raise ValueError(f"batch_queries must be >= 1, got {batch_queries}")
+    config = config or ModeratorConfig()
+    kb, queries = load_city_kb(kb_path), load_queries(queries_path)
+    if limit is not None:
+        queries = queries[:limit]
+    out = Path(out_dir)
+    uses_llm = strategy in LLM_STRATEGIES
+    identity = {
+        "strategy": strategy, "config": config.to_dict(), "seed": seed,
+        "kb": {"path": str(kb_path), "sha256": kb.sha256}, "queries": {"path": str(queries_path),
+                                                                        "sha256": sha256_file(queries_path)},
+        "llm": _llm_identity(llm) if uses_llm else None, "prompt_files": prompt_files() if uses_llm else None,
+    }  # fmt: skip
+    _prepare(out, identity, overwrite)
+    qdir = out / QUERIES_DIR
+    tasks = city_tasks(kb, queries, config)
+    todo = [t for t in tasks if not (qdir / _safe_name(t.id)).exists()]
+    if len(todo) < len(tasks):
+        log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
+    caller = AgentCaller(llm, config, max_repairs) if uses_llm else None
+    bar = _progress(len(tasks), len(tasks) - len(todo), strategy, progress)
+    for start in range(0, len(todo), batch_queries):
+        chunk = todo[start : start + batch_queries]
+        if strategy == "randrec":
+            results = run_randrec(chunk, config.k, seed)
+        elif strategy == "toppop":
+            results = run_toppop(chunk, toppop_ranking(kb), config.k)
+        elif strategy == "sasi":
+            results = run_sasi(chunk, caller)
+        else:
+            results = run_mami(chunk, caller.propose, config, strategy)
+        for task, result in zip(chunk, results, strict=True):
+            write_json(
+                qdir / _safe_name(task.id),
+                {"query": {"id": task.id, "text": task.text, "filters": task.filters}, **result.to_dict()},
+            )
+        bar.update(len(chunk))
+    bar.close()
+    records = [read_json(qdir / _safe_name(t.id)) for t in tasks]
+    metrics = compute_metrics(records, kb.names, config)
+    metrics["strategy"] = strategy
+    if uses_llm:
+        metrics["llm"] = {
+            "model": llm.describe(),
+            "usage_this_process": llm.usage,
+            "prompt_files": identity["prompt_files"],
+            "calls_this_process": caller.calls,
+            "failures_this_process": caller.failures,
+        }
+    write_jsonl(
+        out / OFFERS_FILE,
+        [
+            {"query_id": r["query_id"], **{name: s["offer"] for name, s in r["systems"].items()}}
+            for r in records
+        ],
+    )
+    write_json(out / METRICS_FILE, metrics)
+    return metrics
+
+
+def _llm_identity(llm: Any) -> dict[str, Any]:
+    """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not)."""
+    return {k: v for k, v in llm.describe().items() if k != "spec"}
+
+
+def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:
+    run_file = out / RUN_FILE
+    if overwrite and out.exists():
+        for name in (RUN_FILE, METRICS_FILE, OFFERS_FILE):
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / QUERIES_DIR, ignore_errors=True)
+    if run_file.exists():
+        old = read_json(run_file)
+        diff = [k for k in IDENTITY_KEYS if old.get(k) != identity.get(k)]
+        if diff:
+            raise TraceDataError(
+                f"this folder holds a run with other settings (differing: {', '.join(diff)}); "
+                "use another --out or rerun with --overwrite",
+                path=out,
+            )
+    elif out.exists() and (out / QUERIES_DIR).exists():
+        raise TraceDataError(
+            f"{QUERIES_DIR}/ exists without {RUN_FILE}; use another --out or --overwrite", path=out
+        )
+    write_json(run_file, identity)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"collab-rec {desc}", unit="query", disable=not enabled)

@@ -1,0 +1,178 @@
+"""The paper's Table 1 (moderator success, early stopping) and Table 3 (Gini (entropy), coverage) laid out
+from run folders of `trace-bench collab-rec run`, with the paper's own numbers (`paper_reference.json`) below.
+
+Rows group runs by model and rejection policy: a SASI run fills the SASI column of every row of its model;
+a MASI run the M_1 column; a MAMI run its M_1 and final columns. RandRec and TopPop go into a footnote line, as
+in the paper.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trace_dataset.io import TraceDataError, read_json
+from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
+
+REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
+SYSTEM_ORDER = ("SASI", "M_1", "M_eq13", "M_early", "M_10", "M_early_div")
+PAPER_SYSTEMS = ("SASI", "M_1", "M_early", "M_10")
+
+
+def _model(run: dict[str, Any]) -> str:
+    llm = run.get("llm") or {}
+    return str(llm.get("model", "")).rstrip("/").rsplit("/", 1)[-1] or "-"
+
+
+def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    out = []
+    for d in dirs:
+        d = Path(d)
+        if not (d / METRICS_FILE).exists():
+            raise TraceDataError(
+                f"no {METRICS_FILE}: not a finished `trace-bench collab-rec run` folder", path=d
+            )
+        out.append((read_json(d / RUN_FILE), read_json(d / METRICS_FILE)))
+    return out
+
+
+def _f(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(model, rejection) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    shared: dict[str, dict[str, Any]] = {}  # model -> SASI metrics
+    for run, metrics in runs:
+        if run["strategy"] in ("randrec", "toppop"):
+            continue
+        model = _model(run)
+        if run["strategy"] == "sasi":
+            shared[model] = metrics["systems"]["SASI"]
+            continue
+        key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M")
+        row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})
+        row["systems"].update(metrics["systems"])
+        row["early"] = metrics.get("early_stopping") or row["early"]
+        row["rounds"] = (metrics.get("rounds") or {}).get("mean_rounds_run", row["rounds"])
+    for model, sasi in shared.items():
+        keys = [k for k in rows if k[0] == model] or [(model, "-")]
+        for key in keys:
+            rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})["systems"]["SASI"] = sasi
+    return rows
+
+
+def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    parts = []
+    for _, metrics in runs:
+        for name, m in metrics["systems"].items():
+            if name in ("RandRec", "TopPop"):
+                parts.append(
+                    f"{name} = {_f(m['moderator_success'])} (Gini {_f(m['gini'], 2)}, entropy "
+                    f"{_f(m['entropy'], 2)}, coverage {100 * m['coverage']:.1f}%)"
+                )
+    return "Non-LLM baselines: " + "; ".join(parts) if parts else ""
+
+
+def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    rows = _rows(runs)
+    if not rows:
+        return "(no SASI, MASI or MAMI run given)" + (
+            f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
+        )
+    systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
+    head = ["Model", "Rej.", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (model, rej), row in sorted(rows.items()):
+        early = row["early"]
+        cells = [
+            model,
+            rej,
+            *(_f(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
+            _f(early.get("success_rate_pct"), 1),
+            _f(early.get("avg_convergence_round"), 2),
+            _f(early.get("ties_pct"), 1),
+            _f(row["rounds"], 2),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    foot = non_llm_line(runs)
+    return "\n".join(lines) + (f"\n\n{foot}" if foot else "")
+
+
+def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    rows = _rows(runs)
+    if not rows:
+        return "(no SASI, MASI or MAMI run given)"
+    systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
+    head = ["Model", "Rej.", *(f"{s} Gini (Ent.)" for s in systems), *(f"{s} Cov. % (avg)" for s in systems)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (model, rej), row in sorted(rows.items()):
+        ms = [row["systems"].get(s) for s in systems]
+        ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
+        cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
+        lines.append("| " + " | ".join([model, rej, *ge, *cov]) + " |")
+    return "\n".join(lines)
+
+
+def reference_tables() -> str:
+    """The paper's Table 1 and Table 3 from paper_reference.json, as Markdown."""
+    ref = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
+    head1 = [
+        "Model",
+        "Rej.",
+        "SASI",
+        "M_1",
+        "M_early",
+        "M_10",
+        "Succ. rate %",
+        "Avg conv. round",
+        "Odds ratio",
+        "Ties %",
+    ]
+    lines = ["| " + " | ".join(head1) + " |", "|" + "---|" * len(head1)]
+    for r in ref["table1"]:
+        lines.append(
+            "| "
+            + " | ".join(
+                str(r[k])
+                for k in (
+                    "model",
+                    "rejection",
+                    "SASI",
+                    "M_1",
+                    "M_early",
+                    "M_10",
+                    "success_rate_pct",
+                    "avg_conv_round",
+                    "odds_ratio",
+                    "ties_pct",
+                )
+            )
+            + " |"
+        )
+    nl = ref["non_llm"]
+    lines += [
+        "",
+        "Non-LLM baselines: "
+        + "; ".join(
+            f"{n} = {v['moderator_success']} (Gini {v['gini']}, entropy {v['entropy']}, coverage {v['coverage_pct']}%)"
+            for n, v in nl.items()
+        ),
+        "",
+    ]
+    head3 = [
+        "Model",
+        "Rej.",
+        *(f"{s} Gini (Ent.)" for s in PAPER_SYSTEMS),
+        *(f"{s} Cov. % (avg)" for s in PAPER_SYSTEMS),
+    ]
+    lines += ["| " + " | ".join(head3) + " |", "|" + "---|" * len(head3)]
+    names = list(PAPER_SYSTEMS)
+    for r in ref["table3"]:
+        ge = [f"{v[0]:.2f} ({v[1]:.2f})" if (v := r["gini_entropy"].get(s)) else "-" for s in names]
+        cov = [f"{v[0]:.1f} ({v[1]:.1f})" if (v := r["coverage_avg"].get(s)) else "-" for s in names]
+        lines.append("| " + " | ".join([r["model"], r["rejection"], *ge, *cov]) + " |")
+    return "\n".join(lines)

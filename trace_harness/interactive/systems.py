@@ -1,0 +1,326 @@
+"""Systems a simulated traveler can talk to, behind one interface: turn rows in, replies out (batched).
+
+- `PipelineSystem`: any registered pipeline, unchanged (`baselines.pipeline(name, kb=...)`), fed the same turn
+  rows `trace_dataset.views.turn_rows` builds from the live conversation.
+- `HTTPSystem`: an external system behind the small HTTP contract of docs/interactive.md (POST the turn row
+  plus the candidates' names as JSON, get a prediction record back).
+- `ChatSystem`: an external system behind an OpenAI-compatible chat endpoint (`openai:BASE_URL#MODEL`,
+  through the LLM layer): the conversation goes out as chat messages, the ranking is read from the reply
+  (pool POIs in order of first mention by name).
+
+An external reply that times out, is not a well-formed answer ("garbage"), or ranks POIs outside the turn's
+candidate pool loses that turn: it is logged with an empty ranking, an empty response and the reason in the
+prediction's meta, counted in `lost`, and the conversation goes on. The same check applies to pipelines.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from baselines.base import RankingPipeline, TracePipeline
+from baselines.toolkit.state import phrase_pattern
+from trace_dataset.constants import SYSTEM_ACTIONS
+from trace_dataset.io import sha256_text
+from trace_dataset.kb.store import KnowledgeBase
+from trace_metrics.lib.predictions import normalize_citations
+
+log = logging.getLogger(__name__)
+
+HTTP_PROTOCOL = "trace-bench-interactive/1"
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_CONCURRENCY = 8
+LOST_REASONS: tuple[str, ...] = ("timeout", "error", "garbage", "out_of_pool")
+CHAT_PROMPT_FILE = "chat_system_v1.txt"
+
+
+@dataclass
+class SystemReply:
+    """One system turn as the loop records it."""
+
+    action: str
+    ranked_poi_ids: list[str]
+    response: str
+    citations: dict[str, str]
+    meta: dict[str, Any] = field(default_factory=dict)
+    scores: Mapping[str, Any] | None = None  # the system's scores, when known (tie groups of the turn metrics)
+    lost: str | None = None  # why the turn was lost (LOST_REASONS), None when it counts
+
+    @classmethod
+    def lost_turn(cls, action: str, reason: str, detail: str) -> SystemReply:
+        if reason not in LOST_REASONS:
+            raise ValueError(f"unknown lost-turn reason {reason!r}; expected one of {LOST_REASONS}")
+        return cls(action, [], "", {}, {"lost": reason, "detail": detail[:300]}, None, reason)
+
+
+def check_reply(row: Mapping[str, Any], reply: SystemReply) -> SystemReply:
+    """The reply, or a lost turn when it ranks POIs outside the row's candidates (or ranks one twice)."""
+    ranked = reply.ranked_poi_ids
+    pool = set(row["candidate_poi_ids"])
+    outside = [p for p in ranked if p not in pool]
+    if outside:
+        return SystemReply.lost_turn(reply.action, "out_of_pool", f"ranked {len(outside)} POI(s) outside the pool: {outside[:3]}")
+    if len(set(ranked)) != len(ranked):
+        return SystemReply.lost_turn(reply.action, "garbage", "ranked_poi_ids lists a POI more than once")
+    return reply
+
+
+class System:
+    """Interface: `respond(rows) -> replies` (one per row, in order) and `describe()`."""
+
+    name: str = ""
+    # False for a system that carries state across dialogues: the loop then runs its dialogues one at a time,
+    # in corpus order, instead of in lockstep (a registered pipeline says so itself; see PipelineSystem).
+    session_isolated: bool = True
+
+    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name}
+
+    def close(self) -> None:
+        return None
+
+
+class PipelineSystem(System):
+    """A registered pipeline, called through its contract (`pipe(rows)`).
+
+    With `tie_scores`, the scores a RankingPipeline's `rank` computes are recorded as they are computed (an
+    instance-level tap on `score`: nothing is recomputed, the class is untouched) and give the tie groups of
+    the turn metrics; other pipelines' rankings are taken as strict orders.
+    """
+
+    def __init__(self, pipe: TracePipeline, tie_scores: bool = True):
+        self.pipe = pipe
+        self.name = pipe.name
+        self.session_isolated = bool(pipe.session_isolated)
+        self._scores: dict[tuple[str, int], Mapping[str, Any]] = {}
+        if tie_scores and isinstance(pipe, RankingPipeline):
+            score = pipe.score
+
+            def tap(inp: Mapping[str, Any]) -> Mapping[str, Any]:
+                out = score(inp)
+                self._scores[(inp["dialogue_id"], inp["turn_id"])] = out
+                return out
+
+            pipe.score = tap  # type: ignore[method-assign]
+
+    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
+        self._scores.clear()
+        preds = list(self.pipe(rows))
+        out = []
+        for row, p in zip(rows, preds, strict=True):
+            scores = self._scores.get((p["dialogue_id"], p["turn_id"]))
+            reply = SystemReply(row["action"], list(p["ranked_poi_ids"]), p["response"], dict(p["citations"]),
+                                dict(p.get("meta") or {}), scores)
+            out.append(check_reply(row, reply))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name, "kind": "pipeline", **self.pipe.describe()}
+
+
+def candidate_cards(kb: KnowledgeBase, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """What an external system is told about each candidate (no review text)."""
+    out = []
+    for pid in ids:
+        p = kb.pois[pid]
+        out.append({"business_id": pid, "name": p.name, "address": p.address, "categories": list(p.categories),
+                    "stars": p.stars, "price": p.price, "latitude": p.latitude, "longitude": p.longitude})
+    return out
+
+
+def http_request(row: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any]:
+    """The JSON body POSTed for one system turn (docs/interactive.md, "The HTTP contract")."""
+    return {
+        "protocol": HTTP_PROTOCOL,
+        "dialogue_id": row["dialogue_id"],
+        "turn_id": int(row["turn_id"]),
+        "action": row["action"],
+        "scenario": {k: row["scenario"][k] for k in ("city", "poi_type")},
+        "pool": row.get("pool", "closed"),
+        "history": [dict(t) for t in row["history"]],
+        "candidate_poi_ids": list(row["candidate_poi_ids"]),
+        "rejected_poi_ids": list(row["rejected_poi_ids"]),
+        "candidates": candidate_cards(kb, row["candidate_poi_ids"]),
+    }
+
+
+def parse_http_reply(row: Mapping[str, Any], payload: Any) -> SystemReply:
+    """A reply body -> SystemReply, or a lost turn ("garbage") naming what was wrong."""
+    action = row["action"]
+    if not isinstance(payload, dict):
+        return SystemReply.lost_turn(action, "garbage", f"reply is {type(payload).__name__}, expected a JSON object")
+    ranked = payload.get("ranked_poi_ids")
+    if not isinstance(ranked, list) or not all(isinstance(p, str) and p for p in ranked):
+        return SystemReply.lost_turn(action, "garbage", "ranked_poi_ids is not a list of non-empty strings")
+    response = payload.get("response")
+    if not isinstance(response, str):
+        return SystemReply.lost_turn(action, "garbage", "response is not a string")
+    try:
+        citations = normalize_citations(payload.get("citations", {}))
+    except ValueError as e:
+        return SystemReply.lost_turn(action, "garbage", f"citations: {e}")
+    own = payload.get("action", action)
+    if own not in SYSTEM_ACTIONS:
+        return SystemReply.lost_turn(action, "garbage", f"action {own!r} is not one of {SYSTEM_ACTIONS}")
+    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action}))
+
+
+class HTTPSystem(System):
+    """An external system behind the HTTP contract (one POST per system turn, `concurrency` in flight)."""
+
+    def __init__(self, url: str, kb: KnowledgeBase, timeout: float = DEFAULT_TIMEOUT_S,
+                 concurrency: int = DEFAULT_CONCURRENCY):
+        import httpx
+
+        if timeout <= 0 or concurrency < 1:
+            raise ValueError(f"need timeout > 0 and concurrency >= 1, got {timeout}, {concurrency}")
+        self.url, self.kb, self.timeout, self.concurrency = url, kb, timeout, concurrency
+        self.name = url
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False)
+
+    def _one(self, row: Mapping[str, Any]) -> SystemReply:
+        import httpx
+
+        action = row["action"]
+        try:
+            r = self._client.post(self.url, json=http_request(row, self.kb))
+        except httpx.TimeoutException as e:
+            return SystemReply.lost_turn(action, "timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})")
+        except httpx.HTTPError as e:
+            return SystemReply.lost_turn(action, "error", f"{type(e).__name__}: {e}")
+        if r.status_code != 200:
+            return SystemReply.lost_turn(action, "error", f"HTTP {r.status_code}: {r.text[:200]}")
+        try:
+            payload = r.json()
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+            return SystemReply.lost_turn(action, "garbage", f"reply is not JSON: {r.text[:200]!r}")
+        return parse_http_reply(row, payload)
+
+    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
+        if len(rows) <= 1 or self.concurrency == 1:
+            return [self._one(r) for r in rows]
+        with ThreadPoolExecutor(min(self.concurrency, len(rows))) as pool:
+            return list(pool.map(self._one, rows))
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.url, "kind": "http", "protocol": HTTP_PROTOCOL, "timeout_s": self.timeout,
+                "concurrency": self.concurrency}
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def load_chat_prompt() -> tuple[str, str]:
+    text = resources.files("trace_harness.interactive").joinpath("prompts", CHAT_PROMPT_FILE).read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#")).strip()
+    return body, sha256_text(text)
+
+
+ACTION_INSTRUCTIONS: dict[str, str] = {
+    "ask_preference": "Ask the traveler one short question about what they want.",
+    "recommend": "Recommend the one place from the list that fits best, by its exact name, and say why.",
+    "compare": "Compare the two best places from the list, by their exact names.",
+    "farewell": "Say goodbye briefly.",
+}
+
+
+def mentioned(text: str, names: Mapping[str, str]) -> list[str]:
+    """Ids whose name the text mentions (whole phrase, case-insensitive), in order of first mention."""
+    hits = []
+    for pid, name in names.items():
+        if name and name.lower() in text.lower():
+            m = phrase_pattern(name).search(text)
+            if m:
+                hits.append((m.start(), pid))
+    return [pid for _, pid in sorted(hits)]
+
+
+class ChatSystem(System):
+    """An external system behind an OpenAI-compatible chat endpoint (an LLM spec `openai:BASE_URL#MODEL`)."""
+
+    def __init__(self, llm: Any, kb: KnowledgeBase):
+        self.llm, self.kb = llm, kb
+        self.name = getattr(llm, "spec", "chat")
+        self.prompt, self.prompt_sha256 = load_chat_prompt()
+
+    def messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
+        s = row["scenario"]
+        lines = [f"- {c['name']} ({', '.join(c['categories'][:3])}; {c['stars']:g} stars"
+                 f"{'; ' + '$' * c['price'] if c['price'] else ''})" for c in candidate_cards(self.kb, row["candidate_poi_ids"])]
+        system = self.prompt.format(poi_type=s["poi_type"], city=s["city"], candidates="\n".join(lines),
+                                    instruction=ACTION_INSTRUCTIONS[row["action"]])
+        msgs = [{"role": "system", "content": system}]
+        for t in row["history"]:
+            msgs.append({"role": "user" if t["role"] == "user" else "assistant", "content": t["text"] or "..."})
+        return msgs
+
+    def _reply(self, row: Mapping[str, Any], text: str | None, error: str | None) -> SystemReply:
+        action = row["action"]
+        if text is None:
+            reason = "timeout" if error and "timed out" in error.lower() else "error"
+            return SystemReply.lost_turn(action, reason, error or "no answer")
+        if not text.strip():
+            return SystemReply.lost_turn(action, "garbage", "empty reply")
+        pool = list(row["candidate_poi_ids"])
+        cell = [p.business_id for p in self.kb.pois_in(row["scenario"]["city"], row["scenario"]["poi_type"])]
+        named = mentioned(text, {pid: self.kb.pois[pid].name for pid in dict.fromkeys(pool + cell)})
+        ranked = [p for p in named if p in set(pool)]
+        reply = SystemReply(action, ranked if action != "farewell" else [], text.strip(), {}, {})
+        outside = [p for p in named if p not in set(pool)]
+        if outside:
+            return SystemReply.lost_turn(action, "out_of_pool", f"named {len(outside)} POI(s) outside the pool: {outside[:3]}")
+        return reply
+
+    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
+        from trace_llm.errors import LLMError
+
+        convs = [self.messages(r) for r in rows]
+        try:
+            texts: list[str | None] = list(self.llm.generate_batch(convs))
+            errors: list[str | None] = [None] * len(rows)
+        except LLMError:
+            texts, errors = [], []
+            for conv in convs:
+                try:
+                    texts.append(self.llm.generate_batch([conv])[0])
+                    errors.append(None)
+                except LLMError as e:
+                    texts.append(None)
+                    errors.append(str(e))
+        return [self._reply(r, t, e) for r, t, e in zip(rows, texts, errors, strict=True)]
+
+    def describe(self) -> dict[str, Any]:
+        return {"system": self.name, "kind": "openai_chat", "llm": self.llm.describe(),
+                "prompt": {"file": f"trace_harness/interactive/prompts/{CHAT_PROMPT_FILE}", "sha256": self.prompt_sha256}}
+
+    def close(self) -> None:
+        self.llm.close()
+
+
+def load_system(spec: str, kb: KnowledgeBase, *, params: Mapping[str, Any] | None = None,
+                timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY,
+                llm_options: Mapping[str, Any] | None = None, tie_scores: bool = True) -> System:
+    """NAME (a registered pipeline), http(s)://... (the HTTP contract) or openai:BASE_URL#MODEL (chat)."""
+    params = dict(params or {})
+    if spec.startswith(("http://", "https://")):
+        if params:
+            raise ValueError(f"--param does not apply to an HTTP system; got {sorted(params)}")
+        return HTTPSystem(spec, kb, timeout=timeout, concurrency=concurrency)
+    if spec.startswith("openai:"):
+        from trace_llm import load_llm
+
+        if params:
+            raise ValueError(f"--param does not apply to a chat system; got {sorted(params)}")
+        opts = {"timeout": timeout, "concurrency": concurrency, **dict(llm_options or {})}
+        return ChatSystem(load_llm(spec, **opts), kb)
+    from baselines import pipeline
+
+    return PipelineSystem(pipeline(spec, kb=kb, **params), tie_scores=tie_scores)

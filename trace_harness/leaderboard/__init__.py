@@ -1,0 +1,2 @@
+"""The leaderboard: the paper's tables built from runs (`build`), the interactive view (`interactive`) and the
+`trace-bench leaderboard` command (`cli`)."""

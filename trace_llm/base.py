@@ -1,0 +1,282 @@
+"""The shared client: chat messages in, text (or schema-checked JSON) out, through the response cache.
+
+Backends implement one hook, `_complete(conversations, settings, on_done)`, which answers a list of
+conversations and calls `on_done(i, completion)` as each answer is ready. Everything else lives here once:
+message checks, cache look-up and write-back (per answer, so an interrupted run resumes), de-duplication inside a
+batch, usage accounting, JSON parsing, validation and repair retries.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from tqdm.auto import tqdm
+
+from trace_llm.cache import Completion, ResponseCache, cache_key, default_cache_path
+from trace_llm.errors import LLMConfigError, LLMError, LLMOutputError
+from trace_llm.jsonout import (
+    JSONOutputInvalid,
+    check_schema,
+    parse_json_output,
+    repair_instruction,
+    schema_instruction,
+)
+from trace_llm.settings import DecodingSettings
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, str]
+ROLES = ("system", "user", "assistant")
+USAGE_KEYS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "json_repairs", "json_failures")
+DEFAULT_MAX_REPAIRS = 2
+
+CachePath = str | os.PathLike[str] | ResponseCache | None | bool
+
+
+def open_cache(cache_path: CachePath) -> ResponseCache | None:
+    """None or True: the default cache file; False: no cache; a path or a ResponseCache: that one."""
+    if cache_path is False:
+        return None
+    if cache_path is None or cache_path is True:
+        return ResponseCache(default_cache_path())
+    if isinstance(cache_path, ResponseCache):
+        return cache_path
+    return ResponseCache(cache_path)
+
+
+def check_messages(messages: Any, where: str = "messages") -> list[Message]:
+    """A clean copy of one conversation, or LLMConfigError naming the bad message and field."""
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise LLMConfigError(f"{where}: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}")
+    clean: list[Message] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise LLMConfigError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {type(message).__name__}")
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES:
+            raise LLMConfigError(f"{where}[{i}].role: {role!r}; expected one of {ROLES}")
+        if not isinstance(content, str):
+            raise LLMConfigError(f"{where}[{i}].content: expected a string, got {type(content).__name__}")
+        clean.append({"role": role, "content": content})
+    return clean
+
+
+def with_instruction(messages: list[Message], instruction: str) -> list[Message]:
+    """Append an instruction to the last user message (or add a user message after an assistant one)."""
+    if messages[-1]["role"] == "user":
+        last = messages[-1]
+        return [*messages[:-1], {"role": "user", "content": f"{last['content']}\n\n{instruction}"}]
+    return [*messages, {"role": "user", "content": instruction}]
+
+
+class LLM(ABC):
+    """One model behind one interface. Build it with `load_llm(spec)`; record `describe()` with results."""
+
+    backend: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        settings: DecodingSettings | None = None,
+        cache_path: CachePath = None,
+        spec: str | None = None,
+    ):
+        if settings is not None and not isinstance(settings, DecodingSettings):
+            raise LLMConfigError(f"settings: expected DecodingSettings, got {type(settings).__name__}")
+        self.model = model
+        self.settings = settings or DecodingSettings()
+        self.spec = spec or f"{self.backend}:{model}"
+        self.cache = open_cache(cache_path)
+        self._owns_cache = not isinstance(cache_path, ResponseCache)
+        self._usage = dict.fromkeys(USAGE_KEYS, 0)
+        self._usage_lock = threading.Lock()
+
+    # ---- the one hook backends implement -------------------------------------------------------------
+    @abstractmethod
+    def _complete(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+    ) -> None:
+        """Answer every conversation; call on_done(index, completion) as each answer is ready."""
+
+    def _describe_extra(self) -> dict[str, Any]:
+        return {}
+
+    def _close_backend(self) -> None:
+        return None
+
+    @property
+    def cache_model(self) -> str:
+        """What names the weights in the cache key (a backend may make it more specific than `model`)."""
+        return self.model
+
+    # ---- public API --------------------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """{"backend", "model", "spec", "settings", ...}: store it beside every result."""
+        return {
+            "backend": self.backend,
+            "model": self.model,
+            "spec": self.spec,
+            "settings": self.settings.to_dict(),
+            **self._describe_extra(),
+        }
+
+    @property
+    def usage(self) -> dict[str, int]:
+        """Requests sent, answers served from the cache, tokens spent, JSON repairs and failures, this run."""
+        with self._usage_lock:
+            return dict(self._usage)
+
+    def reset_usage(self) -> None:
+        with self._usage_lock:
+            self._usage = dict.fromkeys(USAGE_KEYS, 0)
+
+    def _count(self, **amounts: int) -> None:
+        with self._usage_lock:
+            for key, amount in amounts.items():
+                self._usage[key] += amount
+
+    def _resolve_settings(self, settings: DecodingSettings | dict | None) -> DecodingSettings:
+        if settings is None:
+            return self.settings
+        if isinstance(settings, dict):
+            return DecodingSettings.from_dict(settings)
+        if isinstance(settings, DecodingSettings):
+            return settings
+        raise LLMConfigError(f"settings: expected DecodingSettings, a dict or None, got {type(settings).__name__}")
+
+    def complete_batch(
+        self, conversations: Sequence[list[Message]], settings: DecodingSettings | dict | None = None
+    ) -> list[Completion]:
+        """Like generate_batch, with token counts and finish reasons."""
+        settings = self._resolve_settings(settings)
+        convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
+        settings_dict = settings.to_dict()
+        keys = [cache_key(self.backend, self.cache_model, settings_dict, c) for c in convs]
+        results: dict[str, Completion] = self.cache.get_many(keys) if self.cache is not None else {}
+        todo: list[str] = [k for k in dict.fromkeys(keys) if k not in results]
+        first = {}
+        for key, conv in zip(keys, convs, strict=True):
+            first.setdefault(key, conv)
+        self._count(cache_hits=len(keys) - len(todo))
+        if not todo:
+            return [results[k] for k in keys]
+        log.debug("%s %s: %d requests (%d answered from cache)", self.backend, self.model, len(todo), len(keys) - len(todo))
+        bar = tqdm(total=len(todo), desc=f"{self.backend} {self.model}"[:60], unit="req", disable=len(todo) < 8 or None)
+
+        def on_done(index: int, completion: Completion) -> None:
+            key = todo[index]
+            results[key] = completion
+            if self.cache is not None:
+                self.cache.put(key, self.backend, self.cache_model, settings_dict, completion)
+            self._count(
+                requests=1, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens
+            )
+            bar.update(1)
+
+        try:
+            self._complete([first[k] for k in todo], settings, on_done)
+        finally:
+            bar.close()
+        missing = [i for i, k in enumerate(todo) if k not in results]
+        if missing:
+            raise LLMError(f"{self.backend} {self.model}: no answer for {len(missing)} of {len(todo)} requests")
+        return [results[k] for k in keys]
+
+    def generate_batch(
+        self, conversations: Sequence[list[Message]], settings: DecodingSettings | dict | None = None
+    ) -> list[str]:
+        """One text answer per conversation, in order."""
+        return [c.text for c in self.complete_batch(conversations, settings)]
+
+    def generate(self, messages: list[Message], settings: DecodingSettings | dict | None = None) -> str:
+        return self.generate_batch([messages], settings)[0]
+
+    def generate_json_batch(
+        self,
+        conversations: Sequence[list[Message]],
+        schema: dict[str, Any] | bool,
+        settings: DecodingSettings | dict | None = None,
+        max_repairs: int = DEFAULT_MAX_REPAIRS,
+    ) -> list[Any]:
+        """One schema-valid JSON value per conversation, or an LLMOutputError in its place.
+
+        The schema is appended to the last user message. An invalid reply is sent back with what was wrong
+        (up to `max_repairs` times per conversation, batched across conversations).
+        """
+        check_schema(schema)
+        if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or max_repairs < 0:
+            raise LLMConfigError(f"max_repairs={max_repairs!r}: expected a non-negative integer")
+        convs = [
+            with_instruction(check_messages(c, f"conversations[{i}]"), schema_instruction(schema))
+            for i, c in enumerate(conversations)
+        ]
+        results: list[Any] = [None] * len(convs)
+        pending = list(range(len(convs)))
+        for attempt in range(max_repairs + 1):
+            outputs = self.complete_batch([convs[i] for i in pending], settings)
+            still: list[int] = []
+            for i, out in zip(pending, outputs, strict=True):
+                try:
+                    results[i] = parse_json_output(out.text, schema)
+                except JSONOutputInvalid as e:
+                    error = str(e)
+                    if out.finish_reason == "length":
+                        error += " (the reply hit max_new_tokens and may be cut off)"
+                    if attempt == max_repairs:
+                        results[i] = LLMOutputError(
+                            f"{self.backend} {self.model}: no valid JSON after {attempt + 1} attempt(s): {error}; "
+                            f"last output: {out.text[:300]!r}",
+                            raw=out.text,
+                            error=error,
+                            attempts=attempt + 1,
+                        )
+                    else:
+                        convs[i] = [
+                            *convs[i],
+                            {"role": "assistant", "content": out.text},
+                            {"role": "user", "content": repair_instruction(error, schema)},
+                        ]
+                        still.append(i)
+            if attempt == max_repairs:
+                self._count(json_failures=sum(isinstance(r, LLMOutputError) for r in results))
+            self._count(json_repairs=len(still))
+            pending = still
+            if not pending:
+                break
+        return results
+
+    def generate_json(
+        self,
+        messages: list[Message],
+        schema: dict[str, Any] | bool,
+        settings: DecodingSettings | dict | None = None,
+        max_repairs: int = DEFAULT_MAX_REPAIRS,
+    ) -> Any:
+        """A schema-valid JSON value; raises LLMOutputError (with the last raw output) when repairs run out."""
+        result = self.generate_json_batch([messages], schema, settings, max_repairs)[0]
+        if isinstance(result, LLMOutputError):
+            raise result
+        return result
+
+    def close(self) -> None:
+        """Free the model (hf) and close the cache file."""
+        self._close_backend()
+        if self.cache is not None and self._owns_cache:
+            self.cache.close()
+
+    def __enter__(self) -> LLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(spec={self.spec!r}, settings={self.settings})"

