@@ -1,4 +1,6 @@
-"""Shared fixtures: where the real-data samples live (read in place, never copied into the repo)."""
+"""Shared fixtures: where the real-data samples live (read in place, never copied into the repo), the packaged
+SmolLM2 behind one real `transformers serve` process. The small worlds several test folders share are fixtures of
+`tests.support.worlds`; builders and test doubles live in `tests.support` too."""
 
 from __future__ import annotations
 
@@ -6,6 +8,9 @@ import os
 from pathlib import Path
 
 import pytest
+
+# the small worlds several packages' tests share (one definition each): tests/support/worlds.py
+pytest_plugins = ["tests.support.worlds"]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TRACE_SHARED_DIR", REPO.parent / "shared"))

@@ -4,7 +4,7 @@
 
 `hits_a` counts the aspect's keywords in the user turns so far; `s_a(p)` is the mean aspect sentiment
 of p's reviews. The paper names the formula, not the lexicon or the sentiment rule; ours (documented in
-docs/baselines_g2.md and tested in tests/baselines_g2/test_g2_aspect.py):
+docs/baselines_g2.md and tested in tests/baselines/non_llm/test_aspect.py):
 
 - Tokens: `baselines.toolkit.text.tokenize` (the shared tokeniser, stop words kept so "not" is seen). Keywords
   are words or phrases over those tokens ("front desk", "walking distance"), matched longest first,

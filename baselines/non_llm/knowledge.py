@@ -1,7 +1,7 @@
 """Knowledge-Enhanced baseline: attribute-constraint matching over the canonical POI attributes.
 
 The paper names the idea ("attribute matching", Table 8 retrieval type KB = structured attributes) and
-nothing more; our reading (docs/baselines_g2.md, tests/baselines_g2/test_g2_knowledge.py); the parser and the checks
+nothing more; our reading (docs/baselines_g2.md, tests/baselines/non_llm/test_knowledge.py); the parser and the checks
 are the shared toolkit's (`baselines.toolkit.constraints`):
 
 1. Parse constraints from the user turns so far (`parse_constraints`): price ceiling or floor, minimum

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from baseline_helpers import SMALL_POIS, SMALL_REVIEWS, write_kb
 
+from tests.support.baselines import SMALL_POIS, SMALL_REVIEWS, write_kb
 from trace_dataset.constants import KB_DIRNAME
 from trace_dataset.kb.store import KnowledgeBase
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from docs_blocks import marked_blocks, run_python
+
+from tests.support.docs_blocks import marked_blocks, run_python
 
 
 def test_marked_blocks_only_in_order(tmp_path):

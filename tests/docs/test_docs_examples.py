@@ -6,7 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from docs_blocks import DATA_ENV, Block, marked_blocks, run_python, run_shell, shell_env, venv_bin
+
+from tests.support.docs_blocks import (
+    DATA_ENV,
+    Block,
+    marked_blocks,
+    run_python,
+    run_shell,
+    shell_env,
+    venv_bin,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

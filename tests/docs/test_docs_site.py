@@ -3,6 +3,7 @@ its nav, and the README front page keeps what the Hugging Face Space and the sit
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -11,8 +12,18 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-from mkdocs_hooks import card_pages, raise_headings, readme_as_home  # noqa: E402
+
+
+def _load_hooks():
+    """scripts/mkdocs_hooks.py, the file mkdocs.yml names (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("mkdocs_hooks", REPO / "scripts" / "mkdocs_hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_hooks = _load_hooks()
+card_pages, raise_headings, readme_as_home = _hooks.card_pages, _hooks.raise_headings, _hooks.readme_as_home
 
 
 def _nav_files(nav) -> list[str]:

@@ -5,7 +5,7 @@ Placeholders: {name} POI name, {city}, {type}, {L} landmark, {cat} category, {wo
 {price} dollar signs, {stars}, {n} review count, {what} the human name of an aspect, {a_what} the same with its
 indefinite article ("an elegant"), {context}. A template never writes an article before a placeholder itself
 ("a {what}" would give "a elegant"), and no name ends with the word a template puts after it
-(tests/generate/test_generate_language.py checks both, and scans generated dialogues for a/an and doubled words).
+(tests/trace_dataset/generate/test_generate_language.py checks both, and scans generated dialogues for a/an and doubled words).
 Price words (constants.PRICE_KEYWORDS) appear only where the user states a price constraint ({word}).
 """
 

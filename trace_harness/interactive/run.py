@@ -4,7 +4,7 @@ Dialogues run in chunks of `batch_dialogues`, in lockstep inside a chunk (turn t
 the chunk in one system call, so a dense model encodes the chunk's queries in one batch); each finished
 chunk is appended to the progress file, so an interrupted run resumes (output.py). The output is identical
 for any chunk size, 1 (the sequential loop) included, with the rules simulator and a session-isolated
-system (every dialogue draws from its own RNG; tests/interactive/test_interactive_lockstep.py). A system
+system (every dialogue draws from its own RNG; tests/trace_harness/interactive/test_interactive_lockstep.py). A system
 that is not session-isolated (Memory-Aug.) runs its dialogues one at a time, in order, whatever the
 chunk size.
 """

@@ -1,0 +1,143 @@
+"""What the LLM baselines share: ranking answers, the prefilter (TF-IDF, dense, none), the Popularity fallback
+and its counters, Itinerary-LLM's graph section, decoding defaults and run metadata (model answers scripted)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from baselines import LLM_BASELINES, pipeline
+from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from baselines.llm.common import complete_ranking, ranking_schema
+from baselines.llm.itinerary_llm import graph_section
+from baselines.non_llm.itinerary import ProximityGraph
+from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from trace_dataset.datadir import iter_dialogues
+from trace_dataset.views import turn_rows
+from trace_llm.jsonout import validation_errors
+
+
+def rows(kb, pool="closed", split="test"):
+    return [r for d in iter_dialogues(kb.root.parent, split) for r in turn_rows(d, pool)]
+
+
+def test_ranking_schema_and_completion():
+    schema = ranking_schema(["P1", "P2"], ranked=True)
+    assert validation_errors({"ranked_ids": ["P2"], "response": "x"}, schema) == []
+    assert validation_errors({"ranked_ids": ["P3"], "response": "x"}, schema)  # not a card id
+    assert validation_errors({"ranked_ids": ["P1", "P1"], "response": "x"}, schema)  # twice
+    assert validation_errors({"ranked_ids": [], "response": "x"}, schema)
+    assert ranking_schema(["P1"], ranked=False)["required"] == ["response"]
+    assert ranking_schema([], ranked=True)["required"] == ["response"]  # nothing left to rank
+    assert complete_ranking(["c", "a"], ["a", "b", "c"], ["d", "e"]) == ["c", "a", "b", "d", "e"]
+
+
+def test_app_f_decoding_is_the_default(kb):
+    pipe = pipeline("llm_zero_shot", kb=kb, llm="openai:http://127.0.0.1:9/v1#m", llm_cache=False)
+    settings = pipe.describe()["parameters"]["llm"]["settings"]
+    assert (settings["temperature"], settings["max_new_tokens"], settings["seed"]) == (APP_F_TEMPERATURE,
+                                                                                     APP_F_MAX_NEW_TOKENS, 42)
+    assert (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS) == (1.0, 600)
+
+
+@pytest.mark.parametrize("name", LLM_BASELINES)
+def test_run_metadata_names_model_prompt_and_family(kb, name):
+    pipe = pipeline(name, kb=kb, llm=ScriptedLLM(ranking_reply()))
+    meta = pipe.describe()
+    assert meta["baseline"] == name and meta["family"] == "LLM"
+    assert meta["session_isolated"] is (name != "memory_aug")
+    assert meta["parameters"]["llm"]["model"] == "scripted-model"
+    assert re.fullmatch(r"[0-9a-f]{64}", meta["parameters"]["prompt"]["sha256"])
+    assert pipe.summary()["llm_usage"]["requests"] == 0
+
+
+def test_model_ranking_then_the_rest_in_card_order(kb):
+    pipe = pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(ranking_reply(("P3", "P1"))))
+    first, second = list(pipe(rows(kb)))
+    pool = ["p_veg", "p_sea", "p_bbq", "p_caf"]
+    assert first["ranked_poi_ids"] == ["p_bbq", "p_veg", "p_sea", "p_caf"]
+    assert second["ranked_poi_ids"] == ["p_caf", "p_veg", "p_bbq"]  # p_sea rejected: P1..P3 = veg, bbq, caf
+    assert first["meta"]["model_ranking"] == ["P3", "P1"] and sorted(first["ranked_poi_ids"]) == sorted(pool)
+
+
+def test_invalid_json_falls_back_to_popularity_and_is_counted(kb):
+    llm = ScriptedLLM(lambda conv: "Sure! Here is my answer without any JSON.")
+    pipe = pipeline("itinerary_llm", kb=kb, llm=llm, json_repairs=1)
+    preds = list(pipe(rows(kb)))
+    assert len(llm.seen) == 4  # each turn asked twice: the answer and one repair
+    popularity = list(pipeline("popularity", kb=kb)(rows(kb)))
+    for pred, pop in zip(preds, popularity, strict=True):
+        assert pred["meta"]["fallback"] == "popularity" and pred["meta"]["counts"] == {"fallback_popularity": 1}
+        assert "no parseable JSON" in pred["meta"]["fallback_reason"]
+        assert (pred["ranked_poi_ids"], pred["response"]) == (pop["ranked_poi_ids"], pop["response"])
+    assert pipe.summary()["llm_usage"]["json_failures"] == 2
+
+
+def test_labels_the_prompt_never_defined_are_counted(kb):
+    pipe = pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(ranking_reply(response='"x" [R1] and "y" [R9]')))
+    pred = list(pipe(rows(kb)))[0]
+    assert pred["citations"] == {"R1": "r_p_veg_0"}
+    assert pred["meta"]["unknown_labels"] == ["R9"] and pred["meta"]["counts"] == {"unknown_labels": 1}
+
+
+def shown_cards(conv) -> list[str]:
+    return re.findall(r"^P\d+\. ([^-]+?) -", conv[-1]["content"], flags=re.MULTILINE)
+
+
+def test_tfidf_prefilter_cuts_a_large_pool_and_keeps_the_rest_after(kb):
+    llm = ScriptedLLM(ranking_reply(("P1",)))
+    pipe = pipeline("llm_zero_shot", kb=kb, llm=llm, prefilter_k=2)
+    first = list(pipe(rows(kb, "pool_16")))[0]  # five candidates, two shown
+    assert len(shown_cards(llm.seen[0])) == 2
+    scores = pipe.tfidf.scores("I want vegan food somewhere quiet.", ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"])
+    by_score = sorted(sorted(scores), key=lambda p: scores[p], reverse=True)
+    assert first["ranked_poi_ids"] == by_score  # the model took P1 = the TF-IDF best; the rest in TF-IDF order
+    none = ScriptedLLM(ranking_reply(("P1",)))
+    list(pipeline("llm_zero_shot", kb=kb, llm=none, prefilter="none", prefilter_k=2)(rows(kb, "pool_16")))
+    assert len(shown_cards(none.seen[0])) == 5
+    small = ScriptedLLM(ranking_reply(("P1",)))
+    list(pipeline("llm_zero_shot", kb=kb, llm=small, prefilter_k=4)(rows(kb, "closed")))
+    assert shown_cards(small.seen[0]) == ["Green Leaf Kitchen", "Harbor Fish House", "Smoky Pit BBQ", "Corner Cafe"]
+
+
+def test_dense_prefilter(kb, tmp_path):
+    from baselines.non_llm.dense import DenseIndex
+
+    llm = ScriptedLLM(ranking_reply(("P1",)))
+    pipe = pipeline("rag_citation", kb=kb, llm=llm, prefilter="dense", prefilter_k=2)
+    pipe._dense = DenseIndex(kb, encoder=WordEncoder(), cache_dir=tmp_path)
+    first = list(pipe(rows(kb, "pool_16")))[0]
+    assert first["ranked_poi_ids"][0] == "p_veg"  # "vegan ... quiet" is closest to Green Leaf Kitchen
+    assert len(first["ranked_poi_ids"]) == 5 and pipe.describe()["parameters"]["prefilter"] == "dense"
+
+
+def test_graph_section_lists_other_types_within_500_m(kb):
+    graph = ProximityGraph(kb, "Philadelphia", 500.0)
+    text = graph_section(kb, graph, [("P1", "p_veg"), ("P2", "p_bbq")])
+    first, second = text.splitlines()
+    assert first == "P1 Green Leaf Kitchen: Rittenhouse Inn (hotel, 56 m); Square Museum (attraction, 95 m)"
+    assert second == "P2 Smoky Pit BBQ: none within reach"
+    assert graph_section(kb, graph, [("P1", "p_veg")], max_neighbours=1).count("(") == 1
+
+
+def test_itinerary_llm_prompt_has_the_graph(kb):
+    llm = ScriptedLLM(ranking_reply())
+    list(pipeline("itinerary_llm", kb=kb, llm=llm)(rows(kb)[:1]))
+    assert "within 500 m" in llm.seen[0][-1]["content"] and "Square Museum (attraction" in llm.seen[0][-1]["content"]
+
+
+def test_bad_parameters_are_refused(kb):
+    with pytest.raises(ValueError, match="unknown prefilter"):
+        pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(ranking_reply()), prefilter="bm25")
+    with pytest.raises(ValueError, match="prefilter_k"):
+        pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(ranking_reply()), prefilter_k=0)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        pipeline("dst", kb=kb, llm=ScriptedLLM(ranking_reply()), temprature=0.5)
+
+
+def test_same_inputs_same_bytes(kb):
+    a = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
+    b = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
+    assert a == b

