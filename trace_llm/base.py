@@ -95,6 +95,8 @@ class LLM(ABC):
         self._owns_cache = not isinstance(cache_path, ResponseCache)
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
         self._usage_lock = threading.Lock()
+        # a part's request bar (trace_llm.progress.RequestProgress): when set, it replaces the per-call bar
+        self.progress: Any = None
 
     # ---- the one hook backends implement -------------------------------------------------------------
     @abstractmethod
@@ -166,10 +168,14 @@ class LLM(ABC):
         for key, conv in zip(keys, convs, strict=True):
             first.setdefault(key, conv)
         self._count(cache_hits=len(keys) - len(todo))
+        progress = self.progress
+        if progress is not None:
+            progress.served_from_cache(len(keys) - len(todo))
         if not todo:
             return [results[k] for k in keys]
         log.debug("%s %s: %d requests (%d answered from cache)", self.backend, self.model, len(todo), len(keys) - len(todo))
-        bar = tqdm(total=len(todo), desc=f"{self.backend} {self.model}"[:60], unit="req", disable=len(todo) < 8 or None)
+        bar = tqdm(total=len(todo), desc=f"{self.backend} {self.model}"[:60], unit="req",
+                   disable=progress is not None or len(todo) < 8 or None)
 
         def on_done(index: int, completion: Completion) -> None:
             key = todo[index]
@@ -180,6 +186,8 @@ class LLM(ABC):
                 requests=1, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens
             )
             bar.update(1)
+            if progress is not None:
+                progress.answered(completion)
 
         try:
             self._complete([first[k] for k in todo], settings, on_done)

@@ -133,6 +133,16 @@ class ResponseCache:
         with self._lock:
             return self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
+    def mean_completion_tokens(self, backend: str, model: str, settings: str) -> tuple[float | None, int]:
+        """(mean completion tokens, number of answers) stored for one backend, model and settings (the settings
+        as stored: `json.dumps(settings, sort_keys=True)`); (None, 0) when none is stored."""
+        with self._lock:
+            mean, n = self._connect().execute(
+                "SELECT AVG(completion_tokens), COUNT(*) FROM responses WHERE backend = ? AND model = ? AND settings = ?",
+                (backend, model, settings),
+            ).fetchone()
+        return (None if mean is None else float(mean)), int(n)
+
     def stats(self) -> dict[str, Any]:
         with self._lock:
             n, pt, ct = self._connect().execute(

@@ -35,3 +35,24 @@ class LLMOutputError(LLMError):
 
     def __reduce__(self):  # picklable across processes (multiprocessing workers return these)
         return (type(self), (str(self), self.raw, self.error, self.attempts))
+
+
+class LLMRunStopped(TraceBenchError):
+    """A run stopped on purpose. Deliberately not an LLMError: callers that treat an LLMError as one failed call
+    (the simulated traveler's rules wording, a chat system's lost turn) must not swallow it and carry on."""
+
+
+class ErrorRateExceeded(LLMRunStopped):
+    """The servers failed more than the allowed share of the last requests (openai backend, `max_error_rate`)."""
+
+
+class AnswersPending(LLMRunStopped):
+    """A request is not in the response cache and this LLM may not send it (a dry run, a batch-export pass, the
+    cache-only run of the batch path). `count` is how many such requests the call met."""
+
+    def __init__(self, message: str, count: int = 0):
+        super().__init__(message)
+        self.count = count
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.count))

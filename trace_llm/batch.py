@@ -1,0 +1,511 @@
+"""The requests a run still needs, known without sending them: dry runs, OpenAI batch files, cache-only runs.
+
+`CollectingLLM(target, ledger, cache)` stands in for a real LLM object (`target`): the same backend, model,
+decoding settings, `describe()` and therefore the same cache keys. A request the response cache (or the
+`OverlayCache`'s answers held in memory) can answer is answered; every other one is recorded once in the
+`RequestLedger` (its cache key, the exact request body the live backend would send, the round it belongs to)
+and the call raises `AnswersPending` instead of sending anything. A driver (trace_harness.reproduce) runs each
+unit of work (a batch of turn rows, a chunk of dialogues) again after answering what it recorded:
+
+- dry run: the recorded requests get synthetic answers (`synthetic_reply`: a minimal schema-valid JSON value
+  for a JSON request, a fixed text otherwise) in the overlay, and the unit runs again to reveal the requests
+  that depend on earlier answers (round 2, 3, ...). Round 1 is exact; later rounds are estimates.
+- batch path: round 1 goes out as OpenAI batch files (`batch_input_lines`, `shard`: at most 50,000 requests
+  and 200 MB per file, one model per file), an engine answers them (vLLM's `run_batch`, a hosted Batch API),
+  `import_batch_output` checks the output file against the export's index and the model and writes the
+  answers into the response cache; the next round needs nothing sent for what was imported.
+
+Batch input line (the OpenAI format): `{"custom_id", "method": "POST", "url": "/v1/chat/completions",
+"body"}` with `body` built by the live backend's own `_body`, so the cache keys of live and batch answers
+agree. Output line: `{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error"}`; the
+body is read by the live backend's own parser. custom ids are `<shard>-<n>` (`r001s002-000017`); the shard's
+index holds the cache key, model and decoding settings of request n.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trace_llm.base import LLM, Message
+from trace_llm.cache import Completion, ResponseCache, cache_key
+from trace_llm.errors import AnswersPending, LLMConfigError, LLMError
+from trace_llm.jsonout import schema_example, validation_errors
+from trace_llm.settings import DecodingSettings
+
+CHAT_ENDPOINT = "/v1/chat/completions"
+MAX_BATCH_REQUESTS = 50_000  # the OpenAI Batch API's limit per input file
+MAX_BATCH_BYTES = 200_000_000  # and its size limit (200 MB)
+INDEX_FORMAT = 1
+SYNTHETIC_TEXT = "(a synthetic answer of a trace-bench dry run)"
+_ID = re.compile(r"^(r\d{3,}s\d{3,})-(\d{6,})$")
+SHOW = 5  # ids named in an error
+
+
+class BatchFileError(LLMError):
+    """A batch output file that does not answer an exported input file: unknown or missing ids, another model."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The ledger, the overlay and the collecting LLM
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class PendingRequest:
+    """One request a run needs and the cache cannot answer."""
+
+    key: str
+    backend: str
+    model: str  # the name sent to the server
+    cache_model: str  # the name in the cache key
+    settings: dict[str, Any]
+    messages: list[Message]
+    body: dict[str, Any] | None  # the exact request body (openai backend); None for in-process backends
+    round: int
+    label: str  # what the request is for (the driver's job)
+    role: str = ""  # which model role asked (the driver's name for the model)
+
+
+class RequestLedger:
+    """Every request collectors met and could not answer, once per cache key, in the order they were met.
+    The driver sets `label` (what the requests are for) and `round` (which pass of a unit it is in)."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, PendingRequest] = {}
+        self.order: list[PendingRequest] = []
+        self.label = ""
+        self.round = 1
+
+    def add(self, request: PendingRequest) -> bool:
+        if request.key in self.requests:
+            return False
+        self.requests[request.key] = request
+        self.order.append(request)
+        return True
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def since(self, start: int) -> list[PendingRequest]:
+        """The requests recorded after the first `start` ones."""
+        return self.order[start:]
+
+
+class OverlayCache(ResponseCache):
+    """The response cache, read only, plus answers held in memory (a dry run's synthetic answers) with the round
+    they answer. A pass of round r sees the held answers of rounds below r, so a request that waits on an answer
+    another unit has only recorded stays pending in this unit's pass (and its dependants keep their round)."""
+
+    def __init__(self, base: ResponseCache | None):  # noqa: D107 - no SQLite of its own
+        self.base = base
+        self.path = base.path if base is not None else None
+        self.memory: dict[str, tuple[Completion, int]] = {}
+        self.visible_below = 1
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, Completion]:
+        keys = list(dict.fromkeys(keys))
+        found = self.base.get_many(keys) if self.base is not None else {}
+        for key in keys:
+            held = self.memory.get(key)
+            if key not in found and held is not None and held[1] < self.visible_below:
+                found[key] = held[0]
+        return found
+
+    def hold(self, key: str, completion: Completion, round_: int) -> None:
+        self.memory[key] = (completion, round_)
+
+    def put(
+        self, key: str, backend: str, model: str, settings: dict[str, Any], completion: Completion
+    ) -> None:
+        self.hold(key, completion, 0)
+
+    def __len__(self) -> int:
+        return len(self.memory) + (len(self.base) if self.base is not None else 0)
+
+    def close(self) -> None:
+        return None
+
+
+class CollectingLLM(LLM):
+    """`target`'s stand-in that never sends: see the module docstring."""
+
+    def __init__(self, target: LLM, ledger: RequestLedger, cache: OverlayCache, role: str = ""):
+        self.target = target
+        self.ledger = ledger
+        self.role = role
+        self.backend = target.backend  # type: ignore[misc] - an instance's backend: the target's
+        super().__init__(target.model, target.settings, cache_path=cache, spec=target.spec)
+
+    @property
+    def cache_model(self) -> str:
+        return self.target.cache_model
+
+    def describe(self) -> dict[str, Any]:
+        return self.target.describe()
+
+    def request_body(self, messages: list[Message], settings: DecodingSettings) -> dict[str, Any] | None:
+        """What the live backend would send (the openai backend's own `_body`); None for in-process models."""
+        body = getattr(self.target, "_body", None)
+        return body(messages, settings) if body is not None else None
+
+    def _complete(self, conversations, settings, on_done) -> None:
+        settings_dict = settings.to_dict()
+        for messages in conversations:
+            key = cache_key(self.backend, self.cache_model, settings_dict, messages)
+            if key not in self.ledger.requests:
+                self.ledger.add(
+                    PendingRequest(
+                        key,
+                        self.backend,
+                        self.target.model,
+                        self.cache_model,
+                        settings_dict,
+                        messages,
+                        self.request_body(messages, settings),
+                        self.ledger.round,
+                        self.ledger.label,
+                        self.role,
+                    )
+                )
+        raise AnswersPending(
+            f"{len(conversations)} request(s) to {self.backend} model {self.model!r} are not in the response cache",
+            count=len(conversations),
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Synthetic answers (dry run)
+# ---------------------------------------------------------------------------------------------------------
+def schema_of(messages: Sequence[Message]) -> Any:
+    """The JSON Schema a request asks its answer to satisfy (the layer's JSON instruction or repair message ends
+    the last user message with it), or None for a free-text request."""
+    text = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    at = text.rfind("JSON Schema")
+    start = text.find("{", at) if at >= 0 else -1
+    if start < 0:
+        return None
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    return schema if isinstance(schema, (dict, bool)) else None
+
+
+def minimal_instance(schema: Any) -> Any:
+    """A small value valid under `schema`: required properties only, null where allowed, the fewest items, the
+    first enum value, the lowest number in range."""
+    if not isinstance(schema, dict):
+        return {}
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return minimal_instance(schema[key][0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = "null" if "null" in kind else (kind[0] if kind else None)
+    if kind is None:
+        kind = "object" if "properties" in schema else "array" if "items" in schema else "string"
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: minimal_instance(props.get(k, {})) for k in schema.get("required") or []}
+    if kind == "array":
+        n = int(schema.get("minItems") or 0)
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        if items.get("enum") and schema.get("uniqueItems"):
+            return list(items["enum"][:n])
+        return [minimal_instance(items) for _ in range(n)]
+    if kind == "string":
+        return "ok".ljust(int(schema.get("minLength") or 0), "k")
+    if kind in ("integer", "number"):
+        value = schema.get(
+            "minimum", schema.get("exclusiveMinimum", -1) + 1 if "exclusiveMinimum" in schema else 0
+        )
+        if "maximum" in schema:
+            value = min(value, schema["maximum"])
+        return int(value) if kind == "integer" else float(value)
+    return {"boolean": True, "null": None}.get(kind)
+
+
+def synthetic_reply(messages: Sequence[Message], text: str = SYNTHETIC_TEXT) -> str:
+    """A dry run's answer: a minimal schema-valid JSON value for a request that asks for JSON, else `text`."""
+    schema = schema_of(messages)
+    if schema is None:
+        return text
+    value = minimal_instance(schema)
+    if validation_errors(value, schema):
+        value = schema_example(schema)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def hold_synthetic(
+    ledger: RequestLedger, cache: OverlayCache, requests: Iterable[PendingRequest], text: str = SYNTHETIC_TEXT
+) -> None:
+    """Answer `requests` with synthetic replies in the overlay, each for its own round."""
+    for r in requests:
+        cache.hold(r.key, Completion(synthetic_reply(r.messages, text), 0, 0, "stop"), r.round)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Batch files: export
+# ---------------------------------------------------------------------------------------------------------
+def model_slug(model: str) -> str:
+    """A file-name-safe short form of a model name ('Qwen/Qwen2.5-7B-Instruct' -> 'qwen2.5-7b-instruct')."""
+    tail = model.rstrip("/").rsplit("/", 1)[-1] or model
+    return re.sub(r"[^a-z0-9._-]+", "-", tail.lower()).strip("-.")[:60] or "model"
+
+
+@dataclass
+class BatchShard:
+    """One batch input file's content and its index."""
+
+    shard: str  # r001s002
+    model: str
+    lines: list[str]  # JSON lines, newline-terminated
+    index: dict[str, Any]
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.shard}-{model_slug(self.model)}.jsonl"
+
+    @property
+    def index_name(self) -> str:
+        return f"{self.shard}.index.json"
+
+
+def _input_line(custom_id: str, body_json: str) -> str:
+    return (
+        f'{{"body": {body_json}, "custom_id": {json.dumps(custom_id)}, "method": "POST", '
+        f'"url": {json.dumps(CHAT_ENDPOINT)}}}\n'
+    )
+
+
+def shard_requests(
+    requests: Sequence[PendingRequest],
+    round_no: int,
+    *,
+    max_requests: int = MAX_BATCH_REQUESTS,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> list[BatchShard]:
+    """The batch input files of one round: one model per file, at most `max_requests` lines and `max_bytes`."""
+    if max_requests < 1 or max_bytes < 1:
+        raise LLMConfigError(
+            f"batch shard limits must be positive, got {max_requests} requests, {max_bytes} bytes"
+        )
+    missing = [r for r in requests if r.body is None]
+    if missing:
+        raise LLMConfigError(
+            f"{len(missing)} request(s) are for {missing[0].backend} model {missing[0].model!r}, which runs in this "
+            "process: batch files are for OpenAI-compatible models (openai:BASE_URL#MODEL)"
+        )
+    by_model: dict[tuple[str, str], list[PendingRequest]] = {}
+    for r in requests:
+        by_model.setdefault((r.model, r.cache_model), []).append(r)
+    shards: list[BatchShard] = []
+    for (model, cache_model), group in by_model.items():
+        current: BatchShard | None = None
+        size, settings_ids, label_ids = 0, {}, {}
+        for r in group:
+            body = json.dumps(r.body, ensure_ascii=False, sort_keys=True)
+            if current is not None:
+                line = _input_line(f"{current.shard}-{len(current.lines):06d}", body)
+            if (
+                current is None
+                or len(current.lines) >= max_requests
+                or size + len(line.encode("utf-8")) > max_bytes
+            ):
+                tag = f"r{round_no:03d}s{len(shards) + 1:03d}"
+                current = BatchShard(
+                    tag,
+                    model,
+                    [],
+                    {
+                        "format": INDEX_FORMAT,
+                        "shard": tag,
+                        "backend": r.backend,
+                        "model": model,
+                        "cache_model": cache_model,
+                        "settings": [],
+                        "labels": [],
+                        "requests": [],
+                    },
+                )
+                shards.append(current)
+                size, settings_ids, label_ids = 0, {}, {}
+                line = _input_line(f"{tag}-{0:06d}", body)
+                if len(line.encode("utf-8")) > max_bytes:
+                    raise LLMConfigError(
+                        f"one request is {len(line.encode('utf-8')):,} bytes, over the batch file "
+                        f"limit of {max_bytes:,} bytes"
+                    )
+            tag_settings = json.dumps(r.settings, sort_keys=True)
+            if tag_settings not in settings_ids:
+                settings_ids[tag_settings] = len(current.index["settings"])
+                current.index["settings"].append(r.settings)
+            if r.label not in label_ids:
+                label_ids[r.label] = len(current.index["labels"])
+                current.index["labels"].append(r.label)
+            current.lines.append(line)
+            current.index["requests"].append([r.key, settings_ids[tag_settings], label_ids[r.label]])
+            size += len(line.encode("utf-8"))
+    return shards
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Batch files: import
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class ImportReport:
+    """What one output file brought: answers imported per shard, lines the engine failed (not imported: the next
+    export round asks for them again), and what the engine said about itself."""
+
+    imported: int = 0
+    failed: dict[str, str] = field(default_factory=dict)  # custom_id -> error
+    shards: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    system_fingerprints: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    per_label: dict[str, dict[str, int]] = field(default_factory=dict)  # label -> requests, tokens
+
+
+def split_custom_id(custom_id: Any) -> tuple[str, int] | None:
+    m = _ID.match(custom_id) if isinstance(custom_id, str) else None
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def same_model(requested: str, answered: Any) -> bool:
+    """An answer's `model` names the requested model: equal, or a dated snapshot of it ('gpt-4o-mini' answered as
+    'gpt-4o-mini-2024-07-18', as hosted APIs do)."""
+    if not isinstance(answered, str):
+        return False
+    return answered == requested or (
+        answered.startswith(requested + "-") and answered[len(requested) + 1 :][:1].isdigit()
+    )
+
+
+def read_output_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise BatchFileError(
+                f"{where}, line {lineno}: not JSON ({e.msg}); expected an OpenAI batch output line"
+            ) from None
+        if not isinstance(record, dict) or "custom_id" not in record:
+            raise BatchFileError(
+                f"{where}, line {lineno}: no custom_id; expected an OpenAI batch output line"
+            )
+        yield lineno, record
+
+
+def import_batch_output(
+    lines: Iterable[str],
+    where: str,
+    indexes: Mapping[str, Mapping[str, Any]],
+    cache: ResponseCache,
+    parse: Any,
+) -> ImportReport:
+    """Check one batch output file against the exported shards it answers and write its answers to `cache`.
+
+    `indexes`: shard tag -> the index written at export. `parse(body) -> Completion` reads one answer body (the
+    live backend's parser). Refused, with nothing imported: a line whose custom_id no export holds, a shard of
+    which some ids are not answered, an answer from another model than the one exported. Lines the engine
+    failed (an `error`, a status other than 200) are reported and left for the next round.
+    """
+    records = list(read_output_lines(lines, where))
+    unknown, duplicate, seen = [], [], {}
+    for lineno, record in records:
+        cid = record["custom_id"]
+        parts = split_custom_id(cid)
+        if parts is None or parts[0] not in indexes or parts[1] >= len(indexes[parts[0]]["requests"]):
+            unknown.append(f"{cid!r} (line {lineno})")
+        elif cid in seen:
+            duplicate.append(repr(cid))
+        else:
+            seen[cid] = (parts, record)
+    if unknown:
+        raise BatchFileError(
+            f"{where}: {len(unknown)} custom_id(s) match no exported request: "
+            f"{', '.join(unknown[:SHOW])}{' ...' if len(unknown) > SHOW else ''}; was this file "
+            "made from another export (another out folder or run)?"
+        )
+    if duplicate:
+        raise BatchFileError(f"{where}: custom_id(s) answered twice: {', '.join(duplicate[:SHOW])}")
+    shards = sorted({parts[0] for parts, _ in seen.values()})
+    missing = [
+        f"{s}-{n:06d}"
+        for s in shards
+        for n in range(len(indexes[s]["requests"]))
+        if f"{s}-{n:06d}" not in seen
+    ]
+    if missing:
+        raise BatchFileError(
+            f"{where}: {len(missing)} request(s) of the exported file(s) {', '.join(shards)} have no "
+            f"line: {', '.join(missing[:SHOW])}{' ...' if len(missing) > SHOW else ''}; import the "
+            "complete output file"
+        )
+    report = ImportReport(shards=shards)
+    answers: list[tuple[str, dict[str, Any], Completion, Mapping[str, Any], str]] = []
+    wrong: list[str] = []
+    models, fingerprints = set(), set()
+    for cid, ((shard, n), record) in seen.items():
+        index = indexes[shard]
+        response = record.get("response") if isinstance(record.get("response"), dict) else {}
+        body = response.get("body")
+        status = response.get("status_code")
+        if record.get("error") or status != 200 or not isinstance(body, dict):
+            report.failed[cid] = str(record.get("error") or f"status {status}")[:300]
+            continue
+        if not same_model(index["model"], body.get("model")):
+            wrong.append(f"{cid} answered by {body.get('model')!r}")
+            continue
+        models.add(str(body["model"]))
+        if isinstance(body.get("system_fingerprint"), str):
+            fingerprints.add(body["system_fingerprint"])
+        key, settings_id, label_id = index["requests"][n]
+        answers.append((key, index["settings"][settings_id], parse(body), index, index["labels"][label_id]))
+    if wrong:
+        raise BatchFileError(
+            f"{where}: {len(wrong)} answer(s) are from another model than the exported "
+            f"{indexes[shards[0]]['model']!r}: {'; '.join(wrong[:SHOW])}; export and answer with the "
+            "model of the config"
+        )
+    for key, settings, completion, index, label in answers:
+        cache.put(key, index["backend"], index["cache_model"], settings, completion)
+        report.prompt_tokens += completion.prompt_tokens
+        report.completion_tokens += completion.completion_tokens
+        tally = report.per_label.setdefault(
+            label, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+        tally["requests"] += 1
+        tally["prompt_tokens"] += completion.prompt_tokens
+        tally["completion_tokens"] += completion.completion_tokens
+    report.imported = len(answers)
+    report.models = sorted(models)
+    report.system_fingerprints = sorted(fingerprints)
+    return report
+
+
+def openai_body_parser(llm: LLM) -> Any:
+    """`parse(body) -> Completion` through the openai backend's own response parser."""
+    import httpx
+
+    parse = getattr(llm, "_parse", None)
+    if parse is None:
+        raise LLMConfigError(f"{llm.backend} model {llm.model!r}: batch answers are for openai models")
+
+    def read(body: dict[str, Any]) -> Completion:
+        return parse(
+            httpx.Response(
+                200, content=json.dumps(body).encode("utf-8"), headers={"content-type": "application/json"}
+            )
+        )
+
+    return read
