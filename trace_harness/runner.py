@@ -80,7 +80,7 @@ ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # with another --llm-timeout or --llm-concurrency asks the same model the same prompts. They stay recorded in the
 # metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
 TRANSPORT_KEYS: tuple[str, ...] = ("concurrency", "timeout", "connect_timeout", "max_retries", "backoff",
-                                   "batch_size", "threads")
+                                   "batch_size", "threads", "max_error_rate", "error_window")
 SECRET_KEYS: tuple[str, ...] = ("api_key",)  # never written to the metadata
 
 

@@ -78,6 +78,14 @@ def make_simulator(name: str, world: World, llm: Any = None, seed: int = SEED) -
     raise ValueError(f"unknown simulator {name!r}; expected one of {SIMULATORS}")
 
 
+def travelers(data_dir: str | os.PathLike, kb: KnowledgeBase, *, split: str, n: int | None, simulator: str = "rules",
+              llm: Any = None, seed: int = SEED) -> tuple[World, list[TravelerGoal], Simulator]:
+    """The world, the seeded travelers of `split` and the simulator that plays them, as `run_interactive` sets
+    them up (for callers above the harness's interactive package, which alone reaches the simulator)."""
+    world = World(kb)
+    return world, seed_goals(data_dir, kb, world, split, n), make_simulator(simulator, world, llm, seed)
+
+
 def simulator_identity(sim: Simulator) -> dict[str, Any]:
     d = sim.describe()
     keep = {k: d[k] for k in ("simulator", "version", "seed", "topics_sha256") if k in d}

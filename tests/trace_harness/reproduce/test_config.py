@@ -1,0 +1,118 @@
+"""The reproduce config: the packaged examples, paths, refusals naming the field, costly parts off unless asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from trace_dataset.io import TraceDataError
+from trace_harness.reproduce.config import PAPER_SYSTEMS, load_config
+from trace_harness.reproduce.jobs import build_jobs, role_settings
+
+URL = "http://127.0.0.1:9/v1"
+
+
+def write(tmp_path: Path, body: dict, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(body), encoding="utf-8")
+    return path
+
+
+BASE = {"data": "data", "out": "out", "systems": ["popularity", "llm_zero_shot"],
+        "models": {"systems": f"openai:{URL}#m"}}  # fmt: skip
+
+
+def test_the_packaged_examples_load_with_paths_from_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    offline = load_config("offline")
+    assert (
+        offline.data == tmp_path / "runs/demo/hydrated" and offline.out == tmp_path / "runs/reproduce-offline"
+    )
+    assert offline.models["systems"].llm == "smollm2" and offline.closed.subset == 2
+    paper = load_config("paper")
+    assert (
+        paper.systems == PAPER_SYSTEMS and len(PAPER_SYSTEMS) == 13
+    )  # the session-isolated rows of Tables 5-6
+    assert (paper.closed.split, paper.closed.subset, paper.open.subset, paper.open.seed) == (
+        "all",
+        None,
+        1000,
+        42,
+    )
+    assert not paper.wants("nli") and paper.nli.processes == "auto"
+    assert role_settings(paper, "systems").to_dict() == {
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "max_new_tokens": 600,
+        "seed": 42,
+    }  # App. F
+
+
+def test_relative_paths_are_read_from_the_config_folder(tmp_path):
+    config = load_config(write(tmp_path, BASE))
+    assert config.data == tmp_path / "data" and config.out == tmp_path / "out" and len(config.sha256) == 64
+
+
+def test_toml_reads_as_yaml_does(tmp_path):
+    toml = ('data = "data"\nout = "out"\nsystems = ["popularity", "llm_zero_shot"]\n'
+            f'[models]\nsystems = "openai:{URL}#m"\n')  # fmt: skip
+    (tmp_path / "c.toml").write_text(toml, encoding="utf-8")
+    a, b = load_config(tmp_path / "c.toml"), load_config(write(tmp_path, BASE))
+    assert (a.data, a.systems, a.models) == (b.data, b.systems, b.models)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"colsed": {}}, r"unknown key\(s\) colsed; expected some of: data, out"),
+    ({"closed": {"split": "tset"}}, r"closed\.split: 'tset'; expected one of train, validation, test, all"),
+    ({"open": {"subset": 0}}, r"open\.subset: 0; expected an integer >= 1 or null"),
+    ({"systems": ["popularity", "gpt"]}, r"systems: unknown 'gpt'; expected some of: popularity"),
+    ({"models": {}}, r"models\.systems: missing; the LLM systems llm_zero_shot need a model"),
+    ({"models": {"systems": "openai:nowhere#m"}}, r"models\.systems\.llm: bad --llm spec"),
+    ({"parts": ["table5", "nli"]}, r"nli\.model: missing; .*no NLI model is packaged.*--nli /path/to/model"),
+    ({"parts": ["judge"]}, r"models\.judge: missing; the LLM judge \(parts: judge\) need a model"),
+    ({"parts": ["core"]}, r"models\.core: missing; .*\(or models\.judge, which CoRE uses too\)"),
+    ({"system_params": {"tfidf": {"alpha": 1}}}, r"system_params\.tfidf: .*no parameter 'alpha'"),
+    ({"transport": {"speed": 3}}, r"unknown key\(s\) transport\.speed"),
+    ({"core": {"factors": ["charm"]}}, r"core\.factors: unknown 'charm'"),
+    ({"nli": {"processes": 0}}, r"nli\.processes: 0; expected a positive integer or auto"),
+])  # fmt: skip
+def test_bad_configs_are_refused_naming_the_field(tmp_path, change, message):
+    path = write(tmp_path, {**BASE, **change})
+    with pytest.raises(TraceDataError, match=message) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_not_yaml_and_missing_files_are_refused(tmp_path):
+    (tmp_path / "bad.yaml").write_text("data: [unclosed\n", encoding="utf-8")
+    with pytest.raises(TraceDataError, match="not valid YAML"):
+        load_config(tmp_path / "bad.yaml")
+    with pytest.raises(TraceDataError, match="config file not found.*packaged examples \\(offline, paper\\)"):
+        load_config(tmp_path / "none.yaml")
+
+
+def test_costly_parts_stay_off_unless_the_config_lists_them(tmp_path):
+    config = load_config(write(tmp_path, {**BASE, "systems": ["popularity", "tfidf"], "models": {}}))
+    assert (
+        config.parts == ("table5", "table6", "table9") and config.models == {}
+    )  # no model needed, none called
+    assert {j.kind for j in build_jobs(config)} == {"run"}
+    asked = load_config(
+        write(
+            tmp_path,
+            {
+                **BASE,
+                "parts": ["table5", "judge", "core"],
+                "models": {"systems": f"openai:{URL}#m", "judge": f"openai:{URL}#j"},
+            },
+        )
+    )
+    assert [j.kind for j in build_jobs(asked)].count("judge") == 2 and "core" in {
+        j.kind for j in build_jobs(asked)
+    }
+    assert (
+        role_settings(asked, "core").max_new_tokens == 1024
+        and role_settings(asked, "judge").temperature == 0.0
+    )

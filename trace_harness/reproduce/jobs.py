@@ -1,0 +1,170 @@
+"""What a config asks for, as an ordered list of jobs, and the shared context they run in.
+
+    OUT/runs/closed/<system>.jsonl      Table 5 and 9 (and Table 6's GS, PC, NLI, Rej. Rec.): `trace-bench run`
+    OUT/runs/open/<system>.jsonl        Table 6's open-set R@1 (the seeded subset, App. Q)
+    OUT/subsets/subset-...              the seeded subsets' data directories (runner.write_subset)
+    OUT/interactive/<system>/           `trace-bench interact` output folders
+    OUT/core/<system>/<split>/          CoRE output folders (trace_metrics.core.runner)
+    OUT/leaderboard/                    leaderboard.json (the Space's data), per-dialogue file, CSV tables
+    OUT/batch/round-NNN/                batch input files and their indexes (the batch path)
+    OUT/plan.json, OUT/manifest.json    the last dry run; what the finished run used and cost
+
+The LLM judge and NLI score every closed-pool run inside the leaderboard (`evaluate_run`'s `judge` and `nli`),
+so their jobs are one per closed run (judge) and one for all of them (NLI).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from trace_dataset.constants import SPLITS
+from trace_dataset.io import read_json
+from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
+from trace_harness.runner import meta_path, subset_dirname
+from trace_llm import DecodingSettings
+
+log = logging.getLogger(__name__)
+
+KINDS: tuple[str, ...] = ("run", "interactive", "core", "judge", "nli")
+JUDGE_MAX_NEW_TOKENS = 256  # the layer's default, what `evaluate --judge SPEC` uses
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of the reproduction: a system's run, interactive run or CoRE run, a judge pass, NLI."""
+
+    part: str
+    kind: str
+    system: str = ""
+    pool: str = "closed"
+    split: str = ""  # core: the one split it scores
+    out: Path | None = None
+    roles: tuple[str, ...] = ()  # the model roles whose requests it makes
+
+    @property
+    def label(self) -> str:
+        where = f" ({self.pool})" if self.kind == "run" else f" ({self.split})" if self.kind == "core" else ""
+        return f"{self.part}: {self.kind} {self.system}{where}".strip()
+
+
+def closed_part(config: ReproduceConfig) -> str:
+    """The part the closed-pool runs are counted under: table5 when listed (tables 6 and 9 reuse its runs)."""
+    return next(p for p in ("table5", "table9", "table6", "core", "judge", "nli") if config.wants(p))
+
+
+def closed_run(config: ReproduceConfig, system: str) -> Path:
+    return config.out / "runs" / "closed" / f"{system}.jsonl"
+
+
+def _system_roles(system: str) -> tuple[str, ...]:
+    return ("systems",) if system in LLM_SYSTEMS else ()
+
+
+def build_jobs(config: ReproduceConfig) -> list[Job]:
+    """The jobs in the order they run: closed runs, open runs, interactive, CoRE, judge, NLI."""
+    jobs: list[Job] = []
+    if config.needs_closed_runs():
+        part = closed_part(config)
+        jobs += [
+            Job(part, "run", s, "closed", out=closed_run(config, s), roles=_system_roles(s))
+            for s in config.systems
+        ]
+    if config.wants("table6"):
+        jobs += [Job("table6", "run", s, "open", out=config.out / "runs" / "open" / f"{s}.jsonl",
+                     roles=_system_roles(s)) for s in config.systems]  # fmt: skip
+    if config.wants("interactive"):
+        traveler = ("simulator",) if config.interactive.simulator == "llm" else ()
+        jobs += [Job("interactive", "interactive", s, config.interactive.pool, config.interactive.split,
+                     out=config.out / "interactive" / s, roles=_system_roles(s) + traveler)
+                 for s in config.interactive.systems]  # fmt: skip
+    if config.wants("core"):
+        splits = SPLITS if config.core.split == "all" else (config.core.split,)
+        jobs += [Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
+                 for s in config.core.systems for sp in splits]  # fmt: skip
+    if config.wants("judge"):
+        jobs += [
+            Job("judge", "judge", s, "closed", out=closed_run(config, s), roles=("judge",))
+            for s in config.systems
+        ]
+    if config.wants("nli"):
+        jobs.append(Job("nli", "nli", out=config.out / "runs" / "closed"))
+    return jobs
+
+
+def run_complete(path: Path) -> bool:
+    """A predictions file whose run metadata says it is complete."""
+    meta = meta_path(path)
+    return path.exists() and meta.exists() and bool(read_json(meta).get("complete"))
+
+
+def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
+    """A role's decoding: App. F's for the systems (§5: temperature 1.0, 600 tokens), greedy for the traveler
+    and the judge (the commands' defaults), CoRE's factor budget for CoRE; the config's values win."""
+    m = role_model(config, role)
+    temperature, tokens = 0.0, JUDGE_MAX_NEW_TOKENS
+    if role == "systems":
+        temperature, tokens = APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS
+    elif role == "core":
+        tokens = config.core.max_new_tokens
+    return DecodingSettings(
+        temperature=temperature if m.temperature is None else m.temperature,
+        top_p=1.0 if m.top_p is None else m.top_p,
+        max_new_tokens=tokens if m.max_new_tokens is None or role == "core" else m.max_new_tokens,
+        seed=m.seed,
+    )
+
+
+class Context:
+    """The config, the knowledge base, the data directories of the run sets and one LLM object per model role
+    (built on first use; `close()` frees them)."""
+
+    def __init__(self, config: ReproduceConfig):
+        self.config = config
+        self._llms: dict[str, Any] = {}
+
+    @cached_property
+    def kb(self):
+        from trace_dataset.datadir import kb_dir
+        from trace_dataset.kb.store import KnowledgeBase
+
+        return KnowledgeBase.load(kb_dir(self.config.data))
+
+    def subset_dir(self, runset: RunSet) -> Path:
+        return self.config.out / "subsets" / subset_dirname(runset.split, runset.subset, runset.seed)
+
+    def root(self, runset: RunSet) -> Path:
+        """The data directory a run set's runs are scored against (the seeded subset written once)."""
+        if runset.subset is None:
+            return self.config.data
+        from trace_harness.runner import write_subset
+
+        return write_subset(
+            self.config.data, self.subset_dir(runset), runset.subset, seed=runset.seed, split=runset.split
+        )
+
+    def runset(self, pool: str) -> RunSet:
+        return self.config.open if pool == "open" else self.config.closed
+
+    def llm(self, role: str):
+        """The role's LLM object (the model it names, its decoding, the transport settings, the response cache)."""
+        if role not in self._llms:
+            from trace_llm import load_llm
+
+            m = role_model(self.config, role)
+            options = {**self.config.transport, **m.options}
+            cache = self.config.cache if self.config.cache is not None else None
+            self._llms[role] = load_llm(m.llm, role_settings(self.config, role), cache_path=cache, **options)
+        return self._llms[role]
+
+    def built(self) -> dict[str, Any]:
+        return dict(self._llms)
+
+    def close(self) -> None:
+        for llm in self._llms.values():
+            llm.close()
+        self._llms.clear()
