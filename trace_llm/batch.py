@@ -66,6 +66,7 @@ class PendingRequest:
     round: int
     label: str  # what the request is for (the driver's job)
     role: str = ""  # which model role asked (the driver's name for the model)
+    prompt_tokens: int | None = None  # a driver's count, once it has counted them
 
 
 class RequestLedger:

@@ -236,6 +236,7 @@ class Collector:
 
     def _core(self, job: Job, tally: JobTally) -> None:
         from trace_harness.reproduce.execute import core_options, core_predictions
+        from trace_metrics.core.conversation import safe_file_stem
         from trace_metrics.core.prompts import load_prompts
         from trace_metrics.core.runner import DIALOGUES_DIR, SUMMARY_FILE, collect_logs
         from trace_metrics.core.scoring import score_logs
@@ -252,7 +253,7 @@ class Collector:
             cfg = self.ctx.config.core
             logs, _ = collect_logs(path, root, split=job.split, system=job.system, limit=cfg.limit)
             scored = job.out / DIALOGUES_DIR
-            logs = [c for c in logs if not (scored / f"{c.log_id}.json").exists()]
+            logs = [c for c in logs if not (scored / f"{safe_file_stem(c.log_id)}.json").exists()]
             prompts = load_prompts(None)
             llm = self.llm("core")
             for i in range(0, len(logs), cfg.chunk):

@@ -160,18 +160,40 @@ def job_notes(tally: JobTally, rounds: int, estimated: int) -> list[str]:
 def plan(ctx: Context, prices: dict[str, float | None] | None = None) -> dict[str, Any]:
     """Collect every job's requests (dry mode) and count, per job and part, requests, tokens and cost."""
     collector = Collector(ctx, "dry")
+    counters: dict[str, TokenCounter] = {}
     try:
-        tallies = [collector.collect(job) for job in build_jobs(ctx.config)]
-        return _summarize(ctx, collector, tallies, prices or {})
+        tallies = []
+        for job in build_jobs(ctx.config):
+            tally = collector.collect(job)
+            _count_prompts(ctx, collector, tally, counters)
+            tallies.append(tally)
+        return _summarize(ctx, collector, tallies, counters, prices or {})
     finally:
         collector.close()
 
 
+def _count_prompts(ctx: Context, collector: Collector, tally: JobTally, counters: dict[str, TokenCounter]) -> None:
+    """Count a job's prompt tokens as soon as it is collected, then let its prompts go: at paper scale the
+    prompts of every job together take gigabytes."""
+    by_role: dict[str, list[PendingRequest]] = {}
+    for key in tally.keys:
+        r = collector.ledger.requests[key]
+        by_role.setdefault(r.role, []).append(r)
+    for role, group in by_role.items():
+        if role not in counters:
+            counters[role] = TokenCounter.for_role(ctx, role)
+        for r, n in zip(group, counters[role].count([r.messages for r in group]), strict=True):
+            r.prompt_tokens, r.messages, r.body = n, [], None
+
+
 def _summarize(
-    ctx: Context, collector: Collector, tallies: list[JobTally], prices: dict[str, float | None]
+    ctx: Context,
+    collector: Collector,
+    tallies: list[JobTally],
+    counters: dict[str, TokenCounter],
+    prices: dict[str, float | None],
 ) -> dict[str, Any]:
     requests = collector.ledger.requests
-    counters: dict[str, TokenCounter] = {}
     memo: dict = {}
     jobs, parts = [], {p: Row(p, "total") for p in PARTS if ctx.config.wants(p)}
     model_notes: dict[str, str] = {}
@@ -184,9 +206,7 @@ def _summarize(
         for r in mine:
             by_role.setdefault(r.role, []).append(r)
         for role, group in by_role.items():
-            if role not in counters:
-                counters[role] = TokenCounter.for_role(ctx, role)
-            tokens = counters[role].count([r.messages for r in group])
+            tokens = [r.prompt_tokens or 0 for r in group]
             m = role_model(ctx.config, role)
             price_in = m.price_input if m.price_input is not None else prices.get("input")
             price_out = m.price_output if m.price_output is not None else prices.get("output")

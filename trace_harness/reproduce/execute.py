@@ -197,6 +197,8 @@ def leaderboard(ctx: Context, judge: Any = None, nli: Any = None) -> dict[str, A
     out = config.out / LEADERBOARD_DIR
     paths = write_leaderboard(rows, out)
     text = format_tables(rows)
+    if judge is not None:
+        text += "\n" + format_judge(rows, judge.model)
     result: dict[str, Any] = {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}, "text": text}
     if config.wants("interactive") and (config.out / "interactive").is_dir():
         from trace_harness.leaderboard.interactive import (
@@ -210,6 +212,25 @@ def leaderboard(ctx: Context, judge: Any = None, nli: Any = None) -> dict[str, A
         result["paths"].update({f"interactive_{k}": str(v) for k, v in written.items()})
         result["text"] += "\n\n" + format_interactive(live)
     return result
+
+
+def format_judge(rows: list[dict[str, Any]], model: str) -> str:
+    """The LLM judge's five 1-5 scales per closed-pool row (Table 29), beside how many of the rated turns
+    (recommend/compare, those of R@1) got valid ratings: a failed rating is counted, never replaced."""
+    from trace_metrics.lib.judge import JUDGE_SCALES
+    from trace_metrics.tables import text_table
+
+    body = []
+    for r in rows:
+        if r["pool"] != "closed" or not any(m in r["metrics"] for m in JUDGE_SCALES.values()):
+            continue
+        values = [r["metrics"].get(m) for m in JUDGE_SCALES.values()]
+        rated = r["n"].get(next(iter(JUDGE_SCALES.values())), 0)
+        body.append([r["system"], *("-" if v is None else f"{v:.2f}" for v in values),
+                     f"{rated}/{r['n'].get('recall@1', '?')}"])  # fmt: skip
+    return f"Table 29: LLM-as-judge (1-5), judge {model}\n" + text_table(
+        ["System", *JUDGE_SCALES, "rated/turns"], body
+    )
 
 
 def nli_processes(ctx: Context) -> int:

@@ -88,6 +88,8 @@ class NLICache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=120)
+        # WAL: under `accelerate launch` the main process writes each chunk while the others read the file
+        self._conn.execute("PRAGMA journal_mode = WAL")
         with self._conn:
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"

@@ -110,6 +110,19 @@ def test_core_and_the_judge_are_counted_exactly_once_the_runs_exist(data, tmp_pa
         assert all(j["exact"] == j["requests"] for j in planned["jobs"] if j["part"] == "judge")
     judged = [r for r in board["rows"] if "judge_relevance" in r["metrics"]]
     assert len(judged) == 2  # the judge's scores are in the closed rows of the leaderboard
+    table = board["text"].split("Table 29: LLM-as-judge (1-5), judge judge\n", 1)[1].splitlines()
+    assert table[0].split() == [
+        "System",
+        "relevance",
+        "informativeness",
+        "grounding",
+        "flow",
+        "justification",
+        "rated/turns",
+    ]
+    tfidf = next(r for r in judged if r["baseline"] == "tfidf")
+    turns = tfidf["n"]["recall@1"]
+    assert table[2].split()[0] == "TF-IDF" and table[2].split()[-1] == f"{turns}/{turns}"  # every turn rated
 
 
 def test_stand_in_predictions_before_the_runs_exist(data, tmp_path):
