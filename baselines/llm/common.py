@@ -94,6 +94,20 @@ def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence
     return out
 
 
+def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = (),
+                      prefilter_scores: Mapping[str, Any] | None = None) -> dict[str, tuple[int, Any]]:
+    """What `complete_ranking`'s order sorts by, as scores (`baselines.base` "Ties"): the model's list strictly,
+    then the shown candidates it left out, tied (their card order is no judgement), then the cut ones by the
+    prefilter's scores."""
+    out: dict[str, tuple[int, Any]] = {}
+    for i, p in enumerate(dict.fromkeys(p for p in chosen if p in shown)):
+        out[p] = (2, -i)
+    out.update((p, (1, 0)) for p in shown if p not in out)
+    scores = prefilter_scores or {}
+    out.update((p, (0, scores.get(p, 0.0))) for p in rest if p not in out)
+    return out
+
+
 def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
     if n:
         counts = meta.setdefault("counts", {})
@@ -203,6 +217,7 @@ class LLMPipeline(TracePipeline):
         for inp, scores in zip(todo, all_scores, strict=True):
             order = rank_by_score(inp["candidates"], scores)
             inp["shown"], inp["rest"] = order[: self.prefilter_k], order[self.prefilter_k :]
+            inp["prefilter_scores"] = {p: scores[p] for p in inp["rest"]}
 
     def preprocess(self, row: Mapping[str, Any]) -> dict[str, Any]:
         inp = super().preprocess(row)
@@ -221,14 +236,18 @@ class LLMPipeline(TracePipeline):
         return out
 
     def output(self, inp: Mapping[str, Any], ranked: Sequence[str], response: str, labels: LabelMap,
-               meta: dict[str, Any]) -> dict[str, Any]:
-        """A prediction: citations are the prompt's [Rn] labels the response uses."""
+               meta: dict[str, Any], scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
+        sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        return {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
-                "response": response, "citations": citations, "meta": meta}
+        out = {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
+               "response": response, "citations": citations, "meta": meta}
+        if scores is not None and ranked:
+            out["scores"] = dict(scores)
+        return out
 
     def ask_json(self, conversations: Sequence[list[dict[str, str]]],
                  schemas: Sequence[dict[str, Any]]) -> list[Any]:

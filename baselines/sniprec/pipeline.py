@@ -302,8 +302,8 @@ class SnipRecBaseline(TracePipeline):
             history = accumulate(turns, self.kappa)
             last = history[-1] if history else {}
             scores = {pid: round(last.get(pid, 0.0), SCORE_DECIMALS) for pid in cands}
-            results[id(inp)] = {"ranked": rank_by_score(list(cands), scores), "turns": turns, "rows": rows,
-                                "k": k, "retrieved": sum(pid in last for pid in cands)}
+            results[id(inp)] = {"ranked": rank_by_score(list(cands), scores), "scores": scores, "turns": turns,
+                                "rows": rows, "k": k, "retrieved": sum(pid in last for pid in cands)}
         questions = self._clarify([inp for inp in active if inp["action"] == "ask_preference"])
         outputs = []
         for inp in inputs:
@@ -315,8 +315,10 @@ class SnipRecBaseline(TracePipeline):
                             query_snippets=[[ex.turn_id, *q.to_list()] for ex, snips, _ in res["rows"] for q in snips])
                 add_count(meta, "query_failures", sum(failed for _, _, failed in res["rows"]))
             response = self._respond(inp, ranked, res, questions.get(id(inp)), meta)
+            # scores: ties for an evaluator that breaks them at random (§5.1), e.g. every never-retrieved item at 0
             outputs.append({"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": ranked,
-                            "response": response.text, "citations": response.citations, "meta": meta})
+                            "response": response.text, "citations": response.citations, "meta": meta,
+                            "scores": res["scores"] if res else {}})
         return outputs
 
     # -- responses -------------------------------------------------------------------------------------
