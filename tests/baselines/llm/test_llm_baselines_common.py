@@ -15,7 +15,7 @@ from baselines.llm import (
     PROVIDER_DEFAULT_TEMPERATURE,
     is_reasoning_model,
 )
-from baselines.llm.common import complete_ranking, ranking_schema
+from baselines.llm.common import complete_ranking, completion_scores, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
 from baselines.non_llm.itinerary import ProximityGraph
 from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
@@ -158,3 +158,30 @@ def test_same_inputs_same_bytes(kb):
     a = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
     b = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
     assert a == b
+
+
+def test_completed_rankings_report_their_ties():
+    """The model's list is strict; the shown candidates it left out tie (their card order is no judgement);
+    the prefilter's cut ones follow by its scores (`baselines.base` "Ties")."""
+    scores = completion_scores(["c", "a"], ["a", "b", "c", "x"], ["d", "e"], {"d": 0.3, "e": 0.3})
+    order = complete_ranking(["c", "a"], ["a", "b", "c", "x"], ["d", "e"])
+    assert order == ["c", "a", "b", "x", "d", "e"]
+    assert [scores[p] for p in order] == [(2, 0), (2, -1), (1, 0), (1, 0), (0, 0.3), (0, 0.3)]
+    assert sorted(order, key=lambda p: scores[p], reverse=True)[:2] == ["c", "a"]
+
+
+@pytest.mark.parametrize("name", ["llm_zero_shot", "dst", "multi_review_synthesis"])
+def test_llm_baselines_record_the_scores_of_their_rankings(kb, name):
+    pipe = pipeline(name, kb=kb, llm=ScriptedLLM(ranking_reply(("P2",))))
+    pipe.record_scores = {}
+    d = next(iter_dialogues(kb.root.parent, "test"))
+    preds = list(pipe(turn_rows(d, "closed")))
+    for p in preds:
+        scores = pipe.record_scores[(p["dialogue_id"], p["turn_id"])]
+        assert set(scores) == set(p["ranked_poi_ids"]), name
+        values = [scores[q] for q in p["ranked_poi_ids"]]
+        assert values == sorted(values, reverse=True), name  # the ranking sorts by them
+    if name == "llm_zero_shot":  # one chosen, the rest of the shown cards tied
+        first = pipe.record_scores[(preds[0]["dialogue_id"], preds[0]["turn_id"])]
+        assert sorted(first.values(), reverse=True)[0] == (2, 0) and len(set(list(first.values())[1:])) <= 2
+    assert "scores" not in json.dumps(preds)  # never written to a prediction
