@@ -193,3 +193,16 @@ def test_every_package_system_reports_its_ties_to_the_protocol(tmp_path):
     tfidf = PipelineSystem(pipeline("tfidf", kb=kb)).respond([row])[0]
     assert set(tfidf.scores) == set(cands)  # a non-LLM baseline's own scores, as before
     assert PipelineSystem(pipeline("tfidf", kb=kb), tie_scores=False).respond([row])[0].scores is None
+
+
+def test_http_reply_may_send_the_scores_of_its_ranking():
+    from tests.support.kb import turn, turn_row
+    from trace_harness.interactive.systems import parse_http_reply
+
+    row = turn_row([turn(0, "user", "greet_and_seek", "Hi")], "recommend", ("a", "b", "c"))
+    body = {"ranked_poi_ids": ["a", "b", "c"], "response": "Try a.", "scores": {"a": 2, "b": 1.0, "c": 1.0}}
+    assert parse_http_reply(row, body).scores == {"a": 2, "b": 1.0, "c": 1.0}
+    assert parse_http_reply(row, {**body, "scores": None}).scores is None
+    for bad in ({"a": "high"}, ["a"], {"a": float("nan")}, {"a": True}):
+        reply = parse_http_reply(row, {**body, "scores": bad})
+        assert reply.lost == "garbage" and "scores" in reply.meta["detail"]
