@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
+from trace_metrics.lib.conventions import (
+    COMPARE_HITS,
+    DEFAULT_COMPARE_HIT,
+    DEFAULT_GROUNDING_TURNS,
+    DEFAULT_T2R,
+    GROUNDING_TURNS,
+    T2R_READINGS,
+)
 from trace_metrics.tables import text_table
 
 
@@ -51,11 +58,23 @@ def register(subparsers) -> None:
     p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
                    help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
                         "every system turn (Table 20's n); docs/leaderboard.md")
+    add_convention_arguments(p)
     p.add_argument(
         "--n-boot", type=int, default=10_000, help="bootstrap resamples for --compare (default 10000)"
     )
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42)")
     p.set_defaults(func=run)
+
+
+def add_convention_arguments(p: argparse.ArgumentParser) -> None:
+    """--compare-hit and --t2r: the readings that move published numbers (docs/metrics.md, "Recovery");
+    `trace-bench evaluate` and `trace-bench leaderboard` take both."""
+    p.add_argument("--compare-hit", choices=COMPARE_HITS, default=DEFAULT_COMPARE_HIT,
+                   help="when a compare turn is a hit for TSR, T2R and rejection recovery: a gold POI among its "
+                        "top two (default) or its top-1 only")
+    p.add_argument("--t2r", choices=T2R_READINGS, default=DEFAULT_T2R,
+                   help="T2R: recommend/compare turns up to the first hit (default, App. J as written) or the "
+                        "first hit's turn index in the dialogue (the reading the paper's 3.00-5.57 fit)")
 
 
 # option -> (lowest, highest, lowest allowed itself); checked before anything is loaded
@@ -102,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         "radius_km": args.radius_km,
         "sweeps": args.sweeps,
         "grounding_turns": args.grounding_turns,
+        "compare_hit": args.compare_hit,
+        "t2r": args.t2r,
     }
     kb = suite.load_kb(args.data)
     gc.freeze()  # the knowledge base lives until exit: spare the cyclic GC from rescanning it (~10% faster)
