@@ -19,9 +19,9 @@ import re
 # App. F's decoding (§5 and the NeurIPS checklist): "DSPy/litellm defaults (no explicit temperature override, single
 # response, default retry, max_tokens=600); reasoning models (gpt-5.4-mini) use temperature=1.0 and
 # max_tokens=16,000". That pair is what DSPy 3.0.3 demanded of a reasoning model (its LM refused gpt-5* unless
-# temperature=1.0 and max_tokens >= 16,000; 3.0.0-3.0.2 wanted 20,000, and from 3.0.4 nothing need be set), so the
-# release is 3.0.3, whose `dspy.LM` default temperature is 0.0: that is what "no override" leaves a non-reasoning
-# backbone. The other reading (the provider's own default, 1.0, as DSPy >= 3.0.4 leaves it) is `--temperature 1.0`.
+# temperature=1.0 and max_tokens >= 16,000; 3.0.0-3.0.2 wanted 20,000, and after stanfordnlp/dspy#8908, in the
+# releases from 3.0.4 on, nothing need be set), so the release is 3.0.3, whose `dspy.LM` default temperature is
+# 0.0: that is what "no override" leaves a non-reasoning backbone. The other reading (the provider's own default, 1.0, as DSPy >= 3.0.4 leaves it) is `--temperature 1.0`.
 # Here, not in common.py, so that `trace-bench run --help` can show them without importing the baselines.
 APP_F_TEMPERATURE = 0.0  # non-reasoning backbones: DSPy 3.0.3's dspy.LM default
 APP_F_MAX_NEW_TOKENS = 600
