@@ -94,6 +94,10 @@ def test_bootstrap_input_errors():
 def test_bootstrap_properties(rows):
     a, b, c = zip(*rows, strict=True)
     res = paired_cluster_bootstrap(a, b, c, n_boot=200)
+    assert res["delta"] == pytest.approx(np.mean(a) - np.mean(b), abs=1e-12)
+    if res["n_clusters"] < 2:  # one dialogue: no variance, so no interval and nothing "significant"
+        assert res["ci_low"] is None and res["ci_high"] is None and res["significant"] is None and res["note"]
+        return
     assert res["ci_low"] <= res["ci_high"]
     assert res["delta"] == pytest.approx(np.mean(a) - np.mean(b), abs=1e-12)
     swapped = paired_cluster_bootstrap(b, a, c, n_boot=200)
