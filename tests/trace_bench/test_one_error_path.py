@@ -136,3 +136,77 @@ def test_corrupt_dense_sniprec_and_nli_caches_are_cache_errors(tmp_path, kind):
 
 def test_usage_error_is_a_value_error_for_older_callers():
     assert issubclass(UsageError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ("run", "dense", "--param", "model=/nonexistent/model"),
+            "cannot load the sentence-transformers model",
+        ),
+        (
+            ("run", "dense", "--param", "model="),
+            "model '': expected a sentence-transformers model id or folder",
+        ),
+        (
+            ("run", "sniprec", "--param", "encoder=/nonexistent/encoder"),
+            "cannot load the sentence-transformers model",
+        ),
+        (("evaluate", "--nli", "/nonexistent/nli"), "NLI model folder '/nonexistent/nli' does not exist"),
+    ],
+)
+def test_path_like_model_options_are_one_line_errors(world, tmp_path, capsys, argv, message):
+    """DenseUnavailable and NLIModelError printed tracebacks (issue 25, item 10)."""
+    out = tmp_path / "out.json"
+    where = ["--data", world.corpus, "--out", out] + (
+        ["--predictions", world.predictions] if argv[0] == "evaluate" else []
+    )
+    rc, text = run_cli(capsys, *argv, *where)
+    assert rc == 2 and text.startswith("trace-bench: error: ") and message in text and text.count("\n") == 1
+
+
+def test_evaluate_passes_the_llm_options_to_the_judge_and_to_core(world, tmp_path, capsys, monkeypatch):
+    """`evaluate --core SPEC` took no --llm-* options: a hanging judge server cost ~25 min per request."""
+    import trace_llm
+    import trace_metrics.core.cli as core_cli
+
+    seen = {}
+
+    def judge(spec, **kwargs):
+        seen["judge"] = (spec, kwargs)
+        raise UsageError("judge captured")
+
+    def core(*args, **kwargs):
+        seen["core"] = (args[3], kwargs)
+        raise UsageError("core captured")
+
+    monkeypatch.setattr(trace_llm, "load_llm", judge)
+    monkeypatch.setattr(core_cli, "run_for_evaluate", core)
+    options = [
+        "--llm-timeout",
+        "2",
+        "--llm-concurrency",
+        "3",
+        "--no-llm-cache",
+        "--llm-max-response-bytes",
+        "64K",
+    ]
+    base = [
+        "evaluate",
+        "--data",
+        world.corpus,
+        "--predictions",
+        world.predictions,
+        "--out",
+        tmp_path / "r.json",
+    ]
+    rc, text = run_cli(capsys, *base, "--judge", "openai:http://127.0.0.1:9/v1#judge", *options)
+    assert rc == 2 and "judge captured" in text
+    spec, kwargs = seen["judge"]
+    assert spec.endswith("#judge") and kwargs["timeout"] == 2.0 and kwargs["concurrency"] == 3
+    assert kwargs["cache_path"] is False and kwargs["max_response_bytes"] == 64 * 1024
+    rc, text = run_cli(capsys, *base, "--core", "openai:http://127.0.0.1:9/v1#core", *options)
+    assert rc == 2 and "core captured" in text
+    spec, kwargs = seen["core"]
+    assert spec.endswith("#core") and kwargs["timeout"] == 2.0 and kwargs["cache_path"] is False
