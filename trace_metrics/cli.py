@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
 from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
@@ -159,7 +160,7 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
     for group, items in a.items():
         other = b[group]
         if items["dialogue_id"] != other["dialogue_id"] or items.get("turn_id") != other.get("turn_id"):
-            raise ValueError(f"the two runs' {group} do not line up; were they scored on the same split?")
+            raise UsageError(f"--compare: the two runs' {group} do not line up; were they scored on the same split?")
         for metric, xs in items.items():
             if metric in ("dialogue_id", "turn_id") or metric not in other:
                 continue

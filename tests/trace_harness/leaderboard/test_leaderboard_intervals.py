@@ -167,3 +167,23 @@ def test_fake_result_helper_matches_the_table():
     r = fake_result(per_item)
     t = iv.dialogue_table(r["per_item"])
     assert iv.point_value(t, "cgs") == pytest.approx(r["values"]["cgs"])
+
+
+def test_one_dialogue_gives_no_significance_marks():
+    """With one dialogue every interval had zero width and any difference was marked significant."""
+    one = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
+                                                                       "recall@1": [1.0, 0.0]}}
+    other = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
+                                                                         "recall@1": [0.0, 0.0]}}
+    ta, tb = iv.dialogue_table(one), iv.dialogue_table(other)
+    ra, rb = iv.bootstrap([ta, tb], [["recall@1"], ["recall@1"]], n_boot=200)
+    assert iv.ties_with_best([0.5, 0.0], [ra["recall@1"], rb["recall@1"]], higher_is_better=True) == [None, None]
+    # with two dialogues the same comparison is made again
+    two = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
+                                                                            "recall@1": [1.0, 1.0]}}
+    low = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
+                                                                            "recall@1": [0.0, 1.0]}}
+    r2a, r2b = iv.bootstrap([iv.dialogue_table(two), iv.dialogue_table(low)], [["recall@1"], ["recall@1"]],
+                            n_boot=200)
+    marks = iv.ties_with_best([1.0, 0.5], [r2a["recall@1"], r2b["recall@1"]], higher_is_better=True)
+    assert marks[0] is True and marks[1] in (True, False)
