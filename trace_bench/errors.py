@@ -28,7 +28,9 @@ class CacheError(TraceBenchError):
 
 
 @contextmanager
-def sqlite_cache(path: str | PathLike[str], what: str, hint: str = "pass another cache folder") -> Iterator[None]:
+def sqlite_cache(
+    path: str | PathLike[str], what: str, hint: str = "pass another cache folder"
+) -> Iterator[None]:
     """Turn `sqlite3.DatabaseError` raised in the block into a CacheError naming the cache `what` at `path` and
     how to get past it (delete the file, or `hint`)."""
     try:

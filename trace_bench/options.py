@@ -13,8 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 
-def number_in(kind: type, low: float = -math.inf, high: float = math.inf, *, low_open: bool = False,
-              high_open: bool = False) -> Callable[[str], Any]:
+def number_in(
+    kind: type,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> Callable[[str], Any]:
     """argparse type: a finite int or float in [low, high] (open ends with low_open / high_open), refused with
     the range otherwise."""
 
@@ -27,7 +33,9 @@ def number_in(kind: type, low: float = -math.inf, high: float = math.inf, *, low
         below = value <= low if low_open else value < low
         above = value >= high if high_open else value > high
         if not math.isfinite(value) or below or above:
-            raise argparse.ArgumentTypeError(f"expected {_range(kind, low, high, low_open, high_open)}, got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected {_range(kind, low, high, low_open, high_open)}, got {text!r}"
+            )
         return value
 
     parse.__name__ = kind.__name__  # argparse names the type in its messages; the CLI walk classifies by it
@@ -65,7 +73,9 @@ def byte_size(text: str) -> int:
     try:
         value = float(body) * scale
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a size in bytes (e.g. 1048576, 512K, 2M), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a size in bytes (e.g. 1048576, 512K, 2M), got {text!r}"
+        ) from None
     if not 1 <= value < math.inf:
         raise argparse.ArgumentTypeError(f"expected a size of at least 1 byte, got {text!r}")
     return int(value)
