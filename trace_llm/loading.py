@@ -11,8 +11,8 @@ from trace_llm.spec import DEFAULT_SPEC, parse_spec
 
 HF_OPTIONS = frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"})
 OPENAI_OPTIONS = frozenset(
-    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env", "max_error_rate",
-     "error_window"}
+    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env",
+     "max_response_bytes", "max_error_rate", "error_window"}
 )
 
 
@@ -28,7 +28,7 @@ def load_llm(
       hf / smollm2: batch_size=8, device="auto", dtype="auto", threads=None (torch's default),
                     trust_remote_code=False, models_dir
       openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env,
-              max_error_rate=0.1 (1: no abort), error_window=100
+              max_response_bytes=4 MiB, max_error_rate=0.1 (1: no abort), error_window=100
     """
     parsed = parse_spec(spec)
     unknown = sorted(set(options) - HF_OPTIONS - OPENAI_OPTIONS)

@@ -11,12 +11,11 @@ CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 
 def register(subparsers: Any) -> None:
-    from trace_llm.cli import number_in
+    from trace_bench.options import number_in
 
     p = subparsers.add_parser(
         "reproduce", help="run the paper's tables from one config (live, dry run, or OpenAI batch files)",
@@ -76,14 +75,14 @@ def register(subparsers: Any) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    from trace_bench.errors import UsageError
     from trace_bench.shell import display_path, trace_bench_command
     from trace_harness.reproduce.config import load_config
     from trace_harness.reproduce.jobs import Context
 
-    config = load_config(args.config)
     if (args.price_input is None) != (args.price_output is None):
-        print("trace-bench reproduce: give both --price-input and --price-output", file=sys.stderr)
-        return 2
+        raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
+    config = load_config(args.config)
     ctx = Context(config)
     try:
         if args.dry_run:
