@@ -116,3 +116,14 @@ def test_costly_parts_stay_off_unless_the_config_lists_them(tmp_path):
         role_settings(asked, "core").max_new_tokens == 1024
         and role_settings(asked, "judge").temperature == 0.0
     )
+
+
+def test_the_command_refuses_half_a_price_and_a_bad_config_in_one_line(tmp_path, capsys):
+    from trace_bench.cli import main
+
+    path = write(tmp_path, BASE)
+    assert main(["reproduce", str(path), "--dry-run", "--price-input", "0.1"]) == 2
+    assert "--price-input and --price-output go together" in capsys.readouterr().err
+    assert main(["reproduce", str(write(tmp_path, {**BASE, "colsed": 1}, "bad.yaml"))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trace-bench: error: ") and "unknown key(s) colsed" in err and len(err.splitlines()) == 1
