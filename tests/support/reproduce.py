@@ -15,7 +15,7 @@ import yaml
 
 from tests.support.stub_server import completion
 from trace_harness.reproduce.collect import CORE_SYNTHETIC_TEXT
-from trace_llm.batch import SYNTHETIC_TEXT, synthetic_reply
+from trace_llm.collecting import SYNTHETIC_TEXT, synthetic_reply
 
 ROLE_OF_MODEL = {"sys": "systems", "sim": "simulator", "judge": "judge", "core": "core"}
 PREFLIGHT_TEXT = "Reply with the word: ready"

@@ -1,4 +1,4 @@
-"""trace_llm.batch: synthetic answers, batch input shards (limits, one model per file, the live body), the output
+"""trace_llm.collecting and trace_llm.batch: synthetic answers, the collecting LLM, batch input shards (limits, one model per file, the live body), the output
 import (refusals naming ids and models, cache keys shared with the live path), the collecting LLM."""
 
 from __future__ import annotations
@@ -11,18 +11,20 @@ from tests.support.stub_server import StubOpenAI
 from trace_llm import DecodingSettings, LLMOutputError, load_llm
 from trace_llm.batch import (
     BatchFileError,
+    import_batch_output,
+    openai_body_parser,
+    same_model,
+    shard_requests,
+)
+from trace_llm.cache import ResponseCache
+from trace_llm.collecting import (
     CollectingLLM,
     OverlayCache,
     RequestLedger,
-    import_batch_output,
     minimal_instance,
-    openai_body_parser,
-    same_model,
     schema_of,
-    shard_requests,
     synthetic_reply,
 )
-from trace_llm.cache import ResponseCache
 from trace_llm.errors import AnswersPending, LLMRunStopped
 from trace_llm.jsonout import schema_instruction, validation_errors
 
@@ -115,7 +117,7 @@ def test_one_model_per_file(tmp_path):
 
 def test_in_process_models_cannot_go_to_batch_files(tmp_path):
     from trace_llm import LLMConfigError
-    from trace_llm.batch import PendingRequest
+    from trace_llm.collecting import PendingRequest
 
     request = PendingRequest("k", "hf", "m", "m|float32", {}, [], None, 1, "x")
     with pytest.raises(LLMConfigError, match="batch files are for OpenAI-compatible models"):

@@ -1,7 +1,7 @@
 """Which LLM requests the jobs still need, found by running them with collecting LLMs that never send.
 
 Each job is cut into units (a batch of turn rows as the runner batches them, a chunk of travelers, a chunk of
-CoRE logs, one judge pass over a run) and each unit runs with `trace_llm.batch.CollectingLLM`s standing in for
+CoRE logs, one judge pass over a run) and each unit runs with `trace_llm.collecting.CollectingLLM`s standing in for
 the role models: answers come from the response cache, every other request is recorded once in the ledger and
 the unit stops (`AnswersPending`). What a unit recorded on its first pass is round 1: built from the data and
 cached answers only, so exact.
@@ -34,7 +34,8 @@ from trace_dataset.io import read_json, write_jsonl
 from trace_harness.reproduce.config import LLM_SYSTEMS
 from trace_harness.reproduce.jobs import Context, Job, closed_run, run_complete
 from trace_harness.runner import DEFAULT_CHUNK_DIALOGUES, _chunks, meta_path, system_turn_ids
-from trace_llm.batch import (
+from trace_llm.cache import Completion, ResponseCache, default_cache_path
+from trace_llm.collecting import (
     SYNTHETIC_TEXT,
     CollectingLLM,
     OverlayCache,
@@ -42,7 +43,6 @@ from trace_llm.batch import (
     hold_synthetic,
     synthetic_reply,
 )
-from trace_llm.cache import Completion, ResponseCache, default_cache_path
 from trace_llm.errors import AnswersPending
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from typing import Any
 from trace_harness.reproduce.collect import Collector, JobTally
 from trace_harness.reproduce.config import PARTS, ReproduceConfig, role_model
 from trace_harness.reproduce.jobs import Context, build_jobs, closed_run, run_complete
-from trace_llm.batch import PendingRequest
+from trace_llm.collecting import PendingRequest
 
 log = logging.getLogger(__name__)
 

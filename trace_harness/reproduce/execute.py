@@ -3,7 +3,7 @@
 judge and NLI included, and writes leaderboard.json, the Space's data).
 
 `llm_of(role)` gives each job its role's LLM object: the live model (sends requests, shares the response cache)
-or a cache-only stand-in (`trace_llm.batch.CollectingLLM`: answers from the cache, never sends). Every job
+or a cache-only stand-in (`trace_llm.collecting.CollectingLLM`: answers from the cache, never sends). Every job
 resumes where an earlier invocation stopped, as the commands do.
 """
 
