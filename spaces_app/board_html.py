@@ -16,13 +16,12 @@ from spaces_app.leaderboard import (
     Cell,
     Line,
     family,
-    fmt,
     short_version,
     system_note,
     view_columns,
 )
 from spaces_app.markup import esc
-from trace_metrics.tables import Column, header
+from trace_metrics.tables import Column, format_value, header
 
 NOTE_MARKS = ("†", "‡", "§", "¶")
 CI_LABEL = "95% cluster-bootstrap interval (dialogues resampled)"
@@ -119,8 +118,8 @@ def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:
     title = [f"{column.label} {cell.text()}"]
     interval = ""
     if cell.low is not None and cell.high is not None:
-        title.append(f"{CI_LABEL}: {fmt(cell.low)} to {fmt(cell.high)}")
-        interval = f"{fmt(cell.low)}–{fmt(cell.high)}"
+        title.append(f"{CI_LABEL}: {format_value(cell.low)} to {format_value(cell.high)}")
+        interval = f"{format_value(cell.low)}–{format_value(cell.high)}"
     if cell.tied_best:
         title.append(BEST_LABEL)
     classes = "metric best" if cell.tied_best else "metric"

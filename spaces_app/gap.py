@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family, fmt
+from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family
 from spaces_app.markup import plot_text
+from trace_metrics.tables import format_value
 
 GAP_METRICS = {"cgs": "CGS (grounding)", "rejection_recovery": "Rejection recovery"}
 X_METRIC = "recall@1"
@@ -60,7 +61,7 @@ def gap_points(rows: Sequence[dict[str, Any]], pool: str, y_metric: str) -> list
 
 
 def _interval(ci: tuple[float, float] | None) -> str:
-    return f"95% CI {fmt(ci[0])}–{fmt(ci[1])}" if ci else "no interval"
+    return f"95% CI {format_value(ci[0])}–{format_value(ci[1])}" if ci else "no interval"
 
 
 def _errors(points: list[GapPoint], axis: str) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import pandas as pd
 
 from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
-from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column, header
+from trace_metrics.tables import DECIMALS, OPEN_PREFIX, VIEWS, Column, format_value, header
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,6 @@ PAPER_SUFFIX = " (paper)"
 FAMILIES: tuple[str, ...] = ("non-LLM", "LLM", "submitted")  # the family filter
 SOURCE_LABELS = {"paper": "paper (reported)", "baseline": "run here", "submission": "submission"}
 POOL_CHOICES: tuple[str, ...] = ("closed", "open")
-DECIMALS = 3  # every metric cell, whatever its range (T2R included)
 TEXT_COLUMNS: tuple[str, ...] = ("System", "Family", "Source")
 TAIL_COLUMNS: tuple[str, ...] = ("Corpus version", "KB version", "Description")
 _TEXT_FIELDS = ("family", "source", "description", "corpus_version", "kb_version", "split", "baseline")
@@ -252,12 +251,7 @@ class Cell:
     tied_best: bool = False
 
     def text(self) -> str:
-        return fmt(self.value)
-
-
-def fmt(value: float | None) -> str:
-    """Every metric with DECIMALS decimals ("0.130", "1.000", "2.250"); empty when missing."""
-    return "" if value is None else f"{value:.{DECIMALS}f}"
+        return format_value(self.value, missing="")
 
 
 def _finite(value: Any) -> float | None:

@@ -33,8 +33,6 @@ baseline and submitted rows). docs/leaderboard.md documents the conventions.
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
 from collections.abc import Sequence
@@ -46,7 +44,17 @@ from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, 
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib.stats import ALPHA, N_BOOT
 from trace_metrics.specs import spec
-from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column
+from trace_metrics.tables import (
+    OPEN_PREFIX,
+    VIEWS,
+    Column,
+    csv_fields,
+    csv_header,
+    csv_text,
+    format_cell,
+    heading,
+    text_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -300,16 +308,6 @@ def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: 
     return [[r["system"], r["family"], *(v for v, _, _ in cells)] for r, cells in _cells(rows, columns, pool)]
 
 
-def format_cell(value: Any, ci: list[float] | None = None, tied: bool | None = None) -> str:
-    """'0.533 ±0.012*': the value, the half-width of its interval, and * when tied with the best."""
-    if value is None:
-        return "-"
-    text = f"{value:.3f}" if isinstance(value, float) else str(value)
-    if ci is not None:
-        text += f" ±{(ci[1] - ci[0]) / 2:.3f}"
-    return text + ("*" if tied else "")
-
-
 def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("closed", "open")) -> str:
     """Plain-text Tables 5, 6 and 9 for every pool that has rows, each cell with its interval and mark."""
     parts = []
@@ -321,15 +319,13 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
         if pool not in present:
             continue
         for title, columns in VIEWS.items():
-            headers = ["System", "Family", *(c.label + ("↑" if c.higher_is_better else "↓") for c in columns)]
             body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else ""), r["family"],
                      *(format_cell(*cell) for cell in cells)]
                     for r, cells in sorted(_cells(rows, columns, pool),  # apart: after the session-isolated rows
                                            key=lambda rc: rc[0].get("session_isolated", True) is False)]
-            widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(headers)]
             parts.append(f"{title} — pool: {pool}")
-            parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-            parts.extend("  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body)
+            parts.append(text_table(["System", "Family", *(heading(c) for c in columns)], body, align="left",
+                                    rule=False))
             if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
                 parts.append("‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
                              "marked against no other row")
@@ -339,16 +335,9 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
     """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["system", "family", *(f"{c.metric}{suffix}" for c in columns
-                                           for suffix in ("", "_ci_low", "_ci_high", "_tied_best"))])
-    for r, cells in _cells(rows, columns, pool):
-        line: list[Any] = [r["system"], r["family"]]
-        for value, ci, tied in cells:
-            line += [value, *(ci if ci is not None else (None, None)), None if tied is None else int(tied)]
-        writer.writerow(line)
-    return buf.getvalue()
+    return csv_text(["system", "family", *csv_header(columns)],
+                    ([r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell))]
+                     for r, cells in _cells(rows, columns, pool)))
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike) -> dict[str, Path]:
