@@ -279,33 +279,33 @@ LEGEND = ("±: half the width of the 95% cluster-bootstrap interval (dialogues r
           "different from it (paired bootstrap)")
 
 
-def _cell(row: dict[str, Any] | None, metric: str) -> tuple[Any, list[float] | None, bool | None]:
+RawCell = tuple[Any, list[float] | None, bool | None]  # value, [low, high], tied_best
+
+
+def _cell(row: dict[str, Any] | None, metric: str) -> RawCell:
     """(value, [low, high] or None, tied_best or None) of one cell."""
     if row is None:
         return None, None, None
     return row["metrics"].get(metric), row.get("ci", {}).get(metric), row.get("tied_best", {}).get(metric)
 
 
+def open_rows(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, Any], dict[str, Any]]:
+    """The open-pool rows by (system, source): what an `open:` column of a closed-pool row reads."""
+    return {(r["system"], r.get("source")): r for r in rows if r["pool"] == "open"}
+
+
+def row_cells(row: dict[str, Any], columns: Sequence[Column],
+              opened: dict[tuple[str, Any], dict[str, Any]]) -> list[RawCell]:
+    """The cells of `row` for `columns` (as stored: see `_cell`); an `open:` column reads the same system's
+    open-pool row in `opened` (`open_rows`). The text tables, the CSV files and the Space all read cells here."""
+    return [_cell(opened.get((row["system"], row.get("source"))), c.metric[len(OPEN_PREFIX):])
+            if c.metric.startswith(OPEN_PREFIX) else _cell(row, c.metric) for c in columns]
+
+
 def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> list[tuple[dict, list]]:
-    """(row, cells) for every row of `pool`; an `open:` column reads the same system's open-pool row."""
-    open_rows = {(r["system"], r["source"]): r for r in rows if r["pool"] == "open"}
-    out = []
-    for r in rows:
-        if r["pool"] != pool:
-            continue
-        cells = []
-        for c in columns:
-            if c.metric.startswith(OPEN_PREFIX):
-                cells.append(_cell(open_rows.get((r["system"], r["source"])), c.metric[len(OPEN_PREFIX):]))
-            else:
-                cells.append(_cell(r, c.metric))
-        out.append((r, cells))
-    return out
-
-
-def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str = "closed") -> list[list[Any]]:
-    """One line per system of `pool`: [system, family, values...]; `open:` columns read the open row."""
-    return [[r["system"], r["family"], *(v for v, _, _ in cells)] for r, cells in _cells(rows, columns, pool)]
+    """(row, cells) for every row of `pool`."""
+    opened = open_rows(rows)
+    return [(r, row_cells(r, columns, opened)) for r in rows if r["pool"] == pool]
 
 
 def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("closed", "open")) -> str:
