@@ -24,6 +24,9 @@ come from the metadata. One leaderboard row per (system, pool), a JSON object:
                                 its header and moves the data to the side file leaderboard.per_dialogue.jsonl;
                                 `read_leaderboard` puts it back
     config     {...}            the suite's configuration (grounding turns, conventions, parameters)
+    fallbacks  {...}            (baseline rows) the run's fallbacks and failures: system_turns, counts per kind,
+                                share, own_result (trace_harness/leaderboard/fallbacks.py); a row that is not
+                                the system's own result gets no tied_best and marks no other row
 
 `result_row` is what both `trace-bench leaderboard` and the Space's submissions call (intervals included);
 `build_leaderboard` scores a runs folder and adds intervals and marks for all rows at once (one resampling
@@ -41,6 +44,7 @@ from typing import Any
 
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
+from trace_harness.leaderboard import fallbacks as fb
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib.stats import ALPHA, N_BOOT
 from trace_metrics.specs import spec
@@ -178,6 +182,20 @@ def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, int], list[tuple[
     return out
 
 
+def _resampled(rows: Sequence[dict[str, Any]]) -> list[list[tuple[int, iv.DialogueTable]]]:
+    """The groups of `_groups` that resampling can say something about. A set of one dialogue has no
+    variance to resample (every resample is that dialogue: zero-width intervals, and any difference would be
+    marked significant), so its rows get no interval and no mark; logged."""
+    out = []
+    for group in _groups(rows).values():
+        if group[0][1].n_dialogues < 2:
+            log.warning("%s: scored on one dialogue, so resampling has no variance: no intervals and no "
+                        "significance marks", ", ".join(repr(rows[i].get("system")) for i, _ in group))
+            continue
+        out.append(group)
+    return out
+
+
 def _comparable_metrics(row: dict[str, Any], table: iv.DialogueTable) -> list[str]:
     available = set(table.metrics())
     return [m for m in row["metrics"] if m in available]
@@ -188,7 +206,7 @@ def add_intervals(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed:
     """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, `tied_best`
     (as `mark_best`), from one resampling per dialogue set: every row and metric of a set at once."""
     out = [_without_marks(r) if marks else dict(r) for r in rows]
-    for group in _groups(rows).values():
+    for group in _resampled(rows):
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
         reps = iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed)
@@ -213,7 +231,7 @@ def mark_best(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int
     callers that redraw often should keep the result until the rows change.
     """
     out = [_without_marks(r) for r in rows]
-    for group in _groups(rows).values():
+    for group in _resampled(rows):
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
         _set_marks(out, members, iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed), alpha)
@@ -225,9 +243,12 @@ def _without_marks(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], alpha: float) -> None:
-    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split)."""
-    by_pool: dict[tuple[str, str], list[int]] = {}
+    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split). A row that is not
+    the system's own result (fallbacks over fallbacks.NOT_OWN_SHARE) is marked against no other row."""
+    by_pool: dict[tuple[str, str, bool], list[int]] = {}
     for k, i in enumerate(members):
+        if not fb.own_result(out[i]):
+            continue
         # a system with cross-dialogue memory (Memory-Aug.) is reported apart, never marked against the others
         by_pool.setdefault((out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []).append(k)
     for ks in by_pool.values():
@@ -243,13 +264,32 @@ def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], 
                     out[members[k]].setdefault("tied_best", {})[m] = tie
 
 
+def warn_duplicates(rows: Sequence[dict[str, Any]], files: Sequence[Path]) -> list[str]:
+    """Log (and return) a warning for every set of rows with the same name, pool and split: they would look
+    the same on the board; the warning names their prediction files and says whether they are copies."""
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["system"], r["pool"], r["split"]), []).append(i)
+    out = []
+    for (system, pool, split), same in groups.items():
+        if len(same) < 2:
+            continue
+        copies = all(rows[i]["metrics"] == rows[same[0]]["metrics"] for i in same)
+        out.append(f"{len(same)} rows named {system!r} ({pool} pool, {split} split): "
+                   + ("copies of one run" if copies else "runs with different values") + ", from "
+                   + ", ".join(str(files[i]) for i in same))
+    for warning in out:
+        log.warning("%s", warning)
+    return out
+
+
 def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, split: str | None = None, *,
                       n_boot: int = N_BOOT, seed: int = SEED, **options: Any) -> list[dict[str, Any]]:
     """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals and
     significance marks; `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
     from trace_metrics.lib.suite import evaluate_run
 
-    rows = []
+    rows, files = [], []
     for path in find_runs(runs_dir):
         meta = read_json(path.with_name(path.name + ".meta.json"))
         if split is not None and meta.get("split") != split:
@@ -260,7 +300,12 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
         row = result_row(result, system=system_label({"baseline": name, **meta}), baseline=name,
                          family=meta.get("family", "non-LLM"), source="baseline", intervals=False)
         row["session_isolated"] = bool(meta.get("session_isolated", True))
+        fallbacks = fb.run_fallbacks(meta)
+        if fallbacks is not None:
+            row["fallbacks"] = fallbacks
         rows.append(row)
+        files.append(path)
+    warn_duplicates(rows, files)
     order = list(BASELINE_LABELS)
     rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
@@ -319,8 +364,8 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
         if pool not in present:
             continue
         for title, columns in VIEWS.items():
-            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else ""), r["family"],
-                     *(format_cell(*cell) for cell in cells)]
+            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
+                     r["family"], *(format_cell(*cell) for cell in cells)]
                     for r, cells in sorted(_cells(rows, columns, pool),  # apart: after the session-isolated rows
                                            key=lambda rc: rc[0].get("session_isolated", True) is False)]
             parts.append(f"{title} — pool: {pool}")
@@ -329,15 +374,19 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
             if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
                 parts.append("‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
                              "marked against no other row")
+            if any(fb.mark(r) for r in rows if r["pool"] == pool):
+                parts.append(fb.LEGEND)
             parts.append("")
     return "\n".join(parts)
 
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
-    """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty)."""
-    return csv_text(["system", "family", *csv_header(columns)],
-                    ([r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell))]
-                     for r, cells in _cells(rows, columns, pool)))
+    """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty); then
+    the run's fallbacks (`fallbacks.csv_fields`)."""
+    return csv_text(["system", "family", *csv_header(columns), *fb.CSV_FIELDS],
+                    ([r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell)),
+                      *fb.csv_fields(r)] for r, cells in _cells(rows, columns, pool)))
+
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike) -> dict[str, Path]:

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json, write_json, write_text
+from trace_harness.interactive.output import METRICS_FILE, PREDICTIONS_FILE
+from trace_harness.leaderboard import fallbacks as fb
 from trace_metrics.tables import Column, csv_fields, csv_header, csv_text, format_cell, heading, text_table
 
 log = logging.getLogger(__name__)
 
 BOARD_FILE = "leaderboard.interactive.json"
-METRICS_FILE = "metrics.json"
 
 
 # The `trace` protocol: the traveler's success, then the Trace metrics of the live system turns.
@@ -112,14 +113,20 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
         if ci is not None:
             cis[col.metric] = ci
     lost = metrics.get("lost_turns") or {}
+    n_dialogues = int(metrics.get("n_dialogues", 0))
+    if n_dialogues < 2 and cis:
+        log.warning("interactive run %s has one dialogue, so resampling has no variance: its intervals are not "
+                    "shown", run)
+        cis = {}
     return {
         "system": row_label(info, run),
         "baseline": str(info.get("system", "")), "family": str(info.get("family", "")),
         "session_isolated": info.get("session_isolated"), "protocol": protocol,
         "simulator": str(info.get("simulator", "")), "pool": str(info.get("pool") or "catalogue"),
         "split": str(info.get("split", "")), "turns": info.get("turns"), "corpus_version": info.get("corpus_version"),
-        "kb_version": info.get("kb_version"), "n_dialogues": int(metrics.get("n_dialogues", 0)),
+        "kb_version": info.get("kb_version"), "n_dialogues": n_dialogues,
         "metrics": values, "ci": cis, "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
+        "fallbacks": fb.predictions_fallbacks(run / PREDICTIONS_FILE, int(lost.get("system_turns", 0))),
         "run": run.relative_to(root).as_posix(),
     }
 
@@ -138,6 +145,28 @@ def teacher_forced(row: Mapping[str, Any], tf_rows: Sequence[Mapping[str, Any]])
         return {"system": r["system"], "metrics": {m: r["metrics"][m] for m in ids if m in r["metrics"]},
                 "ci": {m: r["ci"][m] for m in ids if m in (r.get("ci") or {})}}
     return None
+
+
+# What a reader sees of a row: rows equal in these look like the same run.
+IDENTITY: tuple[str, ...] = ("system", "protocol", "simulator", "pool", "split", "turns", "n_dialogues")
+
+
+def duplicates(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning for every set of rows that look the same (IDENTITY), naming their runs: copies of one run
+    (identical values) or runs that differ only where the table does not show it."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(str(r.get(k)) for k in IDENTITY), []).append(r)
+    out = []
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        runs = ", ".join(str(r.get("run")) for r in same)
+        copies = all(r.get("metrics") == same[0].get("metrics") for r in same)
+        out.append(f"{len(same)} rows of {same[0].get('system')} ({same[0].get('protocol')}, {same[0].get('pool')} "
+                   f"pool, {same[0].get('split')} split) look the same: " +
+                   (f"copies of one run ({runs})" if copies else f"runs {runs} differ in values only"))
+    return out
 
 
 def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
@@ -161,13 +190,15 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
     order = list(BASELINE_LABELS)
     rows.sort(key=lambda r: (r["protocol"] != "trace", r["pool"], r["simulator"], r["session_isolated"] is False,
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
+    for warning in duplicates(rows):
+        log.warning("%s (under %s)", warning, root)
     return rows
 
 
 def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
     cols = VIEWS[protocol]
-    out = [row["system"] + ("‡" if row.get("session_isolated") is False else ""), row["simulator"], row["pool"],
-           str(row["n_dialogues"]), *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric),
+    out = [row["system"] + ("‡" if row.get("session_isolated") is False else "") + fb.mark(row), row["simulator"],
+           row["pool"], str(row.get("split") or "-"), str(row.get("turns") or "-"), str(row["n_dialogues"]), *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric),
                                                   digits=c.digits) for c in cols)]
     if protocol == "trace":
         tf = row.get("teacher_forced") or {"metrics": {}, "ci": {}}
@@ -178,7 +209,7 @@ def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
 
 
 def _headers(protocol: str) -> list[str]:
-    heads = ["System", "Simulator", "Pool", "Dialogues", *(heading(c) for c in VIEWS[protocol])]
+    heads = ["System", "Simulator", "Pool", "Split", "Turns", "Dialogues", *(heading(c) for c in VIEWS[protocol])]
     if protocol == "trace":
         heads += [c.label for c in TF_COLUMNS]
     return [*heads, "Lost turns"]
@@ -197,6 +228,8 @@ def format_interactive(rows: Sequence[Mapping[str, Any]]) -> str:
         parts += [title, text_table(_headers(protocol), body, align="left", rule=False)]
         if any(r.get("session_isolated") is False for r in rows if r["protocol"] == protocol):
             parts.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time")
+        if any(fb.mark(r) for r in rows if r["protocol"] == protocol):
+            parts.append(fb.LEGEND)
         parts.append("±: half the width of the 95% cluster-bootstrap interval (dialogues resampled; bounds in the "
                      "CSV and JSON; CGS, a formula on means, has none)" + ("; '-': no value (TF: no teacher-forced "
                      "run of that system on this corpus)" if protocol == "trace" else ""))
@@ -211,15 +244,15 @@ def _csv(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
     for r in rows:
         if r["protocol"] != protocol:
             continue
-        line: list[Any] = [r["system"], r["simulator"], r["pool"], r["n_dialogues"]]
+        line: list[Any] = [r["system"], r["simulator"], r["pool"], r.get("split"), r.get("turns"), r["n_dialogues"]]
         for c in cols:
             line += csv_fields(r["metrics"].get(c.metric), r["ci"].get(c.metric), marks=False)
         t = r.get("teacher_forced") or {"metrics": {}, "ci": {}}
         for c in (TF_COLUMNS if protocol == "trace" else ()):
             line += csv_fields(t["metrics"].get(c.metric), t["ci"].get(c.metric), marks=False)
-        body.append([*line, *r["lost_turns"], r["run"]])
-    return csv_text(["system", "simulator", "pool", "dialogues", *csv_header([*cols, *tf], marks=False),
-                     "lost_turns", "system_turns", "run"], body)
+        body.append([*line, *r["lost_turns"], *fb.csv_fields(r), r["run"]])
+    return csv_text(["system", "simulator", "pool", "split", "turns", "dialogues", *csv_header([*cols, *tf], marks=False),
+                     "lost_turns", "system_turns", *fb.CSV_FIELDS, "run"], body)
 
 
 def write_interactive(rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike,
