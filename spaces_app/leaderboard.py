@@ -121,6 +121,13 @@ def row_problem(row: Any) -> str | None:
         return "tied_best is not {metric: true/false}"
     if not isinstance(row.get("per_dialogue", {}), dict):
         return "per_dialogue is not an object"
+    fallbacks = row.get("fallbacks")
+    if fallbacks is not None and not (
+            isinstance(fallbacks, dict) and _is_number(fallbacks.get("share"))
+            and 0 <= fallbacks["share"] <= 1 and isinstance(fallbacks.get("own_result"), bool)
+            and isinstance(fallbacks.get("system_turns"), int) and isinstance(fallbacks.get("counts"), dict)
+            and all(isinstance(k, str) and isinstance(v, int) for k, v in fallbacks["counts"].items())):
+        return "fallbacks is not {system_turns, counts, share, own_result}"
     return None
 
 

@@ -109,9 +109,10 @@ def test_names_and_descriptions_are_text():
     rows = [{**_row(name if "\u0000" not in name else "nul"), "description": name, "source": "submission"}
             for name in EVIL]
     page = render_board(board_lines(rows, T5), T5)
+    unwrapped = re.sub(r'<span class="w">|</span>', "", page)  # words are kept whole by spans of their own
     for name in EVIL[:-1]:
         assert f"<bdi>{html.escape(name).replace('$', '&#36;').replace('{', '&#123;').replace('}', '&#125;')}" \
-               .replace("@", "&#64;").replace("`", "&#96;").replace("\\", "&#92;") in page
+               .replace("@", "&#64;").replace("`", "&#96;").replace("\\", "&#92;") in unwrapped
     body = page.split("</style>", 1)[1]
     assert "<img" not in body and not re.search(r"[$`@\\]|\{\{|\$\{", body)  # no markup, template or math syntax
 
