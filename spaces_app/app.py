@@ -178,7 +178,8 @@ def gap_tab(ctx: AppContext) -> None:
     gap = gr.Plot(value=gap_figure(ctx.rows(), "closed", "cgs"), elem_id="gap-plot", show_label=False)
     gr.Markdown("One point per system (paper Figure 2): systems that rank well need not ground or recover well. "
                 "Colour = family; circles were scored here (bars: 95% intervals), crosses are the paper's "
-                "reported numbers (its own corpus). Hover a point for its name and values; click a legend entry "
+                "reported numbers (its own corpus); a crossed open circle is a run whose turns mostly fell back (not "
+                "the system's own result). Hover a point for its name and values; click a legend entry "
                 "to hide that family, double-click to show only it.")
     gap_pool.change(plot, [gap_pool, gap_y], gap)
     gap_y.change(plot, [gap_pool, gap_y], gap)

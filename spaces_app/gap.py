@@ -108,7 +108,7 @@ def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: s
                 name=("paper (reported)" if paper else "scored here") if own else NOT_OWN_NAME,
                 legendgroup=fam, legendgrouptitle_text=fam,
                 marker={"color": COLOURS[fam], "symbol": ("x" if paper else "circle") if own else "circle-x-open",
-                        "size": 10 if paper else 11,
+                        "size": (10 if paper else 11) if own else 15,
                         "line": {"width": 0 if paper else (1 if own else 2), "color": "white" if own else COLOURS[fam]}},
                 error_x=_errors(sel, "x"), error_y=_errors(sel, "y"), cliponaxis=False,
                 customdata=[[plot_text(p.system), plot_text(group), _interval(p.x_ci), _interval(p.y_ci),

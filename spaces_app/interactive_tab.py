@@ -101,7 +101,8 @@ def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
 
     cols = VIEWS[protocol]
     tf = TF_COLUMNS if protocol == "trace" else ()
-    headings = [Heading("System"), *(Heading(label) for _, label in INFO_COLUMNS),
+    counts = ("turns", "n_dialogues")
+    headings = [Heading("System"), *(Heading(label, numeric=key in counts) for key, label in INFO_COLUMNS),
                 *(Heading(c.label, f"{c.metric}; {'higher' if c.higher_is_better else 'lower'} is better", True)
                   for c in cols),
                 *(Heading(c.label, f"teacher-forced {c.metric}", True) for c in tf),

@@ -16,8 +16,9 @@ from typing import Any, Literal
 Align = Literal["first-left", "left"]
 
 
-def text_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, align: Align = "first-left",
-               rule: bool = True) -> str:
+def text_table(
+    header: Sequence[str], rows: Iterable[Sequence[str]], *, align: Align = "first-left", rule: bool = True
+) -> str:
     """A plain-text table, columns two spaces apart.
 
     `align="first-left"`: the first column left-aligned, the others right-aligned (`trace-bench evaluate`,
@@ -28,10 +29,14 @@ def text_table(header: Sequence[str], rows: Iterable[Sequence[str]], *, align: A
     widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if align == "left" or i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+        return "  ".join(
+            c.ljust(w) if align == "left" or i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
 
-    return "\n".join([line(header), *([line(["-" * w for w in widths])] if rule else []), *(line(r) for r in body)])
+    return "\n".join(
+        [line(header), *([line(["-" * w for w in widths])] if rule else []), *(line(r) for r in body)]
+    )
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

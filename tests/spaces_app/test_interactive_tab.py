@@ -10,6 +10,8 @@ from html import unescape
 import pytest
 
 from tests.support.interactive import HAND_POIS, Scripted, hand_goal
+from tests.support.tables import cells as row_cells
+from tests.support.tables import headers
 from trace_dataset.io import write_json
 from trace_harness.interactive.loop import converse
 from trace_harness.interactive.output import META_FILE, write_outputs
@@ -40,11 +42,6 @@ def runs_root(hand_kb, tmp_path):
     return root
 
 
-def text(markup: str) -> str:
-    """What a cell shows: its markup without tags, character references resolved."""
-    return unescape(re.sub(r"<[^>]+>", "", markup))
-
-
 def test_board_and_turn_table(runs_root):
     from spaces_app.interactive_tab import boards_html, load_metrics, read_board, turns_html
 
@@ -53,11 +50,11 @@ def test_board_and_turn_table(runs_root):
     assert board.folders["good"] == runs_root / "good"
     html = boards_html(board)
     assert "sys&lt;good&gt;" in html and "<script>" not in html  # names as text
-    heads = [text(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", html)]
+    heads = headers(html)
     assert heads[:6] == ["System", "Simulator", "Pool", "Split", "Turn budget", "Dialogues"] and heads[-1] == "Run"
     assert "TF TSR" not in heads  # a column empty in every row is left out
     [good] = [row for row in html.split("<tr") if "sys&lt;good&gt;" in row]
-    cells = [text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", good)]
+    cells = row_cells(good)
     assert cells[heads.index("Live success (TSR)")] == "1.000" and cells[heads.index("Lost turns")] == "0 / 3"
     assert cells[heads.index("Turn budget")] == "4" and cells[-1] == "good"
     turns = turns_html(load_metrics(runs_root / "good"))

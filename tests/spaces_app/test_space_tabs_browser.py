@@ -19,8 +19,10 @@ from tests.support.browser import CHROMIUM, chromium, chromium_page, served, wai
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} "
-                       "(apt-get install chromium; scripts/setup.sh test does it)"),
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium; scripts/setup.sh test does it)",
+    ),
 ]
 FONTS = Path(__import__("gradio").__file__).parent / "templates" / "frontend" / "static" / "fonts"
 # a number with its decimals (e.g. 0.972, 3.8, 0.4367): the format of each column is its count of decimals
@@ -33,8 +35,10 @@ def demo(tmp_path_factory):
     from spaces_app.demo import DemoConfig, run_demo
 
     out = tmp_path_factory.mktemp("demo") / "demo"
-    assert run_demo(DemoConfig(out=out, n=120, scale=0.25, per_cell=12, baselines="popularity,tfidf",
-                               workers=1)) == 0
+    assert (
+        run_demo(DemoConfig(out=out, n=120, scale=0.25, per_cell=12, baselines="popularity,tfidf", workers=1))
+        == 0
+    )
     return out
 
 
@@ -44,8 +48,12 @@ def served_demo(demo, tmp_path_factory):
     from spaces_app.settings import Settings
 
     extra = tmp_path_factory.mktemp("later")
-    settings = Settings.from_env({}, demo_dir=demo, interactive_dirs=(demo / "interactive", extra / "interactive"),
-                                 core_dirs=(demo / "core", extra / "core"))
+    settings = Settings.from_env(
+        {},
+        demo_dir=demo,
+        interactive_dirs=(demo / "interactive", extra / "interactive"),
+        core_dirs=(demo / "core", extra / "core"),
+    )
     fonts: list[str] = []
     with served(build_app(settings)) as url, chromium() as browser, chromium_page(browser) as page:
         page.on("request", lambda r: fonts.append(r.url) if ".woff" in r.url else None)
@@ -72,8 +80,10 @@ def test_every_tab_shows_content_without_placeholders(served_demo):
     page, demo, _, _ = served_demo
     assert page.locator("#leaderboard-table tbody tr[data-system]").count() >= 2
     _tab(page, "Three-Competency Gap")
-    page.wait_for_function("() => { const p = document.querySelector('#gap-plot .js-plotly-plot');"
-                           " return p && p._fullData && p._fullData.some(t => t.x.length); }")
+    page.wait_for_function(
+        "() => { const p = document.querySelector('#gap-plot .js-plotly-plot');"
+        " return p && p._fullData && p._fullData.some(t => t.x.length); }"
+    )
     _tab(page, "Dialogues")
     page.wait_for_function("() => (document.querySelector('#dialogue-view') || {}).innerText?.length > 100")
     _tab(page, "Interactive")
@@ -92,7 +102,9 @@ def test_every_tab_shows_content_without_placeholders(served_demo):
     assert turns["rows"] and turns["heads"][:2] == ["Turn", "Hits@1"]
     assert page.locator("#interactive-log .trace-turn").count() > 2
     _tab(page, "CoRE")
-    page.wait_for_function("() => document.querySelector('#core-scores').innerText.includes('No CoRE ratings yet')")
+    page.wait_for_function(
+        "() => document.querySelector('#core-scores').innerText.includes('No CoRE ratings yet')"
+    )
     assert "scripts/demo.sh --baselines all,llm" in page.inner_text("#core-scores")
     assert not page.locator("#core-agreement-plot").is_visible()  # no empty plot
     _tab(page, "About")
@@ -110,20 +122,28 @@ def test_a_run_made_while_serving_shows_up_on_refresh(served_demo):
     _tab(page, "Interactive")
     page.wait_for_selector("#interactive-board table.trace-board")
     assert "Aspect" not in page.inner_text("#interactive-board")
-    run_interactive("aspect", demo / "hydrated", extra / "interactive" / "aspect", n=3, progress=False, n_boot=100)
+    run_interactive(
+        "aspect", demo / "hydrated", extra / "interactive" / "aspect", n=3, progress=False, n_boot=100
+    )
     page.click("#interactive-refresh")
     page.wait_for_function("() => document.querySelector('#interactive-board').innerText.includes('Aspect')")
     _tab(page, "CoRE")
-    summary = {"n_logs": 1, "factors": {"coherence": {"mean": 3.0, "n": 1, "n_missing": 0}},
-               "factor_mean": {"mean": 3.0, "n": 1}, "ratings": {"total": 1, "ok": 1, "missing": 0},
-               "identity": {"source": {"system": "tfidf"}, "llm": {"model": "judge"}}}
+    summary = {
+        "n_logs": 1,
+        "factors": {"coherence": {"mean": 3.0, "n": 1, "n_missing": 0}},
+        "factor_mean": {"mean": 3.0, "n": 1},
+        "ratings": {"total": 1, "ok": 1, "missing": 0},
+        "identity": {"source": {"system": "tfidf"}, "llm": {"model": "judge"}},
+    }
     write_json(extra / "core" / "tfidf" / "summary.json", summary)
     page.click("#core-refresh")
     page.wait_for_function("() => document.querySelector('#core-scores table') !== null")
     assert "0 of 1" in page.inner_text("#core-scores")
     page.reload()  # a new page load reads the folders again too
     _tab(page, "Interactive")
-    page.wait_for_function("() => (document.querySelector('#interactive-board') || {}).innerText?.includes('Aspect')")
+    page.wait_for_function(
+        "() => (document.querySelector('#interactive-board') || {}).innerText?.includes('Aspect')"
+    )
     shutil.rmtree(extra / "interactive" / "aspect")
 
 
@@ -135,13 +155,19 @@ def test_fonts_hold_every_glyph_the_headers_use(served_demo):
     page, _, _, fonts = served_demo
     _tab(page, "Leaderboard")
     wait_for_table(page, "TF-IDF")
-    weight = page.eval_on_selector("#leaderboard-table thead th.metric", "th => getComputedStyle(th).fontWeight")
-    family = page.eval_on_selector("#leaderboard-table thead th.metric", "th => getComputedStyle(th).fontFamily")
+    weight = page.eval_on_selector(
+        "#leaderboard-table thead th.metric", "th => getComputedStyle(th).fontWeight"
+    )
+    family = page.eval_on_selector(
+        "#leaderboard-table thead th.metric", "th => getComputedStyle(th).fontFamily"
+    )
     assert int(weight) >= 600 and family.strip("'\"").startswith("Source Sans Pro"), (weight, family)
     loaded = sorted({u.split("/static/fonts/", 1)[1] for u in fonts if "/static/fonts/" in u})
     assert loaded and not [f for f in loaded if "SemiBold" in f], loaded
-    text = page.evaluate("() => [...document.querySelectorAll('th, h1, h2, h3, h4, button, label, .trace-fb')]"
-                         ".map(e => e.innerText).join('')")
+    text = page.evaluate(
+        "() => [...document.querySelectorAll('th, h1, h2, h3, h4, button, label, .trace-fb')]"
+        ".map(e => e.innerText).join('')"
+    )
     used = {c for c in text if not c.isspace()}
     for name in loaded:
         if name.startswith("SourceSansPro/"):
@@ -158,7 +184,8 @@ def test_leaderboard_headers_and_gap_plot_read_cleanly(served_demo):
     lines = page.eval_on_selector_all(
         "#leaderboard-table thead th.metric",
         "ths => ths.map(t => { const s = getComputedStyle(t); return Math.round((t.getBoundingClientRect().height"
-        " - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom)) / parseFloat(s.lineHeight)); })")
+        " - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom)) / parseFloat(s.lineHeight)); })",
+    )
     assert lines and max(lines) <= 1, lines
     assert page.evaluate(BROKEN_WORDS_JS, "#leaderboard-table .w") == []
     _tab(page, "Three-Competency Gap")

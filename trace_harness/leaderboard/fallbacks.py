@@ -45,12 +45,21 @@ PER: dict[str, str] = {"agent_failures": "agent_calls"}
 def fallbacks_of(counts: Mapping[str, Any], system_turns: int) -> dict[str, Any]:
     """The `fallbacks` field of a row whose run answered `system_turns` turns with these counters."""
     kept = {k: int(counts[k]) for k in KINDS if isinstance(counts.get(k), (int, float)) and counts[k] > 0}
-    calls = {k: int(counts[PER[k]]) for k in kept if k in PER and isinstance(counts.get(PER[k]), (int, float))}
-    shares = [min(1.0, n / (calls.get(k, 0) if k in PER else system_turns)) for k, n in kept.items()
-              if (calls.get(k, 0) if k in PER else system_turns) > 0]
+    calls = {
+        k: int(counts[PER[k]]) for k in kept if k in PER and isinstance(counts.get(PER[k]), (int, float))
+    }
+    shares = [
+        min(1.0, n / (calls.get(k, 0) if k in PER else system_turns))
+        for k, n in kept.items()
+        if (calls.get(k, 0) if k in PER else system_turns) > 0
+    ]
     share = max(shares, default=0.0)
-    out: dict[str, Any] = {"system_turns": int(system_turns), "counts": kept, "share": share,
-                           "own_result": share <= NOT_OWN_SHARE}
+    out: dict[str, Any] = {
+        "system_turns": int(system_turns),
+        "counts": kept,
+        "share": share,
+        "own_result": share <= NOT_OWN_SHARE,
+    }
     if calls:
         out["calls"] = calls
     return out
@@ -100,12 +109,19 @@ def describe(row: Mapping[str, Any]) -> str:
     if not isinstance(fb, Mapping) or not fb.get("counts"):
         return ""
     turns, calls = fb.get("system_turns", 0), fb.get("calls") or {}
-    parts = [f"{KINDS.get(k, k)}: {n} of " + (f"{calls.get(k, '?')} calls" if k in PER else f"{turns} system turns")
-             for k, n in fb["counts"].items()]
-    text = f"Fallbacks and failures ({share_text(fb.get('share', 0.0))} of the run): " + "; ".join(parts) + "."
+    parts = [
+        f"{KINDS.get(k, k)}: {n} of "
+        + (f"{calls.get(k, '?')} calls" if k in PER else f"{turns} system turns")
+        for k, n in fb["counts"].items()
+    ]
+    text = (
+        f"Fallbacks and failures ({share_text(fb.get('share', 0.0))} of the run): " + "; ".join(parts) + "."
+    )
     if not own_result(row):
-        text += (f" Over {share_text(NOT_OWN_SHARE)} of its turns: these numbers are mostly not the system's "
-                 "own result.")
+        text += (
+            f" Over {share_text(NOT_OWN_SHARE)} of its turns: these numbers are mostly not the system's "
+            "own result."
+        )
     return text
 
 
@@ -121,6 +137,8 @@ def csv_fields(row: Mapping[str, Any]) -> list[Any]:
     return [fb["share"], ";".join(f"{k}={n}" for k, n in fb["counts"].items()), int(own_result(row))]
 
 
-LEGEND = (f"[fb N%]: N% of the run's system turns fell back or failed (the largest kind; counts per kind in "
-          f"the CSV and JSON, `fallbacks`); ': not own': over {share_text(NOT_OWN_SHARE)}, so the row's numbers "
-          "are mostly not the system's own result, and it is marked against no other row")
+LEGEND = (
+    f"[fb N%]: N% of the run's system turns fell back or failed (the largest kind; counts per kind in "
+    f"the CSV and JSON, `fallbacks`); ': not own': over {share_text(NOT_OWN_SHARE)}, so the row's numbers "
+    "are mostly not the system's own result, and it is marked against no other row"
+)

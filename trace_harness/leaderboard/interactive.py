@@ -198,8 +198,8 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
 def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
     cols = VIEWS[protocol]
     out = [row["system"] + ("‡" if row.get("session_isolated") is False else "") + fb.mark(row), row["simulator"],
-           row["pool"], str(row.get("split") or "-"), str(row.get("turns") or "-"), str(row["n_dialogues"]), *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric),
-                                                  digits=c.digits) for c in cols)]
+           row["pool"], str(row.get("split") or "-"), str(row.get("turns") or "-"), str(row["n_dialogues"]),
+           *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits) for c in cols)]
     if protocol == "trace":
         tf = row.get("teacher_forced") or {"metrics": {}, "ci": {}}
         out += [format_cell(tf["metrics"].get(c.metric), tf["ci"].get(c.metric), digits=c.digits)

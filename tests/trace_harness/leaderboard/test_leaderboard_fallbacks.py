@@ -14,16 +14,34 @@ from trace_harness.leaderboard import fallbacks as fb
 from trace_harness.leaderboard.build import build_leaderboard, format_tables, mark_best, write_leaderboard
 
 
-@pytest.mark.parametrize(("counts", "share", "own", "mark"), [
-    ({}, 0.0, True, ""),
-    ({"memory_hits": 9, "quote_retries": 4}, 0.0, True, ""),  # not fallbacks: not counted
-    ({"fallback_popularity": 3}, 0.3, True, " [fb 30%]"),
-    ({"fallback_popularity": 5}, 0.5, True, " [fb 50%]"),  # exactly half: still its own (over half is not)
-    ({"fallback_popularity": 6}, 0.6, False, " [fb 60%: not own]"),
-    ({"dst_extraction_failed": 9, "empty_response": 1}, 0.9, False, " [fb 90%: not own]"),  # the largest kind
-    ({"agent_failures": 3, "agent_calls": 4}, 0.75, False, " [fb 75%: not own]"),  # per call, not per turn
-    ({"quote_fallbacks": 25}, 1.0, False, " [fb 100%: not own]"),  # capped at all turns
-])
+@pytest.mark.parametrize(
+    ("counts", "share", "own", "mark"),
+    [
+        ({}, 0.0, True, ""),
+        ({"memory_hits": 9, "quote_retries": 4}, 0.0, True, ""),  # not fallbacks: not counted
+        ({"fallback_popularity": 3}, 0.3, True, " [fb 30%]"),
+        (
+            {"fallback_popularity": 5},
+            0.5,
+            True,
+            " [fb 50%]",
+        ),  # exactly half: still its own (over half is not)
+        ({"fallback_popularity": 6}, 0.6, False, " [fb 60%: not own]"),
+        (
+            {"dst_extraction_failed": 9, "empty_response": 1},
+            0.9,
+            False,
+            " [fb 90%: not own]",
+        ),  # the largest kind
+        (
+            {"agent_failures": 3, "agent_calls": 4},
+            0.75,
+            False,
+            " [fb 75%: not own]",
+        ),  # per call, not per turn
+        ({"quote_fallbacks": 25}, 1.0, False, " [fb 100%: not own]"),  # capped at all turns
+    ],
+)
 def test_share_and_mark(counts, share, own, mark):
     field = fb.fallbacks_of(counts, 10)
     assert field["share"] == pytest.approx(share) and field["own_result"] is own
@@ -33,13 +51,20 @@ def test_share_and_mark(counts, share, own, mark):
 
 def test_reading_the_run_metadata():
     meta = {"n_rows": 28, "summary": {"rows": {"fallback_popularity": 28, "unknown_labels": 3}}}
-    assert fb.run_fallbacks(meta) == {"system_turns": 28, "counts": {"fallback_popularity": 28}, "share": 1.0,
-                                      "own_result": False}
+    assert fb.run_fallbacks(meta) == {
+        "system_turns": 28,
+        "counts": {"fallback_popularity": 28},
+        "share": 1.0,
+        "own_result": False,
+    }
     assert fb.run_fallbacks({"n_rows": 5})["share"] == 0.0  # a run that counted nothing
     assert fb.run_fallbacks({}) is None  # unknown: no field, no mark
     assert fb.mark({}) == "" and fb.own_result({}) is True and fb.csv_fields({}) == [None, None, None]
     text = fb.describe({"fallbacks": fb.run_fallbacks(meta)})
-    assert "answered by the Popularity fallback: 28 of 28 system turns" in text and "not the system's own" in text
+    assert (
+        "answered by the Popularity fallback: 28 of 28 system turns" in text
+        and "not the system's own" in text
+    )
     assert fb.share_text(0.004) == "<1%" and fb.share_text(1.0) == "100%"
 
 
@@ -50,8 +75,14 @@ def fallback_runs(data_dir, reference_rows, tmp_path):
     runs = tmp_path / "runs"
     n = len(reference_rows)
     write_run(runs, "tfidf", reference_rows, n_rows=n)
-    write_run(runs, "llm_zero_shot", reference_rows, family="LLM", n_rows=n,
-              summary={"rows": {"fallback_popularity": n}})
+    write_run(
+        runs,
+        "llm_zero_shot",
+        reference_rows,
+        family="LLM",
+        n_rows=n,
+        summary={"rows": {"fallback_popularity": n}},
+    )
     worse = copy.deepcopy(reference_rows)
     for r in worse:
         r["ranked_poi_ids"] = r["ranked_poi_ids"][::-1]
@@ -62,12 +93,19 @@ def fallback_runs(data_dir, reference_rows, tmp_path):
 def test_rows_tables_and_files_carry_the_fallbacks(data_dir, fallback_runs, reference_rows, tmp_path):
     rows = build_leaderboard(data_dir, fallback_runs, split="test", n_boot=300)
     by = {r["baseline"]: r for r in rows}
-    assert by["llm_zero_shot"]["fallbacks"]["own_result"] is False and by["llm_zero_shot"]["fallbacks"]["share"] == 1
-    assert by["dst"]["fallbacks"]["share"] == pytest.approx(0.3) and by["dst"]["fallbacks"]["own_result"] is True
+    assert (
+        by["llm_zero_shot"]["fallbacks"]["own_result"] is False
+        and by["llm_zero_shot"]["fallbacks"]["share"] == 1
+    )
+    assert (
+        by["dst"]["fallbacks"]["share"] == pytest.approx(0.3) and by["dst"]["fallbacks"]["own_result"] is True
+    )
     assert by["tfidf"]["fallbacks"]["share"] == 0.0
     # the fallback's numbers are the best on the board, but a row that is not its own is marked against nothing
     assert "tied_best" not in by["llm_zero_shot"] and by["tfidf"]["tied_best"]["recall@1"] is True
-    assert "tied_best" not in mark_best(rows, n_boot=300)[[r["baseline"] for r in rows].index("llm_zero_shot")]
+    assert (
+        "tied_best" not in mark_best(rows, n_boot=300)[[r["baseline"] for r in rows].index("llm_zero_shot")]
+    )
     text = format_tables(rows)
     assert "LLM Zero-Shot [fb 100%: not own]" in text and "DST [fb 30%]" in text and fb.LEGEND in text
     assert "TF-IDF [fb" not in text
