@@ -113,17 +113,15 @@ def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str]
     `trace-bench interact --system NAME`), side by side in `workers` processes; runs in OUT/interactive/NAME,
     the interactive view printed and written beside the leaderboard."""
     from trace_harness.interactive.output import METRICS_FILE
-    from trace_harness.interactive.run import load_data_kb, seed_goals
-    from trace_harness.interactive.simulator.goal import World
+    from trace_harness.interactive.run import seed_travellers
     from trace_harness.leaderboard.interactive import format_interactive, interactive_rows, write_interactive
 
     todo = [n for n in names if not (out / n / METRICS_FILE).exists()]
     failed: dict[str, str] = {}
     if todo:
         t0 = time.perf_counter()
-        kb = load_data_kb(hydrated)
-        _STATE.update(data=hydrated, out=out, kb=kb, goals=seed_goals(hydrated, kb, World(kb), split, None),
-                      split=split)
+        kb, goals = seed_travellers(hydrated, split)
+        _STATE.update(data=hydrated, out=out, kb=kb, goals=goals, split=split)
         # longest first (the two that encode queries with a model), so the workers finish together
         todo.sort(key=lambda n: n not in ("dense", "hybrid_rrf"))
         workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
