@@ -182,20 +182,6 @@ def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, int], list[tuple[
     return out
 
 
-def _resampled(rows: Sequence[dict[str, Any]]) -> list[list[tuple[int, iv.DialogueTable]]]:
-    """The groups of `_groups` that resampling can say something about. A set of one dialogue has no
-    variance to resample (every resample is that dialogue: zero-width intervals, and any difference would be
-    marked significant), so its rows get no interval and no mark; logged."""
-    out = []
-    for group in _groups(rows).values():
-        if group[0][1].n_dialogues < 2:
-            log.warning("%s: scored on one dialogue, so resampling has no variance: no intervals and no "
-                        "significance marks", ", ".join(repr(rows[i].get("system")) for i, _ in group))
-            continue
-        out.append(group)
-    return out
-
-
 def _comparable_metrics(row: dict[str, Any], table: iv.DialogueTable) -> list[str]:
     available = set(table.metrics())
     return [m for m in row["metrics"] if m in available]
@@ -206,7 +192,7 @@ def add_intervals(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed:
     """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, `tied_best`
     (as `mark_best`), from one resampling per dialogue set: every row and metric of a set at once."""
     out = [_without_marks(r) if marks else dict(r) for r in rows]
-    for group in _resampled(rows):
+    for group in _groups(rows).values():
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
         reps = iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed)
@@ -231,7 +217,7 @@ def mark_best(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int
     callers that redraw often should keep the result until the rows change.
     """
     out = [_without_marks(r) for r in rows]
-    for group in _resampled(rows):
+    for group in _groups(rows).values():
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
         _set_marks(out, members, iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed), alpha)
