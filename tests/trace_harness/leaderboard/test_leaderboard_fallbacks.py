@@ -154,9 +154,14 @@ def test_one_dialogue_gives_no_interval_and_no_mark(caplog):
         per_item = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "recall@1": recall}}
         return result_row(fake_result(per_item), system=name, family="non-LLM", source="baseline", n_boot=200)
 
-    with caplog.at_level(logging.WARNING, logger="trace_harness.leaderboard.build"):
+    from spaces_app.board_html import ONE_DIALOGUE_LABEL, render_board
+    from spaces_app.leaderboard import board_lines
+
+    with caplog.at_level(logging.WARNING):
         rows = mark_best([row("A", [1.0, 1.0]), row("B", [0.0, 1.0])], n_boot=200)
-    assert all("ci" not in r and "tied_best" not in r for r in rows)
+    assert all(not r.get("ci") and "tied_best" not in r for r in rows)
     assert any("resampling has no variance" in r.message for r in caplog.records)
-    text = format_tables(rows)
-    assert "0.500" in text and "±" not in text and "*" not in text
+    table = format_tables(rows).split("Table 5: headline — pool: closed\n", 1)[1].split("\n\n", 1)[0]
+    assert "1.000" in table and "0.500" in table and "±" not in table and "*" not in table  # bare values
+    html = render_board(board_lines(rows, "Table 5: headline"), "Table 5: headline")
+    assert ONE_DIALOGUE_LABEL.split(" (")[0] in html and "interval (dialogues resampled):" not in html
