@@ -185,6 +185,8 @@ def register_demo(sub) -> None:
     p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes per baseline run (default 1)")
     p.add_argument("--no-interactive", action="store_true",
                    help="skip the interactive runs (each baseline with the rules traveller on the whole split)")
+    p.add_argument("--interactive-n", type=number_in(int, 1), default=None, metavar="N",
+                   help="travellers of the interactive runs: the first N dialogues of the split (default: all)")
     p.add_argument("--serve", action="store_true", help="start the leaderboard app at the end")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
@@ -197,4 +199,5 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(DemoConfig(
         out=args.out, n=args.n, scale=args.scale, per_cell=args.per_cell, seed=args.seed, split=args.split,
         baselines=args.baselines, workers=args.workers, num_proc=args.num_proc, interactive=not args.no_interactive,
+        interactive_n=args.interactive_n,
         serve=args.serve, host=args.host, port=args.port))

@@ -53,7 +53,8 @@ class DemoConfig:
     baselines: str = "all"  # comma-separated names, "all" (the nine non-LLM baselines) and/or "llm"
     workers: int | None = None  # generator worker processes (None: the CPU count)
     num_proc: int = 1  # worker processes per baseline run
-    interactive: bool = True  # the interactive runs (each baseline with the rules traveller, the whole split)
+    interactive: bool = True  # the interactive runs (each baseline with the rules traveller)
+    interactive_n: int | None = None  # travellers of the interactive runs: the first N dialogues (None: the split)
     serve: bool = False  # start the leaderboard app at the end
     host: str = "127.0.0.1"
     port: int = 7860
@@ -98,9 +99,9 @@ def _interact(name: str) -> tuple[str, str]:
         torch.set_num_threads(1)
     except ImportError:
         pass
-    data, out, kb, goals, split = (_STATE[k] for k in ("data", "out", "kb", "goals", "split"))
+    data, out, kb, goals, split, n = (_STATE[k] for k in ("data", "out", "kb", "goals", "split", "n"))
     try:
-        run_interactive(name, data, out / name, split=split, kb=kb, goals=goals, progress=False)
+        run_interactive(name, data, out / name, split=split, n=n, kb=kb, goals=goals, progress=False)
     except (ImportError, RuntimeError, ValueError) as e:  # e.g. dense without its model package
         log.error("interactive run of %s failed: %s", name, e)
         return name, f"{type(e).__name__}: {e}"
@@ -108,10 +109,10 @@ def _interact(name: str) -> tuple[str, str]:
 
 
 def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str], workers: int | None,
-                         tf_rows: list[dict[str, Any]], leaderboard_dir: Path) -> dict[str, str]:
-    """Every baseline of `names` talks to the rules traveller seeded from each dialogue of `split` (closed pool;
-    `trace-bench interact --system NAME`), side by side in `workers` processes; runs in OUT/interactive/NAME,
-    the interactive view printed and written beside the leaderboard."""
+                         tf_rows: list[dict[str, Any]], leaderboard_dir: Path, n: int | None = None) -> dict[str, str]:
+    """Every baseline of `names` talks to the rules traveller seeded from each dialogue of `split` (the first `n`
+    with `n`; closed pool; `trace-bench interact --system NAME [--n N]`), side by side in `workers` processes;
+    runs in OUT/interactive/NAME, the interactive view printed and written beside the leaderboard."""
     from trace_harness.interactive.output import METRICS_FILE
     from trace_harness.interactive.run import seed_travellers
     from trace_harness.leaderboard.interactive import format_interactive, interactive_rows, write_interactive
@@ -120,8 +121,8 @@ def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str]
     failed: dict[str, str] = {}
     if todo:
         t0 = time.perf_counter()
-        kb, goals = seed_travellers(hydrated, split)
-        _STATE.update(data=hydrated, out=out, kb=kb, goals=goals, split=split)
+        kb, goals = seed_travellers(hydrated, split, n)
+        _STATE.update(data=hydrated, out=out, kb=kb, goals=goals, split=split, n=n)
         # longest first (the two that encode queries with a model), so the workers finish together
         todo.sort(key=lambda n: n not in ("dense", "hybrid_rrf"))
         workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
@@ -270,7 +271,7 @@ def run_demo(config: DemoConfig) -> int:
     print(format_tables(rows))
     if config.interactive:
         failed.update(run_interactive_step(hydrated, layout["interactive_dir"], split, names, config.workers, rows,
-                                           layout["baselines_file"].parent))
+                                           layout["baselines_file"].parent, config.interactive_n))
     if with_llm:
         failed.update(run_llm_step(hydrated, out, split, seed, names))
     if failed:
