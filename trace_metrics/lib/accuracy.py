@@ -13,6 +13,7 @@ Duplicate ids in a ranking are rejected by predictions validation; here the firs
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -58,7 +59,7 @@ class Ranks(NamedTuple):
     alternative: int  # 1-based rank of the first acceptable alternative; 0 = none is ranked
 
     def recall(self, k: int) -> float:
-        return sum(1 for r in self.gold if r <= k) / self.n_gold
+        return bisect_right(self.gold, k) / self.n_gold  # gold POIs ranked within the top k
 
     def hit(self, k: int) -> float:
         return 1.0 if self.gold and self.gold[0] <= k else 0.0
