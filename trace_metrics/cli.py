@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
+from trace_metrics.specs import OPTIONS, SUITE_OPTIONS, Option
 from trace_metrics.tables import text_table
 
 
@@ -44,13 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--compare", metavar="OTHER_PREDICTIONS", type=Path,
                    help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests")  # fmt: skip
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
-    p.add_argument("--fuzzy-threshold", type=float, default=0.8, help="GS quote threshold (default 0.8)")
-    p.add_argument("--cd-gate", type=float, default=0.05, help="CGS citation-density gate (default 0.05)")
-    p.add_argument("--pc-window", type=int, default=80, help="PC citation window in characters (default 80)")
-    p.add_argument("--radius-km", type=float, default=2.0, help="spatial coherence radius (default 2 km)")
-    p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
-                   help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
-                        "every system turn (Table 20's n); docs/leaderboard.md")
+    for name in SUITE_OPTIONS:  # the metric options, from their declarations (trace_metrics.specs.OPTIONS)
+        add_option(p, OPTIONS[name])
     p.add_argument(
         "--n-boot", type=int, default=10_000, help="bootstrap resamples for --compare (default 10000)"
     )
@@ -58,23 +53,26 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-# option -> (lowest, highest, lowest allowed itself); checked before anything is loaded
-OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
-    "fuzzy_threshold": (0.0, 1.0, True),
-    "cd_gate": (0.0, 1.0, True),
-    "pc_window": (0, math.inf, True),
-    "radius_km": (0.0, math.inf, False),
-    "n_boot": (1, math.inf, True),
-}
+def add_option(parser: argparse.ArgumentParser, option: Option) -> None:
+    """The command-line form of a declared metric option: `--name-with-dashes`, its type, its default."""
+    default = option.default
+    if option.type is bool:
+        flag = option.flag if not default else "--no-" + option.flag[2:]
+        parser.add_argument(flag, dest=option.name, action="store_false" if default else "store_true",
+                            help=f"{option.help} (default {'on' if default else 'off'})")
+        return
+    parser.add_argument(option.flag, type=option.type, default=default, choices=option.choices or None,
+                        help=f"{option.help} (default {default})")
 
 
 def _bad_option(args: argparse.Namespace) -> str | None:
-    for dest, (low, high, closed) in OPTION_RANGES.items():
-        value = getattr(args, dest)
-        ok = (low <= value if closed else low < value) and value <= high and not math.isnan(value)
-        if not ok:
-            bracket = "[" if closed else "("
-            return f"--{dest.replace('_', '-')} must be in {bracket}{low:g}, {high:g}], got {value}"
+    """What is wrong with the first bad option (checked before anything is loaded), or None."""
+    for name in SUITE_OPTIONS:
+        problem = OPTIONS[name].problem(getattr(args, name))
+        if problem:
+            return f"{OPTIONS[name].flag} {problem}"
+    if args.n_boot < 1:
+        return f"--n-boot must be >= 1, got {args.n_boot}"
     return None
 
 
@@ -95,14 +93,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     check_output_file(args.out)  # a folder, a path under a file or an unwritable place fails before scoring
 
-    options: dict[str, Any] = {
-        "fuzzy_threshold": args.fuzzy_threshold,
-        "cd_gate": args.cd_gate,
-        "pc_window": args.pc_window,
-        "radius_km": args.radius_km,
-        "sweeps": args.sweeps,
-        "grounding_turns": args.grounding_turns,
-    }
+    options: dict[str, Any] = {name: getattr(args, name) for name in SUITE_OPTIONS}
+    options["sweeps"] = args.sweeps
     kb = suite.load_kb(args.data)
     gc.freeze()  # the knowledge base lives until exit: spare the cyclic GC from rescanning it (~10% faster)
     result = suite.evaluate_run(
@@ -148,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
 def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: float = 0.05) -> dict[str, dict]:
     """Paired cluster bootstrap (resampling dialogues) and per-dialogue paired t-test for every metric
-    with per-item values in both runs (area E's `stats`); `cgs` / `cgs_ent`, formulas of means, get the
+    with per-item values in both runs (`lib.stats`); `cgs` / `cgs_ent`, formulas of means, get the
     paired bootstrap of the formula itself (`intervals`, no t-test: they have no per-dialogue values)."""
     from trace_metrics.lib import intervals, stats
 
