@@ -116,15 +116,16 @@ def test_metric_options_come_from_their_declarations(data_dir, preds, tmp_path, 
         assert actions[name].default == OPTIONS[name].default
         assert OPTIONS[name].flag in actions[name].option_strings
     base = ["evaluate", "--data", str(data_dir), "--predictions", str(preds[0])]
-    bad = (
-        ("--cd-gate", "0", "--cd-gate must be in (0, 1], got 0.0"),
-        ("--radius-km", "nan", "--radius-km must be > 0, got nan"),
-        ("--pc-window", "-1", "--pc-window must be >= 0, got -1"),
-        ("--n-boot", "0", "--n-boot must be >= 1, got 0"),
+    bad = (  # refused while the options are parsed, with the declared range
+        ("--cd-gate", "0", "argument --cd-gate: expected a finite number in (0, 1], got '0'"),
+        ("--radius-km", "nan", "argument --radius-km: expected a finite number > 0, got 'nan'"),
+        ("--pc-window", "-1", "argument --pc-window: expected an integer >= 0, got '-1'"),
+        ("--fuzzy-threshold", "1.5", "argument --fuzzy-threshold: expected a finite number in [0, 1], got '1.5'"),
     )
     for flag, value, message in bad:
-        assert main([*base, "--out", str(tmp_path / "bad.json"), flag, value]) == 2
-        assert message in capsys.readouterr().err
+        with pytest.raises(SystemExit) as exit_:
+            main([*base, "--out", str(tmp_path / "bad.json"), flag, value])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "bad.json").exists()
     out = tmp_path / "r.json"
     argv = [*base, "--out", str(out), "--radius-km", "1.5", "--use-stemmer", "--grounding-turns", "system"]
