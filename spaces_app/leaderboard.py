@@ -45,7 +45,8 @@ SYSTEM_NOTES: dict[str, str] = {
 
 
 def paper_rows() -> list[dict[str, Any]]:
-    """The paper's own numbers (Tables 5, 6, 9) as labelled reference rows."""
+    """The paper's own numbers (Tables 5, 6, 9; Itinerary-LLM and Memory-Aug. from its appendix tables) as
+    labelled reference rows."""
     doc = json.loads(files("spaces_app").joinpath("paper_results.json").read_text(encoding="utf-8"))
     return [
         {
@@ -60,6 +61,7 @@ def paper_rows() -> list[dict[str, Any]]:
             "corpus_version": doc["corpus_version"],
             "kb_version": doc["kb_version"],
             "metrics": r["metrics"],
+            "session_isolated": r.get("session_isolated", True),  # False: Memory-Aug., reported apart
         }
         for r in doc["rows"]
     ]

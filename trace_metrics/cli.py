@@ -74,6 +74,13 @@ def add_option(parser: argparse.ArgumentParser, option: Option) -> None:
                         help=f"{option.help} (default {default})")
 
 
+def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
+    """--compare-hit and --t2r, the readings that move published numbers (docs/metrics.md, "Recovery"), from
+    their declarations: `trace-bench leaderboard` takes them as `trace-bench evaluate` does."""
+    for name in ("compare_hit", "t2r"):
+        add_option(parser, OPTIONS[name])
+
+
 def _llm_loading(args: argparse.Namespace) -> dict[str, Any]:
     """The --llm-* cache and server options, as `load_llm` keyword arguments (judge and CoRE alike)."""
     from trace_llm.cli import llm_options

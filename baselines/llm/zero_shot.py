@@ -18,6 +18,7 @@ from baselines.llm.common import (
     RANKED_ACTIONS,
     LLMPipeline,
     complete_ranking,
+    completion_scores,
     failure_text,
     messages,
     ranking_schema,
@@ -77,8 +78,11 @@ class LLMZeroShotBaseline(LLMPipeline):
         if isinstance(answer, LLMOutputError):
             return self.fallback(inp, failure_text(answer), meta)
         ranked: list[str] = []
+        scores = None
         if built.ranked:
             by_label = dict(built.labelled)
             meta["model_ranking"] = list(answer["ranked_ids"])
-            ranked = complete_ranking([by_label[lab] for lab in answer["ranked_ids"]], inp["shown"], inp["rest"])
-        return self.output(inp, ranked, answer["response"], built.labels, meta)
+            chosen = [by_label[lab] for lab in answer["ranked_ids"]]
+            ranked = complete_ranking(chosen, inp["shown"], inp["rest"])
+            scores = completion_scores(chosen, inp["shown"], inp["rest"], inp.get("prefilter_scores"))
+        return self.output(inp, ranked, answer["response"], built.labels, meta, scores)

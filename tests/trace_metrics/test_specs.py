@@ -135,6 +135,7 @@ def test_option_defaults_come_from_the_library():
     from trace_metrics.entailment.entailment import Entailment
     from trace_metrics.grounding.grounding import Grounding
     from trace_metrics.practical.practical import Practical
+    from trace_metrics.recovery.recovery import Recovery
     from trace_metrics.text.text import Text
     from trace_metrics.trace_suite.trace_suite import TraceSuite
 
@@ -142,12 +143,14 @@ def test_option_defaults_come_from_the_library():
         (Grounding, "grounding"),
         (Text, "text"),
         (Practical, "practical"),
+        (Recovery, "recovery"),
         (Entailment, "entailment"),
     ):
         declared = specs.module_options(module)
         assert declared and set(declared) <= set(cls.options), module
         assert not set(declared) & set(inspect.signature(cls._score).parameters), module
     assert specs.module_options("grounding") == ("fuzzy_threshold", "cd_gate", "pc_window")
+    assert specs.module_options("recovery") == ("compare_hit", "t2r")
     assert set(specs.SUITE_OPTIONS) <= set(TraceSuite.options)
 
 

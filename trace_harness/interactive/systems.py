@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from baselines.base import RankingPipeline, TracePipeline
+from baselines.base import TracePipeline
 from baselines.toolkit.state import phrase_pattern
 from trace_bench.errors import TraceBenchError, UsageError
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, SYSTEM_ACTIONS
@@ -135,32 +136,28 @@ class System:
 class PipelineSystem(System):
     """A registered pipeline, called through its contract (`pipe(rows)`).
 
-    With `tie_scores`, the scores a RankingPipeline's `rank` computes are recorded as they are computed (an
-    instance-level tap on `score`: nothing is recomputed, the class is untouched) and give the tie groups of
-    the turn metrics; other pipelines' rankings are taken as strict orders.
+    With `tie_scores`, the scores behind each ranking that the pipeline reports (its outputs' `scores`,
+    `baselines.base` "Ties": every non-LLM baseline, SnipRec and its comparison systems, the LLM baselines'
+    completed rankings) give the tie groups of the turn metrics; a pipeline that reports none is taken as a
+    strict order (its unranked candidates still tie at the end).
     """
 
     def __init__(self, pipe: TracePipeline, tie_scores: bool = True):
         self.pipe = pipe
         self.name = pipe.name
         self.session_isolated = bool(pipe.session_isolated)
-        self._scores: dict[tuple[str, int], Mapping[str, Any]] = {}
-        if tie_scores and isinstance(pipe, RankingPipeline):
-            score = pipe.score
-
-            def tap(inp: Mapping[str, Any]) -> Mapping[str, Any]:
-                out = score(inp)
-                self._scores[(inp["dialogue_id"], inp["turn_id"])] = out
-                return out
-
-            pipe.score = tap  # type: ignore[method-assign]
+        self.tie_scores = tie_scores
 
     def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
-        self._scores.clear()
-        preds = list(self.pipe(rows))
+        recorded: dict[tuple[str, int], Any] = {}
+        self.pipe.record_scores = recorded if self.tie_scores else None
+        try:
+            preds = list(self.pipe(rows))
+        finally:
+            self.pipe.record_scores = None
         out = []
         for row, p in zip(rows, preds, strict=True):
-            scores = self._scores.get((p["dialogue_id"], p["turn_id"]))
+            scores = recorded.get((p["dialogue_id"], p["turn_id"])) or None
             reply = SystemReply(row["action"], list(p["ranked_poi_ids"]), p["response"], dict(p["citations"]),
                                 dict(p.get("meta") or {}), scores)
             out.append(check_reply(row, reply))
@@ -214,7 +211,13 @@ def parse_http_reply(row: Mapping[str, Any], payload: Any) -> SystemReply:
     own = payload.get("action", action)
     if own not in SYSTEM_ACTIONS:
         return SystemReply.lost_turn(action, "garbage", f"action {own!r} is not one of {SYSTEM_ACTIONS}")
-    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action}))
+    scores = payload.get("scores")  # optional: {business_id: number}, the ties of the ranking (equal numbers)
+    if scores is not None and (not isinstance(scores, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for k, v in scores.items())):
+        return SystemReply.lost_turn(action, "garbage", "scores is not an object of finite numbers by business_id")
+    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action},
+                                        scores or None))
 
 
 class _LostTurn(Exception):

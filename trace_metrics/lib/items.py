@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, NamedTuple
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.io import TraceDataError
 from trace_metrics.lib import accuracy, grounding, practical, recovery, selection, text
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GroundingTurns, check_grounding_turns
+from trace_metrics.lib.conventions import (
+    DEFAULT_COMPARE_HIT,
+    DEFAULT_GROUNDING_TURNS,
+    CompareHit,
+    GroundingTurns,
+    T2RReading,
+    check_grounding_turns,
+)
 from trace_metrics.lib.grounding import GroundingAnalysis, Threshold
 from trace_metrics.lib.practical import PoiPoint
 
@@ -143,7 +150,7 @@ def grounded_items(
 class DialogueItem:
     """A dialogue and what its practical-value and recovery metrics share (module docstring)."""
 
-    __slots__ = ("dialogue", "kb", "_cache", "_points", "_distances", "_ceiling", "_recovery")
+    __slots__ = ("dialogue", "kb", "_cache", "_points", "_distances", "_ceiling", "_recovery", "_episodes")
 
     def __init__(self, dialogue: selection.EvalDialogue, kb: KnowledgeBase, cache: dict[str, PoiPoint]):
         self.dialogue = dialogue
@@ -152,7 +159,8 @@ class DialogueItem:
         self._points: list[PoiPoint] | None = None
         self._distances: list[float] | None = None
         self._ceiling: tuple[int | None] | None = None
-        self._recovery: list[tuple[str, bool | None]] | None = None
+        self._recovery: dict[str, list[tuple[str, bool | None]]] = {}
+        self._episodes: dict[str, dict[int, bool | None]] = {}
 
     @property
     def points(self) -> list[PoiPoint]:
@@ -186,31 +194,43 @@ class DialogueItem:
             self._ceiling = (practical.price_ceiling(self.dialogue.user_texts),)
         return self._ceiling[0]
 
-    @property
-    def recovery_turns(self) -> list[tuple[str, bool | None]]:
-        """(action, hit) of every turn (`selection.recovery_turns`)."""
-        if self._recovery is None:
-            self._recovery = selection.recovery_turns(self.dialogue)
-        return self._recovery
+    def recovery_turns(self, compare_hit: CompareHit) -> list[tuple[str, bool | None]]:
+        """(action, hit) of every turn (`selection.recovery_turns`), a compare turn's hit read as `compare_hit`."""
+        turns = self._recovery.get(compare_hit)
+        if turns is None:
+            turns = self._recovery[compare_hit] = selection.recovery_turns(self.dialogue, compare_hit)
+        return turns
+
+    def rejection_hits(self, compare_hit: CompareHit) -> dict[int, bool | None]:
+        """Turn index of each reject_and_refine turn -> whether the next recommend/compare turn hits (None: none
+        follows), `recovery.rejection_episodes`."""
+        hits = self._episodes.get(compare_hit)
+        if hits is None:
+            hits = self._episodes[compare_hit] = dict(
+                recovery.rejection_episodes(self.recovery_turns(compare_hit))
+            )
+        return hits
 
 
 class EpisodeItem(NamedTuple):
-    """A reject_and_refine turn followed by a recommend/compare turn, and whether that turn hit."""
+    """A reject_and_refine turn followed by a recommend/compare turn (which turns those are does not depend on
+    any option; whether the follow-up hits depends on compare_hit)."""
 
+    dialogue: DialogueItem
+    index: int  # the reject_and_refine turn's position among the dialogue's turns
     dialogue_id: str
     turn_id: int
-    hit: bool
 
 
 def episodes(item: DialogueItem, turns: Sequence[Mapping]) -> tuple[list[EpisodeItem], int]:
     """The dialogue's rejection episodes with a follow-up, and how many have none (counted, not scored);
     `turns`: the dialogue record's turns (for their ids)."""
     out, without_followup = [], 0
-    for idx, hit in recovery.rejection_episodes(item.recovery_turns):
+    for idx, hit in item.rejection_hits(DEFAULT_COMPARE_HIT).items():
         if hit is None:
             without_followup += 1
         else:
-            out.append(EpisodeItem(item.dialogue.dialogue_id, turns[idx]["turn_id"], hit))
+            out.append(EpisodeItem(item, idx, item.dialogue.dialogue_id, turns[idx]["turn_id"]))
     return out, without_followup
 
 
@@ -317,17 +337,17 @@ def itinerary_diversity(item: DialogueItem) -> float | None:
     return practical.itinerary_diversity(item.points)
 
 
-def task_success(item: DialogueItem) -> float | None:
-    return recovery.task_success(item.recovery_turns)
+def task_success(item: DialogueItem, *, compare_hit: CompareHit) -> float | None:
+    return recovery.task_success(item.recovery_turns(compare_hit))
 
 
-def turns_to_first_hit(item: DialogueItem) -> float | None:
-    t2r = recovery.turns_to_first_hit(item.recovery_turns)
-    return None if t2r is None else float(t2r)
+def turns_to_first_hit(item: DialogueItem, *, compare_hit: CompareHit, t2r: T2RReading) -> float | None:
+    first = recovery.turns_to_first_hit(item.recovery_turns(compare_hit), t2r)
+    return None if first is None else float(first)
 
 
-def rejection_recovered(item: EpisodeItem) -> float:
-    return 1.0 if item.hit else 0.0
+def rejection_recovered(item: EpisodeItem, *, compare_hit: CompareHit) -> float:
+    return 1.0 if item.dialogue.rejection_hits(compare_hit)[item.index] else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------

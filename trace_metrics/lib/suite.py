@@ -11,7 +11,8 @@ grounded turns, system turns, dialogues, rejection episodes), its values go to `
 undefined, left out), and its aggregation makes the value (the mean of the defined items; for `cgs` and
 `cgs_ent`, the CGS formula on their components' means). Grounding metrics live in the `recommendation_turns`
 group, or in `system_turns` with `grounding_turns="system"`. The options (`specs.OPTIONS`: fuzzy_threshold,
-cd_gate, pc_window, radius_km, use_stemmer, grounding_turns) are keyword arguments with the declared defaults.
+cd_gate, pc_window, radius_km, use_stemmer, grounding_turns, compare_hit, t2r) are keyword arguments with the
+declared defaults.
 """
 
 from __future__ import annotations
@@ -348,7 +349,8 @@ def evaluate_rows(
         "grounding": {"fuzzy_threshold": opts["fuzzy_threshold"], "cd_gate": opts["cd_gate"],
                       "pc_window": opts["pc_window"], "turns": opts["grounding_turns"]},
         "practical": {"radius_km": opts["radius_km"]},
-        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K},
+        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K,
+                        "compare_hit": opts["compare_hit"], "t2r": opts["t2r"]},
         "text": {
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
             "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": opts["use_stemmer"]},

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trace_bench.errors import TraceBenchError
-from trace_metrics.lib.conventions import GROUNDING_TURNS
+from trace_metrics.lib.conventions import COMPARE_HITS, GROUNDING_TURNS, T2R_READINGS
 
 
 class MetricOptionError(TraceBenchError, ValueError):
@@ -135,6 +135,23 @@ _OPTIONS: tuple[Option, ...] = (
         choices=GROUNDING_TURNS,
         help="turns the grounding metrics average over: recommend/compare turns (App. J) or every system "
         "turn (Table 20's n); docs/leaderboard.md",
+    ),
+    Option(
+        name="compare_hit",
+        type=str,
+        source="trace_metrics.lib.selection:recovery_turns",
+        choices=COMPARE_HITS,
+        help="when a compare turn is a hit for TSR, T2R and rejection recovery: a gold POI among its top two or "
+        "its top-1 only",
+    ),
+    Option(
+        name="t2r",
+        type=str,
+        source="trace_metrics.lib.recovery:turns_to_first_hit",
+        argument="reading",
+        choices=T2R_READINGS,
+        help="T2R: recommend/compare turns up to the first hit (App. J as written) or the first hit's turn "
+        "index in the dialogue (the reading the paper's 3.00-5.57 fit)",
     ),
     Option(
         name="nli_model",

@@ -29,6 +29,8 @@ Args:
     pool (str): "closed" (default), "pool_16", "pool_32" or "open": the candidates rankings are checked against.
     nli (str, optional): NLI model id or folder for entailment / cgs_ent. judge (str, optional): LLM spec.
     grounding_turns (str): "recommendation" (default: recommend/compare turns) or "system" (every system turn).
+    compare_hit (str): "top2" (default: a compare turn hits with either of its top two) or "top1".
+    t2r (str): "count" (default: recommend/compare turns up to the first hit) or "turn_index" (its turn index).
     fuzzy_threshold, cd_gate, pc_window, radius_km, use_stemmer: the suite options (trace_metrics.specs).
     check_pool (bool): check the rankings against the pool (default True).
 Returns:
