@@ -84,9 +84,9 @@ def test_declarations_are_well_formed():
         for c in s.components:
             assert c in seen, f"{s.id}: component {c} must be declared before it"
         # every keyword of its functions is a fixed argument or a declared option
-        taken = {*specs.keyword_only(s.item), *specs.keyword_only(s.aggregate)}
+        taken = {*s.item_parameter_names, *specs.keyword_only(s.aggregate)}
         assert taken <= set(s.arguments) | set(specs.OPTIONS), s.id
-        assert set(s.arguments) <= set(specs.keyword_only(s.item)), s.id
+        assert set(s.arguments) <= set(s.item_parameter_names), s.id
         assert set(s.settings) <= set(specs.OPTIONS), s.id
         assert specs.to_dict(s)["id"] == s.id
         seen.add(s.id)

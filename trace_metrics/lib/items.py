@@ -1,9 +1,10 @@
 """What the metric declarations (`trace_metrics.specs`) score: the items of each level, and one per-item
 function per metric.
 
-A per-item function takes one item and the metric's parameters as keyword-only arguments (no defaults here:
-the scoring loop passes the values the options resolve to, `specs.OPTIONS`) and returns a float, or None when
-the metric is undefined on that item (left out of the mean and of n). The items:
+A per-item function takes one item and then the metric's parameters, named as the declared options or fixed
+arguments and without defaults (the scoring loop passes the values the options resolve to, `specs.OPTIONS`,
+in the order of the signature: a call by keyword would cost several times more, once per item), and returns a
+float, or None when the metric is undefined on that item (left out of the mean and of n). The items:
 
 - `TurnItem`: a system turn (`selection.EvalTurn`) with what several of its metrics share, each computed once,
   on first use: the review texts its labels cite (`cited_texts`), its grounding analysis (`analysis`), its
@@ -237,12 +238,12 @@ def episodes(item: DialogueItem, turns: Sequence[Mapping]) -> tuple[list[Episode
 # ---------------------------------------------------------------------------------------------------
 # Per-item functions: recommend/compare turns (accuracy, App. J, App. S; LLM judge)
 # ---------------------------------------------------------------------------------------------------
-def recall_at_k(item: TurnItem, *, k: int) -> float | None:
+def recall_at_k(item: TurnItem, k: int) -> float | None:
     r = item.ranks
     return None if r is None else r.recall(k)
 
 
-def hit_at_k(item: TurnItem, *, k: int) -> float | None:
+def hit_at_k(item: TurnItem, k: int) -> float | None:
     r = item.ranks
     return None if r is None else r.hit(k)
 
@@ -252,12 +253,12 @@ def reciprocal_rank(item: TurnItem) -> float | None:
     return None if r is None else r.reciprocal_rank()
 
 
-def mr_recall_at_k(item: TurnItem, *, k: int) -> float | None:
+def mr_recall_at_k(item: TurnItem, k: int) -> float | None:
     r = item.ranks
     return None if r is None else r.mr_recall(k)
 
 
-def judge_rating(item: TurnItem, *, scale: str) -> float | None:
+def judge_rating(item: TurnItem, scale: str) -> float | None:
     """The judge's rating of this turn on one scale (`judge.JUDGE_SCALES`); None when the judge failed."""
     return item.judge.get(scale)
 
@@ -265,7 +266,7 @@ def judge_rating(item: TurnItem, *, scale: str) -> float | None:
 # ---------------------------------------------------------------------------------------------------
 # Grounded turns (§3, App. J Algorithm 1, App. L)
 # ---------------------------------------------------------------------------------------------------
-def grounding_score(item: TurnItem, *, fuzzy_threshold: Threshold) -> float:
+def grounding_score(item: TurnItem, fuzzy_threshold: Threshold) -> float:
     return item.analysis.grounding_score(fuzzy_threshold)
 
 
@@ -273,7 +274,7 @@ def citation_density(item: TurnItem) -> float:
     return item.analysis.citation_density()
 
 
-def provenance_coverage(item: TurnItem, *, pc_window: float) -> float | None:
+def provenance_coverage(item: TurnItem, pc_window: float) -> float | None:
     """PC; App. J's rule leaves a turn that neither mentions an aspect nor recommends out of the PC mean
     (None; only system turns that are not recommend/compare turns can be such a turn)."""
     a = item.analysis
@@ -282,7 +283,7 @@ def provenance_coverage(item: TurnItem, *, pc_window: float) -> float | None:
     return a.provenance_coverage(pc_window)
 
 
-def cgs(item: TurnItem, *, fuzzy_threshold: Threshold, cd_gate: float, pc_window: float) -> float:
+def cgs(item: TurnItem, fuzzy_threshold: Threshold, cd_gate: float, pc_window: float) -> float:
     """This turn's own CGS (its PC vacuous, 1, when it mentions no aspect)."""
     return item.analysis.cgs(fuzzy_threshold, cd_gate, pc_window)
 
@@ -292,7 +293,7 @@ def entailment(item: TurnItem) -> float | None:
     return item.entailment
 
 
-def cgs_ent(item: TurnItem, *, cd_gate: float, pc_window: float) -> float | None:
+def cgs_ent(item: TurnItem, cd_gate: float, pc_window: float) -> float | None:
     """This turn's own CGS_ent: the CGS formula with its entailment in place of GS."""
     if item.entailment is None:
         return None
@@ -314,14 +315,14 @@ def bleu4(item: TurnItem) -> float:
     return item.text_scores(False)[0]
 
 
-def rouge_l(item: TurnItem, *, use_stemmer: bool) -> float:
+def rouge_l(item: TurnItem, use_stemmer: bool) -> float:
     return item.text_scores(use_stemmer)[1]
 
 
 # ---------------------------------------------------------------------------------------------------
 # Dialogues (practical value §3, App. E; recovery App. J, App. N) and rejection episodes
 # ---------------------------------------------------------------------------------------------------
-def spatial_coherence(item: DialogueItem, *, radius_km: float) -> float | None:
+def spatial_coherence(item: DialogueItem, radius_km: float) -> float | None:
     return practical.coherence_from_distances(item.distances, radius_km)
 
 
@@ -337,23 +338,23 @@ def itinerary_diversity(item: DialogueItem) -> float | None:
     return practical.itinerary_diversity(item.points)
 
 
-def task_success(item: DialogueItem, *, compare_hit: CompareHit) -> float | None:
+def task_success(item: DialogueItem, compare_hit: CompareHit) -> float | None:
     return recovery.task_success(item.recovery_turns(compare_hit))
 
 
-def turns_to_first_hit(item: DialogueItem, *, compare_hit: CompareHit, t2r: T2RReading) -> float | None:
+def turns_to_first_hit(item: DialogueItem, compare_hit: CompareHit, t2r: T2RReading) -> float | None:
     first = recovery.turns_to_first_hit(item.recovery_turns(compare_hit), t2r)
     return None if first is None else float(first)
 
 
-def rejection_recovered(item: EpisodeItem, *, compare_hit: CompareHit) -> float:
+def rejection_recovered(item: EpisodeItem, compare_hit: CompareHit) -> float:
     return 1.0 if item.dialogue.rejection_hits(compare_hit)[item.index] else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------
 # Live ranked turns: the target's position among every candidate (SnipRec §5.1, `lib.interactive`)
 # ---------------------------------------------------------------------------------------------------
-def position_hit(position: int | None, *, k: int) -> float | None:
+def position_hit(position: int | None, k: int) -> float | None:
     return None if position is None else float(position <= k)
 
 

@@ -24,6 +24,7 @@ import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from functools import partial
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,7 @@ def check_metrics(metrics: Sequence[MetricSpec]) -> None:
         missing = [c for c in m.components if c not in seen]
         if missing:
             raise ValueError(f"metric {m.id!r} combines {missing}, which must be computed before it")
-        taken = {*specs.keyword_only(m.item), *specs.keyword_only(m.aggregate)}
+        taken = {*m.item_parameter_names, *specs.keyword_only(m.aggregate)}
         unknown = taken - set(m.arguments) - set(specs.SUITE_OPTIONS)
         if unknown:
             raise ValueError(f"metric {m.id!r}: keyword(s) {sorted(unknown)} are neither fixed arguments nor "
@@ -195,8 +196,10 @@ def _evaluate_predictions(
             n[key] = n[parts[0]]
             continue
         group = group_of[m.level]
-        kwargs = {**m.arguments, **{p: opts[p] for p in specs.keyword_only(m.item) if p in opts}}
-        vals = per_item[group][key] = list(map(partial(m.item, **kwargs) if kwargs else m.item, by_group[group]))
+        given = {**opts, **m.arguments}
+        positional, keyword = specs.item_parameters(m.item)
+        item = partial(m.item, **{p: given[p] for p in keyword}) if keyword else m.item
+        vals = per_item[group][key] = list(map(item, by_group[group], *(repeat(given[p]) for p in positional)))
         values[key] = aggregate(vals)
         n[key] = len(vals) - vals.count(None)
 

@@ -15,10 +15,11 @@ an item function or components, so a metric is added by one declaration plus its
 Collab-REC run, CoRE's LLM ratings, live dialogues) name the function that computes them (`computed_by`);
 SnipRec's per-turn ranks are computed from their declarations by `trace_metrics.lib.interactive`.
 
-A metric's parameters are the keyword-only parameters of its functions that are not fixed `arguments`. Each
-is declared once in `OPTIONS` (`Option`: type, admissible values, help): its default is read from the
-signature of the library function that defines it (never written here), and the suite's keyword arguments,
-the options of `trace-bench evaluate` and those of the `evaluate` modules all come from that one declaration.
+A metric's parameters are those of its functions (after the item, and keyword-only ones of its aggregation)
+that are not fixed `arguments`. Each is declared once in `OPTIONS` (`Option`: type, admissible values, help):
+its default is read from the signature of the library function that defines it (never written here), and the
+suite's keyword arguments, the options of `trace-bench evaluate` and those of the `evaluate` modules all come
+from that one declaration.
 
 Modules: `options` (the options), `metric` (`MetricSpec`), `trace` (Trace's declarations), `benchmarks` (the
 other benchmarks' declarations); this package holds the registry and its lookups.
@@ -31,7 +32,16 @@ from types import MappingProxyType
 from typing import Any
 
 from trace_metrics.specs.benchmarks import BENCHMARK_SPECS
-from trace_metrics.specs.metric import BENCHMARKS, Benchmark, Family, Level, MetricSpec, Need, keyword_only
+from trace_metrics.specs.metric import (
+    BENCHMARKS,
+    Benchmark,
+    Family,
+    Level,
+    MetricSpec,
+    Need,
+    item_parameters,
+    keyword_only,
+)
 from trace_metrics.specs.options import OPTIONS, SUITE_OPTIONS, MetricOptionError, Option, resolve_options
 from trace_metrics.specs.trace import TRACE_SPECS
 
@@ -52,6 +62,7 @@ __all__ = [
     "Option",
     "by_family",
     "by_module",
+    "item_parameters",
     "keyword_only",
     "module_options",
     "of_benchmark",

@@ -49,10 +49,22 @@ Need = Literal["nli", "judge"]
 
 @cache
 def keyword_only(fn: Callable | None) -> tuple[str, ...]:
-    """The keyword-only parameters of a function: a metric function's parameters."""
+    """The keyword-only parameters of a function: an aggregation's parameters."""
     if fn is None:
         return ()
     return tuple(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)
+
+
+@cache
+def item_parameters(fn: Callable | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A per-item function's parameters after the item: (those it takes by position, in order; its
+    keyword-only ones). The scoring loop passes the first kind positionally (a keyword call costs several times
+    more, and runs once per item), the second by name."""
+    if fn is None:
+        return (), ()
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    positional = tuple(p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD)
+    return positional, tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,8 +98,14 @@ class MetricSpec:
     @cached_property
     def option_names(self) -> tuple[str, ...]:
         """The options its item function and aggregation take, in `OPTIONS` order."""
-        own = {*keyword_only(self.item), *keyword_only(self.aggregate)} - set(self.arguments)
+        own = {*self.item_parameter_names, *keyword_only(self.aggregate)} - set(self.arguments)
         return tuple(o for o in OPTIONS if o in own)
+
+    @property
+    def item_parameter_names(self) -> tuple[str, ...]:
+        """Every parameter of its per-item function after the item (fixed arguments and options)."""
+        positional, keyword = item_parameters(self.item)
+        return positional + keyword
 
     @property
     def computed(self) -> bool:
