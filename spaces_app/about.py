@@ -28,7 +28,7 @@ def md_text(text: str) -> str:
 
 def about_markdown(settings) -> str:
     """Columns and conventions, metric definitions (the registry), and the dataset card of the data directory."""
-    from trace_metrics.specs import METRICS
+    from trace_metrics.specs import METRICS, parameters
 
     lines = ["## Leaderboard columns", ""]
     for view, columns in VIEWS.items():
@@ -48,7 +48,7 @@ def about_markdown(settings) -> str:
         "", "## Metrics", "",
         markdown_table(["id", "family", "better", "level", "definition", "parameters", "paper"], (
             [f"`{spec.id}`", spec.family, "↑" if spec.higher_is_better else "↓", spec.level.replace("_", " "),
-             md_text(spec.description), md_text(", ".join(f"{k}={v}" for k, v in spec.parameters.items())),
+             md_text(spec.description), md_text(", ".join(f"{k}={v}" for k, v in parameters(spec).items())),
              md_text(spec.paper)] for spec in METRICS.values())),
     ]
     return "\n".join(lines) + "\n\n## Dataset card\n\n" + dataset_card(settings.data_dir)

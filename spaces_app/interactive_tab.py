@@ -161,12 +161,16 @@ def load_metrics(run: Path) -> dict[str, Any] | None:
 def turns_html(metrics: Mapping[str, Any] | None) -> str:
     """The per-turn table of a run (`trace_harness.interactive.report.TURN_COLUMNS`, SnipRec's Table 4 layout)."""
     from trace_harness.interactive.report import TURN_COLUMNS
+    from trace_metrics.lib.interactive import turn_metric
+
+    # turn_metric reads a metrics.json from before the SnipRec ids too
 
     if not metrics:
         return "<p>No per-turn figures for this run.</p>"
     headings = [Heading("Turn", numeric=True), *(Heading(c.label, c.metric, True) for c in TURN_COLUMNS),
                 Heading("n", "ranked turns at this turn index", True)]
-    rows = [[Field(str(r["turn"])), *(Field(format_value(r.get(c.metric), c.digits, missing="")) for c in TURN_COLUMNS),
+    rows = [[Field(str(r["turn"])), *(Field(format_value(turn_metric(r, c.metric), c.digits, missing=""))
+                                          for c in TURN_COLUMNS),
              Field(str(r.get("n", "")))] for r in metrics["per_turn"]]
     return data_table(headings, rows, elem_class="trace-turns", drop_empty=False)
 

@@ -1,4 +1,4 @@
-"""Integration with the generator (area B): on a generated corpus, the reference-copy system is perfectly
+"""Integration with the generator: on a generated corpus, the reference-copy system is perfectly
 accurate and fully grounded, because every generated quote is a verbatim span of the review it cites."""
 
 from __future__ import annotations

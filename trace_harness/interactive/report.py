@@ -14,13 +14,15 @@ from trace_metrics.lib.interactive import (
     mean_ci,
     per_turn_table,
     position_scores,
+    turn_metric,
 )
 from trace_metrics.tables import Column, format_value, markdown_table
 
-# The per-turn table (SnipRec's Table 4 layout): the CLI's Markdown and the Space's Interactive tab.
+# The per-turn table (SnipRec's Table 4 layout, its metrics' ids in trace_metrics.specs, benchmark "sniprec"):
+# the CLI's Markdown and the Space's Interactive tab.
 TURN_COLUMNS: tuple[Column, ...] = (
-    Column("hit@1", "Hits@1"), Column("hit@5", "Hits@5"), Column("hit@10", "Hits@10"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1), Column("mrr", "Avg MRR", digits=4),
+    Column("sniprec_hit@1", "Hits@1"), Column("sniprec_hit@5", "Hits@5"), Column("sniprec_hit@10", "Hits@10"),
+    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1), Column("sniprec_mrr", "Avg MRR", digits=4),
 )
 
 
@@ -113,8 +115,8 @@ def build_metrics(items: Sequence[Mapping[str, Any]], kb: KnowledgeBase, *, prot
 def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n."""
     table = markdown_table(["Turn", *(c.label for c in TURN_COLUMNS), "n"],
-                           ([str(r["turn"]), *(format_value(r[c.metric], c.digits) for c in TURN_COLUMNS), str(r["n"])]
-                            for r in rows))
+                           ([str(r["turn"]), *(format_value(turn_metric(r, c.metric), c.digits) for c in TURN_COLUMNS),
+                             str(r["n"])] for r in rows))
     return "\n".join([f"**{title}**", "", table]) if title else table
 
 

@@ -17,11 +17,11 @@ a failure: counted in `n_failed`, kept with its error and raw output, never drop
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trace_dataset.constants import REVIEW_MAX_CHARS
+from trace_metrics.lib._util import mean_or_none
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ def aggregate_judgements(records: Sequence[Mapping[str, Any]], return_per_item: 
     rated = [r["ratings"] for r in records if r.get("ok")]
     out: dict[str, Any] = {}
     for key, metric in JUDGE_SCALES.items():
-        out[metric] = math.fsum(r[key] for r in rated) / len(rated) if rated else None
+        out[metric] = mean_or_none([r[key] for r in rated])
     out["n"] = len(rated)
     out["n_items"] = len(records)
     out["n_failed"] = len(records) - len(rated)
