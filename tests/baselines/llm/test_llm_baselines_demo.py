@@ -12,6 +12,8 @@ def test_llm_step_runs_on_a_seeded_subset_apart_from_the_main_runs(data_dir, tmp
     monkeypatch.setattr(demo, "DEMO_LLM_DIALOGUES", 1)
     monkeypatch.setattr("baselines.non_llm.dense.load_encoder", lambda *a, **k: WordEncoder())  # no model here
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
+    # CoRE's part of the step runs against a real server in tests/spaces_app/test_demo_core_step.py
+    monkeypatch.setattr(demo, "run_core_step", lambda *a, **k: {})
     failed = demo.run_llm_step(data_dir, tmp_path, "validation", 42, ["tfidf"])
     assert failed == {}
     runs = sorted(p.name for p in (tmp_path / "llm_runs").glob("*.jsonl"))
