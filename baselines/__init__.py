@@ -87,6 +87,10 @@ class _Registry(Mapping[str, "type[TracePipeline]"]):
         """Every registered name, present or not."""
         return tuple(self._table)
 
+    def module(self, name: str) -> str:
+        """The module that defines baseline `name` (not imported)."""
+        return self._table[name][0]
+
     def __getitem__(self, name: str) -> type[TracePipeline]:
         if name not in self._table:
             raise KeyError(f"unknown baseline {name!r}; expected one of {list(self._table)}")

@@ -2,7 +2,7 @@
 
 - Clusters: every review sentence of a POI (clauses: sentences split at contrast words, the Aspect baseline's
   unit) goes to each of the five aspects (food, service, ambiance, value, location) whose keywords it mentions
-  (the Aspect baseline's lexicon, `baselines.non_llm.aspect.ASPECT_KEYWORDS`); its polarity is the Aspect
+  (the Aspect baseline's lexicon, `baselines.toolkit.aspect.ASPECT_KEYWORDS`); its polarity is the Aspect
   baseline's clause polarity (sentiment words with negation): positive > 0, negative < 0, else neutral.
 - Consensus per aspect and POI: c_a = (n_pos - n_neg) / n_total, in [-1, 1]; 0 with n_total = 0.
 - Ranking (the full pool, App. Q): score = sum_a w_a c_a with w_a the Aspect baseline's query weights
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, messages
 from baselines.llm.prompting import LabelMap, format_history, price_text
-from baselines.non_llm.aspect import ASPECTS, aspect_clauses, query_aspect_weights
+from baselines.toolkit.aspect import ASPECTS, aspect_clauses, query_aspect_weights
 from baselines.toolkit.responses import poi_name
 from baselines.toolkit.text import user_turns
 

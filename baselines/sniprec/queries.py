@@ -38,7 +38,7 @@ from baselines.sniprec.units import PLACE, sentence_spans
 from baselines.toolkit.responses import type_noun
 from baselines.toolkit.state import phrase_pattern, rejected_pois
 from baselines.toolkit.text import content_tokens
-from trace_dataset.constants import REJECTION_ACTION
+from trace_dataset.constants import CLAUSE_NEGATORS, REJECTION_ACTION
 from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ _NEGATED_WISH = re.compile(
     r"\b(?:(?:i|we)(?:'d| would)?\s+(?:really\s+)?(?:do not|don't|dont|rather not)\s+(?:want|like|need|fancy|care for)"
     r"|not (?:into|a fan of|keen on|after|looking for)|avoid|hate|dislike|can't stand|no more)\b\s*", re.IGNORECASE)
 _TOO = re.compile(r"(?<!not )\btoo\s+", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|without|lacks?|lacking)\b|n't\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:" + "|".join(sorted(CLAUSE_NEGATORS)) + r")\b|n't\b", re.IGNORECASE)
 _PREAMBLE = re.compile(
     r"^(?:(?:ok(?:ay)?|right|hmm+|nice|good question|great|sure|yes|well|also|and|so|but|oh)[,.!]?\s+)+"
     r"|\b(?:i|we)(?:'d| would| really| also| just|'m| am|'re| are)*\s+(?:really\s+|just\s+)?"

@@ -12,7 +12,7 @@ from baselines import LLM_BASELINES, pipeline
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from baselines.llm.common import complete_ranking, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
-from baselines.non_llm.itinerary import ProximityGraph
+from baselines.toolkit.proximity import ProximityGraph
 from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
@@ -103,7 +103,7 @@ def test_tfidf_prefilter_cuts_a_large_pool_and_keeps_the_rest_after(kb):
 
 
 def test_dense_prefilter(kb, tmp_path):
-    from baselines.non_llm.dense import DenseIndex
+    from baselines.toolkit.dense import DenseIndex
 
     llm = ScriptedLLM(ranking_reply(("P1",)))
     pipe = pipeline("rag_citation", kb=kb, llm=llm, prefilter="dense", prefilter_k=2)

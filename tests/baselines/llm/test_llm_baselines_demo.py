@@ -10,7 +10,8 @@ from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
 def test_llm_step_runs_on_a_seeded_subset_apart_from_the_main_runs(data_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(demo, "DEMO_LLM_SETTINGS", {"llm": ScriptedLLM(ranking_reply()), "max_new_tokens": 8})
     monkeypatch.setattr(demo, "DEMO_LLM_DIALOGUES", 1)
-    monkeypatch.setattr("baselines.non_llm.dense.load_encoder", lambda *a, **k: WordEncoder())  # no model here
+    # no model here
+    monkeypatch.setattr("baselines.toolkit.dense.load_encoder", lambda *a, **k: WordEncoder())
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     failed = demo.run_llm_step(data_dir, tmp_path, "validation", 42, ["tfidf"])
     assert failed == {}

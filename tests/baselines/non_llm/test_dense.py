@@ -8,10 +8,10 @@ import zlib
 import numpy as np
 import pytest
 
-from baselines.non_llm.dense import (
+from baselines.non_llm.dense import DenseBaseline
+from baselines.toolkit.dense import (
     HUB_MODEL_ID,
     QUERY_BATCH_SIZE,
-    DenseBaseline,
     DenseIndex,
     DenseUnavailable,
     dense_document,

@@ -21,7 +21,7 @@ def build(name, kb, tmp_path, minilm=None):
     if name == "hybrid_rrf" and minilm is None:
         return baselines.pipeline(name, kb=kb, use_dense=False)
     if name in ("dense", "hybrid_rrf"):
-        from baselines.non_llm.dense import DenseIndex
+        from baselines.toolkit.dense import DenseIndex
 
         index = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "dense-cache")
         return baselines.pipeline(name, kb=kb, **({"index": index} if name == "dense" else {"dense_index": index}))

