@@ -1,20 +1,10 @@
 """Trace baselines as pipelines: `baselines.pipeline("tfidf", kb=kb)` builds one by name.
 
-The registry is an explicit table (name -> module, class), in the paper's Table 5 order. A module is
-imported when its baseline is first asked for, so `import baselines` stays cheap and the dense baseline's
+The registry is built from the one identity table, `baselines.identity.IDENTITIES` (name = module = prompt
+file = run folder, label, family, paper reference, isolation, notes), in the paper's Table 5 order. A module
+is imported when its baseline is first asked for, so `import baselines` stays cheap and the dense baseline's
 model stack loads only when dense is used. A registered module that does not exist (yet) is left out of
 iteration and `in`, and asking for it by name says so.
-
-    name         module                class
-    popularity   baselines.non_llm.popularity  PopularityBaseline
-    tfidf        baselines.non_llm.tfidf       TfidfBaseline
-    aspect       baselines.non_llm.aspect      AspectBaseline
-    dense        baselines.non_llm.dense       DenseBaseline
-    spatial      baselines.non_llm.spatial     SpatialBaseline
-    hybrid_rrf   baselines.non_llm.hybrid      HybridRRFBaseline
-    itinerary    baselines.non_llm.itinerary   ItineraryBaseline
-    knowledge    baselines.non_llm.knowledge   KnowledgeEnhancedBaseline
-    persona      baselines.non_llm.persona     PersonaGroundedBaseline
 """
 
 from __future__ import annotations
@@ -25,42 +15,16 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from baselines.identity import IDENTITIES, BaselineIdentity, identity, label
+
 if TYPE_CHECKING:
     from baselines.base import TracePipeline
     from trace_dataset.kb.store import KnowledgeBase
 
-_NON_LLM: dict[str, tuple[str, str]] = {
-    "popularity": ("baselines.non_llm.popularity", "PopularityBaseline"),
-    "tfidf": ("baselines.non_llm.tfidf", "TfidfBaseline"),
-    "aspect": ("baselines.non_llm.aspect", "AspectBaseline"),
-    "dense": ("baselines.non_llm.dense", "DenseBaseline"),
-    "spatial": ("baselines.non_llm.spatial", "SpatialBaseline"),
-    "hybrid_rrf": ("baselines.non_llm.hybrid", "HybridRRFBaseline"),
-    "itinerary": ("baselines.non_llm.itinerary", "ItineraryBaseline"),
-    "knowledge": ("baselines.non_llm.knowledge", "KnowledgeEnhancedBaseline"),
-    "persona": ("baselines.non_llm.persona", "PersonaGroundedBaseline"),
-}
-# The LLM baselines of App. F (Table 8 rows 10-14) and Itinerary-LLM (Finding 1d), in Table 5's order.
-_LLM: dict[str, tuple[str, str]] = {
-    "llm_zero_shot": ("baselines.llm.zero_shot", "LLMZeroShotBaseline"),
-    "dst": ("baselines.llm.dst", "DSTBaseline"),
-    "rag_citation": ("baselines.llm.rag_citation", "RAGCitationBaseline"),
-    "multi_review_synthesis": ("baselines.llm.mrs", "MultiReviewSynthesisBaseline"),
-    "itinerary_llm": ("baselines.llm.itinerary_llm", "ItineraryLLMBaseline"),
-    "memory_aug": ("baselines.llm.memory", "MemoryAugmentedBaseline"),
-}
-# The seed systems of the other papers, run on Trace as baselines.
-_SYSTEMS: dict[str, tuple[str, str]] = {
-    "sniprec": ("baselines.sniprec.pipeline", "SnipRecBaseline"),
-    "sniprec_snippet": ("baselines.sniprec.pipeline", "SnippetBaseline"),
-    "sniprec_sentence": ("baselines.sniprec.pipeline", "SentenceBaseline"),
-    "sniprec_document": ("baselines.sniprec.pipeline", "DocumentBaseline"),
-    "collab_rec": ("baselines.collab_rec.trace_pipeline", "CollabRecBaseline"),
-}
-_TABLE: dict[str, tuple[str, str]] = {**_NON_LLM, **_LLM, **_SYSTEMS}
-NON_LLM_BASELINES: tuple[str, ...] = tuple(_NON_LLM)
-LLM_BASELINES: tuple[str, ...] = tuple(_LLM)
-SYSTEM_BASELINES: tuple[str, ...] = tuple(_SYSTEMS)
+_TABLE: dict[str, tuple[str, str]] = {i.name: (i.module, i.cls) for i in IDENTITIES}
+NON_LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "non_llm")
+LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "llm")
+SYSTEM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "system")
 
 
 class BaselineUnavailable(KeyError):
@@ -125,4 +89,7 @@ def pipeline(name: str, kb: KnowledgeBase | str | os.PathLike, **params: Any) ->
     return cls(kb, **params)
 
 
-__all__ = ["BASELINES", "LLM_BASELINES", "NON_LLM_BASELINES", "SYSTEM_BASELINES", "BaselineUnavailable", "pipeline"]
+__all__ = [
+    "BASELINES", "IDENTITIES", "LLM_BASELINES", "NON_LLM_BASELINES", "SYSTEM_BASELINES", "BaselineIdentity",
+    "BaselineUnavailable", "identity", "label", "pipeline",
+]  # fmt: skip

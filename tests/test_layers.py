@@ -190,7 +190,7 @@ def test_no_system_reaches_into_another_systems_module():
 
 def test_the_system_check_knows_the_systems():
     assert system_of("baselines.non_llm.persona") == "baselines.non_llm.persona"
-    assert system_of("baselines.llm.zero_shot") == "baselines.llm.zero_shot"
+    assert system_of("baselines.llm.llm_zero_shot") == "baselines.llm.llm_zero_shot"
     assert system_of("baselines.sniprec.queries") == "baselines.sniprec"
     assert system_of("baselines.sniprec.pipeline") == "baselines.sniprec"
     assert system_of("baselines.collab_rec.agents") == "baselines.collab_rec"

@@ -61,7 +61,6 @@ def full_ranking(result: QueryResult, system: str, turn: TurnQuery) -> list[str]
 
 class CollabRecBaseline(TracePipeline):
     name: ClassVar[str] = "collab_rec"
-    family: ClassVar[str] = "LLM"
     config_keys: ClassVar[tuple[str, ...]] = (
         "strategy",
         "k",

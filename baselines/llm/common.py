@@ -100,8 +100,6 @@ def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
 class LLMPipeline(TracePipeline):
     """Base of the LLM baselines: model, decoding, prompt file, prefilter, fallback and counters."""
 
-    family: ClassVar[str] = "LLM"
-    prompt_name: ClassVar[str] = ""
     uses_prefilter: ClassVar[bool] = True  # DST and MRS rank the full pool themselves (App. Q)
     config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "reviews_per_poi", "review_chars",
                                               "json_repairs")
@@ -144,7 +142,7 @@ class LLMPipeline(TracePipeline):
         self.reviews_per_poi = reviews_per_poi
         self.review_chars = review_chars
         self.json_repairs = json_repairs
-        self.prompt: Prompt = load_prompt(self.prompt_name or self.name)
+        self.prompt: Prompt = load_prompt(self.name)  # prompts/<name>.txt (baselines.identity)
         if isinstance(llm, LLM):
             self.llm = llm
         else:

@@ -198,7 +198,6 @@ def filter_candidates(kb: KnowledgeBase, candidates: Sequence[str], state: DSTSt
 
 class DSTBaseline(LLMPipeline):
     name: ClassVar[str] = "dst"
-    prompt_name: ClassVar[str] = "dst"
     uses_prefilter: ClassVar[bool] = False
 
     def categories(self, city: str, poi_type: str) -> CategoryMatcher:

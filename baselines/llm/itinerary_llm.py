@@ -41,7 +41,6 @@ def graph_section(kb: KnowledgeBase, graph: ProximityGraph, labelled: Sequence[t
 
 class ItineraryLLMBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "itinerary_llm"
-    prompt_name: ClassVar[str] = "itinerary_llm"
     config_keys: ClassVar[tuple[str, ...]] = (*ZeroShotPipeline.config_keys, "radius_m", "graph_neighbours")
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from baselines import pipeline
-from baselines.llm.memory import MemoryEntry, PreferenceMemory, decay
+from baselines.llm.memory_aug import MemoryEntry, PreferenceMemory, decay
 from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows

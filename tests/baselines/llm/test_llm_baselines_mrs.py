@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from baselines import pipeline
-from baselines.llm.mrs import AspectCount, aspect_counts, consensus_score
+from baselines.llm.multi_review_synthesis import AspectCount, aspect_counts, consensus_score
 from tests.support.llm_baselines import ScriptedLLM
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
@@ -54,7 +54,7 @@ def test_pipeline_ranks_by_consensus_and_cites_nothing(kb):
     assert first["ranked_poi_ids"][0] in first["meta"]["consensus"]
     assert sorted(first["ranked_poi_ids"]) == sorted(d["candidate_poi_ids"])
     assert "p_sea" not in preds[1]["ranked_poi_ids"]  # rejected
-    assert pipe.describe()["parameters"]["prompt"]["file"] == "mrs.txt"
+    assert pipe.describe()["parameters"]["prompt"]["file"] == "multi_review_synthesis.txt"
     assert "prefilter" not in pipe.describe()["parameters"]  # it ranks the full pool (App. Q)
     with pytest.raises(ValueError, match="takes no prefilter"):
         pipeline("multi_review_synthesis", kb=kb, llm=ScriptedLLM(reply), prefilter="dense")

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from baselines import BASELINES, LLM_BASELINES
+from baselines import BASELINES, LLM_BASELINES, identity
 from baselines.llm.prompting import (
     PROMPTS_DIR,
     LabelMap,
@@ -46,9 +46,9 @@ def test_every_baseline_has_its_prompt_file_with_the_sections_it_renders():
     files = {p.stem for p in PROMPTS_DIR.glob("*.txt")}
     for name in LLM_BASELINES:
         cls = BASELINES[name]
-        assert cls.prompt_name in files and cls.family == "LLM" and cls.name == name
-        prompt = load_prompt(cls.prompt_name)
-        assert prompt.describe() == {"file": f"{cls.prompt_name}.txt", "sha256": prompt.sha256}
+        assert name in files and identity(name).family == "LLM" and cls.name == name
+        prompt = load_prompt(name)
+        assert prompt.describe() == {"file": f"{name}.txt", "sha256": prompt.sha256}
         assert set(ACTIONS) <= set(prompt.sections)
     assert {"extract_system", "extract_user", "respond_system", "respond_user", "no_candidates"} <= set(
         load_prompt("dst").sections)

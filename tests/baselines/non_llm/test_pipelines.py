@@ -114,7 +114,7 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
 @pytest.mark.parametrize("name", ALL)
 def test_registry_and_config(name):
     cls = baselines.BASELINES[name]
-    assert cls.name == name and cls.family == "non-LLM"
+    assert cls.name == name and baselines.identity(name).family == "non-LLM"
     assert cls.config_keys  # every G2 baseline has parameters worth recording
 
 

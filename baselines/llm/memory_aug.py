@@ -1,5 +1,6 @@
 """Memory-Aug. (App. F "MemoryAugmentedBaseline"): LLM Zero-Shot with a persistent, persona-keyed preference
-memory across dialogues. Not session-isolated (`session_isolated = False`): the paper reports it apart from
+memory across dialogues. Not session-isolated (`session_isolated=False` in its record, `baselines.identity`):
+the paper reports it apart from
 the 13 session-isolated rows, and so does the leaderboard.
 
 - Written: when the pipeline moves on to the next dialogue, the previous one's user turns that state
@@ -120,8 +121,6 @@ def memory_section(hits: Sequence[MemoryHit], now_hour: float) -> str:
 
 class MemoryAugmentedBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "memory_aug"
-    prompt_name: ClassVar[str] = "memory"
-    session_isolated: ClassVar[bool] = False
     config_keys: ClassVar[tuple[str, ...]] = (
         *ZeroShotPipeline.config_keys, "half_life_hours", "hours_per_dialogue", "memory_k", "encoder_model",
     )  # fmt: skip

@@ -9,8 +9,9 @@
   (min(hits_a / 3, 1) over the user turns); with no aspect word in the user turns, every aspect weighs 1.
   Ties go to the higher-starred POI, then business_id.
 - Response: the LLM gets the consensus lines of the top POI (two on compare turns) and the history, and
-  writes free text (`prompts/mrs.txt`). It sees no review text and no [Rn] label, so it cannot quote: the
-  paper's MRS cites almost nothing (CD 0.001, CGS 0.008), and this keeps that property by construction.
+  writes free text (`prompts/multi_review_synthesis.txt`). It sees no review text and no [Rn] label, so it
+  cannot quote: the paper's MRS cites almost nothing (CD 0.001, CGS 0.008), and this keeps that property by
+  construction.
   After a rejection the consensus barely moves, which is the paper's account of MRS's recovery collapse.
 """
 
@@ -76,7 +77,6 @@ def consensus_lines(kb: KnowledgeBase, pid: str, counts: Mapping[str, AspectCoun
 
 class MultiReviewSynthesisBaseline(LLMPipeline):
     name: ClassVar[str] = "multi_review_synthesis"
-    prompt_name: ClassVar[str] = "mrs"
     uses_prefilter: ClassVar[bool] = False
     config_keys: ClassVar[tuple[str, ...]] = ()
 

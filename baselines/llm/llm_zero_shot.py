@@ -16,4 +16,3 @@ from baselines.llm.common import ZeroShotPipeline
 
 class LLMZeroShotBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "llm_zero_shot"
-    prompt_name: ClassVar[str] = "zero_shot"
