@@ -40,7 +40,6 @@ from baselines.llm.prompting import (
     DEFAULT_REVIEWS_PER_POI,
     CardIndex,
     LabelMap,
-    Prompt,
     candidate_labels,
     format_history,
     load_prompt,
@@ -51,6 +50,7 @@ from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
+from trace_llm.prompts import Prompt
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

@@ -72,5 +72,6 @@ def run_judge(
     for scale, metric in judge_mod.JUDGE_SCALES.items():
         out[metric] = [float(r["ratings"][scale]) if r.get("ok") else None for r in records]
     describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
-    describe = {**describe, "n_failed": sum(1 for r in records if not r.get("ok"))}
+    describe = {**describe, "prompt": judge_mod.judge_prompt().describe(),
+                "n_failed": sum(1 for r in records if not r.get("ok"))}
     return out, records, describe
