@@ -12,6 +12,7 @@ from baselines import BASELINES, NON_LLM_BASELINES, BaselineUnavailable, identit
 from baselines.base import RankingPipeline, TracePipeline, rank_by_score
 from baselines.toolkit.state import dialogue_state
 from tests.support.baselines import SMALL_POIS, SMALL_REVIEWS, row, sample_dialogues, turn, write_kb
+from tests.support.llm import ScriptedLLM
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.schema import TURN_ROW_FEATURES
@@ -139,11 +140,6 @@ def test_get_config_dict_and_describe(small_kb):
     assert pipeline("tfidf", kb=small_kb).get_config_dict() == {}
 
 
-class _FakeLLM:
-    def describe(self):
-        return {"backend": "fake", "model": "m", "settings": {"temperature": 0.0}}
-
-
 class _EchoLLMPipeline(TracePipeline):
     """An LLM-shaped baseline: batched _forward, raw output in meta, llm.describe() in the config."""
 
@@ -164,11 +160,12 @@ class _EchoLLMPipeline(TracePipeline):
 
 
 def test_llm_shaped_subclass_fits_the_contract(small_kb):
-    p = _EchoLLMPipeline(small_kb, batch_size=4, llm=_FakeLLM())
+    llm = ScriptedLLM(lambda conversation: "ok")
+    p = _EchoLLMPipeline(small_kb, batch_size=4, llm=llm)
     preds = list(p(rows_of(3)))
     assert p.calls == [4, 4, 4]  # batched
     assert preds[0]["meta"] == {"raw": "<ask_preference>"}
-    assert p.get_config_dict() == {"prompt_style": "plain", "llm": _FakeLLM().describe()}
+    assert p.get_config_dict() == {"prompt_style": "plain", "llm": llm.describe()}
     assert p.describe()["family"] == "LLM"
 
 

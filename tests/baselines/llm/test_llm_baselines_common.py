@@ -13,7 +13,8 @@ from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from baselines.llm.common import complete_ranking, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
 from baselines.toolkit.proximity import ProximityGraph
-from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 from trace_llm.jsonout import validation_errors

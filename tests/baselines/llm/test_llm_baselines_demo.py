@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from spaces_app import demo
-from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import WordEncoder, ranking_reply
 
 
 def test_llm_step_runs_on_a_seeded_subset_apart_from_the_main_runs(data_dir, tmp_path, monkeypatch, capsys):

@@ -7,7 +7,7 @@ import pytest
 
 from baselines import pipeline
 from baselines.llm.multi_review_synthesis import AspectCount, aspect_counts, consensus_score
-from tests.support.llm_baselines import ScriptedLLM
+from tests.support.llm import ScriptedLLM
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tests.support.llm_baselines import ScriptedLLM, ranking_reply
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import ranking_reply
 from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError, read_json
