@@ -3,14 +3,12 @@
 The registry is built from the one identity table, `baselines.identity.IDENTITIES` (name = module = prompt
 file = run folder, label, family, paper reference, isolation, notes), in the paper's Table 5 order. A module
 is imported when its baseline is first asked for, so `import baselines` stays cheap and the dense baseline's
-model stack loads only when dense is used. A registered module that does not exist (yet) is left out of
-iteration and `in`, and asking for it by name says so.
+model stack loads only when dense is used.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -27,29 +25,11 @@ LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == 
 SYSTEM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "system")
 
 
-class BaselineUnavailable(KeyError):
-    """A registered baseline whose module is not present in this installation."""
-
-    def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence
-        return str(self.args[0])
-
-
-def _module_exists(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # its parent package is absent too
-        return False
-
-
 class _Registry(Mapping[str, "type[TracePipeline]"]):
     """name -> pipeline class, importing each module on first use."""
 
     def __init__(self, table: Mapping[str, tuple[str, str]]):
         self._table = dict(table)
-
-    def registered(self) -> tuple[str, ...]:
-        """Every registered name, present or not."""
-        return tuple(self._table)
 
     def module(self, name: str) -> str:
         """The module that defines baseline `name` (not imported)."""
@@ -59,21 +39,16 @@ class _Registry(Mapping[str, "type[TracePipeline]"]):
         if name not in self._table:
             raise KeyError(f"unknown baseline {name!r}; expected one of {list(self._table)}")
         module_name, class_name = self._table[name]
-        if not _module_exists(module_name):
-            raise BaselineUnavailable(f"baseline {name!r} is registered but its module {module_name} is not present")
         cls = getattr(importlib.import_module(module_name), class_name)
         if cls.name != name:
             raise RuntimeError(f"{module_name}.{class_name}.name is {cls.name!r}; the registry expects {name!r}")
         return cls
 
     def __iter__(self) -> Iterator[str]:
-        return (name for name, (module, _) in self._table.items() if _module_exists(module))
+        return iter(self._table)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._table and _module_exists(self._table[name][0])
+        return len(self._table)
 
 
 BASELINES: _Registry = _Registry(_TABLE)
@@ -91,5 +66,5 @@ def pipeline(name: str, kb: KnowledgeBase | str | os.PathLike, **params: Any) ->
 
 __all__ = [
     "BASELINES", "IDENTITIES", "LLM_BASELINES", "NON_LLM_BASELINES", "SYSTEM_BASELINES", "BaselineIdentity",
-    "BaselineUnavailable", "identity", "label", "pipeline",
+    "identity", "label", "pipeline",
 ]  # fmt: skip

@@ -157,14 +157,14 @@ def system_of(module: str) -> str | None:
 
     if not module.startswith("baselines."):
         return None
-    singles = {BASELINES.module(name) for name in BASELINES.registered()
+    singles = {BASELINES.module(name) for name in BASELINES
                if BASELINES.module(name).startswith(SINGLE_MODULE_FAMILIES)}
     if module in singles:
         return module
     folder = ".".join(module.split(".")[:2])
     if folder in singles or folder in SINGLE_MODULE_FAMILIES or folder == "baselines.toolkit":
         return None
-    registered_folders = {".".join(BASELINES.module(name).split(".")[:2]) for name in BASELINES.registered()}
+    registered_folders = {".".join(BASELINES.module(name).split(".")[:2]) for name in BASELINES}
     return folder if folder in registered_folders else None
 
 

@@ -28,7 +28,7 @@ PRODUCT = (
 def test_names_are_unique_and_the_registry_is_the_table():
     names = [i.name for i in IDENTITIES]
     assert len(set(names)) == len(names) and len({i.label for i in IDENTITIES}) == len(names)
-    assert BASELINES.registered() == tuple(names)
+    assert tuple(BASELINES) == tuple(names)
     assert NON_LLM_BASELINES + LLM_BASELINES + SYSTEM_BASELINES == tuple(names)
     assert len(NON_LLM_BASELINES) == 9 and len(LLM_BASELINES) == 6
 

@@ -152,9 +152,8 @@ def test_backend_failure_propagates():
 
 @pytest.mark.slow
 def test_smollm2_judges_two_items(tmp_path):
-    llm_package = pytest.importorskip("trace_llm")
-    if not hasattr(llm_package, "load_llm"):
-        pytest.skip("trace_llm.load_llm is not available yet")
+    import trace_llm as llm_package
+
     settings = llm_package.DecodingSettings(max_new_tokens=48)  # five ratings fit; keeps the test short
     llm = llm_package.load_llm("smollm2", settings=settings, cache_path=tmp_path / "llm.sqlite")
     records = judge_turns(llm, ITEMS[:2], max_repairs=0)

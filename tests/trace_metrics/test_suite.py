@@ -180,7 +180,6 @@ class FakeScorer:
 
 
 def test_nli_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.entailment")
     r = suite.evaluate_run(data_dir, run, nli=FakeScorer(), sweeps=True)
     # every cited response is entailed; D3t3 cites nothing resolvable -> 0
     assert r["values"]["entailment"] == pytest.approx(5 / 6) and r["values"]["cgs_ent"] == pytest.approx(
@@ -191,8 +190,6 @@ def test_nli_wiring(data_dir, run):
 
 
 def test_judge_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.judge")
-    pytest.importorskip("trace_llm.errors")
     judge = ScriptedLLM(lambda conversation: {"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2,
                                               "justification": 1})
     r = suite.evaluate_run(data_dir, run, judge=judge)

@@ -90,17 +90,14 @@ def _run(args: argparse.Namespace) -> int:
             print(f"trace-bench interact: {name} must be >= {low:g}, got {value}", file=sys.stderr)
             return 2
     if not args.system.startswith(("http://", "https://", "openai:")):
-        from baselines import BASELINES, BaselineUnavailable
+        from baselines import BASELINES
         from trace_harness.params import check_params
 
-        if args.system not in BASELINES.registered():
+        if args.system not in BASELINES:
             print(f"trace-bench interact: unknown system {args.system!r}; expected a baseline "
-                  f"({', '.join(BASELINES.registered())}), http(s)://... or openai:BASE_URL#MODEL", file=sys.stderr)
+                  f"({', '.join(BASELINES)}), http(s)://... or openai:BASE_URL#MODEL", file=sys.stderr)
             return 2
-        try:
-            problem = check_params(args.system, dict(args.param))
-        except BaselineUnavailable as e:
-            problem = str(e)
+        problem = check_params(args.system, dict(args.param))
         if problem:
             print(f"trace-bench interact: {problem}", file=sys.stderr)
             return 2

@@ -273,11 +273,6 @@ def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str)
     return out
 
 
-def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str = "closed") -> list[list[Any]]:
-    """One line per system of `pool`: [system, family, values...]; `open:` columns read the open row."""
-    return [[r["system"], r["family"], *(v for v, _, _ in cells)] for r, cells in _cells(rows, columns, pool)]
-
-
 def format_cell(value: Any, ci: list[float] | None = None, tied: bool | None = None) -> str:
     """'0.533 ±0.012*': the value, the half-width of its interval, and * when tied with the best."""
     if value is None:

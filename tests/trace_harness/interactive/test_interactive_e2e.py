@@ -144,7 +144,8 @@ def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_
 
 
 def test_logs_convert_to_core_conversation_logs(small_corpus, tmp_path):
-    core = pytest.importorskip("trace_metrics.core.conversation", reason="the CoRE evaluator is not installed yet")
+    from trace_metrics.core import conversation as core
+
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     out = tmp_path / "out"
     run_interactive("tfidf", small_corpus, out, n=2, progress=False, n_boot=50, kb=kb)
