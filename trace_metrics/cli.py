@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
 def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: float = 0.05) -> dict[str, dict]:
     """Paired cluster bootstrap (resampling dialogues) and per-dialogue paired t-test for every metric
-    with per-item values in both runs (area E's `stats`); `cgs` / `cgs_ent`, formulas of means, get the
+    with per-item values in both runs (`lib.stats`); `cgs` / `cgs_ent`, formulas of means, get the
     paired bootstrap of the formula itself (`intervals`, no t-test: they have no per-dialogue values)."""
     from trace_metrics.lib import intervals, stats
 

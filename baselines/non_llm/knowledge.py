@@ -1,8 +1,9 @@
 """Knowledge-Enhanced baseline: attribute-constraint matching over the canonical POI attributes.
 
 The paper names the idea ("attribute matching", Table 8 retrieval type KB = structured attributes) and
-nothing more; our reading (docs/baselines_g2.md, tests/baselines/non_llm/test_knowledge.py); the parser and the checks
-are the shared toolkit's (`baselines.toolkit.constraints`):
+nothing more; our reading (docs/aspect_dense_hybrid_knowledge_persona.md,
+tests/baselines/non_llm/test_knowledge.py); the parser and the checks are the shared toolkit's
+(`baselines.toolkit.constraints`):
 
 1. Parse constraints from the user turns so far (`parse_constraints`): price ceiling or floor, minimum
    stars ("4+ stars", "rated at least 4.5", "highly rated" = 4.0), noise, wifi, outdoor seating, kids,

@@ -5,7 +5,7 @@
 `hits_a` counts the aspect's keywords in the user turns so far; `s_a(p)` is the mean aspect sentiment
 of p's reviews. The Aspect baseline ranks by it, Persona-Grounded with other weights, Hybrid-RRF fuses it, and
 Multi-Review Synthesis reads the lexicon and the clause polarity. The paper names the formula, not the lexicon
-or the sentiment rule; ours (documented in docs/baselines_g2.md, tested in
+or the sentiment rule; ours (documented in docs/aspect_dense_hybrid_knowledge_persona.md, tested in
 tests/baselines/non_llm/test_aspect.py):
 
 - Tokens: `baselines.toolkit.text.tokenize` (the shared tokeniser, stop words kept so "not" is seen). Keywords

@@ -1,9 +1,9 @@
-"""Everything at once: a data directory + a predictions file -> the leaderboard row (issue 4, `trace_suite`).
+"""Everything at once: a data directory + a predictions file -> the leaderboard row (`trace_suite`).
 
 `evaluate_run` loads and validates, `evaluate_predictions` scores in memory (what the benchmark times). The
 result holds every metric value with its n, per-item values with dialogue ids (for the statistics), per-item
 standard deviations, the corpus and knowledge-base versions and the configuration. The NLI model and the LLM
-judge (area E's `entailment` and `judge`) run only when asked.
+judge (`entailment` and `judge`) run only when asked.
 
 Every value is the mean of its per-item values (`per_item[group][id]`, None = undefined, left out), except
 `cgs` and `cgs_ent`, the CGS formula applied to the means of their components (`specs.MetricSpec.components`),

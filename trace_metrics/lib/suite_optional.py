@@ -21,7 +21,7 @@ def import_optional(name: str, purpose: str):
 
 
 def item_stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
-    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`); None where n = 0 and for
+    """Standard deviation of every per-item metric (`stats.per_turn_std`); None where n = 0 and for
     the composite `cgs` / `cgs_ent`, which are formulas of means, not means of items."""
     stats = import_optional("stats", "per-turn standard deviations")
     out: dict[str, float | None] = dict.fromkeys(ids)

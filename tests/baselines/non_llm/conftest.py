@@ -1,4 +1,5 @@
-"""Fixtures of the G2 baseline tests (helpers live in g2_helpers.py)."""
+"""Fixtures of the Aspect, Dense, Hybrid-RRF, Knowledge-Enhanced and Persona-Grounded tests (helpers live in
+tests/support/non_llm.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What every G2 baseline owes the contract: every action, rejections excluded, pools, verbatim quotes with
-[Rn] labels, determinism, session isolation, serialisable configs, construction by name."""
+"""What every baseline of this folder owes the contract: every action, rejections excluded, pools, verbatim
+quotes with [Rn] labels, determinism, session isolation, serialisable configs, construction by name."""
 
 from __future__ import annotations
 
@@ -40,12 +40,13 @@ def dialogue(closed, pool_16, open_set):
         turn(7, "system", "farewell", "Enjoy!"),
     ]
     return {
-        "dialogue_id": "g2_0001", "split": "test",
+        "dialogue_id": "cell_0001", "split": "test",
         "scenario": {"persona_type": "couple", "persona": "a couple", "travel_context": "a weekend getaway",
                      "city": "Philadelphia", "poi_type": "restaurant", "difficulty": "Easy"},
         "candidate_poi_ids": closed, "pool_16_poi_ids": pool_16, "pool_32_poi_ids": pool_16,
         "open_set_poi_ids": open_set, "turns": turns, "quote_spans": [],
-        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42, "kb_version": "g2"},
+        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42,
+                     "kb_version": "non-llm-test"},
     }
 
 
@@ -101,7 +102,7 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
     assert json.dumps(first) == json.dumps(again)
     # another dialogue before this one changes nothing (no state crosses dialogues)
     other = dialogue(["p_bbq", "p_caf"], ["p_bbq", "p_caf"], ["p_bbq", "p_caf"])
-    other["dialogue_id"] = "g2_0000"
+    other["dialogue_id"] = "cell_0000"
     other_rows = list(turn_rows(other, "closed"))
     mixed = run(build(name, cell_kb, tmp_path), other_rows + rows)
     assert json.dumps(mixed[len(other_rows):]) == json.dumps(first)
@@ -115,7 +116,7 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
 def test_registry_and_config(name):
     cls = baselines.BASELINES[name]
     assert cls.name == name and baselines.identity(name).family == "non-LLM"
-    assert cls.config_keys  # every G2 baseline has parameters worth recording
+    assert cls.config_keys  # every baseline of this folder has parameters worth recording
 
 
 @pytest.mark.parametrize("name", FAST)

@@ -148,7 +148,7 @@ def test_run_all_reports_failures_and_continues(data_dir, tmp_path):
 
 
 def test_turns_config_dataset_gives_the_runner_predictions(data_dir, tmp_path):
-    """The `datasets` turns config (area C's builder) feeds a pipeline the same rows the runner uses."""
+    """The `datasets` turns config (trace_dataset.builder) feeds a pipeline the same rows the runner uses."""
     from baselines import pipeline
     from trace_dataset import load_trace
 
