@@ -43,7 +43,10 @@ def register_run(subparsers) -> None:
     )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?", metavar="NAME",
-                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: {', '.join(LLM_BASELINES)}")
+                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: "
+                             f"{', '.join(LLM_BASELINES)}; the systems of other papers: "
+                             f"{', '.join(SYSTEM_BASELINES)} (collab_rec asks an LLM, the packaged one "
+                             "unless --llm names another; sniprec* run offline without --llm)")
     target.add_argument("--all", action="store_true",
                         help="the nine non-LLM baselines; --out is then a folder")
     target.add_argument("--all-llm", action="store_true",
