@@ -174,7 +174,11 @@ def gap_tab(ctx: AppContext) -> None:
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
-    """Build the app and serve it until interrupted (the upload limit is enforced by the server too)."""
+    """Build the app and serve it until interrupted (the upload limit is enforced by the server too).
+
+    Gradio's own start-up lines are silenced (`quiet`): they end with a hint to `set share=True in launch()`,
+    an option no trace-bench command has; the caller prints where the app is."""
     app = build_app(settings)
+    launch = {"quiet": True, **launch}
     app.launch(server_name=host, server_port=port, show_error=True, max_file_size=f"{settings.max_upload_mb}mb",
                **launch)

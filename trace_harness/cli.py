@@ -118,8 +118,9 @@ def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) 
     if usage:
         line += "\n  LLM usage: " + ", ".join(f"{k} {v}" for k, v in usage.items())
     if meta.get("subset"):
+        results = Path(out).with_name(Path(out).name.removesuffix(".jsonl") + ".results.json")  # one per run
         score = trace_bench_command("evaluate", "--data", Path(meta["subset"]["data_dir"]), "--predictions", Path(out),
-                                    "--split", meta["split"], "--pool", meta["pool"], "--out", "RESULTS.json")
+                                    "--split", meta["split"], "--pool", meta["pool"], "--out", results)
         line += f"\n  subset of {meta['subset']['n']} dialogues (seed {meta['subset']['seed']}); score it with: {score}"
     return line
 
