@@ -47,10 +47,10 @@ def paper_label(row: dict[str, Any]) -> str:
 
 
 def paper_rows() -> list[dict[str, Any]]:
-    """The paper's own numbers (Tables 5, 6, 9) as labelled reference rows. paper_results.json names each row
-    by its baseline (and the model, for the cross-family rows); label and family come from
-    `baselines.identity`, the label built as for a run of ours (`system_label`: "LLM Zero-Shot (Claude Haiku
-    4.5)")."""
+    """The paper's own numbers (Tables 5, 6, 9; Itinerary-LLM and Memory-Aug. from its appendix tables) as
+    labelled reference rows. paper_results.json names each row by its baseline (and the model, for the
+    cross-family rows); label, family and isolation come from `baselines.identity`, the label built as for a run
+    of ours (`paper_label`)."""
     doc = json.loads(files("spaces_app").joinpath("paper_results.json").read_text(encoding="utf-8"))
     return [
         {
@@ -66,6 +66,7 @@ def paper_rows() -> list[dict[str, Any]]:
             "corpus_version": doc["corpus_version"],
             "kb_version": doc["kb_version"],
             "metrics": r["metrics"],
+            "session_isolated": identity(r["baseline"]).session_isolated,  # False: Memory-Aug., reported apart
         }
         for r in doc["rows"]
     ]

@@ -197,7 +197,7 @@ SENTIMENT_NEGATORS: frozenset[str] = NEGATORS | {
     "nothing", "nor", "neither", "hardly", "barely", "cannot", "t",
 }  # fmt: skip
 # A user clause that negates anything is no query snippet of SnipRec's rules extractor (baselines.sniprec).
-CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {"nothing", "lack", "lacks", "lacking"}
+CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {"nothing", "nobody", "no one", "lack", "lacks", "lacking", "missing"}
 
 # ---------------------------------------------------------------------------------------------------
 # Aspect inventory for Provenance Coverage (App. J, Algorithm 1): 41 terms in the paper's four families.
@@ -257,6 +257,9 @@ REVIEWS_FILE = "reviews.jsonl.gz"  # local only: never part of a release
 KB_META_FILE = "kb.json"
 CORPUS_META_FILE = "corpus.json"
 INTERACTIVE_FILE = "interactive.jsonl.gz"  # live conversations of `trace-bench interact`, under data/
+# One prediction row (a JSON line) at most: what `trace-bench submit` and the Space accept, and what a run
+# checks when it writes; real rows are a few KB (a response, 3-10 POI ids, citations)
+MAX_PREDICTION_LINE_BYTES = 1 << 20
 OFFICIAL_HUB_DATASET = "taoist/TRACE"
 
 # ---------------------------------------------------------------------------------------------------

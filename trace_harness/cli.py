@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from baselines import LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    PREFILTER_BASELINES,
+    PREFILTERS,
+    REASONING_MAX_NEW_TOKENS,
+    REASONING_TEMPERATURE,
+)
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_llm import add_llm_argument
@@ -18,20 +26,49 @@ from trace_llm import add_llm_argument
 # offline, unless --llm is given: docs/sniprec.md). They keep their own papers' decoding unless a flag is given.
 LLM_SYSTEMS: tuple[str, ...] = SYSTEM_BASELINES
 # The decoding flags: None when not given (the six LLM baselines then get App. F's value, the systems their own).
+# A None temperature / max_new_tokens reaches the pipeline, which takes App. F's for its model (reasoning or not).
 DECODING_FLAGS: dict[str, tuple[str, Any]] = {
-    "temperature": ("temperature", APP_F_TEMPERATURE), "top_p": ("top_p", 1.0),
-    "max_new_tokens": ("max_new_tokens", APP_F_MAX_NEW_TOKENS), "llm_seed": ("seed", SEED),
+    "temperature": ("temperature", None), "top_p": ("top_p", 1.0),
+    "max_new_tokens": ("max_new_tokens", None), "llm_seed": ("seed", SEED),
+}
+APP_F_HELP = {
+    "temperature": f"0 = greedy, at most 5 (default for the LLM baselines: App. F's, {APP_F_TEMPERATURE}; "
+                   f"{REASONING_TEMPERATURE} for a reasoning model such as gpt-5.4-mini; collab_rec, sniprec*: their own)",
+    "max_new_tokens": f"tokens per answer (default for the LLM baselines: App. F's, {APP_F_MAX_NEW_TOKENS}; "
+                      f"{REASONING_MAX_NEW_TOKENS} for a reasoning model; collab_rec, sniprec*: their own)",
 }
 
 
 def _param(text: str) -> tuple[str, Any]:
+    """argparse type of `--param KEY=VALUE`: a JSON value, else the bare text; NaN and infinities are refused
+    (JSON has none, and a NaN parameter scores everything NaN)."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
-        return key, json.loads(value)
+        return key, json.loads(value, parse_constant=_no_constant, parse_float=_finite_float)
+    except _NotFinite:
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}") from None
     except (json.JSONDecodeError, RecursionError, ValueError):
-        return key, value  # a bare string (its type is checked by trace_harness.params)
+        pass
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}")
+    return key, value  # a bare string (its type is checked by trace_harness.params)
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e999
+        raise _NotFinite(text)
+    return value
 
 
 def register_run(subparsers) -> None:
@@ -55,16 +92,16 @@ def register_run(subparsers) -> None:
     p.add_argument("--split", default="test", choices=(*SPLITS, ALL_SPLITS), help="split to run (default: test)")
     p.add_argument("--pool", default="closed", choices=POOLS, help="candidate pool (default: closed)")
     p.add_argument("--out", required=True, metavar="FILE|DIR", help="predictions file (a folder with --all)")
-    p.add_argument("--batch-size", type=int, default=64, help="rows per _forward call (default: 64)")
-    p.add_argument("--num-proc", type=int, default=1, help="worker processes (same output for any value)")
+    p.add_argument("--batch-size", type=number_in(int, 1), default=64, help="rows per _forward call (default: 64)")
+    p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes (same output for any value)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                    help="baseline parameter (JSON value), e.g. --param text_weight=0.6; repeatable")
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--subset", type=int, default=None, metavar="N",
+    p.add_argument("--subset", type=number_in(int, 1), default=None, metavar="N",
                    help="run on a seeded N-dialogue subset of the split (the paper's open set: --pool open "
                         "--subset 1000), written once as a data directory beside --out to evaluate against")
-    p.add_argument("--subset-seed", type=int, default=SEED, help=f"seed of --subset (default: {SEED})")
+    p.add_argument("--subset-seed", type=number_in(int, 0), default=SEED, help=f"seed of --subset (default: {SEED})")
     llm = add_llm_argument(p, temperature=APP_F_TEMPERATURE, max_new_tokens=APP_F_MAX_NEW_TOKENS)
     llm.add_argument("--prefilter", choices=PREFILTERS, default=None,
                      help="LLM baselines with a candidate prompt (" + ", ".join(PREFILTER_BASELINES) + "): how a "
@@ -73,7 +110,9 @@ def register_run(subparsers) -> None:
                    help="sniprec, sniprec_snippet: item snippets from the deterministic rules (offline) or from the "
                         "--llm model (same as --param snippets=...; default: llm with --llm, else rules)")
     for action in llm._group_actions:
-        if action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
+        if action.dest in APP_F_HELP:
+            action.help = APP_F_HELP[action.dest]
+        elif action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
     # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
     p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
@@ -88,7 +127,8 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     from trace_llm import DEFAULT_SPEC
 
     options = {"concurrency": args.llm_concurrency, "batch_size": args.llm_batch_size, "device": args.llm_device,
-               "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout}
+               "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout,
+               "max_response_bytes": args.llm_max_response_bytes}
     own = name not in LLM_BASELINES
     params: dict[str, Any] = {"llm": args.llm if own else args.llm or DEFAULT_SPEC}
     for flag, (key, app_f) in DECODING_FLAGS.items():
@@ -101,11 +141,6 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     if args.prefilter and name in PREFILTER_BASELINES:
         params["prefilter"] = args.prefilter
     return params
-
-
-def _fail(message: str) -> int:
-    print(f"trace-bench run: {message}", file=sys.stderr)
-    return 2
 
 
 def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) -> str:
@@ -135,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         args.param.append(("snippets", args.snippets))
     problem = usage_error(args)
     if problem:
-        return _fail(problem)
+        raise UsageError(problem)
     kwargs = dict(split=args.split, pool=args.pool, batch_size=args.batch_size, num_proc=args.num_proc,
                   params=dict(args.param), overwrite=args.overwrite, progress=not args.no_progress,
                   subset=args.subset, subset_seed=args.subset_seed)
@@ -143,9 +178,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.all or args.all_llm:
         flag = "--all" if args.all else "--all-llm"
         if args.param:
-            return _fail(f"--param applies to one baseline; drop it with {flag}")
+            raise UsageError(f"--param applies to one baseline; drop it with {flag}")
         if args.all and llm_given:
-            return _fail("--llm and --prefilter are for the LLM baselines; use --all-llm (--all runs the nine "
+            raise UsageError("--llm and --prefilter are for the LLM baselines; use --all-llm (--all runs the nine "
                          "non-LLM baselines)")
         names = None if args.all else list(LLM_BASELINES)  # None: run_all's default, the nine non-LLM ones
         per_name = {n: llm_params(args, n) for n in LLM_BASELINES} if args.all_llm else None
@@ -159,11 +194,11 @@ def _run(args: argparse.Namespace) -> int:
                 print(_report(name, result, str(out), f"{name:12s} {result['n_rows']} rows  {out}"))
         return 1 if failed else 0
     if args.prefilter and args.name not in PREFILTER_BASELINES:
-        return _fail(f"--prefilter applies to {', '.join(PREFILTER_BASELINES)}, not {args.name}")
+        raise UsageError(f"--prefilter applies to {', '.join(PREFILTER_BASELINES)}, not {args.name}")
     if args.name in LLM_BASELINES or args.name in LLM_SYSTEMS:
         kwargs["params"] = {**llm_params(args, args.name), **kwargs["params"]}
     elif llm_given:
-        return _fail(f"{args.name} is not an LLM baseline; --llm applies to {', '.join(LLM_BASELINES + LLM_SYSTEMS)} "
+        raise UsageError(f"{args.name} is not an LLM baseline; --llm applies to {', '.join(LLM_BASELINES + LLM_SYSTEMS)} "
                      f"and --prefilter to {', '.join(PREFILTER_BASELINES)}")
     meta = run_baseline(args.name, args.data, args.out, **kwargs)
     print(_report(args.name, meta, args.out))

@@ -11,7 +11,8 @@ from trace_llm.spec import DEFAULT_SPEC, parse_spec
 
 HF_OPTIONS = frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"})
 OPENAI_OPTIONS = frozenset(
-    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env"}
+    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env",
+     "max_response_bytes"}
 )
 
 
@@ -26,7 +27,8 @@ def load_llm(
     options (None values are ignored; each applies only to the backend that has it):
       hf / smollm2: batch_size=8, device="auto", dtype="auto", threads=None (torch's default),
                     trust_remote_code=False, models_dir
-      openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env
+      openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env,
+              max_response_bytes=4 MiB
     """
     parsed = parse_spec(spec)
     unknown = sorted(set(options) - HF_OPTIONS - OPENAI_OPTIONS)

@@ -41,6 +41,18 @@ AGENT_SCHEMA: dict[str, Any] = {
 }
 
 
+# App. D.3 writes the counts in words ("Keep at least seven (>= 7)", "Pick the ten highest-scoring cities").
+NUMBER_WORDS: tuple[str, ...] = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+)  # fmt: skip
+
+
+def number_word(n: int) -> str:
+    """n in words up to twenty (App. D.3's "seven", "ten"), digits beyond."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
 @dataclass(frozen=True)
 class AgentSettings:
     agents: tuple[tuple[str, tuple[str, ...]], ...]  # (name, filter names of its role), in the paper's order
@@ -162,7 +174,9 @@ class AgentCaller:
         return {
             **self._vocab(task),
             "k": k,
+            "k_word": number_word(k),
             "k_keep": k - self.config.k_reject,
+            "k_keep_word": number_word(k - self.config.k_reject),
             "k_reject": self.config.k_reject,
             "query": task.text,
         }

@@ -3,9 +3,10 @@ Popularity fallback, the per-row counters the runner sums into the run summary, 
 (`ZeroShotPipeline`), which LLM Zero-Shot, Itinerary-LLM and Memory-Aug. make.
 
 - Model: `llm` is a `--llm` spec (any backend of `trace_llm`) or an `LLM` object. Decoding defaults are
-  App. F's (§5 and the NeurIPS checklist): DSPy/litellm defaults, i.e. no temperature override (the OpenAI
-  default, 1.0, which is also what the paper sets for gpt-5.4-mini) and `max_tokens=600` for non-reasoning
-  models; seed 42. The spec and settings land in the run metadata through `llm.describe()`.
+  App. F's (§5 and the NeurIPS checklist; `baselines.llm.app_f_decoding`): DSPy 3.0.3's defaults, i.e.
+  temperature 0.0 and `max_tokens=600` for a non-reasoning model, temperature 1.0 and 16,000 tokens for a
+  reasoning one (gpt-5*, o1-o5, DSPy's own test on the model name); seed 42. The spec and settings land in the
+  run metadata through `llm.describe()`.
 - Prefilter (App. Q): a pool larger than `prefilter_k` (16) is cut to its top 16 by TF-IDF (default), by the
   Dense baseline's all-MiniLM-L6-v2 scorer (`prefilter="dense"`, Table 25), or not at all (`"none"`). The
   shown candidates keep the prefilter's order; the rest follow them in the ranking, in that order too.
@@ -34,7 +35,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines import BASELINES
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    PREFILTER_BASELINES,
+    PREFILTERS,
+    app_f_decoding,
+)
 from baselines.llm.prompting import (
     DEFAULT_REVIEW_CHARS,
     DEFAULT_REVIEWS_PER_POI,
@@ -91,6 +98,20 @@ def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence
     return out
 
 
+def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = (),
+                      prefilter_scores: Mapping[str, Any] | None = None) -> dict[str, tuple[int, Any]]:
+    """What `complete_ranking`'s order sorts by, as scores (`baselines.base` "Ties"): the model's list strictly,
+    then the shown candidates it left out, tied (their card order is no judgement), then the cut ones by the
+    prefilter's scores."""
+    out: dict[str, tuple[int, Any]] = {}
+    for i, p in enumerate(dict.fromkeys(p for p in chosen if p in shown)):
+        out[p] = (2, -i)
+    out.update((p, (1, 0)) for p in shown if p not in out)
+    scores = prefilter_scores or {}
+    out.update((p, (0, scores.get(p, 0.0))) for p in rest if p not in out)
+    return out
+
+
 def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
     if n:
         counts = meta.setdefault("counts", {})
@@ -120,8 +141,8 @@ class LLMPipeline(TracePipeline):
         init.__signature__ = own.replace(parameters=kept)
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM = DEFAULT_SPEC,
-                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED,
+                 temperature: float | None = None, top_p: float = 1.0,
+                 max_new_tokens: int | None = None, seed: int = SEED,
                  llm_cache: str | bool | None = None, llm_options: Mapping[str, Any] | None = None,
                  prefilter: str = "tfidf", prefilter_k: int = DEFAULT_PREFILTER_K,
                  reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI, review_chars: int = DEFAULT_REVIEW_CHARS,
@@ -145,7 +166,8 @@ class LLMPipeline(TracePipeline):
         self.prompt: Prompt = load_prompt(self.name)  # prompts/<name>.txt (baselines.identity)
         if isinstance(llm, LLM):
             self.llm = llm
-        else:
+        else:  # None: App. F's value for this model (temperature 0.0 / 600 tokens; 1.0 / 16,000 if reasoning)
+            temperature, max_new_tokens = app_f_decoding(str(llm), temperature, max_new_tokens)
             self.llm = load_llm(str(llm), decoding(temperature, top_p, max_new_tokens, seed),
                                 cache_path=llm_cache, **dict(llm_options or {}))
         self.tfidf = TfidfScorer(kb)
@@ -197,6 +219,7 @@ class LLMPipeline(TracePipeline):
         for inp, scores in zip(todo, all_scores, strict=True):
             order = rank_by_score(inp["candidates"], scores)
             inp["shown"], inp["rest"] = order[: self.prefilter_k], order[self.prefilter_k :]
+            inp["prefilter_scores"] = {p: scores[p] for p in inp["rest"]}
 
     def preprocess(self, row: Mapping[str, Any]) -> dict[str, Any]:
         inp = super().preprocess(row)
@@ -215,14 +238,18 @@ class LLMPipeline(TracePipeline):
         return out
 
     def output(self, inp: Mapping[str, Any], ranked: Sequence[str], response: str, labels: LabelMap,
-               meta: dict[str, Any]) -> dict[str, Any]:
-        """A prediction: citations are the prompt's [Rn] labels the response uses."""
+               meta: dict[str, Any], scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
+        sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        return {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
-                "response": response, "citations": citations, "meta": meta}
+        out = {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
+               "response": response, "citations": citations, "meta": meta}
+        if scores is not None and ranked:
+            out["scores"] = dict(scores)
+        return out
 
     def ask_json(self, conversations: Sequence[list[dict[str, str]]],
                  schemas: Sequence[dict[str, Any]]) -> list[Any]:
@@ -308,8 +335,11 @@ class ZeroShotPipeline(LLMPipeline):
         if isinstance(answer, LLMOutputError):
             return self.fallback(inp, failure_text(answer), meta)
         ranked: list[str] = []
+        scores = None
         if built.ranked:
             by_label = dict(built.labelled)
             meta["model_ranking"] = list(answer["ranked_ids"])
-            ranked = complete_ranking([by_label[lab] for lab in answer["ranked_ids"]], inp["shown"], inp["rest"])
-        return self.output(inp, ranked, answer["response"], built.labels, meta)
+            chosen = [by_label[lab] for lab in answer["ranked_ids"]]
+            ranked = complete_ranking(chosen, inp["shown"], inp["rest"])
+            scores = completion_scores(chosen, inp["shown"], inp["rest"], inp.get("prefilter_scores"))
+        return self.output(inp, ranked, answer["response"], built.labels, meta, scores)

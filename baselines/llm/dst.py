@@ -254,6 +254,8 @@ class DSTBaseline(LLMPipeline):
             scores = self.tfidf.scores(inp["query"], cands)
             gone = [p for p in cands if p not in set(survivors)]
             order_ids = rank_by_score(survivors, scores) + rank_by_score(gone, scores)
+            kept = set(survivors)
+            tie_scores = {p: (p in kept, scores[p]) for p in cands}  # what order_ids sorts by
             meta.update(dst_state=state.to_dict(), dst_filter=notes)
             action = inp["action"]
             shown = order_ids[: 2 if action == "compare" else 1] if action in RANKED_ACTIONS else []
@@ -265,11 +267,11 @@ class DSTBaseline(LLMPipeline):
                        "history": format_history(inp["history"]), "instruction": self.prompt.render(instruction)}
             convs.append(messages(self.prompt.render("respond_system", **fields_),
                                   self.prompt.render("respond_user", **fields_)))
-            prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta))
+            prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta, tie_scores))
         texts = self.llm.generate_batch(convs)
         outputs = []
-        for inp, text, (ranked, labels, meta) in zip(inputs, texts, prepared, strict=True):
+        for inp, text, (ranked, labels, meta, tie_scores) in zip(inputs, texts, prepared, strict=True):
             if not text.strip():
                 add_count(meta, "empty_response")
-            outputs.append(self.output(inp, ranked, text.strip(), labels, meta))
+            outputs.append(self.output(inp, ranked, text.strip(), labels, meta, tie_scores))
         return outputs

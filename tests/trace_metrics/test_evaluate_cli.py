@@ -35,6 +35,25 @@ def test_evaluate_writes_results_and_per_item(data_dir, preds, tmp_path, capsys)
     assert per_item["system_turns"]["turn_id"] == [1, 3, 5, 7, 1, 3, 5, 1, 3, 5]
 
 
+def test_evaluate_takes_the_convention_switches(data_dir, preds, tmp_path):
+    outs = {}
+    for name, extra in (("default", []), ("switched", ["--compare-hit", "top1", "--t2r", "turn_index"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(out), *extra]) == 0
+        outs[name] = json.loads(out.read_text())
+    default, switched = outs["default"], outs["switched"]
+    assert switched["config"]["conventions"]["compare_hit"] == "top1" and switched["config"]["conventions"]["t2r"] == "turn_index"
+    assert default["config"]["conventions"]["compare_hit"] == "top2" and default["config"]["conventions"]["t2r"] == "count"
+    # the reference system hits at every first recommend/compare turn: T2R 1 counted; read as turn indices,
+    # those turns are 3, 1 and 1 (toy_00001 asks first)
+    assert default["values"]["t2r"] == 1.0 and switched["values"]["t2r"] == pytest.approx(5 / 3)
+    assert {k: v for k, v in default["values"].items() if k != "t2r"} == {
+        k: v for k, v in switched["values"].items() if k != "t2r"}
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(tmp_path / "x.json"),
+              "--t2r", "turns"])
+
+
 def test_evaluate_is_byte_identical_on_rerun(data_dir, preds, tmp_path):
     paths = []
     for name in ("r1.json", "r2.json"):

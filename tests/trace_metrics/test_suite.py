@@ -136,6 +136,42 @@ def test_options_change_keys_and_values(data_dir, run):
     assert r["values"]["cgs"] < 5 / 6  # CD below the stricter gate now costs credit
 
 
+def test_convention_switches_change_recovery_and_nothing_else(data_dir, run):
+    """--compare-hit top1 and --t2r turn_index (trace_metrics/lib/conventions.py) by hand on the perturbed run:
+    D1 hits at its second recommendation (turn 5), D2's compare turn (turn 1) has gold r04 second, so it hits
+    with top-2 hits and misses with top-1 ones (D2 then hits at turn 3), D3 hits at turn 3."""
+    base = suite.evaluate_run(data_dir, run)
+    cases = {("top2", "count"): 5 / 3, ("top2", "turn_index"): (5 + 1 + 3) / 3, ("top1", "count"): 2.0,
+             ("top1", "turn_index"): (5 + 3 + 3) / 3}
+    for (compare_hit, t2r), expected in cases.items():
+        r = suite.evaluate_run(data_dir, run, compare_hit=compare_hit, t2r=t2r)
+        assert r["values"]["t2r"] == pytest.approx(expected), (compare_hit, t2r)
+        assert (r["values"]["tsr"], r["values"]["rejection_recovery"]) == (1.0, 1.0)  # D2 recovers either way
+        others = {m for m in base["values"] if m != "t2r"}
+        assert {m: r["values"][m] for m in others} == {m: base["values"][m] for m in others}
+        assert r["config"]["conventions"] == {**base["config"]["conventions"], "compare_hit": compare_hit, "t2r": t2r}
+    with pytest.raises(ValueError, match="compare_hit"):
+        suite.evaluate_run(data_dir, run, compare_hit="top3")
+    with pytest.raises(ValueError, match="t2r"):
+        suite.evaluate_run(data_dir, run, t2r="turns")
+
+
+def test_top1_compare_hits_change_success_and_recovery():
+    """A compare turn whose gold is second: a hit for the default reading, a miss with compare_hit="top1"."""
+    from trace_metrics.lib.conventions import is_hit, recommended_by_turn
+    from trace_metrics.lib.recovery import score
+
+    assert is_hit("compare", ["a", "g"], ["g"]) and not is_hit("compare", ["a", "g"], ["g"], "top1")
+    assert is_hit("recommend", ["g", "a"], ["g"], "top1") and not is_hit("recommend", ["a", "g"], ["g"])
+    assert recommended_by_turn("compare", ["a", "g", "b"]) == ["a", "g"]  # practical value keeps both either way
+    dialogue = [("greet_and_seek", None), ("recommend", False), ("reject_and_refine", None)]
+    for compare_hit, expected in (("top2", (1.0, 2.0, 1.0)), ("top1", (0.0, None, 0.0))):
+        turns = [*dialogue, ("compare", is_hit("compare", ["a", "g"], ["g"], compare_hit))]
+        out = score([turns])
+        assert (out["tsr"], out["t2r"], out["rejection_recovery"]) == expected
+    assert score([[*dialogue, ("compare", True)]], t2r_reading="turn_index")["t2r"] == 3.0
+
+
 def test_run_metadata_is_carried(data_dir, run):
     write_json(run.with_name(run.name + ".meta.json"), {"baseline": "tfidf", "family": "non-LLM"})
     assert suite.evaluate_run(data_dir, run)["run"] == {"baseline": "tfidf", "family": "non-LLM"}

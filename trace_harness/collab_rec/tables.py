@@ -1,9 +1,11 @@
 """The paper's Table 1 (moderator success, early stopping) and Table 3 (Gini (entropy), coverage) laid out
 from run folders of `trace-bench collab-rec run`, with the paper's own numbers (`paper_reference.json`) below.
 
-Rows group runs by model and rejection policy: a SASI run fills the SASI column of every row of its model;
-a MASI run the M_1 column; a MAMI run its M_1 and final columns. RandRec and TopPop go into a footnote line, as
-in the paper.
+Rows group runs by model, rejection policy and Eq. 10 reading: a SASI run fills the SASI column of every row
+of its model (one round: no reliability); a MASI run the M_1 column; a MAMI run its M_1 and final columns.
+RandRec and TopPop go into a footnote line, as in the paper. The "Eq. 10" column says which reliability each
+row's runs used: "printed" (the paper's formula, the default) or "code" (the authors' code, μ2 = μ1,
+`--code-behaviour mu2_is_mu1`); the paper's own rows come from the authors' code.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ SYSTEM_ORDER = ("SASI", "M_1", "M_eq13", "M_early", "M_10", "M_early_div")
 PAPER_SYSTEMS = ("SASI", "M_1", "M_early", "M_10")
 
 
+def eq10_reading(run: dict[str, Any]) -> str:
+    """"code" when the run's moderator used the authors' Eq. 10 (μ2 = μ1), else "printed"."""
+    config = run.get("config") or {}
+    return config.get("eq10") or ("code" if "mu2_is_mu1" in config.get("code_behaviours", ()) else "printed")
+
+
 def _model(run: dict[str, Any]) -> str:
     llm = run.get("llm") or {}
     return str(llm.get("model", "")).rstrip("/").rsplit("/", 1)[-1] or "-"
@@ -34,7 +42,12 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
             raise TraceDataError(
                 f"no {METRICS_FILE}: not a finished `trace-bench collab-rec run` folder", path=d
             )
-        out.append((read_json(d / RUN_FILE), read_json(d / METRICS_FILE)))
+        run, metrics = read_json(d / RUN_FILE), read_json(d / METRICS_FILE)
+        for name, value, keys in ((RUN_FILE, run, ("strategy", "config")), (METRICS_FILE, metrics, ("systems",))):
+            if not isinstance(value, dict) or any(k not in value for k in keys):
+                raise TraceDataError(f"not written by `trace-bench collab-rec run`: expected a JSON object with "
+                                     f"{', '.join(keys)}", path=d / name)
+        out.append((run, metrics))
     return out
 
 
@@ -42,9 +55,9 @@ def _f(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(model, rejection) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(model, rejection, Eq. 10 reading) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     shared: dict[str, dict[str, Any]] = {}  # model -> SASI metrics
     for run, metrics in runs:
         if run["strategy"] in ("randrec", "toppop"):
@@ -53,13 +66,13 @@ def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, 
         if run["strategy"] == "sasi":
             shared[model] = metrics["systems"]["SASI"]
             continue
-        key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M")
+        key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M", eq10_reading(run))
         row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})
         row["systems"].update(metrics["systems"])
         row["early"] = metrics.get("early_stopping") or row["early"]
         row["rounds"] = (metrics.get("rounds") or {}).get("mean_rounds_run", row["rounds"])
     for model, sasi in shared.items():
-        keys = [k for k in rows if k[0] == model] or [(model, "-")]
+        keys = [k for k in rows if k[0] == model] or [(model, "-", "-")]
         for key in keys:
             rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})["systems"]["SASI"] = sasi
     return rows
@@ -84,13 +97,14 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
+    head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (model, rej), row in sorted(rows.items()):
+    for (model, rej, eq10), row in sorted(rows.items()):
         early = row["early"]
         cells = [
             model,
             rej,
+            eq10,
             *(_f(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
             _f(early.get("success_rate_pct"), 1),
             _f(early.get("avg_convergence_round"), 2),
@@ -107,18 +121,20 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     if not rows:
         return "(no SASI, MASI or MAMI run given)"
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *(f"{s} Gini (Ent.)" for s in systems), *(f"{s} Cov. % (avg)" for s in systems)]
+    head = ["Model", "Rej.", "Eq. 10", *(f"{s} Gini (Ent.)" for s in systems),
+            *(f"{s} Cov. % (avg)" for s in systems)]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (model, rej), row in sorted(rows.items()):
+    for (model, rej, eq10), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
         ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
         cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
-        lines.append("| " + " | ".join([model, rej, *ge, *cov]) + " |")
+        lines.append("| " + " | ".join([model, rej, eq10, *ge, *cov]) + " |")
     return "\n".join(lines)
 
 
 def reference_tables() -> str:
-    """The paper's Table 1 and Table 3 from paper_reference.json, as Markdown."""
+    """The paper's Table 1 and Table 3 from paper_reference.json, as Markdown (both produced by the authors'
+    code: Eq. 10 with μ2 = μ1, the "code" reading of our tables)."""
     ref = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     head1 = [
         "Model",

@@ -3,9 +3,13 @@
 Per turn (SnipRec §5.1, Table 4; also the `trace` protocol's turns):
 - **position**: 1-based rank, among every candidate, of the best-ranked *target* (a POI the traveler would
   accept; SnipRec: the one target venue). Candidates the system did not rank tie at the end of its list;
-  inside a tie group (the unranked tail, and runs of consecutive ranked POIs with equal scores when the
-  system's scores are known) the order is drawn at random with an RNG seeded by (seed, dialogue, turn), as
-  Sun et al. (2020) prescribe and SnipRec follows. A turn whose candidates hold no target has no position.
+  inside a tie group (the unranked tail, and runs of consecutive ranked POIs with equal scores) the order is
+  drawn at random with an RNG seeded by (seed, dialogue, turn), as Sun et al. (2020) prescribe and SnipRec
+  follows (§5.1). The scores are what the system's ranking sorts by, which every package system reports
+  (`baselines.base` "Ties": the non-LLM baselines, SnipRec and its comparison systems, whose never-retrieved
+  venues all score 0, the LLM baselines' completed rankings, Collab-REC) and an HTTP system may send; when
+  they are given, a ranked candidate without a score joins the unranked tail. A system that reports none is
+  taken as a strict order. A turn whose candidates hold no target has no position.
 - **hit@k** = 1 if position <= k (k = 1, 5, 10); **mrr** = 1 / position; **avg_position** = mean position.
 Values per turn index are means over the dialogues that have a ranking at that turn (`n` says how many).
 
@@ -43,7 +47,7 @@ def tie_groups(ranked: Sequence[str], scores: Mapping[str, Any] | None) -> list[
     groups: list[list[str]] = []
     last: Any = object()
     for p in ranked:
-        s = scores.get(p, p)  # a POI without a score ties with nothing
+        s = scores.get(p, (p,))  # a POI without a score ties with nothing
         if groups and s == last:
             groups[-1].append(p)
         else:
@@ -65,7 +69,7 @@ def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: S
     seen: set[str] = set()
     order = []
     for p in ranked:
-        if p in cand and p not in seen:
+        if p in cand and p not in seen and (not scores or p in scores):
             seen.add(p)
             order.append(p)
     groups = tie_groups(order, scores)

@@ -46,7 +46,17 @@ from trace_metrics.lib import (
     text,
 )
 from trace_metrics.lib._util import mean_or_none
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GroundingTurns, check_grounding_turns
+from trace_metrics.lib.conventions import (
+    DEFAULT_COMPARE_HIT,
+    DEFAULT_GROUNDING_TURNS,
+    DEFAULT_T2R,
+    CompareHit,
+    GroundingTurns,
+    T2RReading,
+    check_compare_hit,
+    check_grounding_turns,
+    check_t2r,
+)
 from trace_metrics.lib.grounding import DEFAULT_CD_GATE, DEFAULT_FUZZY_THRESHOLD, DEFAULT_PC_WINDOW, Threshold
 from trace_metrics.lib.practical import DEFAULT_RADIUS_KM, PoiPoint, spatial_id
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
@@ -137,15 +147,19 @@ def evaluate_predictions(
     run_sweeps: bool = False,
     with_std: bool = True,
     grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
+    compare_hit: CompareHit = DEFAULT_COMPARE_HIT,
+    t2r: T2RReading = DEFAULT_T2R,
 ) -> dict:
     """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`."""
     grounding.check_parameters(fuzzy_threshold, cd_gate, pc_window)
     check_grounding_turns(grounding_turns)
+    check_compare_hit(compare_hit)
+    check_t2r(t2r)
     with _cyclic_gc_paused(nli is None and judge is None):
         return _evaluate_predictions(
             dialogues, predictions, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
             radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=run_sweeps,
-            with_std=with_std, grounding_turns=grounding_turns,
+            with_std=with_std, grounding_turns=grounding_turns, compare_hit=compare_hit, t2r=t2r,
         )  # fmt: skip
 
 
@@ -164,6 +178,8 @@ def _evaluate_predictions(
     run_sweeps: bool,
     with_std: bool,
     grounding_turns: GroundingTurns,
+    compare_hit: CompareHit,
+    t2r: T2RReading,
 ) -> dict:
     joined = selection.join(dialogues, predictions)
     values: dict[str, float | None] = {}
@@ -258,10 +274,10 @@ def _evaluate_predictions(
         dlg["route_efficiency_km"].append(practical.route_length_km(pts))
         dlg["price_alignment"].append(practical.price_alignment(pts, ceiling))
         dlg["itinerary_diversity"].append(practical.itinerary_diversity(pts))
-        turns = selection.recovery_turns(d)
+        turns = selection.recovery_turns(d, compare_hit)
         dlg["tsr"].append(recovery.task_success(turns))
-        t2r = recovery.turns_to_first_hit(turns)
-        dlg["t2r"].append(None if t2r is None else float(t2r))
+        first_hit = recovery.turns_to_first_hit(turns, t2r)
+        dlg["t2r"].append(None if first_hit is None else float(first_hit))
         for idx, hit in recovery.rejection_episodes(turns):
             if hit is None:
                 without_followup += 1
@@ -382,6 +398,8 @@ def evaluate_rows(
     check_pool: bool = True,
     with_std: bool = True,
     grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
+    compare_hit: CompareHit = DEFAULT_COMPARE_HIT,
+    t2r: T2RReading = DEFAULT_T2R,
     kb: KnowledgeBase | None = None,
     predictions_path: str | os.PathLike | None = None,
 ) -> dict:
@@ -402,7 +420,7 @@ def evaluate_rows(
     result = evaluate_predictions(
         dialogues, index, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
         radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=sweeps, with_std=with_std,
-        grounding_turns=grounding_turns,
+        grounding_turns=grounding_turns, compare_hit=compare_hit, t2r=t2r,
     )  # fmt: skip
     meta = corpus_meta(data_dir)
     result["versions"] = {
@@ -426,7 +444,8 @@ def evaluate_rows(
         "grounding": {"fuzzy_threshold": fuzzy_threshold, "cd_gate": cd_gate, "pc_window": pc_window,
                       "turns": grounding_turns},  # fmt: skip
         "practical": {"radius_km": radius_km},
-        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K},
+        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K,
+                        "compare_hit": compare_hit, "t2r": t2r},
         "text": {
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
             "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": rouge_stemmer},

@@ -28,6 +28,8 @@ Args:
     pool (str): "closed" (default), "pool_16", "pool_32" or "open": the candidates rankings are checked against.
     nli (str, optional): NLI model id or folder for entailment / cgs_ent. judge (str, optional): LLM spec.
     grounding_turns (str): "recommendation" (default: recommend/compare turns) or "system" (every system turn).
+    compare_hit (str): "top2" (default: a compare turn hits with either of its top two) or "top1".
+    t2r (str): "count" (default: recommend/compare turns up to the first hit) or "turn_index" (its turn index).
     fuzzy_threshold, cd_gate, pc_window, radius_km, rouge_stemmer, check_pool: as trace_metrics.lib.suite.
 Returns:
     every metric id (recall@1 ... rejection_recovery; cgs is the formula on the GS/CD/PC means, cgs_turn_mean
@@ -39,7 +41,7 @@ Examples:
 """
 
 _OPTIONS = ("data_dir", "split", "pool", "nli", "judge", "fuzzy_threshold", "cd_gate", "pc_window", "radius_km",
-            "rouge_stemmer", "check_pool", "grounding_turns")  # fmt: skip
+            "rouge_stemmer", "check_pool", "grounding_turns", "compare_hit", "t2r")  # fmt: skip
 
 
 def _arrow_row(row: dict) -> dict:

@@ -109,7 +109,10 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
     zs, dst = llm_params(args, "llm_zero_shot"), llm_params(args, "dst")
     assert zs["prefilter"] == "dense" and "prefilter" not in dst
     assert zs["llm"] == "openai:http://a/v1,http://b/v1#m" and zs["llm_options"] == {"concurrency": 8}
-    assert (zs["temperature"], zs["max_new_tokens"]) == (1.0, 600)  # App. F's decoding
+    # not given: the pipeline takes App. F's decoding for its model (0.0 / 600 here; 1.0 / 16,000 for gpt-5*)
+    assert (zs["temperature"], zs["max_new_tokens"]) == (None, None)
+    args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o", "--temperature", "1", "--max-new-tokens", "9"])
+    assert (llm_params(args, "dst")["temperature"], llm_params(args, "dst")["max_new_tokens"]) == (1.0, 9)
     args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o"])
     assert args.llm is None and llm_params(args, "dst")["llm"] == "smollm2"
 

@@ -108,3 +108,22 @@ def test_turn_items_and_lost_counts_read_the_prediction_meta():
                                  {"dialogue_id": "d1", "turn": 2, "position": 5}]
     assert lost_counts(preds) == {"total": 1, "by_reason": {"timeout": 1}, "dialogues_with_lost_turns": 1,
                                   "system_turns": 4}
+
+
+def test_tie_positions_are_uniform_over_seeds_on_a_constructed_ranking():
+    """SnipRec §5.1: a random rank within the tied group, seeded by (seed, dialogue, turn). A full ranking of
+    10 venues as SnipRec's pipeline gives it: two retrieved (scores 0.9, 0.4), one disliked (-0.2) and seven
+    never retrieved, all at 0 and listed in business_id order; the target is the last of the seven."""
+    cands = [f"v{i}" for i in range(10)]
+    scores = {"v0": 0.9, "v1": 0.4, **{f"v{i}": 0.0 for i in range(2, 9)}, "v9": -0.2}
+    ranked = sorted(cands, key=lambda p: (-scores[p], p))  # the pipeline's own order: ties by business_id
+    assert ranked[-2:] == ["v8", "v9"]
+    seen = Counter(target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2), scores)
+                   for s in range(3500))
+    assert set(seen) == set(range(3, 10))  # anywhere in the zero group (places 3-9), never after the disliked v9
+    assert all(380 < v < 620 for v in seen.values())  # 500 expected each (7 places)
+    # the same ranking without its scores is a strict order: the target always sits where the list put it
+    assert {target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2)) for s in range(50)} == {9}
+    # with scores, a ranked candidate without one joins the unranked tail (ties at the end)
+    assert {target_position(["v0", "v1", "v2"], ["v2"], cands, random.Random(s), {"v0": 1.0, "v1": 0.5})
+            for s in range(300)} == set(range(3, 11))
