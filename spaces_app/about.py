@@ -29,7 +29,7 @@ def md_text(text: str) -> str:
 
 def about_markdown(settings) -> str:
     """Columns and conventions, metric definitions (the registry), and the dataset card of the data directory."""
-    from trace_metrics.specs import METRICS
+    from trace_metrics.specs import METRICS, parameters
 
     lines = ["## Leaderboard columns", ""]
     for view, columns in VIEWS.items():
@@ -50,7 +50,7 @@ def about_markdown(settings) -> str:
         "| id | family | better | level | definition | parameters | paper |", "|---|---|---|---|---|---|---|",
     ]
     for spec in METRICS.values():
-        params = ", ".join(f"{k}={v}" for k, v in spec.parameters.items())
+        params = ", ".join(f"{k}={v}" for k, v in parameters(spec).items())
         lines.append(f"| `{spec.id}` | {spec.family} | {'↑' if spec.higher_is_better else '↓'} | "
                      f"{spec.level.replace('_', ' ')} | {md_text(spec.description)} | {md_text(params)} | "
                      f"{md_text(spec.paper)} |")

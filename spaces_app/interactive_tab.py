@@ -93,7 +93,9 @@ def board_rows(root: Path | None) -> list[list[Any]]:
         out.append([
             row["system"], row["simulator"], row["protocol"], row["pool"], row["n_dialogues"], _r(v.get("success")),
             f"[{success[0]:.3f}, {success[1]:.3f}]" if success else "", _r(v.get("turns_to_success"), 2),
-            _r(v.get("hit@1")), _r(v.get("mrr")), _r(v.get("avg_position"), 1), _r(v.get("rejection_recovery")),
+            # a `trace` row: Trace's hit@1/mrr of the live turns; a SnipRec row: the target's rank among all
+            _r(v.get("hit@1", v.get("sniprec_hit@1"))), _r(v.get("mrr", v.get("sniprec_mrr"))),
+            _r(v.get("avg_position"), 1), _r(v.get("rejection_recovery")),
             _r(v.get("cgs")), _r(tf.get("tsr")), f"{row['lost_turns'][0]} / {row['lost_turns'][1]}", row["run"],
         ])
     return out
@@ -102,8 +104,12 @@ def board_rows(root: Path | None) -> list[list[Any]]:
 def turn_rows_of(metrics: Mapping[str, Any] | None) -> list[list[Any]]:
     if not metrics:
         return []
-    return [[r["turn"], _r(r.get("hit@1")), _r(r.get("hit@5")), _r(r.get("hit@10")), _r(r.get("avg_position"), 1),
-             _r(r.get("mrr"), 4), r.get("n")] for r in metrics["per_turn"]]
+    # turn_metric also reads a metrics.json from before the SnipRec ids
+    from trace_metrics.lib.interactive import turn_metric
+
+    hits = ("sniprec_hit@1", "sniprec_hit@5", "sniprec_hit@10")
+    return [[r["turn"], *(_r(turn_metric(r, m)) for m in hits), _r(r.get("avg_position"), 1),
+             _r(turn_metric(r, "sniprec_mrr"), 4), r.get("n")] for r in metrics["per_turn"]]
 
 
 class RunLogs:

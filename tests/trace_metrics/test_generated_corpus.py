@@ -1,6 +1,5 @@
-"""Integration with the generator (trace_dataset.generate): on a generated corpus, the reference-copy system
-is perfectly accurate and fully grounded, because every generated quote is a verbatim span of the review it
-cites."""
+"""Integration with the generator: on a generated corpus, the reference-copy system is perfectly
+accurate and fully grounded, because every generated quote is a verbatim span of the review it cites."""
 
 from __future__ import annotations
 

@@ -14,11 +14,13 @@ from trace_metrics.lib.interactive import (
     mean_ci,
     per_turn_table,
     position_scores,
+    turn_metric,
 )
 
-TABLE_LABELS: dict[str, str] = {"hit@1": "Hits@1", "hit@5": "Hits@5", "hit@10": "Hits@10", "avg_position": "Avg Pos",
-                                "mrr": "Avg MRR"}
-TABLE_COLUMNS: tuple[str, ...] = ("hit@1", "hit@5", "hit@10", "avg_position", "mrr")
+# SnipRec's per-turn metrics (trace_metrics.specs, benchmark "sniprec") in its Table 4 layout
+TABLE_LABELS: dict[str, str] = {"sniprec_hit@1": "Hits@1", "sniprec_hit@5": "Hits@5",
+                                "sniprec_hit@10": "Hits@10", "avg_position": "Avg Pos", "sniprec_mrr": "Avg MRR"}
+TABLE_COLUMNS: tuple[str, ...] = tuple(TABLE_LABELS)
 
 
 def turn_items(predictions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -118,7 +120,8 @@ def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> s
     head = "| Turn | " + " | ".join(TABLE_LABELS[c] for c in TABLE_COLUMNS) + " | n |"
     lines = ([f"**{title}**", ""] if title else []) + [head, "|" + "---|" * (len(TABLE_COLUMNS) + 2)]
     for r in rows:
-        cells = [_fmt(r[c], 1 if c == "avg_position" else (4 if c == "mrr" else 3)) for c in TABLE_COLUMNS]
+        cells = [_fmt(turn_metric(r, c), 1 if c == "avg_position" else (4 if c == "sniprec_mrr" else 3))
+                 for c in TABLE_COLUMNS]
         lines.append(f"| {r['turn']} | " + " | ".join(cells) + f" | {r['n']} |")
     return "\n".join(lines)
 

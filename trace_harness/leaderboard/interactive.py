@@ -46,12 +46,13 @@ TRACE_COLUMNS: tuple[LiveColumn, ...] = (
     LiveColumn("cgs", "Live CGS", "trace", "cgs", True),
     LiveColumn("avg_position", "Avg Pos", "overall", "avg_position", False, 1),  # every ranked turn, ties at random
 )
-# SnipRec's protocol: the target venue's position over every ranked turn (its Table 4, all turns pooled).
+# SnipRec's protocol: the target venue's position over every ranked turn (its Table 4, all turns pooled);
+# its ids (trace_metrics.specs, benchmark "sniprec") are not Trace's top-k `hit@k` / `mrr`.
 SNIPREC_COLUMNS: tuple[LiveColumn, ...] = (
-    LiveColumn("hit@1", "Hits@1", "overall", "hit@1", True),
-    LiveColumn("hit@5", "Hits@5", "overall", "hit@5", True),
-    LiveColumn("hit@10", "Hits@10", "overall", "hit@10", True),
-    LiveColumn("mrr", "MRR", "overall", "mrr", True),
+    LiveColumn("sniprec_hit@1", "Hits@1", "overall", "sniprec_hit@1", True),
+    LiveColumn("sniprec_hit@5", "Hits@5", "overall", "sniprec_hit@5", True),
+    LiveColumn("sniprec_hit@10", "Hits@10", "overall", "sniprec_hit@10", True),
+    LiveColumn("sniprec_mrr", "MRR", "overall", "sniprec_mrr", True),
     LiveColumn("avg_position", "Avg Pos", "overall", "avg_position", False, 1),
 )
 VIEWS: dict[str, tuple[LiveColumn, ...]] = {"trace": TRACE_COLUMNS, "sniprec": SNIPREC_COLUMNS}
@@ -77,7 +78,10 @@ def _cell(metrics: Mapping[str, Any], col: LiveColumn) -> tuple[float | None, li
         value = (trace.get("values") or {}).get(col.metric)
         ci = (trace.get("ci") or {}).get(col.metric) or {}
     else:
-        ci = (metrics.get(col.section) or {}).get(col.metric) or {}
+        # turn_metric also reads a metrics.json from before the SnipRec ids
+        from trace_metrics.lib.interactive import turn_metric
+
+        ci = turn_metric(metrics.get(col.section) or {}, col.metric) or {}
         value = ci.get("mean")
     bounds = [ci["ci_low"], ci["ci_high"]] if ci.get("ci_low") is not None and ci.get("ci_high") is not None else None
     return value, bounds

@@ -18,7 +18,6 @@ never dropped or replaced by a score.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from trace_dataset.constants import REVIEW_MAX_CHARS
 from trace_llm.prompts import Prompt, load_prompt
+from trace_metrics.lib._util import mean_or_none
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ def aggregate_judgements(records: Sequence[Mapping[str, Any]], return_per_item: 
     rated = [r["ratings"] for r in records if r.get("ok")]
     out: dict[str, Any] = {}
     for key, metric in JUDGE_SCALES.items():
-        out[metric] = math.fsum(r[key] for r in rated) / len(rated) if rated else None
+        out[metric] = mean_or_none([r[key] for r in rated])
     out["n"] = len(rated)
     out["n_items"] = len(records)
     out["n_failed"] = len(records) - len(rated)
