@@ -130,7 +130,9 @@ def measure_first_paint(settings, store, repeat: int, n_test: int) -> list[float
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    from spaces_app.app import theme
+
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, theme=theme())
     times = []
     try:
         with sync_playwright() as pw:

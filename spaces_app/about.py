@@ -6,8 +6,7 @@ from pathlib import Path
 
 from baselines.identity import IDENTITIES
 from spaces_app.board_html import BEST_LABEL, CI_LABEL
-from spaces_app.leaderboard import DECIMALS
-from trace_metrics.tables import VIEWS, header
+from trace_metrics.tables import DECIMALS, VIEWS, header, markdown_table
 
 _MD_SPECIAL = {ord(c): "\\" + c for c in "\\`*_[]<>|$#~"}
 # Gradio's Markdown tables squeeze narrow columns until words break; these keep words whole and let the
@@ -47,13 +46,11 @@ def about_markdown(settings) -> str:
         "", "### Notes on systems", "",
         *(f"- **{md_text(i.label)}**: {md_text(i.notes)}" for i in IDENTITIES if i.notes),
         "", "## Metrics", "",
-        "| id | family | better | level | definition | parameters | paper |", "|---|---|---|---|---|---|---|",
+        markdown_table(["id", "family", "better", "level", "definition", "parameters", "paper"], (
+            [f"`{spec.id}`", spec.family, "↑" if spec.higher_is_better else "↓", spec.level.replace("_", " "),
+             md_text(spec.description), md_text(", ".join(f"{k}={v}" for k, v in parameters(spec).items())),
+             md_text(spec.paper)] for spec in METRICS.values())),
     ]
-    for spec in METRICS.values():
-        params = ", ".join(f"{k}={v}" for k, v in parameters(spec).items())
-        lines.append(f"| `{spec.id}` | {spec.family} | {'↑' if spec.higher_is_better else '↓'} | "
-                     f"{spec.level.replace('_', ' ')} | {md_text(spec.description)} | {md_text(params)} | "
-                     f"{md_text(spec.paper)} |")
     return "\n".join(lines) + "\n\n## Dataset card\n\n" + dataset_card(settings.data_dir)
 
 

@@ -19,6 +19,7 @@ from trace_dataset.datadir import iter_dialogues, kb_dir
 from trace_dataset.io import read_json, read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.quotes import PLACEHOLDER_RE, QUOTE_RE
+from trace_metrics.tables import format_value
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def _e(text: Any) -> str:
 
 
 def _fmt(value: float) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.2f}"
+    return "-" if value is None or not math.isfinite(value) else format_value(value, 2)
 
 
 def _highlight(text: str) -> str:

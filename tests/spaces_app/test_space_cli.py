@@ -78,10 +78,14 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
     assert main(args) == 0
     printed = capsys.readouterr().out
     for text in ("Table 5: headline — pool: closed", "Table 6: stress tests — pool: open", "Popularity", "TF-IDF",
-                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} "):
+                 "Interactive: a simulated traveler talks to each system",
+                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} ",
+                 f"--interactive {trace_bench_command('x', out / 'interactive').split(' x ', 1)[1]}"):
         assert text in printed
     for path in ("hydrated/hydration.json", "release/release.json", "runs/closed/tfidf.jsonl",
-                 "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv"):
+                 "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv",
+                 "interactive/popularity/metrics.json", "interactive/tfidf/metrics.json",
+                 "leaderboard/leaderboard.interactive.json", "leaderboard/interactive_trace.csv"):
         assert (out / path).exists(), path
     rows = json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"]
     assert sorted((r["baseline"], r["pool"]) for r in rows) == [
@@ -103,6 +107,7 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
 
     settings = Settings.from_env({}, demo_dir=out)
     assert settings.data_dir == out / "hydrated" and settings.baselines_file.exists() and settings.runs_dir.is_dir()
+    assert settings.interactive_dirs[0] == out / "interactive" and settings.core_dirs[0] == out / "core"
 
 
 def test_demo_defaults_are_the_full_main_job():
@@ -113,8 +118,8 @@ def test_demo_defaults_are_the_full_main_job():
     parser = argparse.ArgumentParser()
     register_demo(parser.add_subparsers())
     args = parser.parse_args(["demo"])
-    assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out) == (
-        10_000, 1.0, None, "all", "test", Path("runs/demo"))
+    assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out, args.no_interactive) == (
+        10_000, 1.0, None, "all", "test", Path("runs/demo"), False)
 
 
 def test_space_entry_point_builds_the_app_from_the_environment(space_world, tmp_path, monkeypatch):

@@ -72,6 +72,14 @@ def seed_goals(data_dir: str | os.PathLike, kb: KnowledgeBase, world: World, spl
     return goals
 
 
+def seed_travellers(data_dir: str | os.PathLike, split: str = "test",
+                    n: int | None = None) -> tuple[KnowledgeBase, list[TravelerGoal]]:
+    """The knowledge base and the travelers of `split` (as `run_interactive` seeds them), for several runs to
+    share (`run_interactive(..., kb=kb, goals=goals)`): the caller never touches the simulator itself."""
+    kb = load_data_kb(data_dir)
+    return kb, seed_goals(data_dir, kb, World(kb), split, n)
+
+
 def make_simulator(name: str, world: World, llm: Any = None, seed: int = SEED) -> Simulator:
     if name == "rules":
         return RulesSimulator(world, seed)
