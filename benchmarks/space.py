@@ -1,4 +1,4 @@
-"""The leaderboard Space's two figures (issue 7 goals on this machine): first paint of the leaderboard in
+"""The leaderboard Space's two figures (their goals, on this machine): first paint of the leaderboard in
 Chromium < 2 s, and scoring a test-split submission (validation + every metric except NLI and the LLM judge
 + storing) < 30 s, on the built-in corpus (full synthetic bundle -> KB -> 10,000 dialogues; test split
 ~1,500 dialogues).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from baselines.identity import IDENTITIES
 from spaces_app.board_html import BEST_LABEL, CI_LABEL
-from spaces_app.leaderboard import SYSTEM_NOTES
 from trace_metrics.tables import DECIMALS, VIEWS, header, markdown_table
 
 _MD_SPECIAL = {ord(c): "\\" + c for c in "\\`*_[]<>|$#~"}
@@ -44,7 +44,7 @@ def about_markdown(settings) -> str:
         "The headline CGS is the CGS formula applied to the means of GS, CD and PC, as in the paper's tables.",
         "Submissions are scored without the NLI model and the LLM judge, so the NLI column stays empty for them.",
         "", "### Notes on systems", "",
-        *(f"- **{md_text(name)}**: {md_text(text)}" for name, text in SYSTEM_NOTES.items()),
+        *(f"- **{md_text(i.label)}**: {md_text(i.notes)}" for i in IDENTITIES if i.notes),
         "", "## Metrics", "",
         markdown_table(["id", "family", "better", "level", "definition", "parameters", "paper"], (
             [f"`{spec.id}`", spec.family, "↑" if spec.higher_is_better else "↓", spec.level.replace("_", " "),

@@ -203,6 +203,9 @@ def launch_options(settings: Settings) -> dict[str, Any]:
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
-    """Build the app and serve it until interrupted."""
+    """Build the app and serve it until interrupted.
+
+    Gradio's own start-up lines are silenced (`quiet`): they end with a hint to `set share=True in launch()`,
+    an option no trace-bench command has; the caller prints where the app is."""
     app = build_app(settings)
-    app.launch(server_name=host, server_port=port, **{**launch_options(settings), **launch})
+    app.launch(server_name=host, server_port=port, **{"quiet": True, **launch_options(settings), **launch})

@@ -74,8 +74,8 @@ FALLBACK_LABEL = ("fb N%: share of the run's system turns that fell back or fail
 
 
 def words(text: str) -> str:
-    """`text` escaped, each word kept whole (a line may break between words only: never inside "BLEU-4" or
-    "Knowledge-Enh.")."""
+    """`text` escaped, each word kept whole (a line may break between words only: never inside BLEU-4 or a
+    label such as Knowledge-Enh.)."""
     return " ".join(f'<span class="w">{esc(w)}</span>' for w in str(text).split(" "))
 
 

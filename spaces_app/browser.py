@@ -201,7 +201,7 @@ class DialogueIndex:
 
 def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[str, int], dict]]:
     """{system label: {(dialogue_id, turn_id): prediction}} for every *.jsonl under runs_dir covering the split."""
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import label
 
     runs: dict[str, dict[tuple[str, int], dict]] = {}
     for path in sorted(runs_dir.glob("*.jsonl")):
@@ -210,7 +210,7 @@ def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[st
         name = meta.get("baseline") or path.stem
         preds = {(r["dialogue_id"], r["turn_id"]): r for r in read_jsonl(path) if r.get("dialogue_id") in dialogue_ids}
         if preds:
-            runs[BASELINE_LABELS.get(name, name)] = preds
+            runs[label(name)] = preds
     return runs
 
 

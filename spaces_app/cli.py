@@ -71,6 +71,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     from spaces_app.app import serve
 
+    print(f"Serving the Trace leaderboard on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
     try:
         serve(settings, args.host, args.port)
     except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account

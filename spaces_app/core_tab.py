@@ -58,8 +58,8 @@ def find_scored(roots: Sequence[Path]) -> list[Path]:
 def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
     """One row per `core score` folder: system (the leaderboard's name of a baseline), model, logs, factor means,
     overall, missing ratings and failed debates (unreadable folders are skipped, logged)."""
+    from baselines.identity import label
     from trace_dataset.io import TraceDataError, read_json
-    from trace_harness.leaderboard.build import BASELINE_LABELS
     from trace_metrics.core.runner import SUMMARY_FILE
 
     rows = []
@@ -72,7 +72,7 @@ def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
             source, llm = identity.get("source") or {}, identity.get("llm") or {}
             system = str(source.get("system") or folder.name)
             rows.append({
-                "system": BASELINE_LABELS.get(system, system), "model": str(llm.get("model") or ""),
+                "system": label(system), "model": str(llm.get("model") or ""),
                 "folder": folder, "logs": int(s.get("n_logs", 0)), "factors": s["factors"],
                 "factor_mean": (s.get("factor_mean") or {}).get("mean"), "overall": s.get("overall"),
                 "ratings": s.get("ratings") or {},

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from baselines.identity import BY_NAME, IDENTITIES, identity
 from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
 from trace_metrics.tables import DECIMALS, VIEWS, Column, format_value, header
@@ -35,22 +36,26 @@ POOL_CHOICES: tuple[str, ...] = ("closed", "open")
 TEXT_COLUMNS: tuple[str, ...] = ("System", "Family", "Source")
 TAIL_COLUMNS: tuple[str, ...] = ("Corpus version", "KB version", "Description")
 _TEXT_FIELDS = ("family", "source", "description", "corpus_version", "kb_version", "split", "baseline")
-# Why a row reads as it does, keyed by the paper name of the system (its " (paper)" row shares the note).
-SYSTEM_NOTES: dict[str, str] = {
-    "Itinerary": "Itinerary ranks with TF-IDF's ranking unchanged and only adds a walking tour to its "
-                 "response, so its accuracy and recovery columns equal TF-IDF's (as in the paper's Table 5); "
-                 "its text, grounding and practical columns differ.",
-}
+
+
+def paper_label(row: dict[str, Any]) -> str:
+    """A paper row's label, built as for a run of ours (the label, then the model of a cross-family row)."""
+    from trace_harness.leaderboard.build import system_label
+
+    return system_label({"baseline": row["baseline"], "parameters": {"llm": {"model": row.get("model")}}})
 
 
 def paper_rows() -> list[dict[str, Any]]:
     """The paper's own numbers (Tables 5, 6, 9; Itinerary-LLM and Memory-Aug. from its appendix tables) as
-    labelled reference rows."""
+    labelled reference rows. paper_results.json names each row by its baseline (and the model, for the
+    cross-family rows); label, family and isolation come from `baselines.identity`, the label built as for a run
+    of ours (`paper_label`)."""
     doc = json.loads(files("spaces_app").joinpath("paper_results.json").read_text(encoding="utf-8"))
     return [
         {
-            "system": r["system"] + PAPER_SUFFIX,
-            "family": r["family"],
+            "system": paper_label(r) + PAPER_SUFFIX,
+            "baseline": r["baseline"],
+            "family": identity(r["baseline"]).family,
             "source": "paper",
             "description": "Reported in the Trace paper, " + (
                 r.get("note") or ("Tables 5, 6, 9 (its 10,000-dialogue corpus)" if r["pool"] == "closed"
@@ -60,7 +65,7 @@ def paper_rows() -> list[dict[str, Any]]:
             "corpus_version": doc["corpus_version"],
             "kb_version": doc["kb_version"],
             "metrics": r["metrics"],
-            "session_isolated": r.get("session_isolated", True),  # False: Memory-Aug., reported apart
+            "session_isolated": identity(r["baseline"]).session_isolated,  # False: Memory-Aug., reported apart
         }
         for r in doc["rows"]
     ]
@@ -219,8 +224,10 @@ class BestMarks:
 
 
 def reserved_names(rows: Iterable[dict[str, Any]]) -> list[str]:
-    """System names a submission may not take: every row that is not a submission."""
-    return sorted({r["system"] for r in rows if r.get("source") != "submission"})
+    """System names a submission may not take: every row that is not a submission, and every registered
+    baseline's name and label (`baselines.identity`), run here or not."""
+    names = {r["system"] for r in rows if r.get("source") != "submission"}
+    return sorted(names | {i.name for i in IDENTITIES} | {i.label for i in IDENTITIES})
 
 
 def family(row: dict[str, Any]) -> str:
@@ -229,10 +236,12 @@ def family(row: dict[str, Any]) -> str:
 
 
 def system_note(row: dict[str, Any]) -> str | None:
-    """The note shown next to a system's name (SYSTEM_NOTES), for its run and its paper row alike."""
-    if row.get("source") == "submission":
+    """The note shown next to a system's name (its record's `notes` in `baselines.identity`), for its run and
+    its paper row alike."""
+    found = BY_NAME.get(row.get("baseline") or "")
+    if row.get("source") == "submission" or found is None:
         return None
-    return SYSTEM_NOTES.get(row["system"].removesuffix(PAPER_SUFFIX))
+    return found.notes or None
 
 
 def view_columns(view: str) -> tuple[Column, ...]:

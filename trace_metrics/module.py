@@ -16,18 +16,8 @@ from typing import Any, ClassVar
 import datasets
 import evaluate
 
+from trace_bench.citation import TRACE_CITATION, TRACE_URL
 from trace_metrics import specs
-
-TRACE_CITATION = """\
-@article{zhao2026trace,
-  title   = {Trace: Tourism Recommendation with Accountable Citation Evidence},
-  author  = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, Xike and
-             Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},
-  journal = {arXiv preprint arXiv:2605.07677},
-  year    = {2026}
-}
-"""
-TRACE_URL = "https://arxiv.org/abs/2605.07677"
 
 
 class TraceMetric(evaluate.Metric):

@@ -61,12 +61,10 @@ def test_serve_command_starts_the_app(space_world, tmp_path):
             proc.wait()
 
 
-def test_help_is_fast():
-    t0 = time.perf_counter()
+def test_help_loads_nothing_heavy():
     out = subprocess.run([sys.executable, "-m", "trace_bench.cli", "demo", "--help"], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     assert "--per-cell" in out and "10,000" in out
-    assert time.perf_counter() - t0 < 20
     assert "gradio" not in subprocess.run(
         [sys.executable, "-c", "import sys, spaces_app.cli; print(' '.join(sys.modules))"],
         capture_output=True, text=True, cwd=REPO, check=True).stdout
@@ -94,12 +92,11 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
         ("popularity", "closed"), ("popularity", "open"), ("tfidf", "closed"), ("tfidf", "open")]
     assert json.loads((out / "demo.json").read_text()) == {"n": 120, "scale": 0.25, "per_cell": 12, "seed": 42,
                                                            "split": "test"}
-    before = (out / "runs/closed/tfidf.jsonl").stat().st_mtime_ns
-    t0 = time.perf_counter()
-    assert main(args) == 0  # resumes: every stage already done
-    assert (out / "runs/closed/tfidf.jsonl").stat().st_mtime_ns == before
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")
+              if p.is_file() and "leaderboard" not in p.parts and p.name != "demo.json"}
+    assert main(args) == 0  # resumes: every stage already done, nothing before the leaderboard written again
+    assert {p: p.stat().st_mtime_ns for p in before} == before
     assert json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"] == rows
-    assert time.perf_counter() - t0 < 60
     capsys.readouterr()
     assert main([*args[:3], "--n", "100", *args[5:]]) != 0  # other settings in the same folder: refused
     assert "other settings (n: 120 there, 100 now)" in capsys.readouterr().err

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.support.llm import ScriptedLLM
 from trace_dataset.constants import REVIEWS_FILE
 from trace_dataset.io import TraceDataError, write_json, write_jsonl
 from trace_dataset.schema import DIALOGUE_FEATURES
@@ -203,7 +204,7 @@ def test_leaderboard_row_is_flat(data_dir, run):
 
 
 class FakeScorer:
-    """Stands in for the NLIScorer: every (premise, claim) pair is entailed."""
+    """Stands in for the NLI scorer (`trace_metrics.lib.entailment.NLIScorer`): every pair is entailed."""
 
     threshold = 0.5
 
@@ -215,7 +216,6 @@ class FakeScorer:
 
 
 def test_nli_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.entailment")
     r = suite.evaluate_run(data_dir, run, nli=FakeScorer(), sweeps=True)
     # every cited response is entailed; D3t3 cites nothing resolvable -> 0
     assert r["values"]["entailment"] == pytest.approx(5 / 6) and r["values"]["cgs_ent"] == pytest.approx(
@@ -225,21 +225,13 @@ def test_nli_wiring(data_dir, run):
     assert r["aggregates"]["nli_threshold_sweep"]["0.7"] == pytest.approx(5 / 6)
 
 
-class FakeJudge:
-    def generate_json_batch(self, conversations, schema, settings=None, max_repairs=2):
-        return [{"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2, "justification": 1}
-                for _ in conversations]  # fmt: skip
-
-    def describe(self):
-        return {"backend": "fake"}
-
-
 def test_judge_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.judge")
-    pytest.importorskip("trace_llm.errors")
-    r = suite.evaluate_run(data_dir, run, judge=FakeJudge())
+    judge = ScriptedLLM(lambda conversation: {"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2,
+                                              "justification": 1})
+    r = suite.evaluate_run(data_dir, run, judge=judge)
     assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
     assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0
+    assert r["models"]["judge"]["backend"] == "scripted" and r["models"]["judge"]["prompt"]["file"] == "judge.txt"
 
 
 def test_cyclic_gc_is_paused_only_while_scoring(data_dir, run, monkeypatch):

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from datasets import Features
 
+from trace_bench.citation import TRACE_CITATION
 from trace_bench.tables import markdown_table
 from trace_dataset.constants import (
     CITY_NAMES,
@@ -321,7 +322,7 @@ def _licence(stats: dict[str, Any]) -> str:
 
 
 def _table(rows: list[tuple[str, Any]]) -> str:
-    return markdown_table(["", ""], ([k, str(v)] for k, v in rows))
+    return markdown_table(["statistic", "value"], ([k, str(v)] for k, v in rows))
 
 
 def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
@@ -413,10 +414,7 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
         "**Maintenance.** The trace-bench maintainers; regenerate with `trace-bench corpus generate` and release "
         "with `trace-bench corpus release`.",
         "## Citation",
-        "```bibtex\n@article{trace2026,\n  title  = {TRACE: Tourism Recommendation with Accountable Citation "
-        "Evidence},\n  author = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, "
-        "Xike and Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},\n  journal = {arXiv preprint arXiv:2605.07677},\n"
-        "  year   = {2026}\n}\n```",
+        f"```bibtex\n{TRACE_CITATION}```",
     ]
     return "\n\n".join(parts) + "\n"
 

@@ -184,7 +184,7 @@ def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, 
     names = {pid: kb.pois[pid].name for g in goals for pid in g.pools.get(pool, ()) if pid in kb.pois}
     write_outputs(out, items, names)
     meta.update({"system": system.describe(), "simulator": sim.describe(), "complete": True})
-    if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this session (not of resumed dialogues)
+    if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process (not of resumed ones)
         meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
            "family": desc.get("family", "external"), "session_isolated": desc.get("session_isolated"),

@@ -42,6 +42,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from baselines.identity import IDENTITIES
+from baselines.identity import label as baseline_label
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
 from trace_harness.leaderboard import fallbacks as fb
@@ -62,39 +64,15 @@ from trace_metrics.tables import (
 
 log = logging.getLogger(__name__)
 
-# Paper names of the registry's baselines (Table 5), the label shown for each system.
-BASELINE_LABELS: dict[str, str] = {
-    "popularity": "Popularity",
-    "tfidf": "TF-IDF",
-    "aspect": "Aspect",
-    "dense": "Dense",
-    "spatial": "Spatial",
-    "hybrid_rrf": "Hybrid-RRF",
-    "itinerary": "Itinerary",
-    "knowledge": "Knowledge-Enh.",
-    "persona": "Persona-Ground.",
-    "llm_zero_shot": "LLM Zero-Shot",
-    "dst": "DST",
-    "rag_citation": "RAG-Citation",
-    "multi_review_synthesis": "Multi-Rev. Synth.",
-    "itinerary_llm": "Itinerary-LLM",
-    "memory_aug": "Memory-Aug.",
-    "sniprec": "SnipRec",
-    "sniprec_snippet": "SnipRec-Snippet",
-    "sniprec_sentence": "SnipRec-Sentence",
-    "sniprec_document": "SnipRec-Document",
-    "collab_rec": "Collab-REC",
-}
-
-
 def system_label(meta: dict[str, Any]) -> str:
-    """The row label of a run: the paper's name, plus the LLM's model when the run used one, plus the run's
-    `variant` in brackets when its pipeline names one (SnipRec: "[rules snippets, all-MiniLM-L6-v2, NLI off]").
+    """The row label of a run: the paper's name (its record in `baselines.identity`), plus the LLM's model if
+    the run used one, plus the run's `variant` in brackets when its pipeline names one (SnipRec: "[rules
+    snippets, all-MiniLM-L6-v2, NLI off]").
 
     The same baseline under several `--llm` specs gives one row per model (cross-backbone runs).
     """
     name = meta.get("baseline", "")
-    label = BASELINE_LABELS.get(name, name)
+    label = baseline_label(name)
     llm = (meta.get("parameters") or {}).get("llm")
     if isinstance(llm, dict) and llm.get("model"):
         label = f"{label} ({short_model_name(str(llm['model']))})"
@@ -292,7 +270,7 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
         rows.append(row)
         files.append(path)
     warn_duplicates(rows, files)
-    order = list(BASELINE_LABELS)
+    order = [i.name for i in IDENTITIES]
     rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
     if n_boot > 0:

@@ -94,12 +94,12 @@ def _cell(metrics: Mapping[str, Any], section: str, key: str) -> tuple[float | N
 
 def row_label(info: Mapping[str, Any], run: Path) -> str:
     """The leaderboard's name of the system (paper name, as Table 5) with the run label's model suffix."""
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import BY_NAME
 
     name = str(info.get("system") or "")
     label = str(info.get("system_label") or name or run.name)
-    if name in BASELINE_LABELS and label.startswith(name):
-        return BASELINE_LABELS[name] + label[len(name):]
+    if name in BY_NAME and label.startswith(name):
+        return BY_NAME[name].label + label[len(name):]
     return label
 
 
@@ -189,9 +189,9 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
             continue
         row["teacher_forced"] = teacher_forced(row, tf_rows)
         rows.append(row)
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import IDENTITIES
 
-    order = list(BASELINE_LABELS)
+    order = [i.name for i in IDENTITIES]
     rows.sort(key=lambda r: (r["protocol"] != "trace", r["pool"], r["simulator"], r["session_isolated"] is False,
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
     for warning in duplicates(rows):
