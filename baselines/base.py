@@ -26,6 +26,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from baselines.identity import BY_NAME
 from baselines.toolkit.responses import EvidenceIndex, Response, template_response
 from baselines.toolkit.state import DialogueState, dialogue_state
 from baselines.toolkit.text import query_terms, user_query
@@ -64,15 +65,26 @@ class TracePipeline:
     """Base of every baseline: preprocess -> batched _forward -> postprocess, by name via the registry."""
 
     name: ClassVar[str] = ""
-    family: ClassVar[str] = "non-LLM"  # "non-LLM" | "LLM"
-    # False for a system that carries state across dialogues (Memory-Aug.): the paper reports it apart
-    # from the session-isolated rows, and so do the leaderboard tables.
-    session_isolated: ClassVar[bool] = True
     config_keys: ClassVar[tuple[str, ...]] = ()  # constructor parameters saved in run metadata
     needs_review_text: ClassVar[bool] = True
     # (dialogue_id, turn_id) -> the scores behind that turn's ranking (None when the output gave none), filled
     # by __call__ when a caller sets it to a dict (module docstring, "Ties"); None: not recorded.
     record_scores: dict[tuple[str, int], Mapping[str, Any] | None] | None = None
+
+    @property
+    def family(self) -> str:
+        """"non-LLM" | "LLM": the baseline's record in `baselines.identity` ("non-LLM" for a pipeline that is
+        not registered, such as a user's own class, which may set the attribute itself)."""
+        found = BY_NAME.get(self.name)
+        return found.family if found is not None else "non-LLM"
+
+    @property
+    def session_isolated(self) -> bool:
+        """False for a system that carries state across dialogues (Memory-Aug.): the paper reports it apart
+        from the session-isolated rows, and so do the leaderboard tables. From `baselines.identity`, as
+        `family`."""
+        found = BY_NAME.get(self.name)
+        return found.session_isolated if found is not None else True
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, **params: Any):
         if params:

@@ -80,7 +80,10 @@ def register_run(subparsers) -> None:
     )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?", metavar="NAME",
-                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: {', '.join(LLM_BASELINES)}")
+                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: "
+                             f"{', '.join(LLM_BASELINES)}; the systems of other papers: "
+                             f"{', '.join(SYSTEM_BASELINES)} (collab_rec asks an LLM, the packaged one "
+                             "unless --llm names another; sniprec* run offline without --llm)")
     target.add_argument("--all", action="store_true",
                         help="the nine non-LLM baselines; --out is then a folder")
     target.add_argument("--all-llm", action="store_true",
@@ -150,8 +153,9 @@ def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) 
     if usage:
         line += "\n  LLM usage: " + ", ".join(f"{k} {v}" for k, v in usage.items())
     if meta.get("subset"):
+        results = Path(out).with_name(Path(out).name.removesuffix(".jsonl") + ".results.json")  # one per run
         score = trace_bench_command("evaluate", "--data", Path(meta["subset"]["data_dir"]), "--predictions", Path(out),
-                                    "--split", meta["split"], "--pool", meta["pool"], "--out", "RESULTS.json")
+                                    "--split", meta["split"], "--pool", meta["pool"], "--out", results)
         line += f"\n  subset of {meta['subset']['n']} dialogues (seed {meta['subset']['seed']}); score it with: {score}"
     return line
 

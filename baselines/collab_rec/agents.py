@@ -1,9 +1,9 @@
 """Collab-REC's LLM agents (Personalization, Popularity, Sustainability; the single SASI agent) through the
 project's LLM layer: any `--llm` spec, the response cache, bounded retries, JSON validation and repair.
 
-Prompts are App. D's, in `prompts/collab_rec.txt` (sections, `string.Template`); roles, their filters,
-decoding (temperature 0.5, top-p 0.95) and repair retries are in `prompts/collab_rec.json`; both files'
-SHA-256 go into the run metadata (`prompt_files`). One round of every active query is one batched
+Prompts are App. D's, in `prompts/collab_rec.txt` (the one prompt-file format, `trace_llm.prompts`); roles,
+their filters, decoding (temperature 0.5, top-p 0.95) and repair retries are in `prompts/collab_rec.json`;
+both files' SHA-256 go into the run metadata (`prompt_files`). One round of every active query is one batched
 `generate_json_batch` call. A reply must be a JSON object with a non-empty string list `candidates` (other
 fields are optional); a reply that stays invalid after the repairs is a failed agent call: the agent abstains
 that round (counted, never filled in). Names outside the catalogue are passed on as they came: the moderator
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from baselines.collab_rec.moderator import Moderator, ModeratorConfig
-from baselines.llm.prompting import Prompt, parse_prompt
 from trace_llm import LLM, DecodingSettings, LLMOutputError
+from trace_llm.prompts import Prompt, load_prompt
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 PROMPT_FILE = PROMPTS_DIR / "collab_rec.txt"
@@ -86,7 +86,7 @@ def load_settings() -> AgentSettings:
 
 @cache
 def load_prompts() -> Prompt:
-    return parse_prompt(PROMPT_FILE.read_text(encoding="utf-8"), "collab_rec", str(PROMPT_FILE))
+    return load_prompt(PROMPT_FILE)
 
 
 def prompt_files() -> dict[str, str]:

@@ -79,7 +79,6 @@ def ranking_scores(result: QueryResult, system: str, turn: TurnQuery) -> dict[st
 
 class CollabRecBaseline(TracePipeline):
     name: ClassVar[str] = "collab_rec"
-    family: ClassVar[str] = "LLM"
     config_keys: ClassVar[tuple[str, ...]] = (
         "strategy",
         "k",

@@ -1,5 +1,6 @@
 """What the six LLM baselines share: the model, App. F's decoding, the prefilter, the ranking answer, the
-Popularity fallback and the per-row counters the runner sums into the run summary.
+Popularity fallback, the per-row counters the runner sums into the run summary, and Zero-Shot's request
+(`ZeroShotPipeline`), which LLM Zero-Shot, Itinerary-LLM and Memory-Aug. make.
 
 - Model: `llm` is a `--llm` spec (any backend of `trace_llm`) or an `LLM` object. Decoding defaults are
   App. F's (§5 and the NeurIPS checklist; `baselines.llm.app_f_decoding`): DSPy 3.0.3's defaults, i.e.
@@ -15,9 +16,9 @@ Popularity fallback and the per-row counters the runner sums into the run summar
 - Fallback (App. F, Popularity "serves as ... fallback for other baselines when they fail"): when the JSON
   stays invalid after the layer's repairs (`json_repairs`, default 2, the layer's), the turn gets the
   Popularity baseline's answer for it, exactly as `trace-bench run popularity` gives it (ranking and template
-  response); `meta.fallback` says so and `meta.counts.fallback_popularity` counts it. A server that stays
-  unreachable is not a model failure: the run stops (and resumes later) instead of filling rows with
-  Popularity.
+  response; the pipeline comes from the registry, `baselines.BASELINES["popularity"]`); `meta.fallback` says
+  so and `meta.counts.fallback_popularity` counts it. A server that stays unreachable is not a model failure:
+  the run stops (and resumes later) instead of filling rows with Popularity.
 - `meta.counts`: per-row integers (fallbacks, retries, failed checks) that `trace-bench run` sums over the
   predictions file into the run's `.meta.json` `summary.rows`.
 """
@@ -29,8 +30,10 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from baselines import BASELINES
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
@@ -44,16 +47,17 @@ from baselines.llm.prompting import (
     DEFAULT_REVIEWS_PER_POI,
     CardIndex,
     LabelMap,
-    Prompt,
+    candidate_labels,
+    format_history,
     load_prompt,
     response_citations,
 )
-from baselines.non_llm.popularity import PopularityBaseline
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.text import user_turns
+from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
+from trace_llm.prompts import Prompt
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -117,8 +121,6 @@ def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
 class LLMPipeline(TracePipeline):
     """Base of the LLM baselines: model, decoding, prompt file, prefilter, fallback and counters."""
 
-    family: ClassVar[str] = "LLM"
-    prompt_name: ClassVar[str] = ""
     uses_prefilter: ClassVar[bool] = True  # DST and MRS rank the full pool themselves (App. Q)
     config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "reviews_per_poi", "review_chars",
                                               "json_repairs")
@@ -161,7 +163,7 @@ class LLMPipeline(TracePipeline):
         self.reviews_per_poi = reviews_per_poi
         self.review_chars = review_chars
         self.json_repairs = json_repairs
-        self.prompt: Prompt = load_prompt(self.prompt_name or self.name)
+        self.prompt: Prompt = load_prompt(self.name)  # prompts/<name>.txt (baselines.identity)
         if isinstance(llm, LLM):
             self.llm = llm
         else:  # None: App. F's value for this model (temperature 0.0 / 600 tokens; 1.0 / 16,000 if reasoning)
@@ -170,7 +172,7 @@ class LLMPipeline(TracePipeline):
                                 cache_path=llm_cache, **dict(llm_options or {}))
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
-        self._popularity = PopularityBaseline(kb, batch_size)
+        self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
         self._dense: Any = None
 
     # -- metadata ----------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ class LLMPipeline(TracePipeline):
     # -- prefilter ---------------------------------------------------------------------------------
     def dense_index(self) -> Any:
         if self._dense is None:
-            from baselines.non_llm.dense import DenseIndex
+            from baselines.toolkit.dense import DenseIndex
 
             self._dense = DenseIndex(self.kb)
         return self._dense
@@ -206,7 +208,7 @@ class LLMPipeline(TracePipeline):
         if not todo:
             return
         if self.prefilter == "dense":
-            from baselines.non_llm.dense import DEFAULT_QUERY_MODE
+            from baselines.toolkit.dense import DEFAULT_QUERY_MODE
 
             index = self.dense_index()
             vectors = index.query_vectors([user_turns(inp["history"]) for inp in todo], DEFAULT_QUERY_MODE)
@@ -277,3 +279,67 @@ class LLMPipeline(TracePipeline):
 
 def failure_text(error: LLMOutputError) -> str:
     return f"{error.error} (after {error.attempts} attempts); last output: {error.raw[:ERROR_CHARS]!r}"
+
+
+@dataclass
+class Built:
+    """One turn's request: the conversation, its schema and how to read the answer back."""
+
+    conversation: list[dict[str, str]]
+    schema: dict[str, Any]
+    labelled: list[tuple[str, str]]  # (P<k>, business id) of the shown candidates
+    labels: LabelMap
+    ranked: bool
+
+
+class ZeroShotPipeline(LLMPipeline):
+    """History + POI cards + the turn's action sentence -> `{"ranked_ids", "response"}`: Zero-Shot's request.
+
+    LLM Zero-Shot is this pipeline as it stands; Itinerary-LLM and Memory-Aug. add one prompt section each
+    (`sections`), and Memory-Aug. a pass over the batch before the prompts are built (`prepare`).
+    """
+
+    def sections(self, inp: Mapping[str, Any], labelled: Sequence[tuple[str, str]]) -> dict[str, str]:
+        """Extra prompt placeholders (none here; Itinerary-LLM's graph, Memory-Aug.'s memory)."""
+        return {}
+
+    def prepare(self, inputs: list[dict[str, Any]]) -> None:
+        """A pass over the batch, in order, before any prompt is built (Memory-Aug.'s memory)."""
+
+    def build(self, inp: Mapping[str, Any]) -> Built:
+        labelled = candidate_labels(inp["shown"])
+        labels = LabelMap()
+        cards = self.cards.render(labelled, labels)
+        fields = {
+            "city": inp["city"], "poi_type": inp["poi_type"], "cards": cards,
+            "history": format_history(inp["history"]), "instruction": self.prompt.render(inp["action"]),
+            **self.sections(inp, labelled),
+        }
+        ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
+        conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
+        return Built(conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked)
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.prefilter_batch(inputs)
+        self.prepare(inputs)
+        built = [self.build(inp) for inp in inputs]
+        answers = self.ask_json([b.conversation for b in built], [b.schema for b in built])
+        return [self.read(inp, b, answer) for inp, b, answer in zip(inputs, built, answers, strict=True)]
+
+    def turn_meta(self, inp: Mapping[str, Any]) -> dict[str, Any]:
+        """What every prediction of this baseline carries in `meta` besides the answer (Memory-Aug.: hits)."""
+        return {}
+
+    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> dict[str, Any]:
+        meta = self.turn_meta(inp)
+        if isinstance(answer, LLMOutputError):
+            return self.fallback(inp, failure_text(answer), meta)
+        ranked: list[str] = []
+        scores = None
+        if built.ranked:
+            by_label = dict(built.labelled)
+            meta["model_ranking"] = list(answer["ranked_ids"])
+            chosen = [by_label[lab] for lab in answer["ranked_ids"]]
+            ranked = complete_ranking(chosen, inp["shown"], inp["rest"])
+            scores = completion_scores(chosen, inp["shown"], inp["rest"], inp.get("prefilter_scores"))
+        return self.output(inp, ranked, answer["response"], built.labels, meta, scores)

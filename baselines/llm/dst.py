@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
-from baselines.toolkit.constraints import CategoryMatcher, Constraint, check_constraint, text_mentions
+from baselines.toolkit.constraints import (
+    AttributeConstraint,
+    CategoryMatcher,
+    check_constraint,
+    text_mentions,
+)
 from trace_dataset.constants import NOISE_LEVELS
 from trace_llm import LLMOutputError
 
@@ -146,8 +151,8 @@ def names_matching(names: Iterable[str], candidates: Sequence[str], kb: Knowledg
     return out
 
 
-def _feature_constraints(features: Iterable[str]) -> list[Constraint]:
-    found: dict[str, Constraint] = {}
+def _feature_constraints(features: Iterable[str]) -> list[AttributeConstraint]:
+    found: dict[str, AttributeConstraint] = {}
     for feature in features:
         for _, constraint in text_mentions(feature):
             found[constraint.key] = constraint
@@ -193,7 +198,6 @@ def filter_candidates(kb: KnowledgeBase, candidates: Sequence[str], state: DSTSt
 
 class DSTBaseline(LLMPipeline):
     name: ClassVar[str] = "dst"
-    prompt_name: ClassVar[str] = "dst"
     uses_prefilter: ClassVar[bool] = False
 
     def categories(self, city: str, poi_type: str) -> CategoryMatcher:

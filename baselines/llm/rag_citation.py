@@ -100,7 +100,6 @@ def quote_check(response: str, evidence: Mapping[str, str], min_tokens: int = MI
 
 class RAGCitationBaseline(LLMPipeline):
     name: ClassVar[str] = "rag_citation"
-    prompt_name: ClassVar[str] = "rag_citation"
     config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "evidence_k", "min_quote_tokens",
                                               "max_quote_retries")
 

@@ -104,7 +104,6 @@ class SnipRecBaseline(TracePipeline):
     """
 
     name: ClassVar[str] = "sniprec"
-    family: ClassVar[str] = "LLM"  # the paper's system; describe() says "non-LLM" for a run without an LLM
     config_keys: ClassVar[tuple[str, ...]] = (
         "snippets", "encoder", "nli", "t_ent", "kappa", "k", "k_min", "expansion", "post_check", "query_mode",
         "rejection_categories", "json_repairs",

@@ -38,7 +38,7 @@ from baselines.sniprec.units import PLACE, sentence_spans
 from baselines.toolkit.responses import type_noun
 from baselines.toolkit.state import phrase_pattern, rejected_pois
 from baselines.toolkit.text import content_tokens
-from trace_dataset.constants import REJECTION_ACTION
+from trace_dataset.constants import CLAUSE_NEGATORS, REJECTION_ACTION
 from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
@@ -85,8 +85,7 @@ _NEGATED_WISH = re.compile(
     r"\b(?:(?:i|we)(?:'d| would)?\s+(?:really\s+)?(?:do not|don't|dont|rather not)\s+(?:want|like|need|fancy|care for)"
     r"|not (?:into|a fan of|keen on|after|looking for)|avoid|hate|dislike|can't stand|no more)\b\s*", re.IGNORECASE)
 _TOO = re.compile(r"(?<!not )\btoo\s+", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|nobody|no one|without|lacks?|lacking|missing)\b|n't\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:" + "|".join(sorted(CLAUSE_NEGATORS)) + r")\b|n't\b", re.IGNORECASE)
 # Clauses that describe a place or the traveler's trip rather than ask for something: a rejection's reason
 # ("it's $$$", "its rating is a bit low for me", "the Riverwalk is about 3 km away", "over my limit") and the
 # travel context of a greeting ("I'm in Tampa on a business trip"). They give no snippet (a "too X" in them

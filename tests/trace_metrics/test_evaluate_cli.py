@@ -121,6 +121,41 @@ def test_help_lists_options(capsys):
         assert option in text
 
 
+def test_metric_options_come_from_their_declarations(data_dir, preds, tmp_path, capsys):
+    """Every suite option is a command-line option with its declared default, checked as declared, and reaches
+    the results file."""
+    import argparse
+
+    from trace_bench.cli import build_parser
+    from trace_metrics.specs import OPTIONS, SUITE_OPTIONS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    actions = {a.dest: a for a in sub.choices["evaluate"]._actions}
+    for name in SUITE_OPTIONS:
+        assert actions[name].default == OPTIONS[name].default
+        assert OPTIONS[name].flag in actions[name].option_strings
+    base = ["evaluate", "--data", str(data_dir), "--predictions", str(preds[0])]
+    bad = (  # refused while the options are parsed, with the declared range
+        ("--cd-gate", "0", "argument --cd-gate: expected a finite number in (0, 1], got '0'"),
+        ("--radius-km", "nan", "argument --radius-km: expected a finite number > 0, got 'nan'"),
+        ("--pc-window", "-1", "argument --pc-window: expected an integer >= 0, got '-1'"),
+        ("--fuzzy-threshold", "1.5", "argument --fuzzy-threshold: expected a finite number in [0, 1], got '1.5'"),
+    )
+    for flag, value, message in bad:
+        with pytest.raises(SystemExit) as exit_:
+            main([*base, "--out", str(tmp_path / "bad.json"), flag, value])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "bad.json").exists()
+    out = tmp_path / "r.json"
+    argv = [*base, "--out", str(out), "--radius-km", "1.5", "--use-stemmer", "--grounding-turns", "system"]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    config = result["config"]
+    assert config["practical"] == {"radius_km": 1.5} and "spatial_coherence@1.5km" in result["values"]
+    assert config["text"]["rouge"]["use_stemmer"] is True and config["grounding"]["turns"] == "system"
+    assert result["n"]["grounding_score"] == 10  # every system turn
+
+
 @pytest.mark.slow
 def test_nli_option_with_a_tiny_local_model(data_dir, preds, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))  # the NLI cache stays in tmp_path

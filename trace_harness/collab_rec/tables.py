@@ -17,6 +17,7 @@ from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json
 from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
+from trace_metrics.tables import format_value, markdown_table
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
 SYSTEM_ORDER = ("SASI", "M_1", "M_eq13", "M_early", "M_10", "M_early_div")
@@ -51,10 +52,6 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
     return out
 
 
-def _f(x: float | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
 def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(model, rejection, Eq. 10 reading) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -84,8 +81,8 @@ def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
         for name, m in metrics["systems"].items():
             if name in ("RandRec", "TopPop"):
                 parts.append(
-                    f"{name} = {_f(m['moderator_success'])} (Gini {_f(m['gini'], 2)}, entropy "
-                    f"{_f(m['entropy'], 2)}, coverage {100 * m['coverage']:.1f}%)"
+                    f"{name} = {format_value(m['moderator_success'])} (Gini {format_value(m['gini'], 2)}, entropy "
+                    f"{format_value(m['entropy'], 2)}, coverage {100 * m['coverage']:.1f}%)"
                 )
     return "Non-LLM baselines: " + "; ".join(parts) if parts else ""
 
@@ -98,22 +95,22 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
     head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         early = row["early"]
         cells = [
             model,
             rej,
             eq10,
-            *(_f(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
-            _f(early.get("success_rate_pct"), 1),
-            _f(early.get("avg_convergence_round"), 2),
-            _f(early.get("ties_pct"), 1),
-            _f(row["rounds"], 2),
+            *(format_value(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
+            format_value(early.get("success_rate_pct"), 1),
+            format_value(early.get("avg_convergence_round"), 2),
+            format_value(early.get("ties_pct"), 1),
+            format_value(row["rounds"], 2),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append(cells)
     foot = non_llm_line(runs)
-    return "\n".join(lines) + (f"\n\n{foot}" if foot else "")
+    return markdown_table(head, body) + (f"\n\n{foot}" if foot else "")
 
 
 def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -123,13 +120,13 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
     head = ["Model", "Rej.", "Eq. 10", *(f"{s} Gini (Ent.)" for s in systems),
             *(f"{s} Cov. % (avg)" for s in systems)]  # fmt: skip
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
         ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
         cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
-        lines.append("| " + " | ".join([model, rej, eq10, *ge, *cov]) + " |")
-    return "\n".join(lines)
+        body.append([model, rej, eq10, *ge, *cov])
+    return markdown_table(head, body)
 
 
 def reference_tables() -> str:
@@ -148,27 +145,9 @@ def reference_tables() -> str:
         "Odds ratio",
         "Ties %",
     ]
-    lines = ["| " + " | ".join(head1) + " |", "|" + "---|" * len(head1)]
-    for r in ref["table1"]:
-        lines.append(
-            "| "
-            + " | ".join(
-                str(r[k])
-                for k in (
-                    "model",
-                    "rejection",
-                    "SASI",
-                    "M_1",
-                    "M_early",
-                    "M_10",
-                    "success_rate_pct",
-                    "avg_conv_round",
-                    "odds_ratio",
-                    "ties_pct",
-                )
-            )
-            + " |"
-        )
+    keys1 = ("model", "rejection", "SASI", "M_1", "M_early", "M_10", "success_rate_pct", "avg_conv_round",
+             "odds_ratio", "ties_pct")
+    lines = [markdown_table(head1, ([str(r[k]) for k in keys1] for r in ref["table1"]))]
     nl = ref["non_llm"]
     lines += [
         "",
@@ -185,10 +164,11 @@ def reference_tables() -> str:
         *(f"{s} Gini (Ent.)" for s in PAPER_SYSTEMS),
         *(f"{s} Cov. % (avg)" for s in PAPER_SYSTEMS),
     ]
-    lines += ["| " + " | ".join(head3) + " |", "|" + "---|" * len(head3)]
     names = list(PAPER_SYSTEMS)
+    body3 = []
     for r in ref["table3"]:
         ge = [f"{v[0]:.2f} ({v[1]:.2f})" if (v := r["gini_entropy"].get(s)) else "-" for s in names]
         cov = [f"{v[0]:.1f} ({v[1]:.1f})" if (v := r["coverage_avg"].get(s)) else "-" for s in names]
-        lines.append("| " + " | ".join([r["model"], r["rejection"], *ge, *cov]) + " |")
+        body3.append([r["model"], r["rejection"], *ge, *cov])
+    lines.append(markdown_table(head3, body3))
     return "\n".join(lines)

@@ -29,15 +29,16 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from baselines.base import TracePipeline
 from baselines.toolkit.state import phrase_pattern
 from trace_bench.errors import TraceBenchError, UsageError
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, SYSTEM_ACTIONS
-from trace_dataset.io import dumps, sha256_text
+from trace_dataset.io import dumps
 from trace_dataset.kb.store import KnowledgeBase
+from trace_llm.prompts import Prompt, load_prompt
 from trace_metrics.lib.predictions import normalize_citations
 
 log = logging.getLogger(__name__)
@@ -308,10 +309,9 @@ class HTTPSystem(System):
         self._client.close()
 
 
-def load_chat_prompt() -> tuple[str, str]:
-    text = resources.files("trace_harness.interactive").joinpath("prompts", CHAT_PROMPT_FILE).read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("#")).strip()
-    return body, sha256_text(text)
+def load_chat_prompt() -> Prompt:
+    """The system message sent to an external chat system (`prompts/chat_system_v1.txt`, one section)."""
+    return load_prompt(Path(__file__).with_name("prompts") / CHAT_PROMPT_FILE)
 
 
 ACTION_INSTRUCTIONS: dict[str, str] = {
@@ -339,13 +339,14 @@ class ChatSystem(System):
     def __init__(self, llm: Any, kb: KnowledgeBase):
         self.llm, self.kb = llm, kb
         self.name = getattr(llm, "spec", "chat")
-        self.prompt, self.prompt_sha256 = load_chat_prompt()
+        self.prompt = load_chat_prompt()
 
     def messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
         s = row["scenario"]
         lines = [f"- {c['name']} ({', '.join(c['categories'][:3])}; {c['stars']:g} stars"
                  f"{'; ' + '$' * c['price'] if c['price'] else ''})" for c in candidate_cards(self.kb, row["candidate_poi_ids"])]
-        system = self.prompt.format(poi_type=s["poi_type"], city=s["city"], candidates="\n".join(lines),
+        candidates = "\n".join(lines)
+        system = self.prompt.render("system", poi_type=s["poi_type"], city=s["city"], candidates=candidates,
                                     instruction=ACTION_INSTRUCTIONS[row["action"]])
         msgs = [{"role": "system", "content": system}]
         for t in row["history"]:
@@ -398,7 +399,7 @@ class ChatSystem(System):
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name, "kind": "openai_chat", "llm": self.llm.describe(),
-                "prompt": {"file": f"trace_harness/interactive/prompts/{CHAT_PROMPT_FILE}", "sha256": self.prompt_sha256}}
+                "prompt": self.prompt.describe()}
 
     def close(self) -> None:
         self.llm.close()

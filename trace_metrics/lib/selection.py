@@ -40,10 +40,6 @@ class EvalTurn(NamedTuple):
     citations: Mapping[str, str]
 
     @property
-    def is_recommendation(self) -> bool:
-        return self.action in RECOMMENDATION_ACTIONS
-
-    @property
     def hit(self) -> bool:
         """A gold POI among what this recommend/compare turn recommends (`conventions.is_hit`)."""
         return is_hit(self.action, self.ranked, self.gold)

@@ -12,7 +12,7 @@ import evaluate
 from trace_dataset.constants import ACTIONS, RECOMMENDATION_ACTIONS
 from trace_metrics import module as base
 from trace_metrics.lib import recovery as lib
-from trace_metrics.lib.conventions import DEFAULT_COMPARE_HIT, DEFAULT_T2R, check_compare_hit, is_hit
+from trace_metrics.lib.conventions import is_hit
 
 _DESCRIPTION = """\
 Dialogue-level recommendation success and recovery from rejections (Trace App. J, App. N). A recommend or
@@ -52,11 +52,11 @@ class Recovery(base.TraceMetric):
         "references": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
         "actions": datasets.Sequence(datasets.Value("string")),
     }
-    options = ("return_per_item", "compare_hit", "t2r")
+    options = ("return_per_item", *base.declared_options("recovery"))  # compare_hit, t2r
 
-    def _score(self, predictions, references, actions, return_per_item=False, compare_hit=DEFAULT_COMPARE_HIT,
-               t2r=DEFAULT_T2R) -> dict:
-        check_compare_hit(compare_hit)
+    def _score(self, predictions, references, actions, return_per_item=False, **options) -> dict:
+        o = base.metric_options("recovery", options)
+        compare_hit, t2r = o["compare_hit"], o["t2r"]
         dialogues = []
         for i, (ranked, gold, acts) in enumerate(zip(predictions, references, actions, strict=True)):
             if not len(ranked) == len(gold) == len(acts):

@@ -10,7 +10,8 @@ import pytest
 
 from baselines.collab_rec.moderator import ModeratorConfig
 from trace_harness.collab_rec.metrics import compute_metrics, early_stopping
-from trace_metrics.lib.collab_rec import collab_rec_scores, mean
+from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.collab_rec import collab_rec_scores
 from trace_metrics.lib.exposure import (
     coverage,
     exposure_counts,
@@ -175,7 +176,7 @@ def test_collab_rec_scores_and_metrics_json():
         "agent_failures": 1,
         "hallucinated_names": 1,
     }
-    assert early_stopping(records, "M_eq13") == {} and mean([None]) is None
+    assert early_stopping(records, "M_eq13") == {} and mean_or_none([None]) is None
     with pytest.raises(ValueError, match="one per list"):
         collab_rec_scores([["a"]], [], ["a"])
 

@@ -17,8 +17,9 @@ from baselines.llm import (
 )
 from baselines.llm.common import complete_ranking, completion_scores, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
-from baselines.non_llm.itinerary import ProximityGraph
-from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from baselines.toolkit.proximity import ProximityGraph
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 from trace_llm.jsonout import validation_errors
@@ -120,7 +121,7 @@ def test_tfidf_prefilter_cuts_a_large_pool_and_keeps_the_rest_after(kb):
 
 
 def test_dense_prefilter(kb, tmp_path):
-    from baselines.non_llm.dense import DenseIndex
+    from baselines.toolkit.dense import DenseIndex
 
     llm = ScriptedLLM(ranking_reply(("P1",)))
     pipe = pipeline("rag_citation", kb=kb, llm=llm, prefilter="dense", prefilter_k=2)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from baselines import pipeline
-from baselines.llm.mrs import (
+from baselines.llm.multi_review_synthesis import (
     AspectCount,
     Sentence,
     aspect_clusters,
@@ -16,7 +16,7 @@ from baselines.llm.mrs import (
     consensus_score,
     evidence_sentences,
 )
-from tests.support.llm_baselines import ScriptedLLM
+from tests.support.llm import ScriptedLLM
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 from trace_metrics.lib.grounding import analyse
@@ -87,7 +87,7 @@ def test_the_model_sees_consensus_and_labelled_sentences_and_rejected_pois_stay(
         turn_rows(d, "closed")))
     assert "p_sea" not in dropped[1]["ranked_poi_ids"]
     params = pipe.describe()["parameters"]
-    assert params["prompt"]["file"] == "mrs.txt" and params["keep_rejected"] is True
+    assert params["prompt"]["file"] == "multi_review_synthesis.txt" and params["keep_rejected"] is True
     assert params["sentences_per_aspect"] == 2 and "prefilter" not in params  # it ranks the full pool (App. Q)
     with pytest.raises(ValueError, match="takes no prefilter"):
         pipeline("multi_review_synthesis", kb=kb, llm=ScriptedLLM(reply), prefilter="dense")

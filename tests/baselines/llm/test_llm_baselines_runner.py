@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tests.support.llm_baselines import ScriptedLLM, ranking_reply
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import ranking_reply
 from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError, read_json
@@ -54,6 +55,16 @@ def test_a_subset_run_is_scored_against_its_data_directory(data_dir, tmp_path):
     assert result["counts"]["dialogues"] == 1
     with pytest.raises(TraceDataError, match="missing"):
         evaluate_run(data_dir, out, split="validation", pool="open")  # the full split has two dialogues
+    # another subset in the same runs folder (the docs' promise): refused, naming both subset folders
+    other = subset_dirname("validation", 2, 42)
+    message = rf"already holds the subset {sub.name}, and this run asks for {other}"
+    with pytest.raises(TraceDataError, match=message):
+        run_baseline("popularity", data_dir, tmp_path / "runs" / "pop.jsonl", split="validation", pool="open",
+                     subset=2, progress=False)
+    assert not (tmp_path / "runs" / other).exists()
+    # the same subset is shared by every run of the folder
+    run_baseline("popularity", data_dir, tmp_path / "runs" / "pop.jsonl", split="validation", pool="open",
+                 subset=1, progress=False)
 
 
 def test_summary_sums_row_counts_and_usage(data_dir, tmp_path):

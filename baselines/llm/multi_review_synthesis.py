@@ -2,7 +2,7 @@
 
 - Clusters: every review sentence of a POI (clauses: sentences split at contrast words, the Aspect baseline's
   unit) goes to each of the five aspects (food, service, ambiance, value, location) whose keywords it mentions
-  (the Aspect baseline's lexicon, `baselines.non_llm.aspect.ASPECT_KEYWORDS`); its polarity is the Aspect
+  (the Aspect baseline's lexicon, `baselines.toolkit.aspect.ASPECT_KEYWORDS`); its polarity is the Aspect
   baseline's clause polarity (sentiment words with negation): positive > 0, negative < 0, else neutral.
 - Consensus per aspect and POI: c_a = (n_pos - n_neg) / n_total, in [-1, 1]; 0 with n_total = 0.
 - Ranking (the full pool, App. Q): score = sum_a w_a c_a with w_a the Aspect baseline's query weights
@@ -13,8 +13,8 @@
   little after one rejection"); `keep_rejected=False` drops them as the other baselines do.
 - Response: the LLM gets, for the top POI (two on compare turns), each aspect's consensus line together with
   the review sentences of that aspect's cluster, up to `sentences_per_aspect` (2) of them, each labelled
-  `[Rn]` as the other citing baselines label their evidence (`prompts/mrs.txt`; a sentence in two clusters
-  keeps one label). The sentences on the
+  `[Rn]` as the other citing baselines label their evidence (`prompts/multi_review_synthesis.txt`; a sentence in two
+  clusters keeps one label). The sentences on the
   consensus side come first (positive ones under a positive consensus), each side in knowledge-base order
   (reviews, then clauses); a sentence is cut at a word boundary after `review_chars` (240) characters. The
   prompt asks for an aspect-focused answer and does not ask for quotes, so the model may quote, paraphrase,
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import DEFAULT_BATCH_SIZE, rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
-from baselines.non_llm.aspect import (
+from baselines.toolkit.aspect import (
     ASPECTS,
     aspect_mentions,
     clause_polarity,
@@ -135,7 +135,6 @@ def consensus_block(kb: KnowledgeBase, pid: str, clusters: Mapping[str, Sequence
 
 class MultiReviewSynthesisBaseline(LLMPipeline):
     name: ClassVar[str] = "multi_review_synthesis"
-    prompt_name: ClassVar[str] = "mrs"
     uses_prefilter: ClassVar[bool] = False
     config_keys: ClassVar[tuple[str, ...]] = ("keep_rejected", "sentences_per_aspect", "review_chars", "json_repairs")
 
