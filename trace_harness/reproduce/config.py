@@ -352,7 +352,7 @@ TOP_KEYS: tuple[str, ...] = ("data", "out", "parts", "systems", "closed", "open"
 def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "") -> ReproduceConfig:
     """Check a config mapping (see the module docstring); `base` resolves relative paths."""
     f = _Fields(data, "", path, TOP_KEYS)
-    known = BASELINES.registered()
+    known = tuple(BASELINES)
     parts = f.names("parts", DEFAULT_PARTS, PARTS)
     systems = f.names("systems", PAPER_SYSTEMS, known)
     m = f.sub("models", ROLES)

@@ -8,7 +8,7 @@ models           per role: the spec, backend, model id and decoding settings (`d
                  server reported about itself (engine, version, served models; live: the preflight; batch: the
                  output files' model names and system fingerprints)
 prompts          the SHA-256 of every prompt file the runs used (from their own metadata), CoRE's prompt set,
-                 the judge's rubric
+                 the judge's prompt file
 parts            per part: what the dry run planned, what this invocation sent (requests, cache hits, tokens,
                  seconds) and what every invocation so far sent (`sent_all_invocations`: a resumed run adds up)
 runs             per job: its output and completeness; each run's own metadata holds the rest
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.io import read_json, sha256_file, sha256_text, write_json
+from trace_dataset.io import read_json, sha256_file, write_json
 from trace_harness.reproduce.jobs import Context, Job, build_jobs, role_settings
 from trace_harness.runner import meta_path
 
@@ -133,9 +133,9 @@ def build_manifest(
             runs[job.label], found = _job_record(job)
             prompts.update({k: v for k, v in found.items() if v})
     if config.wants("judge"):
-        from trace_metrics.lib.judge import RUBRIC
+        from trace_metrics.lib.judge import judge_prompt
 
-        prompts["judge_rubric"] = {"sha256": sha256_text(RUBRIC)}
+        prompts["judge"] = judge_prompt().describe()
     parts = {}
     for part in config.parts:
         before = ((earlier.get("parts") or {}).get(part) or {}).get("sent_all_invocations")
