@@ -458,7 +458,7 @@ def check_models(config: ReproduceConfig) -> None:
 
         raise TraceDataError(
             f"nli.model: missing; parts lists nli, but no NLI model is packaged and none is given, "
-            f"so no entailment can be reported. {how_to_supply()}",
+            f"so no entailment can be reported. {how_to_supply('as `nli: {model: /path/to/model}` in the config')}",
             path=config.path,
         )
 

@@ -44,11 +44,12 @@ CACHE_FILE = "nli.sqlite"  # beside the LLM response cache, in $TRACE_BENCH_CACH
 CHUNK_BATCHES = 64  # batches per chunk: pairs are sorted by length within a chunk and cached after it
 _SQL_VARS = 500
 
-def how_to_supply() -> str:
-    """What an NLI error tells the user to do (the `hf` command spelled as this shell reaches it)."""
+def how_to_supply(give: str = "with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model'))") -> str:
+    """What an NLI error tells the user to do (the `hf` command spelled as this shell reaches it); `give`: how
+    the caller takes a model folder."""
     hf = script_executable("hf") or "hf"
     return (
-        "Give a local model folder with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model')), or "
+        f"Give a local model folder {give}, or "
         f"download the default once where the Hub is reachable: `{hf} download {DEFAULT_NLI_MODEL} --local-dir "
         f"/path/to/model` (older clients: `huggingface-cli download {DEFAULT_NLI_MODEL} --local-dir "
         "/path/to/model`) and pass that folder. No other score is substituted."

@@ -70,7 +70,7 @@ def test_toml_reads_as_yaml_does(tmp_path):
     ({"systems": ["popularity", "gpt"]}, r"systems: unknown 'gpt'; expected some of: popularity"),
     ({"models": {}}, r"models\.systems: missing; the LLM systems llm_zero_shot need a model"),
     ({"models": {"systems": "openai:nowhere#m"}}, r"models\.systems\.llm: bad --llm spec"),
-    ({"parts": ["table5", "nli"]}, r"nli\.model: missing; .*no NLI model is packaged.*--nli /path/to/model"),
+    ({"parts": ["table5", "nli"]}, r"nli\.model: missing; .*no NLI model is packaged.*as `nli: \{model: /path/to/model\}` in the config"),
     ({"parts": ["judge"]}, r"models\.judge: missing; the LLM judge \(parts: judge\) need a model"),
     ({"parts": ["core"]}, r"models\.core: missing; .*\(or models\.judge, which CoRE uses too\)"),
     ({"system_params": {"tfidf": {"alpha": 1}}}, r"system_params\.tfidf: .*no parameter 'alpha'"),
