@@ -175,3 +175,36 @@ def test_printed_commands_work_as_printed_in_a_plain_shell(tmp_path):
 
     for command in (full, simply, served):
         _serves(command, tmp_path)
+
+
+@pytest.mark.slow
+def test_reproduce_batch_commands_work_as_printed(tmp_path):
+    """`trace-bench reproduce --export-batch` prints one engine command per file, the import command, then the
+    next export; the last prints how to serve the leaderboard. Each runs as printed, except vLLM's run_batch
+    (not installed here), which tests/support/batch_runner.py stands in for with the printed -i, -o and --model."""
+    from tests.support.llm_baselines import write_data_dir
+    from tests.support.reproduce import dry_run_responder, write_config
+    from tests.support.stub_server import StubOpenAI
+
+    exe = str(VENV_BIN / "trace-bench")
+    data = write_data_dir(tmp_path / "data")
+    write_config(tmp_path / "c.yaml", data, "http://127.0.0.1:9/v1", systems=["popularity", "llm_zero_shot"],
+                 closed={"split": "test"})  # fmt: skip
+    out = _run([exe, "reproduce", "c.yaml", "--export-batch", "--no-progress"], tmp_path)
+    engine = re.findall(r"^  (python -m vllm\.entrypoints\.openai\.run_batch .+)$", out, re.M)
+    assert len(engine) == 1, out
+    stand_in = f"{shlex.quote(sys.executable)} -m tests.support.batch_runner"
+    with StubOpenAI(dry_run_responder) as stub:
+        for command in engine:
+            command = command.replace("python -m vllm.entrypoints.openai.run_batch", stand_in, 1)
+            done = subprocess.run(["bash", "-c", f"{command} --url {stub.url.removesuffix('/v1')}"], cwd=tmp_path,
+                                  env=plain_env(PYTHONPATH=str(REPO)), capture_output=True, text=True)  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+        assert len(stub.requests) == 2  # the test split's dialogue has two system turns
+    imported = subprocess.run(["bash", "-c", _printed(out, r"^then import the answers:\n  (.+)$")], cwd=tmp_path,
+                              env=plain_env(), capture_output=True, text=True)  # fmt: skip
+    assert imported.returncode == 0 and "2 answers imported" in imported.stdout, imported.stdout + imported.stderr
+    finish = subprocess.run(["bash", "-c", _printed(imported.stdout, r"^next: (.+?)  \(the next round")],
+                            cwd=tmp_path, env=plain_env(), capture_output=True, text=True)  # fmt: skip
+    assert finish.returncode == 0 and "nothing left to ask" in finish.stdout, finish.stdout + finish.stderr
+    _serves(_printed(finish.stdout, r"^serve it: (.+)$"), tmp_path)

@@ -1,7 +1,7 @@
 """A small stand-in for vLLM's `run_batch` (or a hosted Batch API): answer every line of an OpenAI batch input
 file through a live OpenAI-compatible server and write the OpenAI batch output file.
 
-    python -m tests.support.batch_runner -i IN.jsonl -o OUT.jsonl --url http://127.0.0.1:PORT
+    python -m tests.support.batch_runner -i IN.jsonl -o OUT.jsonl --model MODEL --url http://127.0.0.1:PORT
     answer_batch_file(IN, OUT, "http://127.0.0.1:PORT", model="other")   # model: override every body's model
 
 Output line (the OpenAI batch output format): {"id", "custom_id", "response": {"status_code", "request_id",
@@ -62,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-i", "--input", required=True)
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--model", default=None, help="the model every line asks for (as run_batch's --model)")
     p.add_argument("--url", required=True, help="server root, e.g. http://127.0.0.1:8000")
     args = p.parse_args(argv)
-    n = answer_batch_file(args.input, args.output, args.url)
+    n = answer_batch_file(args.input, args.output, args.url, model=args.model)
     print(f"{n} answers written to {args.output}")
     return 0
 
