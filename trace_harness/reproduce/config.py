@@ -421,7 +421,21 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         n_boot=lb.number("n_boot", 10_000), grounding_turns=lb.choice("grounding_turns", None, (None, *GROUNDING_TURNS)),
     )  # fmt: skip
     check_models(config)
+    check_core_split(config)
     return config
+
+
+def check_core_split(config: ReproduceConfig) -> None:
+    """CoRE reads the closed runs: a split of its own must be one they cover (`all` means every split they cover)."""
+    from trace_dataset.constants import resolve_splits
+
+    covered = resolve_splits(config.closed.split)
+    if config.wants("core") and config.core.split != ALL_SPLITS and config.core.split not in covered:
+        raise TraceDataError(
+            f"core.split: {config.core.split!r}; CoRE reads the closed runs, which cover {', '.join(covered)} "
+            f"(closed.split: {config.closed.split}): expected one of {', '.join(covered)} or {ALL_SPLITS}",
+            path=config.path,
+        )
 
 
 def needed_roles(config: ReproduceConfig) -> dict[str, str]:

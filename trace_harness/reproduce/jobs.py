@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
-from trace_dataset.constants import SPLITS
+from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
 from trace_harness.runner import meta_path, subset_dirname
@@ -83,7 +83,8 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
                      out=config.out / "interactive" / s, roles=_system_roles(s) + traveler)
                  for s in config.interactive.systems]  # fmt: skip
     if config.wants("core"):
-        splits = SPLITS if config.core.split == "all" else (config.core.split,)
+        # `all`: every split the closed runs cover (config.check_core_split refuses a split they do not)
+        splits = resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
         jobs += [Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
                  for s in config.core.systems for sp in splits]  # fmt: skip
     if config.wants("judge"):

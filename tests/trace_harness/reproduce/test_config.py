@@ -77,6 +77,10 @@ def test_toml_reads_as_yaml_does(tmp_path):
     ({"transport": {"speed": 3}}, r"unknown key\(s\) transport\.speed"),
     ({"core": {"factors": ["charm"]}}, r"core\.factors: unknown 'charm'"),
     ({"nli": {"processes": 0}}, r"nli\.processes: 0; expected a positive integer or auto"),
+    ({"parts": ["core"], "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
+      "closed": {"split": "test"}, "core": {"split": "train"}},
+     r"core\.split: 'train'; CoRE reads the closed runs, which cover test \(closed\.split: test\): expected one "
+     r"of test or all"),
 ])  # fmt: skip
 def test_bad_configs_are_refused_naming_the_field(tmp_path, change, message):
     path = write(tmp_path, {**BASE, **change})
@@ -127,3 +131,13 @@ def test_the_command_refuses_half_a_price_and_a_bad_config_in_one_line(tmp_path,
     assert main(["reproduce", str(write(tmp_path, {**BASE, "colsed": 1}, "bad.yaml"))]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trace-bench: error: ") and "unknown key(s) colsed" in err and len(err.splitlines()) == 1
+
+
+def test_core_over_all_splits_follows_the_closed_runs(tmp_path):
+    body = {**BASE, "parts": ["table5", "core"], "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
+            "core": {"split": "all", "systems": ["popularity"]}}  # fmt: skip
+    splits = [j.split for j in build_jobs(load_config(write(tmp_path, {**body, "closed": {"split": "test"}})))
+              if j.kind == "core"]  # fmt: skip
+    assert splits == ["test"]
+    splits = [j.split for j in build_jobs(load_config(write(tmp_path, body))) if j.kind == "core"]
+    assert splits == ["train", "validation", "test"]  # closed.split: all by default
