@@ -6,13 +6,18 @@
 2. throughput: the client's requests/s through the openai backend (the response cache included) against a
    local server that answers at once, at concurrency 64 and 256: what one client process can drive.
 
-    .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --parts table5,table6
+    .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --tokenizer none \
+        --parts table5,table6,interactive
+    .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --tokenizer none \
+        --parts core,judge --closed-split test
+    .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --parts table5 --closed-split test
     .venv/bin/python benchmarks/reproduce.py throughput --requests 4000 --concurrency 64,256
-    .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --json plan.json
 
-The dry run uses the paper config (trace_harness/reproduce/configs/paper.yaml) with its models at an address
-where nothing listens (nothing is sent either way) and, with --tokenizer (default: the packaged SmolLM2's, a
-49k-token BPE vocabulary; other models' tokenizers differ by some 10-20%), counted tokens.
+The dry run uses the paper config (trace_harness/reproduce/configs/paper.yaml, its prices included) with its
+models at an address where nothing listens (nothing is sent either way) and, with --tokenizer (default: the
+packaged SmolLM2's, a 49k-token BPE vocabulary; other models' tokenizers differ by some 10-20%), counted tokens;
+`--tokenizer none` counts 4 characters per token (minutes faster at paper scale: tokenizing every prompt is
+most of a dry run's time), and the third command above gives the ratio of the two on the test split.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ def dryrun(args: argparse.Namespace) -> dict:
             raw["models"][role] = {**model, "llm": DEAD, "tokenizer": tokenizer}
         if args.interactive_n is not None:
             raw["interactive"]["n"] = args.interactive_n
+        if args.core_systems:
+            raw["core"]["systems"] = args.core_systems.split(",")
+        if args.closed_split:
+            raw["closed"]["split"] = args.closed_split
         config = parse_config(raw, Path(tmp) / "paper.yaml", Path(tmp))
         ctx = Context(config)
         try:
@@ -179,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     d.add_argument(
         "--interactive-n", type=int, default=None, help="travelers per interactive run (paper: 1000)"
+    )
+    d.add_argument(
+        "--core-systems", default=None, help="comma-separated systems CoRE scores (default: the paper config's)"
+    )
+    d.add_argument(
+        "--closed-split", default=None, help="the closed runs' split (default: the paper config's, all)"
     )
     d.add_argument("--json", default=None, help="also write the figures here")
     t = sub.add_parser("throughput", help="client requests/s against a server that answers at once")
