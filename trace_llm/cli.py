@@ -18,6 +18,7 @@ from typing import Any
 from trace_bench import SEED
 from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
+from trace_llm.structured import DEFAULT_STRUCTURED, STRUCTURED_MODES
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,18 @@ def add_llm_argument(
         "--llm-dtype", default=None, choices=("auto", "float32", "float16", "bfloat16"),
         help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
     )
+    add_structured_argument(group)
     return group
+
+
+def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    """`--structured MODE`: how JSON answers are constrained (trace_llm.structured; docs/llm.md)."""
+    group.add_argument(
+        "--structured", choices=STRUCTURED_MODES, default=DEFAULT_STRUCTURED,
+        help="JSON answers: auto = a grammar in process, the server's response_format dialect with a counted "
+             "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
+             f"constraint (default: {DEFAULT_STRUCTURED})",
+    )
 
 
 def number_in(kind: type, low: float, high: float = math.inf, *, low_open: bool = False):
@@ -116,6 +128,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.llm_device,
         "dtype": args.llm_dtype,
         "threads": args.llm_threads,
+        "structured": getattr(args, "structured", None),
     }
 
 

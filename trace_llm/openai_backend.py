@@ -16,6 +16,12 @@ Several servers (`openai:URL1,URL2#MODEL`, or a list of base URLs) serve the sam
 each attempt goes to the server with the fewest requests in flight (ties in turn), at most `concurrency` in
 flight per server, and a retry after a failure prefers another server. The response cache keys on the model
 name, not the URL, so it does not matter which server answered.
+
+Structured outputs (`structured=`, trace_llm.structured): a request under a JSON constraint carries the
+`response_format` of its dialect. In `auto`, the first constrained request to a server (its base URLs) is sent
+alone, trying `json_schema`, then `json_object`, then prompt, moving on when the server refuses the field (HTTP
+400/422 naming it); the dialect it accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a
+batch whose every answer is already cached under one dialect needs no server at all.
 """
 
 from __future__ import annotations
@@ -35,6 +41,15 @@ from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
 from trace_llm.settings import DecodingSettings
+from trace_llm.structured import (
+    DEFAULT_STRUCTURED,
+    PROMPT,
+    SERVER_DIALECT_MEMORY,
+    Constraint,
+    dialects_to_try,
+    is_refusal,
+    response_format,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +72,10 @@ def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # e.g. inside Gradio or Jupyter
         return pool.submit(asyncio.run, coro).result()
+
+
+class DialectRefused(LLMError):
+    """The server refused the request's response_format (HTTP 400/422 naming it)."""
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -85,6 +104,7 @@ class OpenAILLM(LLM):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff: float = DEFAULT_BACKOFF_S,
+        structured: str = DEFAULT_STRUCTURED,
     ):
         urls = [u.strip() for u in base_url.split(",")] if isinstance(base_url, str) else [str(u) for u in base_url]
         for url in urls:
@@ -112,7 +132,59 @@ class OpenAILLM(LLM):
         self.backoff = backoff
         self._api_key = api_key
         self._api_key_env = api_key_env
-        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}")
+        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
+                         structured=structured)
+
+    @property
+    def server_key(self) -> str:
+        """What the dialect memory remembers a server by: its base URL(s)."""
+        return ",".join(self.base_urls)
+
+    def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
+        if constraint is None or constraint.kind != "json":
+            return PROMPT, False  # a grammar constraint has no portable server dialect: answered by prompt
+        if self.structured != "auto":
+            return self.structured, False
+        known = SERVER_DIALECT_MEMORY.get(self.server_key)
+        if known is None:
+            return "", False
+        return known, known == PROMPT
+
+    def _learn_dialect(
+        self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint
+    ) -> tuple[str, bool, Completion | None]:
+        """`auto` on a server not asked before: the first conversation, sent alone in each dialect in turn."""
+        candidates = dialects_to_try("auto")
+        if not conversations:
+            return candidates[0], False, None
+        if self.cache is not None:  # a rerun answered wholly from the cache needs no server
+            settings_dict = settings.to_dict()
+            for dialect in candidates:
+                keys = [self._key(c, settings_dict, dialect, constraint) for c in conversations]
+                if len(self.cache.get_many(keys)) == len(set(keys)):
+                    return dialect, dialect == PROMPT, None
+        answers: list[Completion] = []
+        refusals: list[str] = []
+        for dialect in candidates:
+            try:
+                body = self._body(conversations[0], settings, constraint, dialect)
+                run_sync(self._run_bodies([body], lambda _i, c: answers.append(c)))
+            except DialectRefused as e:
+                refusals.append(f"{dialect}: {str(e)[:200]}")
+                log.info("%s refused response_format %s; trying the next dialect", self.server_key, dialect)
+                continue
+            SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
+            fell_back = dialect == PROMPT
+            if fell_back:
+                log.warning("%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                            "fallbacks", self.server_key, "; ".join(refusals))
+            else:
+                log.info("%s: structured outputs as %s", self.server_key, dialect)
+            done = answers[0]
+            self._count(requests=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+                        **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}))
+            return dialect, fell_back, done
+        raise LLMError(f"{self.server_key}: even the prompt dialect was refused")  # prompt sends no response_format
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
@@ -134,8 +206,14 @@ class OpenAILLM(LLM):
             key = next((os.environ[n] for n in names if os.environ.get(n)), None)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _body(self, messages: list[Message], settings: DecodingSettings) -> dict[str, Any]:
-        return {
+    def _body(
+        self,
+        messages: list[Message],
+        settings: DecodingSettings,
+        constraint: Constraint | None = None,
+        dialect: str = PROMPT,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "max_tokens": settings.max_new_tokens,
@@ -143,6 +221,11 @@ class OpenAILLM(LLM):
             "top_p": settings.top_p,
             "seed": settings.seed,
         }
+        if constraint is not None:
+            fmt = response_format(dialect, constraint)
+            if fmt is not None:
+                body["response_format"] = fmt
+        return body
 
     def _complete(
         self,
@@ -150,25 +233,34 @@ class OpenAILLM(LLM):
         settings: DecodingSettings,
         on_done: Callable[[int, Completion], None],
     ) -> None:
-        run_sync(self._run(conversations, settings, on_done))
+        run_sync(self._run_bodies([self._body(c, settings) for c in conversations], on_done))
 
-    async def _run(
+    def _complete_structured(
         self,
         conversations: list[list[Message]],
         settings: DecodingSettings,
         on_done: Callable[[int, Completion], None],
+        constraint: Constraint,
+        dialect: str,
     ) -> None:
+        bodies = [self._body(c, settings, constraint, dialect) for c in conversations]
+        try:
+            run_sync(self._run_bodies(bodies, on_done))
+        except DialectRefused as e:
+            raise LLMError(f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)") from e
+
+    async def _run_bodies(self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]) -> None:
         slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
         gate = asyncio.Semaphore(slots)
         limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
         async with httpx.AsyncClient(timeout=self.timeout, limits=limits, headers=self._headers()) as client:
 
-            async def one(index: int, messages: list[Message]) -> None:
+            async def one(index: int, body: dict[str, Any]) -> None:
                 async with gate:
-                    completion = await self._request(client, self._body(messages, settings))
+                    completion = await self._request(client, body)
                 on_done(index, completion)
 
-            tasks = [asyncio.ensure_future(one(i, conv)) for i, conv in enumerate(conversations)]
+            tasks = [asyncio.ensure_future(one(i, body)) for i, body in enumerate(bodies)]
             try:
                 for finished in asyncio.as_completed(tasks):
                     await finished  # the first failure propagates; finished answers are already cached
@@ -196,6 +288,8 @@ class OpenAILLM(LLM):
                 if response.status_code == 200:
                     return self._parse(response)
                 excerpt = response.text[:500]
+                if "response_format" in body and is_refusal(response.status_code, response.text):
+                    raise DialectRefused(f"{url} answered HTTP {response.status_code}: {excerpt}")
                 if response.status_code not in RETRY_STATUS and response.status_code < 500:
                     raise LLMError(
                         f"{url} answered HTTP {response.status_code} for model {self.model!r}: {excerpt}"

