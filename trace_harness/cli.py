@@ -85,7 +85,8 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     from trace_llm import DEFAULT_SPEC
 
     options = {"concurrency": args.llm_concurrency, "batch_size": args.llm_batch_size, "device": args.llm_device,
-               "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout}
+               "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout,
+               "structured": args.structured}
     own = name not in LLM_BASELINES
     params: dict[str, Any] = {"llm": args.llm if own else args.llm or DEFAULT_SPEC}
     for flag, (key, app_f) in DECODING_FLAGS.items():
@@ -114,6 +115,10 @@ def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) 
     usage = (summary.get("usage") or {}).get("llm_usage")
     if usage:
         line += "\n  LLM usage: " + ", ".join(f"{k} {v}" for k, v in usage.items())
+    if summary.get("rows") or usage:
+        from trace_harness.fallbacks import fallback_line, fallback_report
+
+        line += "\n  fallbacks and failures: " + fallback_line(fallback_report(meta))
     if meta.get("subset"):
         score = trace_bench_command("evaluate", "--data", Path(meta["subset"]["data_dir"]), "--predictions", Path(out),
                                     "--split", meta["split"], "--pool", meta["pool"], "--out", "RESULTS.json")

@@ -80,7 +80,7 @@ def add_llm_argument(
 def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
     """`--structured MODE`: how JSON answers are constrained (trace_llm.structured; docs/llm.md)."""
     group.add_argument(
-        "--structured", choices=STRUCTURED_MODES, default=DEFAULT_STRUCTURED,
+        "--structured", choices=STRUCTURED_MODES, default=None,
         help="JSON answers: auto = a grammar in process, the server's response_format dialect with a counted "
              "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
              f"constraint (default: {DEFAULT_STRUCTURED})",

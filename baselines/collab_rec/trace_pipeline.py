@@ -70,6 +70,7 @@ class CollabRecBaseline(TracePipeline):
         "t_max",
         "max_repairs",
         "code_behaviours",
+        "catalogue_enum",
     )
 
     def __init__(
@@ -91,9 +92,11 @@ class CollabRecBaseline(TracePipeline):
         code_behaviours: Sequence[str] = (),
         llm_cache: str | bool | None = None,
         llm_options: Mapping[str, Any] | None = None,
+        catalogue_enum: bool = True,
         **params: Any,
     ):
         super().__init__(kb, batch_size, **params)
+        self.catalogue_enum = bool(catalogue_enum)
         if strategy not in LLM_STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} for Trace; expected one of {LLM_STRATEGIES}")
         self.strategy, self.k, self.rejection, self.stopping, self.t_max = (
@@ -156,7 +159,7 @@ class CollabRecBaseline(TracePipeline):
                     "k_reject": None,
                 }
             )
-            caller = AgentCaller(self.llm, config, self.max_repairs)
+            caller = AgentCaller(self.llm, config, self.max_repairs, catalogue_enum=self.catalogue_enum)
             tasks = [turns[i].task for i in members]
             out = (
                 run_sasi(tasks, caller)

@@ -9,7 +9,9 @@ Popularity fallback and the per-row counters the runner sums into the run summar
   Dense baseline's all-MiniLM-L6-v2 scorer (`prefilter="dense"`, Table 25), or not at all (`"none"`). The
   shown candidates keep the prefilter's order; the rest follow them in the ranking, in that order too.
 - Ranking answer: the model returns `{"ranked_ids": [...], "response": "..."}` with ids from the cards
-  (P1, P2, ...), checked by the layer's schema validation and repair. The ranking is the model's list, then
+  (P1, P2, ...): under the LLM layer's constrained decoding (`--structured auto`, the default) the schema
+  (`ranking_schema`: an `enum` of the shown ids, at most one per card, no other keys) is the grammar the reply
+  is decoded with; the layer's schema validation and repair stay as the safety net. The ranking is the model's list, then
   the shown candidates it left out (in card order), then the candidates the prefilter cut.
 - Fallback (App. F, Popularity "serves as ... fallback for other baselines when they fail"): when the JSON
   stays invalid after the layer's repairs (`json_repairs`, default 2, the layer's), the turn gets the
@@ -68,14 +70,19 @@ def messages(system: str, user: str) -> list[dict[str, str]]:
 
 
 def ranking_schema(labels: Sequence[str], ranked: bool) -> dict[str, Any]:
-    """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids."""
+    """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids.
+
+    Under constrained decoding the schema is the grammar, so it says all the caller knows: the ids are an `enum`
+    of the cards shown (the model can name no other), at most one per card, every key required, no other key.
+    Repeated ids are not refused (no grammar engine enforces `uniqueItems`); `complete_ranking` keeps the first.
+    """
     props: dict[str, Any] = {"response": {"type": "string", "minLength": 1}}
     required = ["response"]
     if ranked and labels:
         props = {"ranked_ids": {"type": "array", "items": {"type": "string", "enum": list(labels)},
-                                "minItems": 1, "uniqueItems": True}, **props}
+                                "minItems": 1, "maxItems": len(labels)}, **props}
         required = ["ranked_ids", "response"]
-    return {"type": "object", "properties": props, "required": required}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
 def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = ()) -> list[str]:

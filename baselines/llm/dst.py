@@ -58,6 +58,9 @@ DELTA_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": False,  # a key of its own means the model did not follow the slots: repaired, not ignored
 }  # fmt: skip
+# Every slot required (an empty list or null when the turn says nothing of it): a constrained model writes the
+# whole delta, and a reply missing a slot is repaired rather than read as "no change".
+DELTA_SCHEMA["required"] = list(DELTA_SCHEMA["properties"])
 # Noise the traveler asks for -> noise levels of a compatible POI.
 NOISE_COMPATIBLE: dict[str, frozenset[str]] = {
     "quiet": frozenset({"quiet", "average"}),

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
 POST_CHECK_MODES: tuple[str, ...] = ("flagged", "all")
-SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+# a JSON list of snippet strings (App. C.1); under constrained decoding each a non-empty string
+SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}}
 DEFAULT_CHUNK_POIS = 16
 
 

@@ -53,7 +53,9 @@ QUERY_SCHEMA: dict[str, Any] = {
     "items": {
         "type": "object",
         "required": ["prop", "sentiment"],
-        "properties": {"prop": {"type": "string"}, "sentiment": {"enum": ["preference", "dislike"]}},
+        "properties": {"prop": {"type": "string", "minLength": 1},
+                       "sentiment": {"type": "string", "enum": ["preference", "dislike"]}},
+        "additionalProperties": False,
     },
 }
 _MEMO_LIMIT = 200_000

@@ -21,7 +21,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from trace_dataset.constants import QUOTE_MATCH_THRESHOLD, RECOMMENDATION_ACTIONS
+from trace_dataset.constants import ACTIONS, QUOTE_MATCH_THRESHOLD, RECOMMENDATION_ACTIONS
 from trace_dataset.generate.attempts import Result, dialogue_rng, no_dialogue_error, plan_for, total_attempts
 from trace_dataset.generate.index import _FORBIDDEN, Span
 from trace_dataset.generate.plan import DialoguePlan, PlannedTurn
@@ -57,8 +57,8 @@ TURN_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "turn_id": {"type": "integer"},
                     "role": {"type": "string", "enum": ["user", "system"]},
-                    "action": {"type": "string"},
-                    "text": {"type": "string"},
+                    "action": {"type": "string", "enum": list(ACTIONS)},
+                    "text": {"type": "string", "minLength": 1},
                     "referenced_poi_ids": {"type": "array", "items": {"type": "string"}},
                     "referenced_review_ids": {"type": "array", "items": {"type": "string"}},
                     "citations": {
@@ -67,12 +67,15 @@ TURN_SCHEMA: dict[str, Any] = {
                             "type": "object",
                             "required": ["label", "review_id"],
                             "properties": {"label": {"type": "string"}, "review_id": {"type": "string"}},
+                            "additionalProperties": False,
                         },
                     },
                 },
+                "additionalProperties": False,
             },
         }
     },
+    "additionalProperties": False,
 }
 
 SYSTEM_PROMPT = (

@@ -46,6 +46,7 @@ DEBATE_SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["statement", "score"],
+    "additionalProperties": False,
 }
 
 

@@ -27,7 +27,10 @@ def test_ranking_schema_and_completion():
     schema = ranking_schema(["P1", "P2"], ranked=True)
     assert validation_errors({"ranked_ids": ["P2"], "response": "x"}, schema) == []
     assert validation_errors({"ranked_ids": ["P3"], "response": "x"}, schema)  # not a card id
-    assert validation_errors({"ranked_ids": ["P1", "P1"], "response": "x"}, schema)  # twice
+    # repeats pass (no grammar engine can refuse them; complete_ranking keeps the first), but not more ids than cards
+    assert validation_errors({"ranked_ids": ["P1", "P1"], "response": "x"}, schema) == []
+    assert validation_errors({"ranked_ids": ["P1", "P2", "P1"], "response": "x"}, schema)
+    assert validation_errors({"ranked_ids": ["P1"], "response": "x", "why": "y"}, schema)  # no other key
     assert validation_errors({"ranked_ids": [], "response": "x"}, schema)
     assert ranking_schema(["P1"], ranked=False)["required"] == ["response"]
     assert ranking_schema([], ranked=True)["required"] == ["response"]  # nothing left to rank
