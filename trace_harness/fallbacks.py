@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-NOT_OWN_THRESHOLD = 0.10  # more than 1 turn in 10 not answered by the system itself: not its own result
+from trace_dataset.constants import NOT_OWN_SHARE
+
+NOT_OWN_THRESHOLD = NOT_OWN_SHARE  # more than 1 answer in 10 not the system's own: the row is marked
 
 # kind -> (denominator, what it counts, replaces the system's answer); denominators: "rows" (predictions),
 # another count of the same summary (its key), or an LLM usage key.
@@ -41,11 +43,19 @@ ROW_KINDS: dict[str, tuple[str, str, bool]] = {
 USAGE_KINDS: dict[str, tuple[str, str, bool]] = {
     "json_failures": ("requests", "LLM requests with no valid JSON after the repairs", False),
     "json_repairs": ("requests", "repair requests sent after an invalid reply", False),
-    "dialect_fallbacks": ("requests", "requests answered by prompt because constrained decoding was refused", False),
+    "dialect_fallbacks": (
+        "requests",
+        "requests answered by prompt because constrained decoding was refused",
+        False,
+    ),
     "constraint_violations": ("constrained", "constrained replies that still failed the schema", False),
 }
-PER = {"rows": "prediction", "agent_calls": "agent call", "requests": "LLM request",
-       "constrained": "constrained request"}
+PER = {
+    "rows": "prediction",
+    "agent_calls": "agent call",
+    "requests": "LLM request",
+    "constrained": "constrained request",
+}
 
 
 def _llm_usage(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,26 +83,37 @@ def fallback_report(meta: Mapping[str, Any], threshold: float = NOT_OWN_THRESHOL
             of = rows if base == "rows" else counts.get(base, 0)
             kinds[key] = _kind(counts[key], of, PER.get(base, base), what, replaces)
     for key, value in counts.items():  # a kind counted by a system this module does not know yet: shown too
-        if key not in kinds and key not in ("agent_calls", "rounds", "quote_retries", "memory_hits") \
-                and isinstance(value, int):
+        if (
+            key not in kinds
+            and key not in ("agent_calls", "rounds", "quote_retries", "memory_hits")
+            and isinstance(value, int)
+        ):
             kinds[key] = _kind(value, rows, PER["rows"], key.replace("_", " "), False)
     if usage:
         for key, (base, what, replaces) in USAGE_KINDS.items():
             kinds[key] = _kind(usage.get(key, 0), usage.get(base, 0), PER[base], what, replaces)
     shares = [k["share"] for k in kinds.values() if k["replaces"] and k["share"] is not None]
     worst = max(shares, default=0.0)
-    return {"rows": rows, "threshold": threshold, "fallback_share": worst, "own_result": worst <= threshold,
-            "kinds": kinds}
+    return {
+        "rows": rows,
+        "threshold": threshold,
+        "fallback_share": worst,
+        "own_result": worst <= threshold,
+        "kinds": kinds,
+    }
 
 
 def fallback_line(report: Mapping[str, Any]) -> str:
     """One line for a CLI: the kinds that happened, with their shares, and the mark of a row not the system's own."""
     parts = [
         f"{k} {v['count']}/{v['of']} ({v['share']:.0%})" if v["share"] is not None else f"{k} {v['count']}"
-        for k, v in report["kinds"].items() if v["count"]
+        for k, v in report["kinds"].items()
+        if v["count"]
     ]
     text = ", ".join(parts) or "none"
     if not report["own_result"]:
-        text += (f"  [NOT THE SYSTEM'S OWN RESULT: {report['fallback_share']:.0%} of its answers fell back, "
-                 f"over the {report['threshold']:.0%} limit]")
+        text += (
+            f"  [NOT THE SYSTEM'S OWN RESULT: {report['fallback_share']:.0%} of its answers fell back, "
+            f"over the {report['threshold']:.0%} limit]"
+        )
     return text

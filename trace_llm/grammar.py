@@ -73,7 +73,9 @@ class GrammarCompiler:
             else:
                 compiled = self._compiler.compile_grammar(constraint.grammar)
         except (RuntimeError, ValueError, TypeError) as e:
-            raise LLMConfigError(f"cannot compile the {constraint.kind} constraint to a grammar ({ENGINE}): {e}") from e
+            raise LLMConfigError(
+                f"cannot compile the {constraint.kind} constraint to a grammar ({ENGINE}): {e}"
+            ) from e
         self.compile_seconds += time.perf_counter() - started
         self._compiled[constraint.digest] = compiled
         if len(self._compiled) > MAX_COMPILED:
@@ -104,7 +106,9 @@ class GrammarLogitsProcessor:
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         began = time.perf_counter()
         if input_ids.shape[0] != len(self.matchers):
-            raise LLMConfigError(f"grammar processor made for {len(self.matchers)} rows, got {input_ids.shape[0]}")
+            raise LLMConfigError(
+                f"grammar processor made for {len(self.matchers)} rows, got {input_ids.shape[0]}"
+            )
         if self.started:
             for i, matcher in enumerate(self.matchers):
                 if not matcher.is_terminated():

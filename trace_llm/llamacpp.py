@@ -68,7 +68,9 @@ class LlamaCppLLM(LLM):
         structured: str = DEFAULT_STRUCTURED,
     ):
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise LLMConfigError(f"threads={threads!r}: expected a positive integer or None (llama.cpp's default)")
+            raise LLMConfigError(
+                f"threads={threads!r}: expected a positive integer or None (llama.cpp's default)"
+            )
         path = Path(gguf_path).expanduser()
         if not path.is_file():
             raise LLMConfigError(f"GGUF file {str(path)!r} not found (llamacpp:PATH.gguf)")
@@ -82,8 +84,13 @@ class LlamaCppLLM(LLM):
         self._lock = threading.Lock()
         self.decode_seconds = 0.0
         self.grammar_seconds = 0.0  # time spent converting and parsing grammars (not the per-token masking)
-        super().__init__(model_label or str(self.gguf_path), settings, cache_path, spec or f"llamacpp:{self.gguf_path}",
-                         structured=structured)
+        super().__init__(
+            model_label or str(self.gguf_path),
+            settings,
+            cache_path,
+            spec or f"llamacpp:{self.gguf_path}",
+            structured=structured,
+        )
 
     def _describe_extra(self) -> dict[str, Any]:
         import llama_cpp
@@ -98,12 +105,21 @@ class LlamaCppLLM(LLM):
             from llama_cpp import Llama
 
             try:
-                self._llama = Llama(model_path=str(self.gguf_path), n_ctx=self.context, n_threads=self.threads,
-                                    n_threads_batch=self.threads, verbose=False)
+                self._llama = Llama(
+                    model_path=str(self.gguf_path),
+                    n_ctx=self.context,
+                    n_threads=self.threads,
+                    n_threads_batch=self.threads,
+                    verbose=False,
+                )
             except (ValueError, RuntimeError) as e:
                 raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
-            log.info("llama.cpp loaded %s (context %d, threads %s)", self.gguf_path, self.context,
-                     self.threads or "default")
+            log.info(
+                "llama.cpp loaded %s (context %d, threads %s)",
+                self.gguf_path,
+                self.context,
+                self.threads or "default",
+            )
         return self._llama
 
     def _grammar(self, constraint: Constraint) -> Any:
@@ -120,7 +136,9 @@ class LlamaCppLLM(LLM):
             else:
                 grammar = LlamaGrammar.from_string(constraint.grammar, verbose=False)
         except (ValueError, RuntimeError, KeyError, TypeError) as e:
-            raise LLMConfigError(f"llama.cpp cannot turn the {constraint.kind} constraint into a grammar: {e}") from e
+            raise LLMConfigError(
+                f"llama.cpp cannot turn the {constraint.kind} constraint into a grammar: {e}"
+            ) from e
         self.grammar_seconds += time.perf_counter() - started
         if len(self._grammars) >= MAX_GRAMMARS:
             self._grammars.pop(next(iter(self._grammars)))
@@ -156,8 +174,13 @@ class LlamaCppLLM(LLM):
             llama = self._load()
             for i, messages in enumerate(conversations):
                 kwargs: dict[str, Any] = {
-                    "messages": messages, "max_tokens": settings.max_new_tokens, "seed": settings.seed,
-                    "temperature": settings.temperature, "top_p": settings.top_p, "top_k": 0, "min_p": 0.0,
+                    "messages": messages,
+                    "max_tokens": settings.max_new_tokens,
+                    "seed": settings.seed,
+                    "temperature": settings.temperature,
+                    "top_p": settings.top_p,
+                    "top_k": 0,
+                    "min_p": 0.0,
                     "repeat_penalty": 1.0,
                 }
                 if constraint is not None:
@@ -171,8 +194,15 @@ class LlamaCppLLM(LLM):
                 choice = out["choices"][0]
                 usage = out.get("usage") or {}
                 finish = choice.get("finish_reason")
-                on_done(i, Completion(choice["message"].get("content") or "", int(usage.get("prompt_tokens", 0)),
-                                      int(usage.get("completion_tokens", 0)), finish if isinstance(finish, str) else None))
+                on_done(
+                    i,
+                    Completion(
+                        choice["message"].get("content") or "",
+                        int(usage.get("prompt_tokens", 0)),
+                        int(usage.get("completion_tokens", 0)),
+                        finish if isinstance(finish, str) else None,
+                    ),
+                )
 
     def _close_backend(self) -> None:
         if self._llama is not None:

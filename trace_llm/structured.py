@@ -65,7 +65,9 @@ class Constraint:
             raise LLMConfigError(f"constraint kind {self.kind!r}: expected 'json' or 'gbnf'")
         if self.kind == "gbnf" and not (isinstance(self.grammar, str) and "root" in self.grammar):
             raise LLMConfigError("a gbnf constraint needs a grammar string with a `root` rule")
-        body = json.dumps(self.schema if self.kind == "json" else self.grammar, sort_keys=True, ensure_ascii=False)
+        body = json.dumps(
+            self.schema if self.kind == "json" else self.grammar, sort_keys=True, ensure_ascii=False
+        )
         object.__setattr__(self, "_digest", hashlib.sha256(f"{self.kind}\0{body}".encode()).hexdigest()[:16])
 
     @classmethod
@@ -82,7 +84,9 @@ class Constraint:
         return self._digest
 
     def schema_json(self) -> str:
-        return json.dumps(self.schema if self.schema is not None else True, sort_keys=True, ensure_ascii=False)
+        return json.dumps(
+            self.schema if self.schema is not None else True, sort_keys=True, ensure_ascii=False
+        )
 
 
 def response_format(dialect: str, constraint: Constraint) -> dict[str, Any] | None:
@@ -91,7 +95,10 @@ def response_format(dialect: str, constraint: Constraint) -> dict[str, Any] | No
         return None
     schema = constraint.schema if isinstance(constraint.schema, dict) else {}
     if dialect == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": RESPONSE_FORMAT_NAME, "schema": schema, "strict": True}}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": RESPONSE_FORMAT_NAME, "schema": schema, "strict": True},
+        }
     if dialect == "json_object":
         return {"type": "json_object", "schema": schema}
     raise LLMConfigError(f"no response_format for dialect {dialect!r}")

@@ -4,6 +4,10 @@ from run folders of `trace-bench collab-rec run`, with the paper's own numbers (
 Rows group runs by model and rejection policy: a SASI run fills the SASI column of every row of its model;
 a MASI run the M_1 column; a MAMI run its M_1 and final columns. RandRec and TopPop go into a footnote line, as
 in the paper.
+
+Every LLM row shows its failed agent calls (a failed call is an agent abstaining that round, never filled in)
+as a share of its calls, in both tables; a row whose share is over `NOT_OWN_THRESHOLD` (10%,
+trace_harness.fallbacks) is marked with a dagger and a footnote: its numbers are not the system's own result.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json
 from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
+from trace_harness.fallbacks import NOT_OWN_THRESHOLD
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
 SYSTEM_ORDER = ("SASI", "M_1", "M_eq13", "M_early", "M_10", "M_early_div")
@@ -46,23 +51,55 @@ def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, 
     """(model, rejection) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     shared: dict[str, dict[str, Any]] = {}  # model -> SASI metrics
+    shared_counts: dict[str, dict[str, Any]] = {}
     for run, metrics in runs:
         if run["strategy"] in ("randrec", "toppop"):
             continue
         model = _model(run)
         if run["strategy"] == "sasi":
             shared[model] = metrics["systems"]["SASI"]
+            shared_counts[model] = metrics
             continue
         key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M")
-        row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})
+        row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
+        _add_calls(row, metrics)
         row["systems"].update(metrics["systems"])
         row["early"] = metrics.get("early_stopping") or row["early"]
         row["rounds"] = (metrics.get("rounds") or {}).get("mean_rounds_run", row["rounds"])
     for model, sasi in shared.items():
         keys = [k for k in rows if k[0] == model] or [(model, "-")]
         for key in keys:
-            rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})["systems"]["SASI"] = sasi
+            row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
+            row["systems"]["SASI"] = sasi
+            _add_calls(row, shared_counts[model])
     return rows
+
+
+def _add_calls(row: dict[str, Any], metrics: dict[str, Any]) -> None:
+    counts = metrics.get("counts") or {}
+    row["calls"] += int(counts.get("agent_calls") or 0)
+    row["failures"] += int(counts.get("agent_failures") or 0)
+
+
+def failure_share(row: dict[str, Any]) -> float | None:
+    """Failed agent calls / agent calls of a table row (None without calls)."""
+    return row["failures"] / row["calls"] if row["calls"] else None
+
+
+def _failure_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """(model cell suffix, failed-calls cell): a dagger on a row over the threshold."""
+    share = failure_share(row)
+    if share is None:
+        return "", "-"
+    mark = " †" if share > NOT_OWN_THRESHOLD else ""
+    return mark, f"{row['failures']}/{row['calls']} ({100 * share:.0f}%)"
+
+
+def failure_note(rows: dict[tuple[str, str], dict[str, Any]]) -> str:
+    if not any((failure_share(r) or 0) > NOT_OWN_THRESHOLD for r in rows.values()):
+        return ""
+    return (f"† more than {NOT_OWN_THRESHOLD:.0%} of the row's agent calls failed (no valid reply after the "
+            "repairs; the agent abstained): its numbers are not the system's own result.")
 
 
 def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -84,21 +121,23 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
+    head = ["Model", "Rej.", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run", "Failed calls"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (model, rej), row in sorted(rows.items()):
         early = row["early"]
+        mark, failed = _failure_cells(row)
         cells = [
-            model,
+            model + mark,
             rej,
             *(_f(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
             _f(early.get("success_rate_pct"), 1),
             _f(early.get("avg_convergence_round"), 2),
             _f(early.get("ties_pct"), 1),
             _f(row["rounds"], 2),
+            failed,
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    foot = non_llm_line(runs)
+    foot = "\n\n".join(x for x in (failure_note(rows), non_llm_line(runs)) if x)
     return "\n".join(lines) + (f"\n\n{foot}" if foot else "")
 
 
@@ -107,14 +146,17 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     if not rows:
         return "(no SASI, MASI or MAMI run given)"
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *(f"{s} Gini (Ent.)" for s in systems), *(f"{s} Cov. % (avg)" for s in systems)]
+    head = ["Model", "Rej.", *(f"{s} Gini (Ent.)" for s in systems), *(f"{s} Cov. % (avg)" for s in systems),
+            "Failed calls"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (model, rej), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
         ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
         cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
-        lines.append("| " + " | ".join([model, rej, *ge, *cov]) + " |")
-    return "\n".join(lines)
+        mark, failed = _failure_cells(row)
+        lines.append("| " + " | ".join([model + mark, rej, *ge, *cov, failed]) + " |")
+    note = failure_note(rows)
+    return "\n".join(lines) + (f"\n\n{note}" if note else "")
 
 
 def reference_tables() -> str:

@@ -67,6 +67,13 @@ def test_summary_sums_row_counts_and_usage(data_dir, tmp_path):
     assert (usage["requests"], usage["cache_hits"]) == (6, 2)  # two dialogues ask the very same: sent once
     assert meta["summary"]["usage_all_invocations"] == meta["summary"]["usage"]
     assert read_json(meta_path(out)) == meta
+    # the one shape every table reads: 8 of 8 turns fell back, so the row is not the system's own
+    report = meta["summary"]["fallbacks"]
+    assert report["kinds"]["fallback_popularity"] == {
+        "count": 8, "of": 8, "share": 1.0, "per": "prediction", "replaces": True,
+        "what": "turns answered by the Popularity fallback"}
+    assert report["kinds"]["json_failures"]["count"] == 8 and report["kinds"]["dialect_fallbacks"]["count"] == 0
+    assert (report["fallback_share"], report["own_result"], report["rows"]) == (1.0, False, 8)
 
 
 def test_identity_ignores_where_the_server_runs():
