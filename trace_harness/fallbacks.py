@@ -41,8 +41,8 @@ ROW_KINDS: dict[str, tuple[str, str, bool]] = {
     "hallucinated_names": ("rows", "agent names outside the catalogue", False),
 }
 USAGE_KINDS: dict[str, tuple[str, str, bool]] = {
-    "json_failures": ("requests", "LLM requests with no valid JSON after the repairs", False),
-    "json_repairs": ("requests", "repair requests sent after an invalid reply", False),
+    "json_failures": ("answers", "LLM answers with no valid JSON after the repairs", False),
+    "json_repairs": ("answers", "repair requests after an invalid reply", False),
     "dialect_fallbacks": (
         "requests",
         "requests answered by prompt because constrained decoding was refused",
@@ -55,6 +55,7 @@ PER = {
     "agent_calls": "agent call",
     "requests": "LLM request",
     "constrained": "constrained request",
+    "answers": "LLM answer (sent or from the cache)",
 }
 
 
@@ -90,6 +91,7 @@ def fallback_report(meta: Mapping[str, Any], threshold: float = NOT_OWN_THRESHOL
         ):
             kinds[key] = _kind(value, rows, PER["rows"], key.replace("_", " "), False)
     if usage:
+        usage["answers"] = int(usage.get("requests") or 0) + int(usage.get("cache_hits") or 0)
         for key, (base, what, replaces) in USAGE_KINDS.items():
             kinds[key] = _kind(usage.get(key, 0), usage.get(base, 0), PER[base], what, replaces)
     shares = [k["share"] for k in kinds.values() if k["replaces"] and k["share"] is not None]

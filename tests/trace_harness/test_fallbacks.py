@@ -35,7 +35,7 @@ def test_shares_per_kind_and_the_own_result_mark():
         "what": "empty responses",
         "replaces": False,
     }
-    assert kinds["dialect_fallbacks"]["share"] == 1.0 and kinds["json_repairs"]["of"] == 40
+    assert kinds["dialect_fallbacks"]["share"] == 1.0 and kinds["json_repairs"]["of"] == 40  # answers: sent + cached
     assert kinds["constraint_violations"]["share"] is None  # nothing was constrained
     assert report["fallback_share"] == 0.15 > NOT_OWN_THRESHOLD and report["own_result"] is False
     line = fallback_line(report)
