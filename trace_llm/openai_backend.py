@@ -20,7 +20,8 @@ name, not the URL, so it does not matter which server answered.
 Structured outputs (`structured=`, trace_llm.structured): a request under a JSON constraint carries the
 `response_format` of its dialect. In `auto`, the first constrained request to a server (its base URLs) is sent
 alone, trying `json_schema`, then `json_object`, then prompt, moving on when the server refuses the field (HTTP
-400/422 naming it); the dialect it accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a
+400/422 naming it) or accepts it and answers something the schema refuses (it ignored the field: a constrained
+reply that ends before max_tokens always validates); the dialect it accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a
 batch whose every answer is already cached under one dialect needs no server at all.
 """
 
@@ -76,6 +77,19 @@ def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
 
 class DialectRefused(LLMError):
     """The server refused the request's response_format (HTTP 400/422 naming it)."""
+
+
+def honoured(completion: Completion, constraint: Constraint) -> bool:
+    """Does a reply sent under a response_format look constrained? One cut at max_tokens proves nothing."""
+    from trace_llm.jsonout import JSONOutputInvalid, parse_json_output
+
+    if completion.finish_reason == "length":
+        return True
+    try:
+        parse_json_output(completion.text, constraint.schema)
+    except JSONOutputInvalid:
+        return False
+    return True
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -173,6 +187,14 @@ class OpenAILLM(LLM):
                 refusals.append(f"{dialect}: {str(e)[:200]}")
                 log.info("%s refused response_format %s; trying the next dialect", self.server_key, dialect)
                 continue
+            if dialect != PROMPT and not honoured(answers[-1], constraint):
+                # accepted and ignored (transformers serve logs "Ignoring unsupported fields"): a constrained
+                # reply that ends before max_tokens always parses, so this one was not constrained
+                refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
+                log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
+                self._count(requests=1, prompt_tokens=answers[-1].prompt_tokens,
+                            completion_tokens=answers[-1].completion_tokens)
+                continue
             SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
             fell_back = dialect == PROMPT
             if fell_back:
@@ -180,7 +202,7 @@ class OpenAILLM(LLM):
                             "fallbacks", self.server_key, "; ".join(refusals))
             else:
                 log.info("%s: structured outputs as %s", self.server_key, dialect)
-            done = answers[0]
+            done = answers[-1]
             self._count(requests=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
                         **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}))
             return dialect, fell_back, done

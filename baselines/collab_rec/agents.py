@@ -42,7 +42,7 @@ AGENT_SCHEMA: dict[str, Any] = {
     "required": ["candidates"],
     "properties": {
         "candidates": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "explanation": {"type": ["string", "null"]},
+        "explanation": {"type": ["string", "null"], "maxLength": 500},  # bounded: closes before max_new_tokens
     },
 }  # other keys pass the validator (App. D's optional fields are recorded); the grammars allow none (strict)
 

@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PREFILTER_K = 16  # App. Q: "TF-IDF top-16 prefilter"
 RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
+# The response's length bound in the schema: under constrained decoding the string must close within it, so a
+# small model that would ramble until max_new_tokens (600, App. F) still gives a complete, valid answer.
+RESPONSE_MAX_CHARS = 800
 ERROR_CHARS = 300  # of an error or raw output kept in a prediction's meta
 
 
@@ -73,10 +76,11 @@ def ranking_schema(labels: Sequence[str], ranked: bool) -> dict[str, Any]:
     """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids.
 
     Under constrained decoding the schema is the grammar, so it says all the caller knows: the ids are an `enum`
-    of the cards shown (the model can name no other), at most one per card, every key required, no other key.
+    of the cards shown (the model can name no other), at most one per card, every key required, no other key,
+    and a response of at most RESPONSE_MAX_CHARS characters (so that it closes before max_new_tokens).
     Repeated ids are not refused (no grammar engine enforces `uniqueItems`); `complete_ranking` keeps the first.
     """
-    props: dict[str, Any] = {"response": {"type": "string", "minLength": 1}}
+    props: dict[str, Any] = {"response": {"type": "string", "minLength": 1, "maxLength": RESPONSE_MAX_CHARS}}
     required = ["response"]
     if ranked and labels:
         props = {"ranked_ids": {"type": "array", "items": {"type": "string", "enum": list(labels)},

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from trace_dataset.records import Poi
 
 LIST_SLOTS: tuple[str, ...] = ("cuisine_likes", "cuisine_avoids", "ambience", "features", "rejected", "accepted")
-_STRINGS = {"type": "array", "items": {"type": "string"}}
+# bounded lists of short strings: a constrained model cannot ramble past max_new_tokens inside one slot
+_STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxItems": 10}
 DELTA_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -53,7 +54,7 @@ DELTA_SCHEMA: dict[str, Any] = {
         "cuisine_likes": _STRINGS, "cuisine_avoids": _STRINGS, "ambience": _STRINGS,
         "noise": {"type": ["string", "null"], "enum": [*NOISE_LEVELS, None]},
         "features": _STRINGS,
-        "location": {"type": ["string", "null"]},
+        "location": {"type": ["string", "null"], "maxLength": 80},
         "rejected": _STRINGS, "accepted": _STRINGS,
     },
     "additionalProperties": False,  # a key of its own means the model did not follow the slots: repaired, not ignored

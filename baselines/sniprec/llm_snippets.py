@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 POST_CHECK_MODES: tuple[str, ...] = ("flagged", "all")
 # a JSON list of snippet strings (App. C.1); under constrained decoding each a non-empty string
-SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1}}
+SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 300}}
 DEFAULT_CHUNK_POIS = 16
 
 

@@ -53,7 +53,7 @@ QUERY_SCHEMA: dict[str, Any] = {
     "items": {
         "type": "object",
         "required": ["prop", "sentiment"],
-        "properties": {"prop": {"type": "string", "minLength": 1},
+        "properties": {"prop": {"type": "string", "minLength": 1, "maxLength": 120},
                        "sentiment": {"type": "string", "enum": ["preference", "dislike"]}},
         "additionalProperties": False,
     },

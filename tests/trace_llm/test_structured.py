@@ -152,3 +152,18 @@ def test_grammar_makes_a_random_model_answer_valid_json(tiny_llama_dir):
     assert all(validation_errors(a, schema) == [] for a in answers), answers
     assert llm.usage["constrained"] == 3 and llm.usage["json_failures"] == 0 and llm.mask_seconds > 0
     assert llm.describe()["structured"] == "auto"
+
+
+def test_a_server_that_accepts_response_format_and_ignores_it_is_found_out():
+    # transformers serve 5.x: response_format is accepted, logged as ignored, and the reply is free text
+    def respond(body):
+        if body.get("response_format") is not None:
+            return (200, "Sure! Cafe Uno is nice.")
+        return (200, json.dumps({"name": "Cafe Uno"}))
+
+    with StubOpenAI(respond) as stub:
+        llm = load_llm(stub.spec(), cache_path=False, max_retries=0)
+        assert llm.generate_json(USER, SCHEMA) == {"name": "Cafe Uno"}
+        assert kinds(stub) == ["json_schema", "json_object", None]
+        assert SERVER_DIALECT_MEMORY.get(stub.url) == "prompt"
+        assert llm.usage["dialect_fallbacks"] == 1 and llm.usage["requests"] == 3  # the two probes are paid for

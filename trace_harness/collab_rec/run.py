@@ -86,6 +86,7 @@ def run_benchmark(
     overwrite: bool = False,
     seed: int = SEED,
     max_repairs: int | None = None,
+    catalogue_enum: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run `strategy` on the queries, write OUT (module docstring) and return metrics.json's content."""
@@ -107,13 +108,15 @@ def run_benchmark(
                                                                         "sha256": sha256_file(queries_path)},
         "llm": _llm_identity(llm) if uses_llm else None, "prompt_files": prompt_files() if uses_llm else None,
     }  # fmt: skip
+    if uses_llm and not catalogue_enum:
+        identity["catalogue_enum"] = False  # the paper's open list (recorded only when asked: older runs resume)
     _prepare(out, identity, overwrite)
     qdir = out / QUERIES_DIR
     tasks = city_tasks(kb, queries, config)
     todo = [t for t in tasks if not (qdir / _safe_name(t.id)).exists()]
     if len(todo) < len(tasks):
         log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
-    caller = AgentCaller(llm, config, max_repairs) if uses_llm else None
+    caller = AgentCaller(llm, config, max_repairs, catalogue_enum=catalogue_enum) if uses_llm else None
     bar = _progress(len(tasks), len(tasks) - len(todo), strategy, progress)
     for start in range(0, len(todo), batch_queries):
         chunk = todo[start : start + batch_queries]
