@@ -25,6 +25,8 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from trace_bench.errors import TraceBenchError
+
 if TYPE_CHECKING:
     from baselines.base import TracePipeline
     from trace_dataset.kb.store import KnowledgeBase
@@ -63,7 +65,7 @@ LLM_BASELINES: tuple[str, ...] = tuple(_LLM)
 SYSTEM_BASELINES: tuple[str, ...] = tuple(_SYSTEMS)
 
 
-class BaselineUnavailable(KeyError):
+class BaselineUnavailable(TraceBenchError, KeyError):
     """A registered baseline whose module is not present in this installation."""
 
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence

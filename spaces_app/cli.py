@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_dataset.constants import SEED, SPLITS
 
 log = logging.getLogger(__name__)
@@ -34,12 +36,12 @@ def register_serve(sub) -> None:
     p.add_argument("--baselines", type=Path, help="leaderboard.json written by `trace-bench leaderboard` "
                                                   "(TRACE_SPACE_BASELINES)")
     p.add_argument("--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)")
-    p.add_argument("--max-upload-mb", type=int, default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
+    p.add_argument("--max-upload-mb", type=number_in(int, 1), default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
     p.add_argument("--auth", choices=AUTH_MODES, default=None,
                    help="who owns a submission: oauth (Hugging Face login, the default on a Hub-hosted Space) or "
                         "token (a submitter token, the default elsewhere) (TRACE_SPACE_AUTH)")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
     p.set_defaults(func=_serve)
 
 
@@ -50,23 +52,19 @@ def _serve(args: argparse.Namespace) -> int:
     for flag, path, want_dir in (("--data", args.data, True), ("--runs", args.runs, True),
                                  ("--baselines", args.baselines, False)):
         if path is not None and not (path.is_dir() if want_dir else path.is_file()):
-            kind = "folder" if want_dir else "file"
-            print(f"trace-bench serve: error: {flag} {path}: no such {kind}", file=sys.stderr)
-            return 2
+            raise UsageError(f"{flag} {path}: no such {'folder' if want_dir else 'file'}")
     try:
         settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
                                      runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
                                      max_upload_mb=args.max_upload_mb, auth=args.auth)
     except ValueError as e:
-        print(f"trace-bench serve: error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     from spaces_app.app import serve
 
     try:
         serve(settings, args.host, args.port)
     except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
-        print(f"trace-bench serve: error: {' '.join(str(e).split())}", file=sys.stderr)
-        return 2
+        raise UsageError(" ".join(str(e).split())) from None
     return 0
 
 
@@ -92,7 +90,9 @@ def register_submit(sub) -> None:
     p.add_argument("--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)")
     p.add_argument("--results-repo", help="Hub dataset repo id (TRACE_SPACE_RESULTS_REPO)")
     p.add_argument("--baselines", type=Path, help="leaderboard.json whose names are reserved (TRACE_SPACE_BASELINES)")
-    p.add_argument("--max-upload-mb", type=int, default=None)
+    p.add_argument("--max-upload-mb", type=number_in(int, 1), default=None)
+    p.add_argument("--token-file", type=Path, default=None, metavar="FILE",
+                   help="also write a new submitter token to FILE (mode 0600) before the row is stored")
     p.set_defaults(func=_submit)
 
 
@@ -102,27 +102,53 @@ def _submit(args: argparse.Namespace) -> int:
     from spaces_app.settings import Settings
     from spaces_app.store import open_store
     from spaces_app.submissions import SubmissionError, submit
+    from trace_bench.errors import TraceBenchError
 
     try:
         settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
                                      split=args.split, baselines_file=args.baselines,
                                      max_upload_mb=args.max_upload_mb)
+    except ValueError as e:
+        raise UsageError(" ".join(str(e).split())) from None
+    try:
         owner = owner_from_token(args.token or os.environ.get(TOKEN_ENV))
         store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
         row = submit(store, settings, args.predictions, name=args.name, description=args.description,
-                     pool=args.pool, owner=owner, reserved=reserved_names(collect_rows(settings, store)))
+                     pool=args.pool, owner=owner, reserved=reserved_names(collect_rows(settings, store)),
+                     before_store=lambda: _show_new_token(owner, args.token_file))
     except (SubmissionError, OwnerError) as e:
-        print(f"submission refused: {e}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as e:  # bad settings, an unreachable or unwritable store
-        print(f"trace-bench submit: error: {' '.join(str(e).split())}", file=sys.stderr)
-        return 2
+        raise SubmissionError(f"submission refused: {e}") from None
+    except (ValueError, OSError) as e:  # an unreachable or unwritable store
+        if isinstance(e, TraceBenchError):
+            raise
+        raise TraceBenchError(f"submit: {' '.join(str(e).split())}") from None
     print(f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split, version {row['version']}) in "
           f"{store!r}: " + ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float)))
-    if owner.token_is_new:
-        print(f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
-              f"{TOKEN_ENV}; the store keeps only its hash)")
     return 0
+
+
+def _show_new_token(owner, token_file: Path | None) -> None:
+    """A new submitter token, printed (and written to `token_file`) before the row is stored: a pipe that
+    closes or a kill after the commit can no longer leave a row whose token exists nowhere. When the token
+    cannot be shown, SubmissionError stops the submission before anything is stored."""
+    from spaces_app.submissions import SubmissionError
+
+    if not owner.token_is_new:
+        return
+    try:
+        if token_file is not None:
+            fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                os.fchmod(fd, 0o600)
+                f.write(owner.token + "\n")
+        print(f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
+              f"{TOKEN_ENV}; the store keeps only its hash)", flush=True)
+    except (OSError, ValueError) as e:  # a closed pipe (BrokenPipeError), an unwritable token file
+        if isinstance(e, BrokenPipeError):  # as the root command does: no second failure at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SubmissionError(f"the new submitter token could not be shown ({type(e).__name__}: {e}), so nothing "
+                              "was stored; rerun where the output can be read, or choose a token yourself "
+                              "(--token, at least 16 characters)") from None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -138,17 +164,17 @@ def register_demo(sub) -> None:
                     "interrupted run resumes; the settings are recorded in OUT/demo.json and a rerun with other "
                     "settings is refused.")
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="working folder (default runs/demo)")
-    p.add_argument("--n", type=int, default=10_000, help="dialogues to generate (default 10,000)")
-    p.add_argument("--scale", type=float, default=1.0, help="size of the synthetic Yelp bundle (default 1.0)")
-    p.add_argument("--per-cell", type=int, default=None, help="POIs per city x type in the KB (default 100)")
-    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--n", type=number_in(int, 1), default=10_000, help="dialogues to generate (default 10,000)")
+    p.add_argument("--scale", type=number_in(float, 0, low_open=True), default=1.0, help="size of the synthetic Yelp bundle (default 1.0)")
+    p.add_argument("--per-cell", type=number_in(int, 1), default=None, help="POIs per city x type in the KB (default 100)")
+    p.add_argument("--seed", type=number_in(int, 0), default=SEED)
     p.add_argument("--split", default="test", choices=SPLITS, help="split the baselines run on (default test)")
     p.add_argument("--baselines", default="all", help="comma-separated baseline names, or 'all' (default)")
-    p.add_argument("--workers", type=int, default=None, help="generator worker processes (default: CPU count)")
-    p.add_argument("--num-proc", type=int, default=1, help="worker processes per baseline run (default 1)")
+    p.add_argument("--workers", type=number_in(int, 1), default=None, help="generator worker processes (default: CPU count)")
+    p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes per baseline run (default 1)")
     p.add_argument("--serve", action="store_true", help="start the leaderboard app at the end")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
     p.set_defaults(func=_demo)
 
 

@@ -18,13 +18,15 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from trace_bench.errors import TraceBenchError
+
 MIN_TOKEN_CHARS = 16
 TOKEN_HASH = "pbkdf2_sha256"
 TOKEN_HASH_ITERATIONS = 100_000  # ~50 ms per check: cheap for a submission, slow for guessing
 OWNER_KINDS: tuple[str, ...] = ("hf", "token")
 
 
-class OwnerError(ValueError):
+class OwnerError(TraceBenchError, ValueError):
     """A submitter who is not allowed to store this row; the message says why and what to do."""
 
 

@@ -17,16 +17,16 @@ import copy
 import fcntl
 import json
 import logging
-import re
 import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from spaces_app.names import lookalike_key, mixed_script_word, slug
 from spaces_app.owners import Owner, OwnerError, check_replace, owner_record
 from trace_dataset.io import atomic_open, write_json
 
@@ -38,17 +38,13 @@ RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
 HISTORY_DIR = "history"
 REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
-_SLUG_RE = re.compile(r"[^a-z0-9]+")
 _ALLOWED_FORMAT = {"\u200d"}  # zero-width joiner: emoji sequences; every other format character is refused
 
 
 def slugify(name: str) -> str:
-    """File-name key of a system name: lower-case letters and digits joined by '-' (names that map to the
-    same slug are the same system)."""
-    slug = _SLUG_RE.sub("-", name.lower()).strip("-")
-    if not slug:
-        raise ValueError(f"system name {name!r} has no letters or digits")
-    return slug[:NAME_MAX_CHARS]
+    """File-name key of a system name: case-folded letters (any script, accents dropped) and digits joined by
+    '-' (spaces_app.names.slug; names that map to the same slug are the same system)."""
+    return slug(name)
 
 
 def forbidden_char(text: str, allow: str = "") -> str | None:
@@ -79,7 +75,30 @@ def check_name(name: str | None) -> str:
         raise ValueError(f"system name contains a control or formatting character ({bad}: controls, "
                          "bidirectional overrides and invisible characters are not allowed)")
     slugify(name)
+    mixed = mixed_script_word(name)
+    if mixed:
+        raise ValueError(f"system name word {mixed[0]!r} mixes scripts ({' and '.join(mixed[1])}): such a word can "
+                         "pass for another name; write each word in one script")
     return name
+
+
+def stored_slug(row: dict[str, Any]) -> str:
+    """The slug a stored row's files are kept under (from its request path; rows stored before the slug knew
+    other scripts keep their old one), else the slug of its name."""
+    request = row.get("request")
+    if isinstance(request, str) and request.count("/") >= 2 and "__" in request.split("/")[1]:
+        return request.split("/")[1].rsplit("__", 1)[0]
+    return slugify(row["system"])
+
+
+def lookalike_of(name: str, rows: Iterable[dict[str, Any]]) -> str | None:
+    """The name of a row that looks like `name` (same TR39 skeleton) but is another system (another slug)."""
+    key, own = lookalike_key(name), slugify(name)
+    for row in rows:
+        other = row.get("system")
+        if isinstance(other, str) and stored_slug(row) != own and lookalike_key(other) == key:
+            return other
+    return None
 
 
 def check_description(description: str | None) -> str:

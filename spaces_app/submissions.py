@@ -12,34 +12,38 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from spaces_app.owners import Owner, OwnerError
-from spaces_app.store import ResultsStore, check_description, check_name, slugify
+from spaces_app.store import ResultsStore, check_description, check_name, lookalike_of, slugify
 from spaces_app.uploads import UploadError, first_unparsable_line, read_upload
+from trace_bench.errors import TraceBenchError
 from trace_dataset.io import TraceDataError
 from trace_harness.leaderboard.build import result_row
 
 log = logging.getLogger(__name__)
 
 SUBMIT_POOLS: tuple[str, ...] = ("closed", "open")  # the pools the leaderboard shows
+CLOSED_AS_OPEN_MIN_TURNS = 20  # ranked turns all inside the closed pool before an "open" file is refused
 
 
-class SubmissionError(ValueError):
+class SubmissionError(TraceBenchError, ValueError):
     """A submission that cannot be accepted; the message is shown to the submitter."""
 
 
 def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *, name: str, owner: Owner,
            description: str = "", pool: str = "closed", reserved: Collection[str] = (),
-           kb: Any = None) -> dict[str, Any]:
+           kb: Any = None, before_store: Callable[[], None] | None = None) -> dict[str, Any]:
     """Validate, score and store one predictions file; returns the stored row or raises SubmissionError.
 
     `owner`: who submits (spaces_app.owners); only the owner of an existing row of the same name and pool
     replaces it. `reserved`: system names of rows that are not submissions (baselines, paper rows); a
-    submission whose name has the same slug is refused. `kb`: an already loaded KnowledgeBase of
-    `settings.data_dir`.
+    submission whose name has the same slug, or looks like one of them or like a stored row of another name
+    (spaces_app.names: TR39 skeletons), is refused. `kb`: an already loaded KnowledgeBase of
+    `settings.data_dir`. `before_store`: called once the file has scored, just before the row is written (the
+    CLI shows a new submitter token there); when it raises, nothing is stored.
     """
     try:
         name = check_name(name)
@@ -48,6 +52,7 @@ def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *
         raise SubmissionError(str(e)) from None
     if slugify(name) in {slugify(r) for r in reserved}:
         raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
+    _refuse_lookalike(name, store, reserved)
     if pool not in SUBMIT_POOLS:
         raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
     if settings.data_dir is None:
@@ -64,13 +69,48 @@ def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *
         except UploadError as e:
             raise SubmissionError(str(e)) from None
         result = _score(settings, upload.plain, path.name, pool, kb)
+        if pool == "open" and _closed_pool_only(settings, upload.plain):
+            raise SubmissionError(
+                f"{path.name}: every ranking stays inside its dialogue's closed pool of candidates: these are "
+                "closed-pool predictions; submit them to the closed pool (an open-pool system ranks the city's "
+                "whole open set)")
         row = result_row(result, system=name, family="submitted", source="submission", description=description)
+        if before_store is not None:
+            before_store()
         try:
             stored = store.put(row, path, owner, suffix=upload.suffix)
         except OwnerError as e:
             raise SubmissionError(str(e)) from None
     log.info("stored submission %r (%s pool), version %s", name, pool, stored.get("version"))
     return stored
+
+
+def _refuse_lookalike(name: str, store: ResultsStore, reserved: Collection[str]) -> None:
+    """SubmissionError when `name` looks like a reserved name or a stored row's name but is another system."""
+    other = lookalike_of(name, [{"system": r} for r in reserved]) or lookalike_of(name, store.rows())
+    if other is not None:
+        raise SubmissionError(f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
+                              "reader, Unicode TR39); choose a name that reads differently")
+
+
+def _closed_pool_only(settings, plain: Path) -> bool:
+    """Whether at least CLOSED_AS_OPEN_MIN_TURNS rankings of a (validated) file are non-empty and every
+    ranking lies inside its dialogue's closed candidate pool (which the open set contains)."""
+    from trace_dataset.constants import POOL_FIELDS
+    from trace_dataset.datadir import iter_dialogues
+    from trace_dataset.io import read_jsonl
+
+    closed = {d["dialogue_id"]: set(d[POOL_FIELDS["closed"]]) for d in iter_dialogues(settings.data_dir,
+                                                                                      settings.split)}
+    ranked = 0
+    for row in read_jsonl(plain):
+        ids = row.get("ranked_poi_ids") or []
+        if not ids:
+            continue
+        if not set(ids) <= closed.get(row.get("dialogue_id"), set()):
+            return False
+        ranked += 1
+    return ranked >= CLOSED_AS_OPEN_MIN_TURNS
 
 
 def _score(settings, plain: Path, shown: str, pool: str, kb: Any) -> dict[str, Any]:

@@ -16,12 +16,15 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from trace_bench.errors import TraceBenchError
+from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES
+
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_BYTES = 1 << 16
-MAX_LINE_BYTES = 1 << 20  # one prediction row; real ones are a few KB (a response, 3-10 POI ids, citations)
+MAX_LINE_BYTES = MAX_PREDICTION_LINE_BYTES  # one prediction row: the limit a run checks when it writes
 
 
-class UploadError(ValueError):
+class UploadError(TraceBenchError, ValueError):
     """An upload refused before validation; the message names the file (and line) and the limit."""
 
 

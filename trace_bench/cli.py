@@ -75,8 +75,8 @@ def _main(argv: list[str] | None) -> int:
     configure_logging(args.verbose, args.quiet)
     try:
         rc = args.func(args)
-    except TraceBenchError as e:
-        print(f"trace-bench: error: {e}", file=sys.stderr)
+    except TraceBenchError as e:  # one line, whatever the message holds
+        print(f"trace-bench: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 2
     except OSError as e:  # the file system refused: a missing path, no permission, a file where a folder belongs
         if e.filename is None:

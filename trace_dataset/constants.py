@@ -232,6 +232,9 @@ REVIEWS_FILE = "reviews.jsonl.gz"  # local only: never part of a release
 KB_META_FILE = "kb.json"
 CORPUS_META_FILE = "corpus.json"
 INTERACTIVE_FILE = "interactive.jsonl.gz"  # live conversations of `trace-bench interact`, under data/
+# One prediction row (a JSON line) at most: what `trace-bench submit` and the Space accept, and what a run
+# checks when it writes; real rows are a few KB (a response, 3-10 POI ids, citations)
+MAX_PREDICTION_LINE_BYTES = 1 << 20
 OFFICIAL_HUB_DATASET = "taoist/TRACE"
 
 # ---------------------------------------------------------------------------------------------------

@@ -152,6 +152,22 @@ def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
     return removed
 
 
+_ANY_TEMP_RE = re.compile(rf"\.(.+)\.(\d+)\.[a-z0-9_]{{8}}(?:{re.escape(TMP_SUFFIX)}|{re.escape(OLD_SUFFIX)})")
+
+
+def remove_stale_siblings(folder: str | os.PathLike) -> list[Path]:
+    """`remove_stale_temps` for every target in `folder` that a killed writer left temporaries of (`.NAME.PID.*`
+    with PID gone), not only the one being written: a killed `kb build --out runs/kb1` leaves nothing behind
+    once any output is staged beside it. Temporaries of live processes are kept."""
+    folder = Path(folder)
+    try:
+        names = {m.group(1) for p in folder.iterdir() if (m := _ANY_TEMP_RE.fullmatch(p.name))
+                 and not _pid_alive(int(m.group(2)))}
+    except OSError:
+        return []
+    return [removed for name in sorted(names) for removed in remove_stale_temps(folder / name)]
+
+
 def _temp_prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
@@ -235,6 +251,7 @@ def staged_dir(out_dir: str | os.PathLike, markers: str | tuple[str, ...], *,
         if out_dir == p or p.is_relative_to(out_dir) or out_dir.is_relative_to(p):
             raise TraceDataError(f"output folder overlaps the input {p}; choose a separate folder", path=out_dir)
     remove_stale_temps(out_dir)
+    remove_stale_siblings(out_dir.parent)
     check_output_dir(out_dir, markers, what=what)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out_dir), suffix=TMP_SUFFIX, dir=out_dir.parent))

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from baselines import LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_llm import add_llm_argument
@@ -25,13 +26,35 @@ DECODING_FLAGS: dict[str, tuple[str, Any]] = {
 
 
 def _param(text: str) -> tuple[str, Any]:
+    """argparse type of `--param KEY=VALUE`: a JSON value, else the bare text; NaN and infinities are refused
+    (JSON has none, and a NaN parameter scores everything NaN)."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
-        return key, json.loads(value)
+        return key, json.loads(value, parse_constant=_no_constant, parse_float=_finite_float)
+    except _NotFinite:
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}") from None
     except (json.JSONDecodeError, RecursionError, ValueError):
-        return key, value  # a bare string (its type is checked by trace_harness.params)
+        pass
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}")
+    return key, value  # a bare string (its type is checked by trace_harness.params)
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e999
+        raise _NotFinite(text)
+    return value
 
 
 def register_run(subparsers) -> None:
@@ -52,16 +75,16 @@ def register_run(subparsers) -> None:
     p.add_argument("--split", default="test", choices=(*SPLITS, ALL_SPLITS), help="split to run (default: test)")
     p.add_argument("--pool", default="closed", choices=POOLS, help="candidate pool (default: closed)")
     p.add_argument("--out", required=True, metavar="FILE|DIR", help="predictions file (a folder with --all)")
-    p.add_argument("--batch-size", type=int, default=64, help="rows per _forward call (default: 64)")
-    p.add_argument("--num-proc", type=int, default=1, help="worker processes (same output for any value)")
+    p.add_argument("--batch-size", type=number_in(int, 1), default=64, help="rows per _forward call (default: 64)")
+    p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes (same output for any value)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                    help="baseline parameter (JSON value), e.g. --param text_weight=0.6; repeatable")
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--subset", type=int, default=None, metavar="N",
+    p.add_argument("--subset", type=number_in(int, 1), default=None, metavar="N",
                    help="run on a seeded N-dialogue subset of the split (the paper's open set: --pool open "
                         "--subset 1000), written once as a data directory beside --out to evaluate against")
-    p.add_argument("--subset-seed", type=int, default=SEED, help=f"seed of --subset (default: {SEED})")
+    p.add_argument("--subset-seed", type=number_in(int, 0), default=SEED, help=f"seed of --subset (default: {SEED})")
     llm = add_llm_argument(p, temperature=APP_F_TEMPERATURE, max_new_tokens=APP_F_MAX_NEW_TOKENS)
     llm.add_argument("--prefilter", choices=PREFILTERS, default=None,
                      help="LLM baselines with a candidate prompt (" + ", ".join(PREFILTER_BASELINES) + "): how a "
@@ -86,7 +109,7 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
     options = {"concurrency": args.llm_concurrency, "batch_size": args.llm_batch_size, "device": args.llm_device,
                "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout,
-               "structured": args.structured}
+               "max_response_bytes": args.llm_max_response_bytes, "structured": args.structured}
     own = name not in LLM_BASELINES
     params: dict[str, Any] = {"llm": args.llm if own else args.llm or DEFAULT_SPEC}
     for flag, (key, app_f) in DECODING_FLAGS.items():
@@ -99,11 +122,6 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     if args.prefilter and name in PREFILTER_BASELINES:
         params["prefilter"] = args.prefilter
     return params
-
-
-def _fail(message: str) -> int:
-    print(f"trace-bench run: {message}", file=sys.stderr)
-    return 2
 
 
 def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) -> str:
@@ -136,7 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         args.param.append(("snippets", args.snippets))
     problem = usage_error(args)
     if problem:
-        return _fail(problem)
+        raise UsageError(problem)
     kwargs = dict(split=args.split, pool=args.pool, batch_size=args.batch_size, num_proc=args.num_proc,
                   params=dict(args.param), overwrite=args.overwrite, progress=not args.no_progress,
                   subset=args.subset, subset_seed=args.subset_seed)
@@ -144,9 +162,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.all or args.all_llm:
         flag = "--all" if args.all else "--all-llm"
         if args.param:
-            return _fail(f"--param applies to one baseline; drop it with {flag}")
+            raise UsageError(f"--param applies to one baseline; drop it with {flag}")
         if args.all and llm_given:
-            return _fail("--llm and --prefilter are for the LLM baselines; use --all-llm (--all runs the nine "
+            raise UsageError("--llm and --prefilter are for the LLM baselines; use --all-llm (--all runs the nine "
                          "non-LLM baselines)")
         names = None if args.all else list(LLM_BASELINES)  # None: run_all's default, the nine non-LLM ones
         per_name = {n: llm_params(args, n) for n in LLM_BASELINES} if args.all_llm else None
@@ -160,11 +178,11 @@ def _run(args: argparse.Namespace) -> int:
                 print(_report(name, result, str(out), f"{name:12s} {result['n_rows']} rows  {out}"))
         return 1 if failed else 0
     if args.prefilter and args.name not in PREFILTER_BASELINES:
-        return _fail(f"--prefilter applies to {', '.join(PREFILTER_BASELINES)}, not {args.name}")
+        raise UsageError(f"--prefilter applies to {', '.join(PREFILTER_BASELINES)}, not {args.name}")
     if args.name in LLM_BASELINES or args.name in LLM_SYSTEMS:
         kwargs["params"] = {**llm_params(args, args.name), **kwargs["params"]}
     elif llm_given:
-        return _fail(f"{args.name} is not an LLM baseline; --llm applies to {', '.join(LLM_BASELINES + LLM_SYSTEMS)} "
+        raise UsageError(f"{args.name} is not an LLM baseline; --llm applies to {', '.join(LLM_BASELINES + LLM_SYSTEMS)} "
                      f"and --prefilter to {', '.join(PREFILTER_BASELINES)}")
     meta = run_baseline(args.name, args.data, args.out, **kwargs)
     print(_report(args.name, meta, args.out))

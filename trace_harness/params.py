@@ -78,10 +78,6 @@ def usage_error(args: argparse.Namespace) -> str | None:
     """The first thing wrong with `trace-bench run` arguments that can be told without loading anything."""
     from baselines import BASELINES, BaselineUnavailable
 
-    for option, dest in (("--batch-size", "batch_size"), ("--num-proc", "num_proc"), ("--subset", "subset")):
-        value = getattr(args, dest, None)
-        if value is not None and value < 1:
-            return f"{option} must be >= 1, got {value}"
     name = getattr(args, "name", None)
     if name is None:
         return None

@@ -40,6 +40,7 @@ from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import (
     CORPUS_META_FILE,
     KB_DIRNAME,
+    MAX_PREDICTION_LINE_BYTES,
     POOLS,
     SEED,
     resolve_splits,
@@ -82,7 +83,7 @@ ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # with another --llm-timeout or --llm-concurrency asks the same model the same prompts. They stay recorded in the
 # metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
 TRANSPORT_KEYS: tuple[str, ...] = ("concurrency", "timeout", "connect_timeout", "max_retries", "backoff",
-                                   "batch_size", "threads")
+                                   "batch_size", "threads", "max_response_bytes")
 SECRET_KEYS: tuple[str, ...] = ("api_key",)  # never written to the metadata
 
 
@@ -244,8 +245,22 @@ def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: in
 def predict_lines(pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0) -> list[str]:
     """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
     rows = (r for d in dialogues for r in turn_rows(d, pool))
-    lines = [dumps(rec) + "\n" for rec in pipe(rows)]
+    lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
     return lines[skip:]
+
+
+def _checked_line(name: str, record: Mapping[str, Any]) -> str:
+    """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
+    and the Space accept (a run stops there rather than write a file nobody can submit)."""
+    line = dumps(record) + "\n"
+    size = len(line.encode("utf-8"))
+    if size > MAX_PREDICTION_LINE_BYTES:
+        raise TraceDataError(
+            f"{name}: the prediction of dialogue {record.get('dialogue_id')!r} turn {record.get('turn_id')} is "
+            f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
+            "trace-bench submit accepts): shorten the system's response"
+        )
+    return line
 
 
 def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, dict[str, Any]]:

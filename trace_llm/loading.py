@@ -13,7 +13,8 @@ COMMON_OPTIONS = frozenset({"structured"})
 LLAMACPP_OPTIONS = frozenset({"threads", "context"}) | COMMON_OPTIONS
 HF_OPTIONS = frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"}) | COMMON_OPTIONS
 OPENAI_OPTIONS = frozenset(
-    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env"}
+    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env",
+     "max_response_bytes"}
 ) | COMMON_OPTIONS
 
 
@@ -40,7 +41,8 @@ def load_llm(
       hf / smollm2: batch_size=8, device="auto", dtype="auto", threads=None (torch's default),
                     trust_remote_code=False, models_dir
       llamacpp / smollm2 run by llama.cpp: threads=None (llama.cpp's default), context=8192
-      openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env
+      openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env,
+              max_response_bytes=4 MiB
     """
     parsed = parse_spec(spec)
     known = HF_OPTIONS | OPENAI_OPTIONS | LLAMACPP_OPTIONS

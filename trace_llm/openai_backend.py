@@ -8,6 +8,10 @@ timeouts, missed deadlines, 429 and 5xx answers, so one request takes at most ab
 (max_retries + 1) x timeout plus the backoff. A server that stays
 unreachable gives LLMConnectionError naming the URL after a bounded time (about `backoff * (2**max_retries - 1)`
 seconds, 7.5 s with the defaults). Other HTTP errors (400, 401, 404...) fail at once with the server's message.
+A `Retry-After` header is honoured up to the request's own deadline (`timeout`), never longer. An answer is
+read as a stream and refused once it passes `max_response_bytes` (default 4 MiB, ample for any completion;
+LLMOutputError, not retried: the same request would bring the same answer), so a runaway server costs at most
+that much memory per request in flight.
 
 API key: `api_key=`, else the environment variable named by `api_key_env=`, else $TRACE_LLM_API_KEY, else
 $OPENAI_API_KEY; local servers need none.
@@ -63,6 +67,7 @@ DEFAULT_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_TOKEN_COUNT = 10**12  # a usage figure beyond this is garbage, not tokens
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20  # one answer; 1,024 tokens of JSON-escaped text are ~10 KB
 
 
 def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -119,6 +124,7 @@ class OpenAILLM(LLM):
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff: float = DEFAULT_BACKOFF_S,
         structured: str = DEFAULT_STRUCTURED,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ):
         urls = [u.strip() for u in base_url.split(",")] if isinstance(base_url, str) else [str(u) for u in base_url]
         for url in urls:
@@ -128,6 +134,8 @@ class OpenAILLM(LLM):
             raise LLMConfigError(f"base URLs {urls!r}: expected one or more distinct URLs")
         if concurrency < 1:
             raise LLMConfigError(f"concurrency={concurrency!r}: expected a positive integer")
+        if not isinstance(max_response_bytes, int) or max_response_bytes < 1:
+            raise LLMConfigError(f"max_response_bytes={max_response_bytes!r}: expected a positive integer")
         if max_retries < 0 or backoff < 0 or timeout <= 0 or connect_timeout <= 0:
             raise LLMConfigError(
                 f"bad retry settings (max_retries={max_retries}, backoff={backoff}, timeout={timeout}, "
@@ -144,6 +152,7 @@ class OpenAILLM(LLM):
         self.deadline = float(timeout)  # the whole request: httpx's timeouts only bound each read
         self.max_retries = max_retries
         self.backoff = backoff
+        self.max_response_bytes = max_response_bytes
         self._api_key = api_key
         self._api_key_env = api_key_env
         super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
@@ -301,7 +310,7 @@ class OpenAILLM(LLM):
             url = self.urls[server]
             self._inflight[server] += 1
             try:
-                response = await asyncio.wait_for(client.post(url, json=body), timeout=self.deadline)
+                response = await asyncio.wait_for(self._post(client, url, body), timeout=self.deadline)
             except httpx.TransportError as e:  # connect errors, timeouts, dropped connections
                 last_error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             except asyncio.TimeoutError:  # the server answers, but too slowly to finish within the deadline
@@ -325,8 +334,8 @@ class OpenAILLM(LLM):
                 last_error = f"{url}: {last_error}"
             if attempt < self.max_retries:
                 delay = min(MAX_BACKOFF_S, self.backoff * 2**attempt) * (1.0 + 0.1 * random.random())
-                if wait is not None:
-                    delay = max(delay, min(wait, MAX_BACKOFF_S))
+                if wait is not None:  # the server's Retry-After, within the request's own deadline
+                    delay = max(delay, min(wait, MAX_BACKOFF_S, self.deadline))
                 log.debug("%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay)
                 await asyncio.sleep(delay)
         where = ", ".join(self.urls)
@@ -334,6 +343,28 @@ class OpenAILLM(LLM):
             f"{where}: no answer after {self.max_retries + 1} attempts over {time.monotonic() - started:.1f}s "
             f"(last error: {last_error}); is the server running and is the URL in 'openai:BASE_URL#MODEL' right?",
             url=where,
+        )
+
+    async def _post(self, client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> httpx.Response:
+        """POST `body`; the answer read as a stream, at most `max_response_bytes` (LLMOutputError beyond)."""
+        async with client.stream("POST", url, json=body) as response:
+            declared = response.headers.get("content-length", "")
+            if not (declared.isdigit() and int(declared) > self.max_response_bytes):
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():  # decoded: a compressed answer counts unpacked
+                    size += len(chunk)
+                    if size > self.max_response_bytes:
+                        break
+                    chunks.append(chunk)
+                else:
+                    headers = [(k, v) for k, v in response.headers.items()
+                               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+                    return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
+                                          request=response.request)
+        raise LLMOutputError(
+            f"{url}: the answer passed {self.max_response_bytes:,} bytes (model {self.model!r}); refused unread "
+            "(raise the limit with --llm-max-response-bytes if such answers are expected)",
+            raw="", error=f"answer over {self.max_response_bytes} bytes", attempts=1,
         )
 
     def _parse(self, response: httpx.Response) -> Completion:

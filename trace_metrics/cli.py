@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
 from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
 from trace_metrics.tables import text_table
@@ -44,38 +45,37 @@ def register(subparsers) -> None:
     p.add_argument("--compare", metavar="OTHER_PREDICTIONS", type=Path,
                    help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests")  # fmt: skip
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
-    p.add_argument("--fuzzy-threshold", type=float, default=0.8, help="GS quote threshold (default 0.8)")
-    p.add_argument("--cd-gate", type=float, default=0.05, help="CGS citation-density gate (default 0.05)")
-    p.add_argument("--pc-window", type=int, default=80, help="PC citation window in characters (default 80)")
-    p.add_argument("--radius-km", type=float, default=2.0, help="spatial coherence radius (default 2 km)")
+    p.add_argument("--fuzzy-threshold", type=number_in(float, 0, 1), default=0.8, help="GS quote threshold (default 0.8)")
+    p.add_argument("--cd-gate", type=number_in(float, 0, 1, low_open=True), default=0.05, help="CGS citation-density gate (default 0.05)")
+    p.add_argument("--pc-window", type=number_in(int, 0), default=80, help="PC citation window in characters (default 80)")
+    p.add_argument("--radius-km", type=number_in(float, 0, low_open=True), default=2.0, help="spatial coherence radius (default 2 km)")
     p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
                    help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
                         "every system turn (Table 20's n); docs/leaderboard.md")
     p.add_argument(
-        "--n-boot", type=int, default=10_000, help="bootstrap resamples for --compare (default 10000)"
+        "--n-boot", type=number_in(int, 1), default=10_000, help="bootstrap resamples for --compare (default 10000)"
     )
-    p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42)")
+    p.add_argument("--seed", type=number_in(int, 0), default=42, help="bootstrap seed (default 42)")
+    from trace_llm.cli import add_llm_backend_options
+
+    add_llm_backend_options(p.add_argument_group("LLM judge and CoRE (--judge, --core): cache and server options"))
     p.set_defaults(func=run)
 
 
-# option -> (lowest, highest, lowest allowed itself); checked before anything is loaded
-OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
-    "fuzzy_threshold": (0.0, 1.0, True),
-    "cd_gate": (0.0, 1.0, True),
-    "pc_window": (0, math.inf, True),
-    "radius_km": (0.0, math.inf, False),
-    "n_boot": (1, math.inf, True),
-}
+def _llm_loading(args: argparse.Namespace) -> dict[str, Any]:
+    """The --llm-* cache and server options, as `load_llm` keyword arguments (judge and CoRE alike)."""
+    from trace_llm.cli import llm_options
+
+    return {"cache_path": False if args.no_llm_cache else args.llm_cache, **llm_options(args)}
 
 
-def _bad_option(args: argparse.Namespace) -> str | None:
-    for dest, (low, high, closed) in OPTION_RANGES.items():
-        value = getattr(args, dest)
-        ok = (low <= value if closed else low < value) and value <= high and not math.isnan(value)
-        if not ok:
-            bracket = "[" if closed else "("
-            return f"--{dest.replace('_', '-')} must be in {bracket}{low:g}, {high:g}], got {value}"
-    return None
+def _load_judge(args: argparse.Namespace) -> Any:
+    """The --judge LLM with the --llm-* options (a hanging judge server then costs --llm-timeout, not minutes)."""
+    if not args.judge:
+        return None
+    from trace_llm import load_llm
+
+    return load_llm(args.judge, **_llm_loading(args))
 
 
 def per_item_path(out: Path) -> Path:
@@ -89,10 +89,6 @@ def run(args: argparse.Namespace) -> int:
     from trace_dataset.io import atomic_open, check_output_file, sha256_file, write_json
     from trace_metrics.lib import suite
 
-    problem = _bad_option(args)
-    if problem:
-        print(f"trace-bench evaluate: {problem}", file=sys.stderr)
-        return 2
     check_output_file(args.out)  # a folder, a path under a file or an unwritable place fails before scoring
 
     options: dict[str, Any] = {
@@ -105,28 +101,34 @@ def run(args: argparse.Namespace) -> int:
     }
     kb = suite.load_kb(args.data)
     gc.freeze()  # the knowledge base lives until exit: spare the cyclic GC from rescanning it (~10% faster)
-    result = suite.evaluate_run(
-        args.data, args.predictions, args.split, args.pool, args.nli, args.judge, kb=kb, **options
-    )
-    per_item = result.pop("per_item")
-    if args.compare is not None:
-        other = suite.evaluate_run(
-            args.data, args.compare, args.split, args.pool, args.nli, args.judge, kb=kb, **options
+    judge = _load_judge(args)
+    try:
+        result = suite.evaluate_run(
+            args.data, args.predictions, args.split, args.pool, args.nli, judge, kb=kb, **options
         )
-        result["comparison"] = {
-            "a": {"file": args.predictions.name, "sha256": result["config"]["predictions"]["sha256"]},
-            "b": {"file": args.compare.name, "sha256": sha256_file(args.compare)},
-            "n_boot": args.n_boot,
-            "seed": args.seed,
-            "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed,
-                               cd_gate=args.cd_gate),
-        }
+        per_item = result.pop("per_item")
+        if args.compare is not None:
+            other = suite.evaluate_run(
+                args.data, args.compare, args.split, args.pool, args.nli, judge, kb=kb, **options
+            )
+            result["comparison"] = {
+                "a": {"file": args.predictions.name, "sha256": result["config"]["predictions"]["sha256"]},
+                "b": {"file": args.compare.name, "sha256": sha256_file(args.compare)},
+                "n_boot": args.n_boot,
+                "seed": args.seed,
+                "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed,
+                                   cd_gate=args.cd_gate),
+            }
+    finally:
+        if judge is not None:
+            judge.close()
     if not _is_main_process():
         return 0  # under `accelerate launch` every process scores its NLI shard; only the main one writes
     if args.core:  # CoRE (docs/core.md): resumable per-dialogue outputs beside --out
         from trace_metrics.core.cli import core_out_dir, run_for_evaluate
 
-        result["core"] = run_for_evaluate(args.data, args.predictions, args.split, args.core, core_out_dir(args.out))
+        result["core"] = run_for_evaluate(args.data, args.predictions, args.split, args.core, core_out_dir(args.out),
+                                          **_llm_loading(args))
     write_json(args.out, result)
     with atomic_open(per_item_path(args.out), "w") as f:
         json.dump(per_item, f, ensure_ascii=False, separators=(",", ":"))
@@ -150,13 +152,15 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
     """Paired cluster bootstrap (resampling dialogues) and per-dialogue paired t-test for every metric
     with per-item values in both runs (area E's `stats`); `cgs` / `cgs_ent`, formulas of means, get the
     paired bootstrap of the formula itself (`intervals`, no t-test: they have no per-dialogue values)."""
+    import logging
+
     from trace_metrics.lib import intervals, stats
 
     out: dict[str, dict] = {}
     for group, items in a.items():
         other = b[group]
         if items["dialogue_id"] != other["dialogue_id"] or items.get("turn_id") != other.get("turn_id"):
-            raise ValueError(f"the two runs' {group} do not line up; were they scored on the same split?")
+            raise UsageError(f"--compare: the two runs' {group} do not line up; were they scored on the same split?")
         for metric, xs in items.items():
             if metric in ("dialogue_id", "turn_id") or metric not in other:
                 continue
@@ -192,7 +196,11 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
                 "ttest_t": _finite(t.get("t")),
                 "ttest_p": _finite(t.get("p")),
                 "ttest_n_dialogues": t.get("n"),
+                **({"note": boot["note"]} if "note" in boot else {}),
             }
+    flat = sorted(m for m, c in out.items() if "note" in c)
+    if flat:
+        logging.getLogger(__name__).warning("no interval for %s: %s", ", ".join(flat), stats.NO_VARIANCE)
     ta, tb = intervals.dialogue_table(a, cd_gate), intervals.dialogue_table(b, cd_gate)
     both = [m for m in intervals.COMPOSITES if m in ta.metrics() and m in tb.metrics()]
     if both and ta.dialogues == tb.dialogues:
@@ -262,8 +270,9 @@ def format_comparison(comparison: dict) -> str:
     rows = []
     for m, c in comparison["metrics"].items():
         sig = "*" if c["significant"] else ""
-        rows.append([m, _fmt(c["mean_a"]), _fmt(c["mean_b"]), f"{c['delta']:+.4f}{sig}",
-                     f"[{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]", _fmt(c["ttest_p"]), str(c["n"])])  # fmt: skip
+        ci = "no variance" if c["ci_low"] is None else f"[{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]"
+        rows.append([m, _fmt(c["mean_a"]), _fmt(c["mean_b"]), f"{c['delta']:+.4f}{sig}", ci, _fmt(c["ttest_p"]),
+                     str(c["n"])])  # fmt: skip
     title = (
         f"A = {comparison['a']['file']}, B = {comparison['b']['file']}: delta = mean(A) - mean(B), 95% CI by paired "
         f"cluster bootstrap over dialogues (n_boot={comparison['n_boot']}, seed={comparison['seed']}; * = CI excludes 0), "

@@ -100,34 +100,54 @@ def interests_lexicon() -> tuple[dict[str, tuple[frozenset[str], re.Pattern[str]
 
 
 def _csv_records(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(first line of the record, row) for each CSV record; the header must hold `columns`."""
+    """(first line of the record, row) for each CSV record; the header must hold `columns`. A file that is not
+    UTF-8 text, or a field past the csv module's limit (131,072 characters), is a TraceDataError naming the line."""
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            raise TraceDataError(f"empty file; expected a CSV header with {list(columns)}", path=path, line=1)
-        header = [h.strip().lstrip("\ufeff") for h in header]
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise TraceDataError(f"missing column(s) {missing}; expected {list(columns)}", path=path, line=1)
-        index = {c: header.index(c) for c in columns}
-        start = reader.line_num + 1
-        for values in reader:
-            if not any(v.strip() for v in values):
-                start = reader.line_num + 1
-                continue
-            if len(values) != len(header):
-                raise TraceDataError(
-                    f"{len(values)} fields where the header has {len(header)}", path=path, line=start
-                )
-            yield start, {c: values[i] for c, i in index.items()}
+        try:
+            yield from _records(reader, path, columns)
+        except UnicodeDecodeError:
+            raise TraceDataError("not UTF-8 text; save the CSV as UTF-8", path=path, line=_first_bad_line(path)) from None
+        except csv.Error as e:
+            raise TraceDataError(f"not a readable CSV record ({e})", path=path, line=reader.line_num) from None
+
+
+def _first_bad_line(path: Path) -> int | None:
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return None
+
+
+def _records(reader: Any, path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    header = next(reader, None)
+    if header is None:
+        raise TraceDataError(f"empty file; expected a CSV header with {list(columns)}", path=path, line=1)
+    header = [h.strip().lstrip("\ufeff") for h in header]
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise TraceDataError(f"missing column(s) {missing}; expected {list(columns)}", path=path, line=1)
+    index = {c: header.index(c) for c in columns}
+    start = reader.line_num + 1
+    for values in reader:
+        if not any(v.strip() for v in values):
             start = reader.line_num + 1
+            continue
+        if len(values) != len(header):
+            raise TraceDataError(
+                f"{len(values)} fields where the header has {len(header)}", path=path, line=start
+            )
+        yield start, {c: values[i] for c, i in index.items()}
+        start = reader.line_num + 1
 
 
 def _literal(text: str, path: Path, line: int, column: str, kind: type) -> Any:
     try:
         value = ast.literal_eval(text) if text.strip() else kind()
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):  # TypeError: `{[1]: 2}`
         raise TraceDataError(
             f"column {column!r}: not a Python literal {kind.__name__}: {text[:60]!r}", path=path, line=line
         ) from None

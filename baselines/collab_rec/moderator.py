@@ -95,8 +95,12 @@ class ModeratorConfig:
         ):
             raise ValueError(f"k_reject must be between 0 and k={self.k}, got {self.k_reject!r}")
         for name in ("lambda_r", "lambda_d", "lambda_h", "eps"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if self.stopping == "eq13" and self.t_min > self.t_max:
+            raise ValueError(f"t_min ({self.t_min}) must not exceed t_max ({self.t_max}): Eq. 13 could never stop "
+                             "a negotiation early")
 
     @property
     def tau(self) -> int:

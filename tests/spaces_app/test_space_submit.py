@@ -226,7 +226,8 @@ def test_hostile_files_get_one_line_refusals(space_settings, tmp_path, name, cap
                  "--results", str(space_settings.results_dir)])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
-    assert captured.err.count("\n") == 1 and captured.err.startswith(f"submission refused: {message}")
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"trace-bench: error: submission refused: {message}")
     assert "Traceback" not in captured.err
 
 

@@ -8,7 +8,10 @@ Scenarios per command:
           named like every Trace and Yelp file;
   output  inputs valid, the output (`--out`, `--results`) is an existing file, a path under a file, or an
           unwritable folder (commands whose required inputs the walker cannot fill are skipped and listed);
-  number  inputs valid, one numeric option at a time set to -1 (and floats to nan).
+  number  inputs valid, one numeric option at a time set to -1 (seeds included; floats also to nan, inf and
+          -inf): refused when the options are parsed, never a traceback or a run poisoned by NaN;
+and, beside the walk, path-like model options (`--param model=...`, `--param encoder=...`, `--nli PATH`) and
+corrupt caches (LLM responses, Dense queries, SnipRec vectors under $TRACE_BENCH_CACHE).
 Arguments are classified by their dest, type and metavar. Commands that start a server or the whole pipeline
 when their arguments are valid (serve, demo) get the input and output scenarios only.
 """
@@ -223,10 +226,11 @@ def scenarios(world: World, bad_files: dict[str, Path], stub_llm, tmp: Path, unw
         for action in actions:
             if kind_of(action) != "number" or not action.option_strings:
                 continue
-            if any(word in action.dest for word in ("seed", "port", "verbose")):
+            if any(word in action.dest for word in ("port", "verbose")):
                 continue
             flag = action.option_strings[0]
-            for value in ("-1", "nan") if getattr(action.type, "__name__", "") == "float" else ("-1",):
+            floats = ("-1", "nan", "inf", "-inf")
+            for value in floats if getattr(action.type, "__name__", "") == "float" else ("-1",):
                 yield name, f"{flag} {value}", _set(valid, flag, value)
     if skipped:
         print(f"output and number scenarios skipped (no known valid input) for: {', '.join(skipped)}")
@@ -243,6 +247,41 @@ def test_every_subcommand_survives_bad_input(world, bad_files, stub_llm, tmp_pat
             failures.append(f"trace-bench {' '.join(map(str, argv))}  [{name}: {scenario}]\n{text[-3000:]}")
     assert n > 50
     assert not failures, f"{len(failures)} of {n} runs ended in a traceback:\n\n" + "\n\n".join(failures)
+
+
+@pytest.mark.slow
+def test_model_options_and_corrupt_caches_end_in_one_line(world, stub_llm, tmp_path, capsys, monkeypatch):
+    caches = tmp_path / "cache"
+    for rel in ("llm.sqlite", "dense/queries.sqlite", "sniprec/vectors.sqlite", "nli.sqlite"):
+        (caches / rel).parent.mkdir(parents=True, exist_ok=True)
+        (caches / rel).write_bytes(b"\x00not a database\n" * 512)
+    monkeypatch.setenv("TRACE_BENCH_CACHE", str(caches))
+    out = tmp_path / "out"
+    run = ["run", "--data", world.corpus, "--no-progress"]
+    cases = {  # label: (argv, what the one line says)
+        "dense model folder": ([*run, "dense", "--out", out / "a.jsonl", "--param", "model=/nonexistent/model"],
+                               "cannot load the sentence-transformers model '/nonexistent/model'"),
+        "dense model empty": ([*run, "dense", "--out", out / "b.jsonl", "--param", "model="],
+                              "expected a sentence-transformers model id or folder"),
+        "sniprec encoder": ([*run, "sniprec", "--out", out / "c.jsonl", "--param", "encoder=../no-such-encoder"],
+                            "cannot load the sentence-transformers model '../no-such-encoder'"),
+        "nli folder": (["evaluate", "--data", world.corpus, "--predictions", world.predictions, "--out",
+                        out / "r.json", "--nli", "/nonexistent/nli"], "NLI model folder '/nonexistent/nli' does not"),
+        "corrupt dense cache": ([*run, "dense", "--out", out / "d.jsonl"], "dense/queries.sqlite: cannot be used"),
+        "corrupt sniprec cache": ([*run, "sniprec", "--out", out / "e.jsonl"], "vectors.sqlite: cannot be used"),
+        "corrupt llm cache": (["llm", "chat", "--llm", stub_llm.spec(), "hi"], "llm.sqlite: cannot open"),
+        "interact seed": (["interact", "--system", "popularity", "--data", world.corpus, "--out", out / "i",
+                           "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+        "leaderboard seed": (["leaderboard", "--data", world.corpus, "--runs", world.runs, "--seed", "-1"],
+                             "argument --seed: expected an integer >= 0, got '-1'"),
+    }
+    failures = []
+    for label, (argv, expected) in cases.items():
+        rc, text = run_case(capsys, [str(a) for a in argv])
+        if rc != 2 or TRACEBACK in text or expected not in text:
+            failures.append(f"[{label}] rc={rc}, expected {expected!r}\n{text[-2000:]}")
+    assert not failures, "\n\n".join(failures)
+    assert not (out / "i").exists()
 
 
 def test_walker_sees_every_registered_command():

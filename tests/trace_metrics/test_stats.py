@@ -94,6 +94,10 @@ def test_bootstrap_input_errors():
 def test_bootstrap_properties(rows):
     a, b, c = zip(*rows, strict=True)
     res = paired_cluster_bootstrap(a, b, c, n_boot=200)
+    assert res["delta"] == pytest.approx(np.mean(a) - np.mean(b), abs=1e-12)
+    if res["n_clusters"] < 2:  # one dialogue: no variance, so no interval and nothing "significant"
+        assert res["ci_low"] is None and res["ci_high"] is None and res["significant"] is None and res["note"]
+        return
     assert res["ci_low"] <= res["ci_high"]
     assert res["delta"] == pytest.approx(np.mean(a) - np.mean(b), abs=1e-12)
     swapped = paired_cluster_bootstrap(b, a, c, n_boot=200)
@@ -137,3 +141,17 @@ def test_threshold_sweep():
     assert threshold_sweep([[0.5]], thresholds=[0.5]) == {0.5: 1.0}
     with pytest.raises(ValueError, match="threshold"):
         threshold_sweep([[0.5]], thresholds=[2.0])
+
+
+def test_one_dialogue_has_no_interval_and_nothing_significant(caplog):
+    from trace_metrics.cli import compare, format_comparison
+
+    res = paired_cluster_bootstrap([1.0, 1.0], [0.0, 0.0], ["d1", "d1"], n_boot=100)
+    assert (res["ci_low"], res["ci_high"], res["significant"]) == (None, None, None) and "no variance" in res["note"]
+    a = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "turn_id": [1, 3], "recall@1": [1.0, 1.0]}}
+    b = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "turn_id": [1, 3], "recall@1": [0.0, 0.0]}}
+    with caplog.at_level("WARNING"):
+        metrics = compare(a, b, n_boot=100)
+    assert metrics["recall@1"]["significant"] is None and "no interval for recall@1" in caplog.text
+    table = format_comparison({"a": {"file": "a"}, "b": {"file": "b"}, "n_boot": 100, "seed": 42, "metrics": metrics})
+    assert "no variance" in table and "+1.0000*" not in table

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from trace_bench.options import number_in
 from trace_dataset.constants import GENERATOR_BACKENDS, SEED, SPLITS
 
 log = logging.getLogger(__name__)
@@ -41,17 +42,17 @@ def register(subparsers: Any) -> None:
     )
     g.add_argument("--kb", required=True, type=Path, metavar="DIR", help="knowledge base folder")
     g.add_argument("--out", required=True, type=Path, metavar="DIR", help="output data directory")
-    g.add_argument("--n", type=int, default=10000, help="number of dialogues (default: 10000)")
+    g.add_argument("--n", type=number_in(int, 1), default=10000, help="number of dialogues (default: 10000)")
     g.add_argument("--backend", choices=GENERATOR_BACKENDS, default="template",
                    help="template (offline, deterministic; default) or llm (--llm SPEC writes the turn texts)")
-    g.add_argument("--seed", type=int, default=SEED, help=f"corpus seed (default: {SEED})")
-    g.add_argument("--workers", type=int, default=None,
+    g.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"corpus seed (default: {SEED})")
+    g.add_argument("--workers", type=number_in(int, 1), default=None,
                    help="processes for the template backend (default: CPU count, at most 4)")
-    g.add_argument("--max-attempts", type=int, default=50,
+    g.add_argument("--max-attempts", type=number_in(int, 1), default=50,
                    help="regeneration attempts per dialogue before giving up (default: 50)")
-    g.add_argument("--llm-attempts", type=int, default=3,
+    g.add_argument("--llm-attempts", type=number_in(int, 1), default=3,
                    help="llm backend: tries per dialogue, each told what failed (default: 3)")
-    g.add_argument("--llm-json-repairs", type=int, default=1,
+    g.add_argument("--llm-json-repairs", type=number_in(int, 0), default=1,
                    help="llm backend: JSON-syntax repairs per try inside the LLM layer (default: 1)")
     g.add_argument("--llm-fallback", choices=LLM_FALLBACKS, default="template",
                    help="llm backend: after --llm-attempts failures use the template text of the same plan "
@@ -84,27 +85,9 @@ def register(subparsers: Any) -> None:
         add_parsers(sub)
 
 
-# (option, smallest value): checked before anything is loaded
-MINIMUMS: tuple[tuple[str, int], ...] = (
-    ("n", 1), ("workers", 1), ("max_attempts", 1), ("llm_attempts", 1), ("llm_json_repairs", 0),
-)
-
-
-def _bad_number(args: argparse.Namespace) -> str | None:
-    for dest, low in MINIMUMS:
-        value = getattr(args, dest, None)
-        if value is not None and value < low:
-            return f"--{dest.replace('_', '-')} must be >= {low}, got {value}"
-    return None
-
-
 def run_generate(args: argparse.Namespace) -> int:
     from trace_dataset.generate.pipeline import generate_corpus
 
-    problem = _bad_number(args)
-    if problem:
-        print(f"trace-bench corpus generate: {problem}", file=sys.stderr)
-        return 2
     llm: Any = None
     if args.backend == "llm":
         try:

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_dataset.constants import (
     KB_META_FILE,
     POI_TYPES,
@@ -268,7 +270,7 @@ def add_catalogue_arguments(parser: Any) -> None:
     g.add_argument("--category", default=None, metavar="TEXT",
                    help="only businesses with a Yelp category containing TEXT (case-insensitive), e.g. food")
     g.add_argument("--all", action="store_true", help="every qualifying POI instead of --per-cell per city x type")
-    g.add_argument("--max-reviews-per-poi", type=int, default=None, help="keep at most this many reviews (default: all)")
+    g.add_argument("--max-reviews-per-poi", type=number_in(int, 1), default=None, help="keep at most this many reviews (default: all)")
 
 
 def catalogue_requested(args: Any) -> bool:
@@ -276,7 +278,7 @@ def catalogue_requested(args: Any) -> bool:
 
 
 def build_from_args(args: Any) -> int:
-    """`kb build` with catalogue options: build, print the summary; 2 on bad options."""
+    """`kb build` with catalogue options: build, print the summary (UsageError on bad options)."""
     import sys
 
     def items(text: str | None) -> tuple[str, ...]:
@@ -287,8 +289,7 @@ def build_from_args(args: Any) -> int:
                              category=args.category, min_reviews=args.min_reviews,
                              per_cell=None if args.all else args.per_cell, max_reviews_per_poi=args.max_reviews_per_poi)
     except ValueError as e:
-        print(f"trace-bench kb build: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     meta = build_catalogue(args.yelp, args.out, spec, seed=args.seed, strict=args.strict, progress=sys.stderr.isatty())
     print(format_stats(meta))
     print(f"\ncatalogue written to {args.out} (kb_version {meta['kb_version'][:12]})")

@@ -7,6 +7,9 @@ import json
 import sys
 from typing import Any
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -26,9 +29,9 @@ def register(subparsers: Any) -> None:
     b.add_argument("--yelp", required=True, metavar="PATH",
                    help="Yelp bundle: folder, yelp_dataset.tar, .zip, .json.gz files, or a synthetic bundle")
     b.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
-    b.add_argument("--per-cell", type=int, default=100, help="POIs per city x type (default 100 -> 2,400 POIs)")
-    b.add_argument("--min-reviews", type=int, default=3, help="minimum reviews a POI must have (default 3)")
-    b.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
+    b.add_argument("--per-cell", type=number_in(int, 1), default=100, help="POIs per city x type (default 100 -> 2,400 POIs)")
+    b.add_argument("--min-reviews", type=number_in(int, 1), default=3, help="minimum reviews a POI must have (default 3)")
+    b.add_argument("--seed", type=number_in(int, 0), default=42, help="sampling seed (default 42)")
     b.add_argument("--strict", action="store_true", help="stop at the first malformed line")
     from trace_dataset.kb.catalogue import add_catalogue_arguments
 
@@ -49,12 +52,8 @@ def _build(args: argparse.Namespace) -> int:
 
     if catalogue_requested(args):
         return build_from_args(args)
-    if args.per_cell < 1:
-        print(f"trace-bench kb build: --per-cell must be >= 1, got {args.per_cell}", file=sys.stderr)
-        return 2
-    if not 1 <= args.min_reviews <= RESERVOIR:
-        print(f"trace-bench kb build: --min-reviews must be in 1..{RESERVOIR}, got {args.min_reviews}", file=sys.stderr)
-        return 2
+    if args.min_reviews > RESERVOIR:
+        raise UsageError(f"--min-reviews: expected an integer in [1, {RESERVOIR}], got {args.min_reviews}")
     meta = build_kb(args.yelp, args.out, per_cell=args.per_cell, min_reviews=args.min_reviews, seed=args.seed,
                     strict=args.strict, progress=sys.stderr.isatty())
     print(format_table(meta))

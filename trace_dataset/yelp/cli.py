@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from trace_bench.options import number_in
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -36,8 +38,8 @@ def register(subparsers: Any) -> None:
         "Scale 1.0 fills the 2,400-POI knowledge base with spares (~70k reviews); scale 17 writes ~1M reviews.",
     )
     syn.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
-    syn.add_argument("--seed", type=int, default=42, help="random seed (default 42)")
-    syn.add_argument("--scale", type=float, default=1.0, help="size factor (default 1.0; see the description)")
+    syn.add_argument("--seed", type=number_in(int, 0), default=42, help="random seed (default 42)")
+    syn.add_argument("--scale", type=number_in(float, 0, low_open=True), default=1.0, help="size factor (default 1.0; see the description)")
     syn.set_defaults(func=_synth)
 
 
@@ -71,9 +73,6 @@ def format_report(r: dict[str, Any]) -> str:
 def _synth(args: argparse.Namespace) -> int:
     from trace_dataset.yelp.synth import write_synthetic_bundle
 
-    if not args.scale > 0:
-        print(f"trace-bench yelp synth: --scale must be > 0, got {args.scale}", file=sys.stderr)
-        return 2
     out = write_synthetic_bundle(args.out, seed=args.seed, scale=args.scale, progress=sys.stderr.isatty())
     manifest = json.loads((out / "TRACE_SYNTHETIC.json").read_text(encoding="utf-8"))
     print(f"synthetic Yelp bundle: {manifest['businesses']:,} businesses, {manifest['reviews']:,} reviews -> {out}")

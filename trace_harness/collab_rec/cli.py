@@ -8,9 +8,10 @@ trace-bench collab-rec tables runs/sasi runs/mami runs/toppop runs/randrec --ref
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_llm.cli import add_llm_argument
 
 STRATEGIES = (
@@ -61,25 +62,25 @@ def register(subparsers: Any) -> None:
         "M_early pick; fixed: --t-max rounds (default: eq13)",
     )
     run.add_argument(
-        "--t-max", type=int, default=defaults.t_max, help=f"round budget (default: {defaults.t_max})"
+        "--t-max", type=number_in(int, 1), default=defaults.t_max, help=f"round budget (default: {defaults.t_max})"
     )
-    run.add_argument("--k", type=int, default=defaults.k, help=f"list length (default: {defaults.k})")
+    run.add_argument("--k", type=number_in(int, 1), default=defaults.k, help=f"list length (default: {defaults.k})")
     run.add_argument(
-        "--t-min", type=int, default=defaults.t_min, help=f"Eq. 13 T_min (default: {defaults.t_min})"
+        "--t-min", type=number_in(int, 1), default=defaults.t_min, help=f"Eq. 13 T_min (default: {defaults.t_min})"
     )
     run.add_argument(
         "--patience",
-        type=int,
+        type=number_in(int, 1),
         default=defaults.patience,
         help=f"Eq. 13 patience p (default: {defaults.patience})",
     )
     run.add_argument(
-        "--eps", type=float, default=defaults.eps, help=f"Eq. 13 epsilon (default: {defaults.eps})"
+        "--eps", type=number_in(float, 0), default=defaults.eps, help=f"Eq. 13 epsilon (default: {defaults.eps})"
     )
     for name in ("r", "d", "h"):
         run.add_argument(
             f"--lambda-{name}",
-            type=float,
+            type=number_in(float, 0),
             default=1.0,
             help=f"Eq. 4 weight of {name} (default: 1; 0 ablates it)",
         )
@@ -92,12 +93,12 @@ def register(subparsers: Any) -> None:
         help="use the authors' code's behaviour where it differs from the paper; "
         f"repeatable: {', '.join(sorted(CODE_BEHAVIOURS))} (see docs/collab_rec.md)",
     )
-    run.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    run.add_argument("--limit", type=number_in(int, 1), default=None, help="only the first N queries")
     run.add_argument(
-        "--batch-queries", type=int, default=16, help="queries negotiated together (default: 16)"
+        "--batch-queries", type=number_in(int, 1), default=16, help="queries negotiated together (default: 16)"
     )
     run.add_argument(
-        "--max-repairs", type=int, default=None, help="JSON repair retries per agent call (default: 2)"
+        "--max-repairs", type=number_in(int, 0), default=None, help="JSON repair retries per agent call (default: 2)"
     )
     run.add_argument(
         "--open-candidates", action="store_true",
@@ -126,10 +127,9 @@ def _run(args: argparse.Namespace) -> int:
     from trace_harness.collab_rec.run import run_benchmark
     from trace_llm import llm_from_args
 
-    for flag, value in (("--limit", args.limit), ("--batch-queries", args.batch_queries)):
-        if value is not None and value < 1:
-            print(f"trace-bench collab-rec run: {flag} must be >= 1, got {value}", file=sys.stderr)
-            return 2
+    if args.stopping == "eq13" and args.t_min > args.t_max:
+        raise UsageError(f"--t-min {args.t_min} exceeds --t-max {args.t_max}: Eq. 13 could never stop a "
+                         "negotiation early; expected --t-min <= --t-max")
     try:
         config = ModeratorConfig(
             k=args.k,
@@ -145,8 +145,7 @@ def _run(args: argparse.Namespace) -> int:
             code_behaviours=frozenset(args.code_behaviour),
         )
     except ValueError as e:
-        print(f"trace-bench collab-rec run: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     llm = llm_from_args(args) if args.strategy in LLM_STRATEGIES else None
     try:
         metrics = run_benchmark(

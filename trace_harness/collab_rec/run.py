@@ -11,6 +11,7 @@ answers every request made before; a rerun with other settings refuses to mix (u
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -69,8 +70,31 @@ def toppop_ranking(kb: CityKB) -> list[str]:
     )
 
 
+SAFE_NAME_CHARS = 80  # of a query id kept in its file name (the rest is told apart by the hash)
+
+
 def _safe_name(query_id: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id) + ".json"
+    """The file of a query id under queries/: the id itself when it is a plain file name, else its plain part
+    plus the first 12 hex digits of its SHA-256, so ids that differ keep different files (`x/y`, `x_y`)."""
+    plain = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
+    if plain == query_id and len(plain) <= SAFE_NAME_CHARS and not plain.startswith("."):
+        return plain + ".json"
+    digest = hashlib.sha256(query_id.encode("utf-8")).hexdigest()[:12]
+    return f"{plain[:SAFE_NAME_CHARS].lstrip('.')}.{digest}.json"
+
+
+def _query_files(tasks: Sequence[Task], queries_path: str | os.PathLike) -> dict[str, str]:
+    """query id -> file name; TraceDataError if two ids would share a file (here or on a file system that
+    ignores case)."""
+    names: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for task in tasks:
+        name = names[task.id] = _safe_name(task.id)
+        other = seen.setdefault(name.casefold(), task.id)
+        if other != task.id:
+            raise TraceDataError(f"query ids {other!r} and {task.id!r} would share the file {QUERIES_DIR}/{name}; "
+                                 "make the config_id values differ by more than case", path=queries_path)
+    return names
 
 
 def run_benchmark(
@@ -113,7 +137,8 @@ def run_benchmark(
     _prepare(out, identity, overwrite)
     qdir = out / QUERIES_DIR
     tasks = city_tasks(kb, queries, config)
-    todo = [t for t in tasks if not (qdir / _safe_name(t.id)).exists()]
+    files = _query_files(tasks, queries_path)
+    todo = [t for t in tasks if not (qdir / files[t.id]).exists()]
     if len(todo) < len(tasks):
         log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
     caller = AgentCaller(llm, config, max_repairs, catalogue_enum=catalogue_enum) if uses_llm else None
@@ -130,12 +155,12 @@ def run_benchmark(
             results = run_mami(chunk, caller.propose, config, strategy)
         for task, result in zip(chunk, results, strict=True):
             write_json(
-                qdir / _safe_name(task.id),
+                qdir / files[task.id],
                 {"query": {"id": task.id, "text": task.text, "filters": task.filters}, **result.to_dict()},
             )
         bar.update(len(chunk))
     bar.close()
-    records = [read_json(qdir / _safe_name(t.id)) for t in tasks]
+    records = [_query_record(qdir / files[t.id], t.id) for t in tasks]
     metrics = compute_metrics(records, kb.names, config)
     metrics["strategy"] = strategy
     if uses_llm:
@@ -157,6 +182,15 @@ def run_benchmark(
     return metrics
 
 
+def _query_record(path: Path, query_id: str) -> dict[str, Any]:
+    """A finished query's file; TraceDataError unless it is this query's (a file from another run, or edited)."""
+    record = read_json(path)
+    if not isinstance(record, dict) or not isinstance(record.get("query"), dict) or record["query"].get("id") != query_id:
+        raise TraceDataError(f"holds no result of query {query_id!r}; delete it (it is recomputed) or rerun with "
+                             "--overwrite", path=path)
+    return record
+
+
 def _llm_identity(llm: Any) -> dict[str, Any]:
     """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not)."""
     return {k: v for k, v in llm.describe().items() if k != "spec"}
@@ -170,6 +204,9 @@ def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:
         shutil.rmtree(out / QUERIES_DIR, ignore_errors=True)
     if run_file.exists():
         old = read_json(run_file)
+        if not isinstance(old, dict):
+            raise TraceDataError(f"holds a JSON {type(old).__name__}, not the object a run writes; use another --out "
+                                 "or rerun with --overwrite", path=run_file)
         diff = [k for k in IDENTITY_KEYS if old.get(k) != identity.get(k)]
         if diff:
             raise TraceDataError(

@@ -39,7 +39,12 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
             raise TraceDataError(
                 f"no {METRICS_FILE}: not a finished `trace-bench collab-rec run` folder", path=d
             )
-        out.append((read_json(d / RUN_FILE), read_json(d / METRICS_FILE)))
+        run, metrics = read_json(d / RUN_FILE), read_json(d / METRICS_FILE)
+        for name, value, keys in ((RUN_FILE, run, ("strategy", "config")), (METRICS_FILE, metrics, ("systems",))):
+            if not isinstance(value, dict) or any(k not in value for k in keys):
+                raise TraceDataError(f"not written by `trace-bench collab-rec run`: expected a JSON object with "
+                                     f"{', '.join(keys)}", path=d / name)
+        out.append((run, metrics))
     return out
 
 

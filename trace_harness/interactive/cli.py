@@ -10,10 +10,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from trace_dataset.constants import POOLS, SPLITS
+from trace_bench.errors import UsageError
+from trace_bench.options import byte_size, number_in, positive_seconds
+from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, POOLS, SPLITS
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -56,23 +57,28 @@ def register(subparsers: Any) -> None:
     p.add_argument("--protocol", default="trace", choices=("trace", "sniprec"), help="default: trace")
     p.add_argument("--simulator", default="rules", choices=("rules", "llm"),
                    help="rules (offline, deterministic; default) or llm (--llm SPEC words the traveler)")
-    p.add_argument("--turns", type=int, default=None,
+    p.add_argument("--turns", type=number_in(int, 1), default=None,
                    help="system turns per dialogue at most (default: 8 for trace, 5 for sniprec)")
-    p.add_argument("--n", type=int, default=None, metavar="DIALOGUES",
+    p.add_argument("--n", type=number_in(int, 1), default=None, metavar="DIALOGUES",
                    help="number of dialogues (trace: the first N of --split; sniprec: N seed pairs; default: all / 1000)")
     p.add_argument("--split", default="test", choices=SPLITS, help="split the travelers are seeded from (default test)")
     p.add_argument("--pool", default="closed", choices=POOLS, help="trace: candidate pool (default closed)")
-    p.add_argument("--seed", type=int, default=42, help="simulator and tie-breaking seed (default 42)")
+    p.add_argument("--seed", type=number_in(int, 0), default=42, help="simulator and tie-breaking seed (default 42)")
     p.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
                    help="a parameter of the baseline (JSON value), e.g. --param llm=openai:http://host/v1#m; repeatable")
-    p.add_argument("--timeout", type=float, default=30.0, help="external systems: seconds per turn (default 30)")
-    p.add_argument("--concurrency", type=int, default=8, help="external systems: requests in flight (default 8)")
-    p.add_argument("--batch-dialogues", type=int, default=64,
+    p.add_argument("--timeout", type=positive_seconds, default=30.0, metavar="SECONDS",
+                   help="external systems: deadline of one turn's whole reply; later replies lose the turn (default 30)")
+    p.add_argument("--concurrency", type=number_in(int, 1), default=8,
+                   help="external systems: requests in flight (default 8)")
+    p.add_argument("--max-reply-bytes", type=byte_size, default=MAX_PREDICTION_LINE_BYTES, metavar="BYTES",
+                   help="external systems: a longer reply loses the turn, read no further (default 1M, the "
+                        "prediction row limit of trace-bench submit; suffixes K, M, G)")
+    p.add_argument("--batch-dialogues", type=number_in(int, 1), default=64,
                    help="dialogues run in lockstep (one batched system call per turn; the output does not depend "
                         "on it; a system that is not session-isolated runs one at a time); default 64")
     p.add_argument("--user-reviews", type=_user_reviews, default=(10, 99), metavar="LO-HI",
                    help="sniprec: seed users' review count range (default 10-99, SnipRec §5.1)")
-    p.add_argument("--bootstrap", type=int, default=10_000, help="cluster-bootstrap resamples (default 10000)")
+    p.add_argument("--bootstrap", type=number_in(int, 1), default=10_000, help="cluster-bootstrap resamples (default 10000)")
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_llm_argument(p)
@@ -83,41 +89,35 @@ def _run(args: argparse.Namespace) -> int:
     from trace_harness.interactive.report import summary_text
     from trace_llm.cli import llm_from_args
 
-    for name, value, low in (("--turns", args.turns, 1), ("--n", args.n, 1), ("--timeout", args.timeout, 1e-9),
-                             ("--concurrency", args.concurrency, 1), ("--batch-dialogues", args.batch_dialogues, 1),
-                             ("--bootstrap", args.bootstrap, 1)):
-        if value is not None and value < low:
-            print(f"trace-bench interact: {name} must be >= {low:g}, got {value}", file=sys.stderr)
-            return 2
-    if not args.system.startswith(("http://", "https://", "openai:")):
+    if args.system.startswith(("http://", "https://")):
+        from trace_harness.interactive.systems import check_system_url
+
+        check_system_url(args.system)  # before anything is loaded or written
+    elif not args.system.startswith("openai:"):
         from baselines import BASELINES, BaselineUnavailable
         from trace_harness.params import check_params
 
         if args.system not in BASELINES.registered():
-            print(f"trace-bench interact: unknown system {args.system!r}; expected a baseline "
-                  f"({', '.join(BASELINES.registered())}), http(s)://... or openai:BASE_URL#MODEL", file=sys.stderr)
-            return 2
+            raise UsageError(f"unknown system {args.system!r}; expected a baseline "
+                             f"({', '.join(BASELINES.registered())}), http(s)://... or openai:BASE_URL#MODEL")
         try:
             problem = check_params(args.system, dict(args.param))
         except BaselineUnavailable as e:
             problem = str(e)
         if problem:
-            print(f"trace-bench interact: {problem}", file=sys.stderr)
-            return 2
+            raise UsageError(problem)
     llm = llm_from_args(args) if args.simulator == "llm" else None
     common = dict(simulator=args.simulator, llm=llm, n=args.n, split=args.split, seed=args.seed,
                   params=dict(args.param), timeout=args.timeout, concurrency=args.concurrency,
                   batch_dialogues=args.batch_dialogues, overwrite=args.overwrite, progress=not args.no_progress,
-                  n_boot=args.bootstrap)
+                  n_boot=args.bootstrap, max_reply_bytes=args.max_reply_bytes)
     try:
         if args.protocol == "sniprec":
             from trace_harness.interactive.simulator.sniprec_seeds import SeedCriteria
             from trace_harness.interactive.sniprec import SNIPREC_TURNS, run_sniprec
 
             if args.pool != "closed":
-                print("trace-bench interact: --pool does not apply to --protocol sniprec (the whole catalogue is "
-                      "ranked)", file=sys.stderr)
-                return 2
+                raise UsageError("--pool does not apply to --protocol sniprec (the whole catalogue is ranked)")
             metrics = run_sniprec(args.system, args.data, args.out, turns=args.turns or SNIPREC_TURNS,
                                   criteria=SeedCriteria(user_reviews=args.user_reviews), **common)
         else:
@@ -126,12 +126,11 @@ def _run(args: argparse.Namespace) -> int:
             metrics = run_interactive(args.system, args.data, args.out, turns=args.turns or DEFAULT_TURNS,
                                       pool=args.pool, **common)
     except (KeyError, ValueError) as e:
-        from trace_dataset.io import TraceDataError
+        from trace_bench.errors import TraceBenchError
 
-        if isinstance(e, TraceDataError):
+        if isinstance(e, TraceBenchError):
             raise
-        print(f"trace-bench interact: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e).strip("'\"")) from None  # a pipeline's own parameter checks
     finally:
         if llm is not None:
             llm.close()

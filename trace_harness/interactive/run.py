@@ -36,7 +36,13 @@ from trace_harness.interactive.report import build_metrics
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.rules import RulesSimulator, Simulator
 from trace_harness.interactive.simulator.seeding import CorpusSeeder
-from trace_harness.interactive.systems import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, System, load_system
+from trace_harness.interactive.systems import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+    load_system,
+)
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +111,8 @@ def run_interactive(system: str | System, data_dir: str | os.PathLike, out: str 
                     timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY,
                     batch_dialogues: int = DEFAULT_BATCH_DIALOGUES, overwrite: bool = False, progress: bool = True,
                     n_boot: int = 10_000, kb: KnowledgeBase | None = None,
-                    goals: list[TravelerGoal] | None = None) -> dict[str, Any]:
+                    goals: list[TravelerGoal] | None = None,
+                    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> dict[str, Any]:
     """The `trace` protocol end to end; returns metrics.json's content."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
@@ -120,7 +127,7 @@ def run_interactive(system: str | System, data_dir: str | os.PathLike, out: str 
         goals = seed_goals(root, kb, world, split, n)
     sim = make_simulator(simulator, world, llm, seed)
     sys_ = system if isinstance(system, System) else load_system(system, kb, params=params, timeout=timeout,
-                                                                 concurrency=concurrency)
+                                                                 concurrency=concurrency, max_reply_bytes=max_reply_bytes)
     try:
         return _run(sys_, sim, goals, root, Path(out), world, turns=turns, n=n, split=split, pool=pool, seed=seed,
                     params=dict(params or {}), batch=batch_dialogues, overwrite=overwrite, progress=progress,
@@ -171,11 +178,11 @@ def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, 
     meta.update({"system": system.describe(), "simulator": sim.describe(), "complete": True})
     if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this session (not of resumed dialogues)
         meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
-    store.write_meta(meta)
     run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
            "family": desc.get("family", "external"), "session_isolated": desc.get("session_isolated"),
            "split": split, "pool": pool, "turns": turns, "seed": seed, "kb_version": kb.version,
            "corpus_version": meta["corpus_version"]}
     metrics = build_metrics(items, kb, protocol="trace", run=run, n_boot=n_boot, seed=seed)
     write_json(out / METRICS_FILE, metrics)
+    store.write_meta(meta)  # complete only once metrics.json is in place
     return metrics

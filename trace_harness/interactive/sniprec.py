@@ -41,7 +41,13 @@ from trace_harness.interactive.simulator.sniprec_seeds import (
     seed_pairs,
     seeker_context,
 )
-from trace_harness.interactive.systems import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, System, load_system
+from trace_harness.interactive.systems import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+    load_system,
+)
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 log = logging.getLogger(__name__)
@@ -140,6 +146,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
                 llm: Any = None, turns: int = SNIPREC_TURNS, n: int | None = None, split: str = "test",
                 seed: int = SEED, criteria: SeedCriteria | None = None, params: Mapping[str, Any] | None = None,
                 timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY, batch_dialogues: int = 64,
+                max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
                 overwrite: bool = False, progress: bool = True, n_boot: int = 10_000) -> dict[str, Any]:
     """SnipRec's protocol end to end; returns metrics.json's content."""
     from tqdm.auto import tqdm
@@ -161,7 +168,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
     catalogue = list(kb.pois)
     sim = make_seeker(simulator, world, llm, seed)
     sys_ = system if isinstance(system, System) else load_system(system, kb, params=params, timeout=timeout,
-                                                                 concurrency=concurrency)
+                                                                 concurrency=concurrency, max_reply_bytes=max_reply_bytes)
     try:
         desc = sys_.describe()
         identity = {"protocol": "sniprec", "system": desc.get("system"), "system_parameters": desc.get("parameters", {}),
@@ -194,7 +201,6 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
         meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
         if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this session (not of resumed dialogues)
             meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
-        store.write_meta(meta)
     finally:
         if not isinstance(system, System):
             sys_.close()
@@ -203,4 +209,5 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
            "kb_version": kb.version, "catalogue_source": meta["catalogue_source"], "n_candidates": len(catalogue)}
     metrics = build_metrics(items, kb, protocol="sniprec", run=run, n_boot=n_boot, seed=seed)
     write_json(Path(out) / METRICS_FILE, metrics)
+    store.write_meta(meta)  # complete only once metrics.json is in place
     return metrics

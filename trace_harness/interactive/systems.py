@@ -11,12 +11,20 @@
 An external reply that times out, is not a well-formed answer ("garbage"), or ranks POIs outside the turn's
 candidate pool loses that turn: it is logged with an empty ranking, an empty response and the reason in the
 prediction's meta, counted in `lost`, and the conversation goes on. The same check applies to pipelines.
+"garbage" includes a reply over `max_reply_bytes` (read as a stream and dropped once it passes the cap), text
+that is not valid Unicode (a lone surrogate such as "\ud800", which no next request could carry), JSON nested
+too deeply, and a turn whose prediction row would pass the one-line limit of `trace-bench submit`. An HTTP
+reply must be complete within `timeout` seconds (the whole reply, not each byte; a server that drips its
+answer is cut off at the first read past the deadline). A system that cannot be reached at all (connection
+refused, unknown host; for a chat endpoint: still failing after the LLM layer's bounded retries) stops the run
+with SystemUnreachable: the finished dialogues are kept and the same command resumes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,8 +33,9 @@ from typing import Any
 
 from baselines.base import RankingPipeline, TracePipeline
 from baselines.toolkit.state import phrase_pattern
-from trace_dataset.constants import SYSTEM_ACTIONS
-from trace_dataset.io import sha256_text
+from trace_bench.errors import TraceBenchError, UsageError
+from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, SYSTEM_ACTIONS
+from trace_dataset.io import dumps, sha256_text
 from trace_dataset.kb.store import KnowledgeBase
 from trace_metrics.lib.predictions import normalize_citations
 
@@ -35,8 +44,36 @@ log = logging.getLogger(__name__)
 HTTP_PROTOCOL = "trace-bench-interactive/1"
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_CONCURRENCY = 8
+DEFAULT_MAX_REPLY_BYTES = MAX_PREDICTION_LINE_BYTES  # a reply longer than the row it becomes could not be submitted
 LOST_REASONS: tuple[str, ...] = ("timeout", "error", "garbage", "out_of_pool")
 CHAT_PROMPT_FILE = "chat_system_v1.txt"
+
+
+class SystemUnreachable(TraceBenchError):
+    """The system under test cannot be reached: the run stops (resumable) instead of losing every turn."""
+
+
+def check_system_url(url: str) -> str:
+    """`url` when httpx can send requests to it; UsageError naming --system otherwise (before any output)."""
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as e:
+        raise UsageError(f"--system {url!r}: not a valid URL ({e})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise UsageError(f"--system {url!r}: expected http(s)://HOST[:PORT]/PATH")
+    return url
+
+
+def not_unicode(*texts: str) -> bool:
+    """Whether a text holds a lone surrogate (valid in a Python str and in JSON escapes, not in UTF-8)."""
+    try:
+        for text in texts:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @dataclass
@@ -59,8 +96,15 @@ class SystemReply:
 
 
 def check_reply(row: Mapping[str, Any], reply: SystemReply) -> SystemReply:
-    """The reply, or a lost turn when it ranks POIs outside the row's candidates (or ranks one twice)."""
+    """The reply, or a lost turn when it ranks POIs outside the row's candidates (or ranks one twice), holds
+    text that is not valid Unicode, or would make a prediction row over the submission limit."""
     ranked = reply.ranked_poi_ids
+    if not_unicode(reply.response, *ranked, *reply.citations, *reply.citations.values()):
+        return SystemReply.lost_turn(reply.action, "garbage", "the reply holds a lone surrogate (not valid Unicode)")
+    size = len(dumps({"ranked_poi_ids": ranked, "response": reply.response, "citations": reply.citations}).encode())
+    if size > MAX_PREDICTION_LINE_BYTES:
+        return SystemReply.lost_turn(reply.action, "garbage", f"the reply makes a prediction row of {size:,} bytes; "
+                                     f"the limit is {MAX_PREDICTION_LINE_BYTES:,} (what trace-bench submit accepts)")
     pool = set(row["candidate_poi_ids"])
     outside = [p for p in ranked if p not in pool]
     if outside:
@@ -173,16 +217,27 @@ def parse_http_reply(row: Mapping[str, Any], payload: Any) -> SystemReply:
     return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action}))
 
 
+class _LostTurn(Exception):
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
 class HTTPSystem(System):
-    """An external system behind the HTTP contract (one POST per system turn, `concurrency` in flight)."""
+    """An external system behind the HTTP contract (one POST per system turn, `concurrency` in flight).
+
+    Each reply is read as a stream: it is lost ("timeout") when it is not complete `timeout` seconds after the
+    request went out, and ("garbage") as soon as it passes `max_reply_bytes`."""
 
     def __init__(self, url: str, kb: KnowledgeBase, timeout: float = DEFAULT_TIMEOUT_S,
-                 concurrency: int = DEFAULT_CONCURRENCY):
+                 concurrency: int = DEFAULT_CONCURRENCY, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
         import httpx
 
-        if timeout <= 0 or concurrency < 1:
-            raise ValueError(f"need timeout > 0 and concurrency >= 1, got {timeout}, {concurrency}")
-        self.url, self.kb, self.timeout, self.concurrency = url, kb, timeout, concurrency
+        if not 0 < timeout < float("inf") or concurrency < 1 or max_reply_bytes < 1:
+            raise ValueError(f"need 0 < timeout < inf, concurrency >= 1 and max_reply_bytes >= 1, got {timeout}, "
+                             f"{concurrency}, {max_reply_bytes}")
+        self.url = check_system_url(url)
+        self.kb, self.timeout, self.concurrency, self.max_reply_bytes = kb, timeout, concurrency, max_reply_bytes
         self.name = url
         self._client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False)
 
@@ -191,18 +246,50 @@ class HTTPSystem(System):
 
         action = row["action"]
         try:
-            r = self._client.post(self.url, json=http_request(row, self.kb))
+            status, body = self._post(http_request(row, self.kb))
+        except _LostTurn as e:
+            return SystemReply.lost_turn(action, e.reason, e.detail)
+        except httpx.ConnectError as e:
+            raise SystemUnreachable(f"--system {self.url}: cannot connect ({e}); is the system running? The "
+                                    "finished dialogues are kept: rerun the same command to resume") from None
         except httpx.TimeoutException as e:
             return SystemReply.lost_turn(action, "timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})")
         except httpx.HTTPError as e:
             return SystemReply.lost_turn(action, "error", f"{type(e).__name__}: {e}")
-        if r.status_code != 200:
-            return SystemReply.lost_turn(action, "error", f"HTTP {r.status_code}: {r.text[:200]}")
+        text = body.decode("utf-8", errors="replace")
+        if status != 200:
+            return SystemReply.lost_turn(action, "error", f"HTTP {status}: {text[:200]}")
         try:
-            payload = r.json()
+            payload = json.loads(body)
+        except RecursionError:
+            return SystemReply.lost_turn(action, "garbage", "reply is JSON nested too deeply")
         except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-            return SystemReply.lost_turn(action, "garbage", f"reply is not JSON: {r.text[:200]!r}")
-        return parse_http_reply(row, payload)
+            return SystemReply.lost_turn(action, "garbage", f"reply is not JSON: {text[:200]!r}")
+        try:
+            return parse_http_reply(row, payload)
+        except RecursionError:
+            return SystemReply.lost_turn(action, "garbage", "reply is JSON nested too deeply")
+
+    def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
+        """(status, reply bytes) of one POST, read within the deadline and the size cap (or _LostTurn)."""
+        deadline = time.monotonic() + self.timeout
+        late = f"the reply was not complete within {self.timeout:g} s (--timeout bounds the whole reply)"
+        with self._client.stream("POST", self.url, json=body) as r:
+            declared = r.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > self.max_reply_bytes:
+                raise _LostTurn("garbage", f"the reply announces {int(declared):,} bytes; the limit is "
+                                f"{self.max_reply_bytes:,} (--max-reply-bytes)")
+            chunks, size = [], 0
+            for chunk in r.iter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    raise _LostTurn("garbage", f"the reply passed {self.max_reply_bytes:,} bytes (--max-reply-bytes)")
+                if time.monotonic() > deadline:
+                    raise _LostTurn("timeout", late)
+                chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _LostTurn("timeout", late)
+            return r.status_code, b"".join(chunks)
 
     def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
         if len(rows) <= 1 or self.concurrency == 1:
@@ -212,7 +299,7 @@ class HTTPSystem(System):
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.url, "kind": "http", "protocol": HTTP_PROTOCOL, "timeout_s": self.timeout,
-                "concurrency": self.concurrency}
+                "concurrency": self.concurrency, "max_reply_bytes": self.max_reply_bytes}
 
     def close(self) -> None:
         self._client.close()
@@ -269,6 +356,8 @@ class ChatSystem(System):
             return SystemReply.lost_turn(action, reason, error or "no answer")
         if not text.strip():
             return SystemReply.lost_turn(action, "garbage", "empty reply")
+        if not_unicode(text):
+            return SystemReply.lost_turn(action, "garbage", "the reply holds a lone surrogate (not valid Unicode)")
         pool = list(row["candidate_poi_ids"])
         cell = [p.business_id for p in self.kb.pois_in(row["scenario"]["city"], row["scenario"]["poi_type"])]
         named = mentioned(text, {pid: self.kb.pois[pid].name for pid in dict.fromkeys(pool + cell)})
@@ -280,18 +369,25 @@ class ChatSystem(System):
         return reply
 
     def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
-        from trace_llm.errors import LLMError
+        """One reply per row; a failed batch is retried one conversation at a time, so a request the server
+        refuses costs one turn. A server that cannot be reached (LLMConnectionError, after the LLM layer's
+        bounded retries) stops the run instead: retrying it for every conversation would take hours."""
+        from trace_llm.errors import LLMConnectionError, LLMError
 
         convs = [self.messages(r) for r in rows]
         try:
             texts: list[str | None] = list(self.llm.generate_batch(convs))
             errors: list[str | None] = [None] * len(rows)
+        except LLMConnectionError:
+            raise
         except LLMError:
             texts, errors = [], []
             for conv in convs:
                 try:
                     texts.append(self.llm.generate_batch([conv])[0])
                     errors.append(None)
+                except LLMConnectionError:
+                    raise
                 except LLMError as e:
                     texts.append(None)
                     errors.append(str(e))
@@ -307,19 +403,21 @@ class ChatSystem(System):
 
 def load_system(spec: str, kb: KnowledgeBase, *, params: Mapping[str, Any] | None = None,
                 timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY,
-                llm_options: Mapping[str, Any] | None = None, tie_scores: bool = True) -> System:
+                llm_options: Mapping[str, Any] | None = None, tie_scores: bool = True,
+                max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> System:
     """NAME (a registered pipeline), http(s)://... (the HTTP contract) or openai:BASE_URL#MODEL (chat)."""
     params = dict(params or {})
     if spec.startswith(("http://", "https://")):
         if params:
             raise ValueError(f"--param does not apply to an HTTP system; got {sorted(params)}")
-        return HTTPSystem(spec, kb, timeout=timeout, concurrency=concurrency)
+        return HTTPSystem(spec, kb, timeout=timeout, concurrency=concurrency, max_reply_bytes=max_reply_bytes)
     if spec.startswith("openai:"):
         from trace_llm import load_llm
 
         if params:
             raise ValueError(f"--param does not apply to a chat system; got {sorted(params)}")
-        opts = {"timeout": timeout, "concurrency": concurrency, **dict(llm_options or {})}
+        opts = {"timeout": timeout, "concurrency": concurrency, "max_response_bytes": max_reply_bytes,
+                **dict(llm_options or {})}
         return ChatSystem(load_llm(spec, **opts), kb)
     from baselines import pipeline
 

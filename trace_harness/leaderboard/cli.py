@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
 from trace_dataset.constants import ALL_SPLITS, SEED, SPLITS
 
@@ -26,9 +27,9 @@ def register(sub) -> None:
     p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
                    help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
                         "every system turn (Table 20's n)")
-    p.add_argument("--n-boot", type=int, default=10_000,
+    p.add_argument("--n-boot", type=number_in(int, 0), default=10_000,
                    help="bootstrap resamples for the intervals and marks (default 10000; 0: none)")
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    p.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--interactive", type=Path, metavar="DIR",
                    help="also the interactive view: every `trace-bench interact` --out folder under DIR, beside the "
                         "teacher-forced rows (docs/interactive.md)")
@@ -38,9 +39,6 @@ def register(sub) -> None:
 def _leaderboard(args: argparse.Namespace) -> int:
     from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
 
-    if args.n_boot < 0:
-        print("trace-bench leaderboard: --n-boot must be >= 0")
-        return 2
     rows = build_leaderboard(args.data, args.runs, split=args.split, n_boot=args.n_boot, seed=args.seed,
                              grounding_turns=args.grounding_turns)
     live = _interactive(args, rows)

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from trace_bench.errors import UsageError
+from trace_bench.options import number_in
 from trace_dataset.constants import NOT_OWN_SHARE, SPLITS
 from trace_metrics.tables import text_table
 
@@ -93,16 +94,7 @@ def register(subparsers: Any) -> None:
 
 
 def _count(minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is below {minimum}")
-        return value
-
-    return parse
+    return number_in(int, minimum)
 
 
 def _log_inputs(p: argparse.ArgumentParser) -> None:
@@ -194,8 +186,7 @@ def _score(args: argparse.Namespace) -> int:
         factors = list(check_factors([f.strip() for f in args.factors.split(",") if f.strip()])
                        if args.factors else FACTOR_IDS)  # fmt: skip
     except ValueError as e:
-        print(f"trace-bench core score: error: --factors: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--factors: {e}") from None
     logs, source = collect_logs(args.predictions, args.data, split=args.split, dialogues_path=args.dialogues,
                                 system=args.system, top_k=args.top_k, limit=args.limit, dialogue_ids=ids)  # fmt: skip
     prompts = load_prompts(args.prompts)
@@ -297,17 +288,18 @@ def core_out_dir(out: Path) -> Path:
 
 
 def run_for_evaluate(
-    data_dir: Path, predictions: Path, split: str, llm_spec: str, out_dir: Path
+    data_dir: Path, predictions: Path, split: str, llm_spec: str, out_dir: Path, **llm_options: Any
 ) -> dict[str, Any]:
     """`trace-bench evaluate --core LLM_SPEC`: CoRE with its defaults on the same predictions; per-dialogue
-    outputs in `out_dir` (resumable); returns the run's summary, identity and usage."""
+    outputs in `out_dir` (resumable); returns the run's summary, identity and usage. `llm_options`: the
+    `load_llm` keywords of evaluate's --llm-* options (cache path, timeout, concurrency...)."""
     from trace_llm import DecodingSettings, load_llm
     from trace_metrics.core.prompts import load_prompts
     from trace_metrics.core.runner import collect_logs, run_corpus
 
     logs, source = collect_logs(predictions, data_dir, split=split)
     factor_settings = DecodingSettings(max_new_tokens=DEFAULT_FACTOR_TOKENS)
-    with load_llm(llm_spec, settings=factor_settings) as llm:
+    with load_llm(llm_spec, settings=factor_settings, **llm_options) as llm:
         result = run_corpus(llm, logs, out_dir, load_prompts(), source=source, factor_settings=factor_settings,
                             debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS))  # fmt: skip
     return {"summary": {k: v for k, v in result["summary"].items() if k != "identity"},

@@ -50,16 +50,17 @@ Scores = dict[tuple[str, str], float | None]  # (log id, factor) -> score
 def quadratic_weighted_kappa(
     a: Sequence[int], b: Sequence[int], labels: Sequence[int] = LABELS
 ) -> float | None:
-    """Cohen's kappa with quadratic weights over `labels` (explicit: unused labels still count); None when
-    the expected disagreement is zero (both sides constant and equal)."""
+    """Cohen's kappa with quadratic weights over `labels` (explicit: unused labels still count); None for
+    fewer than two pairs (one pair gives 0.0 whatever the ratings: "too few", as the correlations say) and
+    when the expected disagreement is zero (both sides constant and equal)."""
     if len(a) != len(b):
         raise ValueError(f"{len(a)} and {len(b)} ratings; expected pairs")
-    if not a:
-        return None
     index = {label: i for i, label in enumerate(labels)}
     bad = sorted({v for v in (*a, *b) if v not in index})
     if bad:
         raise ValueError(f"ratings {bad} are not in the label set {list(labels)}")
+    if len(a) < 2:
+        return None
     k = len(labels)
     observed = np.zeros((k, k))
     for x, y in zip(a, b, strict=True):

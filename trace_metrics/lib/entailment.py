@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trace_bench.errors import TraceBenchError, sqlite_cache
 from trace_bench.shell import pip_install_command, script_executable
 from trace_llm.cache import default_cache_dir  # the one trace-bench cache folder
 from trace_metrics.lib.sentences import CATEGORIES, categorize, claim_text, split_sentences
@@ -54,7 +55,7 @@ def how_to_supply() -> str:
     )
 
 
-class NLIModelError(RuntimeError):
+class NLIModelError(TraceBenchError, RuntimeError):
     """The NLI model cannot be loaded or is not an NLI model; the message says how to supply one."""
 
 
@@ -87,11 +88,16 @@ class NLICache:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=120)
-        with self._conn:
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"
-            )
+        with self._guard():
+            self._conn = sqlite3.connect(self.path, timeout=120)
+            with self._conn:
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"
+                )
+
+    def _guard(self):
+        """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""
+        return sqlite_cache(self.path, "NLI cache", "set TRACE_BENCH_CACHE to another folder")
 
     @staticmethod
     def key(model_key: str, premise: str, claim: str) -> str:
@@ -102,17 +108,19 @@ class NLICache:
         for start in range(0, len(keys), _SQL_VARS):
             part = keys[start : start + _SQL_VARS]
             marks = ",".join("?" * len(part))
-            found.update(
-                self._conn.execute(f"SELECT key, prob FROM nli WHERE key IN ({marks})", part).fetchall()
-            )
+            with self._guard():
+                found.update(
+                    self._conn.execute(f"SELECT key, prob FROM nli WHERE key IN ({marks})", part).fetchall()
+                )
         return found
 
     def put_many(self, items: Iterable[tuple[str, float]]) -> None:
-        with self._conn:
+        with self._guard(), self._conn:
             self._conn.executemany("INSERT OR REPLACE INTO nli (key, prob) VALUES (?, ?)", list(items))
 
     def __len__(self) -> int:
-        return self._conn.execute("SELECT COUNT(*) FROM nli").fetchone()[0]
+        with self._guard():
+            return self._conn.execute("SELECT COUNT(*) FROM nli").fetchone()[0]
 
     def close(self) -> None:
         self._conn.close()

@@ -9,7 +9,9 @@ recovery: d's scored episodes). `cgs` and `cgs_ent` are the CGS formula applied 
 was drawn, the resampled value is sum_d w_d s_d / sum_d w_d c_d, and for `cgs` the formula on the resampled
 component ratios (the statistic itself is bootstrapped, never per-turn values). The interval is the
 percentile interval of the resampled values; resamples in which a metric has no item (a ratio 0/0) are left
-out of its percentiles.
+out of its percentiles. A metric whose items come from fewer than two dialogues has no variance to resample
+(every resample repeats the point value): its replicates are all NaN, so it gets no interval and no "not
+significantly different" mark, `no_variance` tells callers so, and `bootstrap` logs a warning naming it.
 
 So a run's per-dialogue sums and counts (`DialogueTable`) are all the statistics need. Runs of the same
 dialogues (same split) share one resampling: `bootstrap` computes every metric of every table with one matrix
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -33,8 +36,10 @@ import numpy as np
 
 from trace_dataset.constants import SEED
 from trace_metrics.lib.grounding import DEFAULT_CD_GATE
-from trace_metrics.lib.stats import ALPHA, N_BOOT, resample_indices
+from trace_metrics.lib.stats import ALPHA, MIN_CLUSTERS, N_BOOT, resample_indices
 from trace_metrics.specs import METRICS
+
+log = logging.getLogger(__name__)
 
 FORMAT = "trace-per-dialogue/1"
 ID_KEYS = ("dialogue_id", "turn_id")
@@ -56,6 +61,16 @@ class DialogueTable(NamedTuple):
         out = list(self.sums)
         out += [m for m, parts in COMPOSITES.items() if all(p in self.sums for p in parts)]
         return out
+
+    def clusters(self, metric: str) -> int:
+        """How many dialogues hold items of `metric` (of a composite: the fewest over its components)."""
+        return min(int(np.count_nonzero(self.counts[p])) for p in COMPOSITES.get(metric, (metric,)))
+
+
+def no_variance(table: DialogueTable, metric: str) -> bool:
+    """Whether `metric`'s items come from fewer than two dialogues: a bootstrap then has no variance, and the
+    metric gets no interval and no significance mark (module docstring)."""
+    return table.clusters(metric) < MIN_CLUSTERS
 
 
 def dialogue_set_id(dialogue_ids: Iterable[str]) -> str:
@@ -155,10 +170,16 @@ def bootstrap(
         return ratio_of[(i, metric)]
 
     plan: list[tuple[int, str, tuple[int, ...]]] = []  # (table, metric, its ratio indices)
+    flat: set[str] = set()
     for i, ms in enumerate(wanted):
         for m in ms:
             parts = COMPOSITES.get(m, (m,))
             plan.append((i, m, tuple(ratio(i, p) for p in parts)))
+            if no_variance(tables[i], m):
+                flat.add(m)
+    if flat:
+        log.warning("no interval for %s: items from fewer than %d dialogues, so resampling has no variance",
+                    ", ".join(sorted(flat)), MIN_CLUSTERS)
     stacked = np.column_stack(columns).astype(float) if columns else np.zeros((first.n_dialogues, 0))
     num = np.array([r[0] for r in ratios], dtype=np.int64)
     den = np.array([r[1] for r in ratios], dtype=np.int64)
@@ -169,7 +190,9 @@ def bootstrap(
             r = resampled[:, num] / resampled[:, den]  # 0/0 -> NaN: no item drawn
         stop = start + len(idx)
         for i, m, parts in plan:
-            if len(parts) == 1:
+            if m in flat and no_variance(tables[i], m):
+                out[i][m][start:stop] = np.nan
+            elif len(parts) == 1:
                 out[i][m][start:stop] = r[:, parts[0]]
             else:
                 gs, cd, pc = (r[:, p] for p in parts)
@@ -206,8 +229,10 @@ def ties_with_best(
 ) -> list[bool | None]:
     """For one metric over several runs of one dialogue set (resampled together): which runs are the best or
     not significantly different from it. The best is the best point value (the first on ties); a run ties when
-    the percentile interval of (best - run) over the paired resamples contains 0. None: the run has no value."""
-    defined = [i for i, (p, r) in enumerate(zip(points, replicates, strict=True)) if p is not None and r is not None]
+    the percentile interval of (best - run) over the paired resamples contains 0. None: the run has no value,
+    or no defined resample (no variance: fewer than two dialogues), so nothing can be told."""
+    defined = [i for i, (p, r) in enumerate(zip(points, replicates, strict=True))
+               if p is not None and r is not None and not np.isnan(r).all()]
     out: list[bool | None] = [None] * len(points)
     if not defined:
         return out

@@ -17,6 +17,8 @@ from trace_dataset.constants import SEED
 
 N_BOOT = 10_000
 ALPHA = 0.05
+MIN_CLUSTERS = 2  # a bootstrap over fewer dialogues has no variance: no interval, nothing is "significant"
+NO_VARIANCE = "fewer than two dialogues: resampling has no variance, so there is no interval"
 _BOOT_CHUNK = 500  # resamples drawn per step: bounds memory; fixed so results never depend on memory
 
 
@@ -91,7 +93,9 @@ def paired_cluster_bootstrap(
     resample draws as many dialogues as there are, with replacement, and recomputes the turn-level mean
     difference over the turns of the drawn dialogues (a dialogue drawn twice counts twice). The CI is the
     percentile interval [alpha/2, 1 - alpha/2] of the resampled deltas; `significant` when it excludes 0.
-    Deterministic for a given seed (numpy `default_rng(seed)`).
+    Deterministic for a given seed (numpy `default_rng(seed)`). With one dialogue every resample is the same:
+    `ci_low`, `ci_high` and `significant` are then None and `note` says why (a zero-width interval would mark
+    any difference significant).
     """
     x, y = _as_array(a, "a"), _as_array(b, "b")
     if x.size != y.size:
@@ -111,16 +115,21 @@ def paired_cluster_bootstrap(
     diff = x - y
     sums = np.bincount(codes, weights=diff, minlength=n_clusters)
     counts = np.bincount(codes, minlength=n_clusters).astype(float)
-    deltas = np.empty(n_boot)
-    for start, idx in resample_indices(n_clusters, n_boot, seed):
-        deltas[start : start + len(idx)] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
-    low, high = np.quantile(deltas, [alpha / 2, 1 - alpha / 2])
     delta = float(diff.sum() / diff.size)
+    if n_clusters < MIN_CLUSTERS:
+        low = high = significant = None
+    else:
+        deltas = np.empty(n_boot)
+        for start, idx in resample_indices(n_clusters, n_boot, seed):
+            deltas[start : start + len(idx)] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+        q_low, q_high = np.quantile(deltas, [alpha / 2, 1 - alpha / 2])
+        low, high, significant = float(q_low), float(q_high), bool(q_low > 0 or q_high < 0)
     return {
+        **({"note": NO_VARIANCE} if low is None else {}),
         "delta": delta,
-        "ci_low": float(low),
-        "ci_high": float(high),
-        "significant": bool(low > 0 or high < 0),
+        "ci_low": low,
+        "ci_high": high,
+        "significant": significant,
         "n_clusters": n_clusters,
         "n": int(x.size),
         "mean_a": float(x.mean()),

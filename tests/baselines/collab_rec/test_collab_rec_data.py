@@ -186,8 +186,9 @@ def test_cli_run_tables_and_errors(collab_rec_dir, tmp_path, capsys):
     )
     with pytest.raises(SystemExit):  # argparse: not one of the code behaviours
         main([*args, "--out", str(tmp_path / "x"), "--code-behaviour", "nope"])
-    assert main([*args, "--out", str(tmp_path / "x"), "--k", "0"]) == 2
-    assert "k must be a positive integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: refused while the options are parsed
+        main([*args, "--out", str(tmp_path / "x"), "--k", "0"])
+    assert "argument --k: expected an integer >= 1, got '0'" in capsys.readouterr().err
     assert main([*args[:-1], str(kb), "--out", str(tmp_path / "y")]) == 2  # the KB given as the query file
     assert "missing column(s) ['config_id', 'config', 'query_v']" in capsys.readouterr().err
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
+
 import baselines.sniprec.cli as sniprec_cli
 from baselines.sniprec.index import DEFAULT_ENCODER
 from tests.support.sniprec import sample_dialogues, write_data_dir
@@ -33,11 +35,11 @@ def test_build_refuses_what_does_not_fit(tmp_path, capsys):
     assert "--kind llm needs --llm SPEC" in capsys.readouterr().err
     assert main(["sniprec", "build", "--data", str(data), "--llm", "smollm2", "--no-encode", *cache]) == 2
     assert "--llm is for --kind llm" in capsys.readouterr().err
-    assert main(["sniprec", "build", "--data", str(data), "--kind", "llm", "--llm", "smollm2", "--json-repairs", "-1",
-                 *cache]) == 2
-    assert "--json-repairs must be >= 0" in capsys.readouterr().err
-    assert main(["sniprec", "build", "--data", str(data), "--encoder-threads", "0", *cache]) == 2
-    assert "--encoder-threads must be >= 1" in capsys.readouterr().err
+    for option, value, expected in (("--json-repairs", "-1", "expected an integer >= 0"),
+                                    ("--encoder-threads", "0", "expected an integer >= 1")):
+        with pytest.raises(SystemExit) as refused:  # refused while the options are parsed
+            main(["sniprec", "build", "--data", str(data), "--kind", "llm", "--llm", "smollm2", option, value, *cache])
+        assert refused.value.code == 2 and f"argument {option}: {expected}" in capsys.readouterr().err
     assert main(["sniprec", "build", "--kb", str(tmp_path / "nowhere"), "--no-encode", *cache]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trace-bench: error:") and "nowhere" in err

@@ -123,3 +123,19 @@ def test_kb_build_refuses_an_output_holding_the_bundle(world, tmp_path, capsys):
     rc, text = run_cli(capsys, "kb", "build", "--yelp", tmp_path / "out" / "bundle", "--out", tmp_path / "out")
     assert rc == 2 and "holds the Yelp bundle" in text
     assert (tmp_path / "out" / "bundle").is_dir()
+
+
+def test_a_killed_build_leaves_nothing_once_another_output_is_staged_beside_it(world, tmp_path, capsys):
+    """The killed build's hidden staging folder `.kb1.PID.*.tmp` stayed until the same --out was built again
+    (issue 25, item 12): now any folder output staged beside it removes what dead writers left; a live
+    writer's staging folder is kept."""
+    killed = run_subprocess("kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb1", "--per-cell", "10",
+                            code=KILL_AFTER_SECOND_FILE)
+    assert killed.returncode == -9
+    left = temporaries(tmp_path)
+    assert left and all(name.startswith(".kb1.") for name in left), left
+    live = tmp_path / f".other.{__import__('os').getpid()}.abcdefgh.tmp"
+    live.mkdir()
+    rc, text = run_cli(capsys, "kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb2", "--per-cell", "10")
+    assert rc == 0, text
+    assert temporaries(tmp_path) == [live.name] and not (tmp_path / "kb1").exists()

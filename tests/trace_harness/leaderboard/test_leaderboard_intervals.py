@@ -111,13 +111,22 @@ def test_paired_differences_equal_paired_cluster_bootstrap():
         iv.bootstrap([a, iv.dialogue_table(_turns(4, n_dialogues=31)[1])])
 
 
-def test_undefined_resamples_are_left_out_and_one_dialogue_gives_a_point():
-    per_item = {"dialogues": {"dialogue_id": ["a", "b", "c", "d"], "t2r": [None, None, None, 2.0]}}
+def test_undefined_resamples_are_left_out_and_one_dialogue_gives_no_interval(caplog):
+    per_item = {"dialogues": {"dialogue_id": ["a", "b", "c", "d"], "t2r": [None, 3.0, None, 2.0]}}
     [reps] = iv.bootstrap([iv.dialogue_table(per_item)], n_boot=1000)
     drawn = ~np.isnan(reps["t2r"])
-    assert 0 < drawn.sum() < 1000 and set(reps["t2r"][drawn]) == {2.0}  # d drawn: 2; not drawn: 0/0
-    assert iv.percentile_interval(reps["t2r"]) == (2.0, 2.0)
+    assert 0 < drawn.sum() < 1000 and ((reps["t2r"][drawn] >= 2.0) & (reps["t2r"][drawn] <= 3.0)).all()
+    low, high = iv.percentile_interval(reps["t2r"])
+    assert low < high  # b and d: an interval with a width
     assert iv.percentile_interval(np.array([np.nan, np.nan])) is None
+    # items from one dialogue only: every resample repeats 2.0; no variance, so no interval (not a zero width)
+    one = iv.dialogue_table({"dialogues": {"dialogue_id": ["a", "b", "c", "d"], "t2r": [None, None, None, 2.0]}})
+    assert iv.no_variance(one, "t2r") and not iv.no_variance(iv.dialogue_table(per_item), "t2r")
+    with caplog.at_level("WARNING", logger="trace_metrics.lib.intervals"):
+        [flat] = iv.bootstrap([one], n_boot=1000)
+    assert np.isnan(flat["t2r"]).all() and iv.percentile_interval(flat["t2r"]) is None
+    assert iv.intervals(one, ["t2r"], n_boot=100) == {}
+    assert "no interval for t2r" in caplog.text
 
 
 def test_encode_decode_round_trip_is_deterministic():
@@ -158,3 +167,23 @@ def test_fake_result_helper_matches_the_table():
     r = fake_result(per_item)
     t = iv.dialogue_table(r["per_item"])
     assert iv.point_value(t, "cgs") == pytest.approx(r["values"]["cgs"])
+
+
+def test_one_dialogue_gives_no_significance_marks():
+    """With one dialogue every interval had zero width and any difference was marked significant."""
+    one = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
+                                                                       "recall@1": [1.0, 0.0]}}
+    other = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
+                                                                         "recall@1": [0.0, 0.0]}}
+    ta, tb = iv.dialogue_table(one), iv.dialogue_table(other)
+    ra, rb = iv.bootstrap([ta, tb], [["recall@1"], ["recall@1"]], n_boot=200)
+    assert iv.ties_with_best([0.5, 0.0], [ra["recall@1"], rb["recall@1"]], higher_is_better=True) == [None, None]
+    # with two dialogues the same comparison is made again
+    two = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
+                                                                            "recall@1": [1.0, 1.0]}}
+    low = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
+                                                                            "recall@1": [0.0, 1.0]}}
+    r2a, r2b = iv.bootstrap([iv.dialogue_table(two), iv.dialogue_table(low)], [["recall@1"], ["recall@1"]],
+                            n_boot=200)
+    marks = iv.ties_with_best([1.0, 0.5], [r2a["recall@1"], r2b["recall@1"]], higher_is_better=True)
+    assert marks[0] is True and marks[1] in (True, False)

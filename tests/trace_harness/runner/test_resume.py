@@ -105,7 +105,7 @@ def test_unknown_baseline_and_bad_numbers(world, tmp_path, capsys):
     assert rc == 2 and "unknown baseline 'nosuch'; expected one of: popularity" in text
     for option in ("--batch-size", "--num-proc"):
         rc, text = run_cli(capsys, "run", "tfidf", "--data", world.corpus, "--out", out, option, "0")
-        assert rc == 2 and f"{option} must be >= 1, got 0" in text
+        assert rc == 2 and f"argument {option}: expected an integer >= 1, got '0'" in text
 
 
 def test_bare_string_params_still_work(world, tmp_path, capsys):

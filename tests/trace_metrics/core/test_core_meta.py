@@ -100,6 +100,8 @@ def test_qwk_by_hand_and_why_the_label_set_matters():
 def test_qwk_edge_cases():
     assert quadratic_weighted_kappa([], []) is None
     assert quadratic_weighted_kappa([2, 2, 2], [2, 2, 2]) is None  # no expected disagreement: undefined
+    assert quadratic_weighted_kappa([2], [3]) is None  # one pair: too few (it gave 0.0 whatever the ratings)
+    assert quadratic_weighted_kappa([2, 3], [3, 2]) is not None
     with pytest.raises(ValueError, match="not in the label set"):
         quadratic_weighted_kappa([5], [4])
     with pytest.raises(ValueError, match="pairs"):

@@ -23,7 +23,7 @@ from trace_harness.interactive.simulator.goal import World
 from trace_harness.interactive.simulator.policy import Decision
 from trace_harness.interactive.simulator.prompts import Prompt, load_prompt
 from trace_harness.interactive.simulator.rules import Simulator, Traveler, rules_text
-from trace_llm.errors import LLMError
+from trace_llm.errors import LLMConnectionError, LLMError
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +64,22 @@ def remove_names(text: str, names: Iterable[str], threshold: int = NAME_SIMILARI
 
 def generate_or_none(llm: Any, conversations: list[list[dict[str, str]]]) -> list[str | None]:
     """One text per conversation, None where the call failed (after the layer's own retries and timeouts);
-    a failed batch is retried one conversation at a time so one bad request costs one answer."""
+    a failed batch is retried one conversation at a time so one bad request costs one answer. A server that
+    cannot be reached (LLMConnectionError) stops the run (resumable) instead of being retried per conversation."""
     if not conversations:
         return []
     try:
         return list(llm.generate_batch(conversations))
+    except LLMConnectionError:
+        raise
     except LLMError as e:
         log.warning("simulator batch failed (%s); retrying one conversation at a time", e)
     out: list[str | None] = []
     for conv in conversations:
         try:
             out.append(llm.generate_batch([conv])[0])
+        except LLMConnectionError:
+            raise
         except LLMError as e:
             log.warning("simulator call failed: %s", e)
             out.append(None)
