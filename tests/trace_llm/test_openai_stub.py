@@ -129,7 +129,7 @@ def test_works_inside_a_running_event_loop(stub):
 # ---- JSON output ---------------------------------------------------------------------------------------
 def test_malformed_json_is_repaired(stub):
     stub.script = [(200, "Sure: {name: Cafe"), (200, 'Here:\n```json\n{"name": "Cafe Luna"}\n```')]
-    llm = load_llm(stub.spec(), cache_path=False)
+    llm = load_llm(stub.spec(), cache_path=False, structured="prompt")  # the repair path (no response_format)
     assert llm.generate_json(USER, SCHEMA) == {"name": "Cafe Luna"}
     assert llm.usage["json_repairs"] == 1 and llm.usage["json_failures"] == 0
     first, second = stub.requests
@@ -141,7 +141,7 @@ def test_malformed_json_is_repaired(stub):
 
 def test_malformed_json_forever_raises_with_raw_output(stub):
     stub.responder = lambda body: (200, '{"title": "not the right key"}')
-    llm = load_llm(stub.spec(), cache_path=False)
+    llm = load_llm(stub.spec(), cache_path=False, structured="prompt")
     with pytest.raises(LLMOutputError) as info:
         llm.generate_json(USER, SCHEMA, max_repairs=2)
     assert info.value.raw == '{"title": "not the right key"}'
@@ -168,7 +168,7 @@ def test_json_batch_returns_errors_in_place(stub):
 def test_zero_repairs_means_one_attempt(stub):
     stub.responder = lambda body: (200, "nope")
     with pytest.raises(LLMOutputError):
-        load_llm(stub.spec(), cache_path=False).generate_json(USER, SCHEMA, max_repairs=0)
+        load_llm(stub.spec(), cache_path=False, structured="prompt").generate_json(USER, SCHEMA, max_repairs=0)
     assert len(stub.requests) == 1
 
 
