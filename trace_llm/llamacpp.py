@@ -52,6 +52,22 @@ def missing_llamacpp_error() -> LLMConfigError:
     )
 
 
+# llama-cpp-python's converter lets a JSON string hold raw control characters (a newline), which JSON forbids
+# and json.loads refuses: its string character rule, and the same rule without them
+_CHAR_RULE = 'char ::= [^"\\\\] |'
+_JSON_CHAR_RULE = 'char ::= [^"\\\\\\x00-\\x1F] |'
+
+
+def json_gbnf(schema: dict[str, Any]) -> str:
+    """The GBNF grammar of a JSON Schema (llama-cpp-python's converter), strings without raw control characters."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    if _CHAR_RULE in gbnf:
+        gbnf = gbnf.replace(_CHAR_RULE, _JSON_CHAR_RULE)
+    return gbnf
+
+
 class LlamaCppLLM(LLM):
     backend = "llamacpp"
 
@@ -132,7 +148,7 @@ class LlamaCppLLM(LLM):
         try:
             if constraint.kind == "json":
                 schema = constraint.schema if isinstance(constraint.schema, dict) else {}
-                grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+                grammar = LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
             else:
                 grammar = LlamaGrammar.from_string(constraint.grammar, verbose=False)
         except (ValueError, RuntimeError, KeyError, TypeError) as e:

@@ -119,14 +119,15 @@ def test_core_rating_grammar_keeps_the_paper_format(compiler):
 
 def test_every_constraint_becomes_a_llama_cpp_grammar():
     llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    from trace_llm.llamacpp import json_gbnf
+
     for name, constraint in package_constraints().items():
-        if constraint.kind == "json":
-            gbnf = llama_grammar.json_schema_to_gbnf(json.dumps(constraint.schema))
-        else:
-            gbnf = constraint.grammar
+        gbnf = json_gbnf(constraint.schema) if constraint.kind == "json" else constraint.grammar
         assert "root ::=" in gbnf, name
+        if constraint.kind == "json":  # no raw control character inside a JSON string (json.loads refuses them)
+            chars = [line for line in gbnf.splitlines() if line.startswith("char ::=")]
+            assert all(r"\x00-\x1F]" in line for line in chars), name
         llama_grammar.LlamaGrammar.from_string(gbnf, verbose=False)
-    ranking = llama_grammar.json_schema_to_gbnf(
-        json.dumps(package_constraints()["llm_baselines.ranking"].schema)
-    )
-    assert '\\"P8\\"' in ranking and '\\"P9\\"' not in ranking  # the enum reaches the grammar
+    ranking = json_gbnf(package_constraints()["llm_baselines.ranking"].schema)
+    assert r"\"P8\"" in ranking and r"\"P9\"" not in ranking  # the enum reaches the grammar
+    assert "char ::=" in ranking and r"\x00-\x1F]" in ranking  # the response string: no raw control character
