@@ -71,12 +71,13 @@ class Tally:
         llm.complete_batch = complete_batch
 
 
-def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, options: dict[str, Any]) -> dict:
+def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, options: dict[str, Any],
+             core_factors: tuple[str, ...] | None = None) -> dict:
     from baselines.llm.common import decoding
     from trace_harness.runner import run_baseline
     from trace_llm import load_llm
     from trace_metrics.core.factors import parse_rating, rate_factors
-    from trace_metrics.core.prompts import load_prompts
+    from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
     from trace_metrics.core.runner import collect_logs
 
     llm = load_llm(spec, decoding(), cache_path=False, structured=mode, **options)
@@ -86,15 +87,17 @@ def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, optio
         tally.label = name
         run_baseline(name, data, out / f"{name}.jsonl", subset=dialogues, progress=False,
                      params={"llm": llm, "json_repairs": 0}, overwrite=True)  # fmt: skip
-    tally.label = "collab_rec agent"
+    tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
     meta = run_baseline("collab_rec", data, out / "collab_rec.jsonl", subset=dialogues, progress=False,
-                        params={"llm": llm, "max_repairs": 0}, overwrite=True)  # fmt: skip
+                        params={"llm": llm, "max_repairs": 0, "strategy": "sasi"}, overwrite=True)  # fmt: skip
     rows = (meta.get("summary") or {}).get("rows") or {}
     tally.kinds["collab_rec agent"] = {"first_answers": rows.get("agent_calls", 0),
                                        "valid": rows.get("agent_calls", 0) - rows.get("agent_failures", 0)}
     logs, _ = collect_logs(out / "llm_zero_shot.jsonl", meta["subset"]["data_dir"], limit=dialogues)
     tally.label = "core factor"
-    results = rate_factors(llm, logs, load_prompts(), max_retries=0, settings=llm.settings.replace(max_new_tokens=1024))
+    prompts = load_prompts()
+    results = rate_factors(llm, logs, prompts, max_retries=0, factors=core_factors or FACTOR_IDS,
+                           settings=llm.settings.replace(max_new_tokens=1024))
     ratings = [r for per_log in results for r in per_log.values()]
     tally.kinds["core factor"] = {"first_answers": len(ratings),
                                   "valid": sum(parse_rating(r["rationale"]).status == "ok" for r in ratings)}
@@ -240,6 +243,7 @@ def main() -> None:
     parser.add_argument("--server", action="store_true", help="also through llama-cpp-python's server (auto)")
     parser.add_argument("--engines", action="store_true", help="compare xgrammar and llguidance on the hf path")
     parser.add_argument("--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent")
+    parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     report: dict[str, Any] = {"machine": machine(), "threads": args.threads}
@@ -248,14 +252,15 @@ def main() -> None:
     if args.data is not None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
+            factors = tuple(f.strip() for f in args.core_factors.split(",")) if args.core_factors else None
             report["in_process"] = [validity(args.llm, m.strip(), args.data, args.dialogues, work / "in",
-                                             {"threads": args.threads}) for m in args.modes.split(",")]  # fmt: skip
+                                             {"threads": args.threads}, factors) for m in args.modes.split(",")]  # fmt: skip
             if args.server:
                 from trace_llm.smollm2 import smollm2_gguf_path
 
                 proc, spec = llama_server(str(smollm2_gguf_path()), args.threads, work / "server.log")
                 try:
-                    report["server"] = [validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {})
+                    report["server"] = [validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors)
                                         for m in args.modes.split(",")]  # fmt: skip
                 finally:
                     proc.terminate()
