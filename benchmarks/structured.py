@@ -32,8 +32,18 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine  # noqa: E402
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]  # baselines.py would shadow `baselines`
+
+
+def _machine() -> str:
+    """benchmarks/_common.py's machine line, loaded by path (the folder itself stays off sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_common", _HERE / "_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.machine()
 
 JSON_BASELINES = ("llm_zero_shot", "rag_citation", "itinerary_llm", "memory_aug", "dst")
 
@@ -246,7 +256,7 @@ def main() -> None:
     parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    report: dict[str, Any] = {"machine": machine(), "threads": args.threads}
+    report: dict[str, Any] = {"machine": _machine(), "threads": args.threads}
     if args.engines:
         report["engines"] = engines([n.strip() for n in args.engine_constraints.split(",")], args.threads)
     if args.data is not None:
