@@ -58,11 +58,47 @@ _CHAR_RULE = 'char ::= [^"\\\\] |'
 _JSON_CHAR_RULE = 'char ::= [^"\\\\\\x00-\\x1F] |'
 
 
+MAX_ENUM_RANGE = 100  # integer bounds spelled out as an enum up to this many values
+
+
+def converter_schema(schema: Any) -> Any:
+    """The same schema in the forms llama-cpp-python's converter honours: it drops every other keyword of a
+    `type` list (`["string", "null"]` with an `enum`) and the bounds of an integer, so a type list becomes an
+    `anyOf` and a bounded integer (at most MAX_ENUM_RANGE values) an `enum`."""
+    if isinstance(schema, list):
+        return [converter_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: converter_schema(v) if k in ("items", "additionalProperties", "not") else v for k, v in schema.items()}
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: converter_schema(v) for k, v in out["properties"].items()}
+    for key in ("anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(key), list):
+            out[key] = converter_schema(out[key])
+    types = out.get("type")
+    if isinstance(types, list):
+        rest = {k: v for k, v in out.items() if k != "type"}
+        alternatives = []
+        for t in types:
+            alt = {"type": t} if t == "null" else {"type": t, **rest}
+            if "enum" in alt:
+                alt["enum"] = [v for v in alt["enum"] if v is not None] if t != "null" else alt["enum"]
+            alternatives.append(converter_schema(alt))
+        return {"anyOf": alternatives}
+    low, high = out.get("minimum"), out.get("maximum")
+    if types == "integer" and "enum" not in out and isinstance(low, int) and isinstance(high, int) \
+            and 0 <= high - low < MAX_ENUM_RANGE:
+        out = {k: v for k, v in out.items() if k not in ("minimum", "maximum")}
+        out["enum"] = list(range(low, high + 1))
+    return out
+
+
 def json_gbnf(schema: dict[str, Any]) -> str:
-    """The GBNF grammar of a JSON Schema (llama-cpp-python's converter), strings without raw control characters."""
+    """The GBNF grammar of a JSON Schema (llama-cpp-python's converter, on `converter_schema(schema)`), strings
+    without raw control characters."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    gbnf = json_schema_to_gbnf(json.dumps(schema))
+    gbnf = json_schema_to_gbnf(json.dumps(converter_schema(schema)))
     if _CHAR_RULE in gbnf:
         gbnf = gbnf.replace(_CHAR_RULE, _JSON_CHAR_RULE)
     return gbnf

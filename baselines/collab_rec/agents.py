@@ -42,7 +42,8 @@ AGENT_SCHEMA: dict[str, Any] = {
     "required": ["candidates"],
     "properties": {
         "candidates": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "explanation": {"type": ["string", "null"], "maxLength": 500},  # bounded: closes before max_new_tokens
+        # bounded (closes before max_new_tokens); anyOf, as a type list loses its bounds in llama.cpp's converter
+        "explanation": {"anyOf": [{"type": "string", "maxLength": 500}, {"type": "null"}]},
     },
 }  # other keys pass the validator (App. D's optional fields are recorded); the grammars allow none (strict)
 

@@ -50,11 +50,12 @@ _STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxI
 DELTA_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "price_max": {"type": ["integer", "null"], "minimum": 1, "maximum": 4},
+        # anyOf and enums rather than a type list and bounds: llama-cpp-python's grammar converter drops both
+        "price_max": {"anyOf": [{"type": "integer", "enum": [1, 2, 3, 4]}, {"type": "null"}]},
         "cuisine_likes": _STRINGS, "cuisine_avoids": _STRINGS, "ambience": _STRINGS,
-        "noise": {"type": ["string", "null"], "enum": [*NOISE_LEVELS, None]},
+        "noise": {"anyOf": [{"type": "string", "enum": list(NOISE_LEVELS)}, {"type": "null"}]},
         "features": _STRINGS,
-        "location": {"type": ["string", "null"], "maxLength": 80},
+        "location": {"anyOf": [{"type": "string", "maxLength": 80}, {"type": "null"}]},
         "rejected": _STRINGS, "accepted": _STRINGS,
     },
     "additionalProperties": False,  # a key of its own means the model did not follow the slots: repaired, not ignored

@@ -131,3 +131,15 @@ def test_every_constraint_becomes_a_llama_cpp_grammar():
     ranking = json_gbnf(package_constraints()["llm_baselines.ranking"].schema)
     assert r"\"P8\"" in ranking and r"\"P9\"" not in ranking  # the enum reaches the grammar
     assert "char ::=" in ranking and r"\x00-\x1F]" in ranking  # the response string: no raw control character
+
+
+def test_llama_cpp_grammars_keep_bounds_and_type_lists():
+    pytest.importorskip("llama_cpp.llama_grammar")
+    from trace_llm.llamacpp import converter_schema, json_gbnf
+
+    judge = json_gbnf(package_constraints()["judge.ratings"].schema)
+    assert '::= "1" | "2" | "3" | "4" | "5"' in judge  # integer bounds as an enum (the converter drops bounds)
+    assert converter_schema({"type": ["string", "null"], "enum": ["quiet", None]}) == {
+        "anyOf": [{"type": "string", "enum": ["quiet"]}, {"type": "null"}]}
+    delta = json_gbnf(package_constraints()["dst.delta"].schema)
+    assert '"\\"quiet\\""' in delta and '"1" | "2" | "3" | "4"' in delta
