@@ -105,10 +105,15 @@ def response_format(dialect: str, constraint: Constraint) -> dict[str, Any] | No
 
 
 def is_refusal(status: int, text: str) -> bool:
-    """Does an HTTP error answer refuse the structured-output field (rather than the request as a whole)?"""
+    """Does an HTTP error answer refuse the structured-output field (rather than the request as a whole)?
+
+    400/422 naming the field; also a 500 naming `response_format` (llama-cpp-python's server answers a
+    `json_schema` it does not take with a 500 carrying the validation error, not a 400)."""
+    low = text.lower()
+    if status == 500:
+        return "response_format" in low
     if status not in REFUSAL_STATUS:
         return False
-    low = text.lower()
     return any(word in low for word in REFUSAL_WORDS)
 
 

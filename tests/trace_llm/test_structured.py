@@ -49,7 +49,10 @@ def test_response_formats_of_the_two_server_dialects():
     assert response_format("json_object", c) == {"type": "json_object", "schema": SCHEMA}
     assert response_format("prompt", c) is None
     assert is_refusal(400, "Invalid response_format: json_schema not supported")
-    assert not is_refusal(400, "context length exceeded") and not is_refusal(500, "response_format")
+    assert not is_refusal(400, "context length exceeded") and not is_refusal(503, "response_format")
+    # llama-cpp-python's server: a 500 carrying the validation error of the field
+    assert is_refusal(500, "{'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text'\"")
+    assert not is_refusal(500, "internal error")
     with pytest.raises(LLMConfigError, match="gbnf"):
         Constraint("gbnf", grammar="no start rule")
 
