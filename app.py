@@ -5,11 +5,11 @@ TRACE_SPACE_RESULTS_REPO, TRACE_SPACE_RUNS, TRACE_SPACE_BASELINES, TRACE_SPACE_S
 HF_TOKEN (see docs/space.md). Locally, `trace-bench serve` does the same with command-line options.
 """
 
-from spaces_app.app import build_app
+from spaces_app.app import build_app, launch_options
 from spaces_app.settings import Settings
 
 settings = Settings.from_env()
 demo = build_app(settings)
 
 if __name__ == "__main__":
-    demo.launch(max_file_size=f"{settings.max_upload_mb}mb", show_error=True)
+    demo.launch(**launch_options(settings))

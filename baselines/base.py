@@ -11,6 +11,12 @@ batch their generation in `_forward`, put raw output in `meta`, and keep their m
 
 Session isolation: a pipeline keeps only knowledge-base-derived caches (indices, quote spans); everything a
 turn needs comes from its row and the knowledge base, so the order rows arrive in changes nothing.
+
+Ties: a `_forward` output may carry `scores` ({business_id: score}, numbers or tuples compared as the ranking
+compares them) so that an evaluator which breaks ties at random (SnipRec's protocol, §5.1; the live turn
+metrics, `trace_metrics.lib.interactive`) knows which ranked POIs the system could not tell apart. Predictions
+never hold them; a caller that sets `record_scores = {}` on the pipeline finds each turn's scores there, keyed
+by (dialogue_id, turn_id), after the call.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from baselines.identity import BY_NAME
 from baselines.toolkit.responses import EvidenceIndex, Response, template_response
 from baselines.toolkit.state import DialogueState, dialogue_state
 from baselines.toolkit.text import query_terms, user_query
@@ -58,12 +65,26 @@ class TracePipeline:
     """Base of every baseline: preprocess -> batched _forward -> postprocess, by name via the registry."""
 
     name: ClassVar[str] = ""
-    family: ClassVar[str] = "non-LLM"  # "non-LLM" | "LLM"
-    # False for a system that carries state across dialogues (Memory-Aug.): the paper reports it apart
-    # from the session-isolated rows, and so do the leaderboard tables.
-    session_isolated: ClassVar[bool] = True
     config_keys: ClassVar[tuple[str, ...]] = ()  # constructor parameters saved in run metadata
     needs_review_text: ClassVar[bool] = True
+    # (dialogue_id, turn_id) -> the scores behind that turn's ranking (None when the output gave none), filled
+    # by __call__ when a caller sets it to a dict (module docstring, "Ties"); None: not recorded.
+    record_scores: dict[tuple[str, int], Mapping[str, Any] | None] | None = None
+
+    @property
+    def family(self) -> str:
+        """"non-LLM" | "LLM": the baseline's record in `baselines.identity` ("non-LLM" for a pipeline that is
+        not registered, such as a user's own class, which may set the attribute itself)."""
+        found = BY_NAME.get(self.name)
+        return found.family if found is not None else "non-LLM"
+
+    @property
+    def session_isolated(self) -> bool:
+        """False for a system that carries state across dialogues (Memory-Aug.): the paper reports it apart
+        from the session-isolated rows, and so do the leaderboard tables. From `baselines.identity`, as
+        `family`."""
+        found = BY_NAME.get(self.name)
+        return found.session_isolated if found is not None else True
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, **params: Any):
         if params:
@@ -156,6 +177,8 @@ class TracePipeline:
             if len(outputs) != len(inputs):
                 raise RuntimeError(f"{type(self).__name__}._forward returned {len(outputs)} outputs for {len(inputs)} inputs")
             for output in outputs:
+                if self.record_scores is not None:
+                    self.record_scores[(str(output["dialogue_id"]), int(output["turn_id"]))] = output.get("scores")
                 yield self.postprocess(output)
 
     # -- configuration -----------------------------------------------------------------------------
@@ -212,10 +235,15 @@ class RankingPipeline(TracePipeline):
         raise NotImplementedError(f"{type(self).__name__} must implement score")
 
     def rank(self, inp: Mapping[str, Any]) -> list[str]:
+        return self.rank_with_scores(inp)[0]
+
+    def rank_with_scores(self, inp: Mapping[str, Any]) -> tuple[list[str], Mapping[str, Any]]:
+        """(the ranking, the scores it sorts by); both empty without candidates."""
         candidates = inp["candidates"]
         if not candidates:
-            return []
-        return rank_by_score(candidates, self.score(inp))
+            return [], {}
+        scores = self.score(inp)
+        return rank_by_score(candidates, scores), scores
 
     def respond(self, inp: Mapping[str, Any], ranked: list[str]) -> Response:
         return template_response(
@@ -235,7 +263,7 @@ class RankingPipeline(TracePipeline):
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         outputs = []
         for inp in inputs:
-            ranked = [] if inp["action"] == "farewell" else self.rank(inp)
+            ranked, scores = ([], {}) if inp["action"] == "farewell" else self.rank_with_scores(inp)
             response = self.respond(inp, ranked)
             outputs.append({
                 "dialogue_id": inp["dialogue_id"],
@@ -244,6 +272,7 @@ class RankingPipeline(TracePipeline):
                 "response": response.text,
                 "citations": response.citations,
                 "meta": self.meta(inp, ranked),
+                "scores": scores,
             })
         return outputs
 

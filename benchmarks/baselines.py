@@ -1,6 +1,6 @@
 """System turns per second of each baseline through `trace-bench run` (the runner, files and all).
 
-Goal (issue 6): all nine non-LLM baselines over the full 10,000-dialogue corpus (~50,000 system turns)
+Goal: all nine non-LLM baselines over the full 10,000-dialogue corpus (~50,000 system turns)
 in under 10 minutes in total on 2 cores.
 
     python benchmarks/baselines.py --data DIR [--split all] [--pool closed] [--num-proc 2]

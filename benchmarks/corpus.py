@@ -1,4 +1,4 @@
-"""Dialogues per second for corpus generation, release and hydration (issue 3 goals, on 2 cores:
+"""Dialogues per second for corpus generation, release and hydration (goals, on 2 cores:
 10,000 dialogues generated in < 60 s; 10,000 hydrated in < 5 s beyond the single scan of the review file).
 
     python benchmarks/corpus.py                       # synthetic bundle -> KB -> 10,000 dialogues -> release -> hydrate

@@ -1,4 +1,4 @@
-"""Simulated dialogues per second of each non-LLM baseline against the rules simulator (issue 17).
+"""Simulated dialogues per second of each non-LLM baseline against the rules simulator.
 
 Goal: the nine non-LLM baselines over 1,000 interactive dialogues each in under 2 minutes in total on 2 cores.
 

@@ -10,7 +10,7 @@ build's alone, and prints: review lines, wall and CPU seconds, reviews per secon
 time of the single core it uses) and the child's peak resident memory (ru_maxrss), next to the resident memory
 of the same interpreter right after the imports. `--repeat N` adds a bundle with the last scale's businesses and
 its review file repeated N times (review ids made unique): same POIs, N times the reviews, so any growth of the
-peak would come from the review file's size alone. Goal (issue 2): >= 100k reviews/s on one core and a peak
+peak would come from the review file's size alone. Goal: >= 100k reviews/s on one core and a peak
 under 1.5 GB, independent of the review file's size.
 """
 

@@ -221,7 +221,7 @@ def main() -> None:
 
     def once() -> dict:
         index = validate_predictions(preds, dialogues, pool="closed", split=split, known_poi_ids=kb.pois)
-        return suite.evaluate_predictions(dialogues, index, kb, run_sweeps=args.sweeps)
+        return suite.evaluate_predictions(dialogues, index, kb, sweeps=args.sweeps)
 
     if args.profile:
         import cProfile

@@ -1,4 +1,4 @@
-"""The leaderboard Space's two figures (issue 7 goals on this machine): first paint of the leaderboard in
+"""The leaderboard Space's two figures (their goals, on this machine): first paint of the leaderboard in
 Chromium < 2 s, and scoring a test-split submission (validation + every metric except NLI and the LLM judge
 + storing) < 30 s, on the built-in corpus (full synthetic bundle -> KB -> 10,000 dialogues; test split
 ~1,500 dialogues).
@@ -130,7 +130,9 @@ def measure_first_paint(settings, store, repeat: int, n_test: int) -> list[float
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    from spaces_app.app import theme
+
+    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, theme=theme())
     times = []
     try:
         with sync_playwright() as pw:

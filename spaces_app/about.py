@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from baselines.identity import IDENTITIES
 from spaces_app.board_html import BEST_LABEL, CI_LABEL
-from spaces_app.leaderboard import DECIMALS, SYSTEM_NOTES
-from trace_metrics.tables import VIEWS, header
+from trace_metrics.tables import DECIMALS, VIEWS, header, markdown_table
 
 _MD_SPECIAL = {ord(c): "\\" + c for c in "\\`*_[]<>|$#~"}
 # Gradio's Markdown tables squeeze narrow columns until words break; these keep words whole and let the
@@ -28,7 +28,7 @@ def md_text(text: str) -> str:
 
 def about_markdown(settings) -> str:
     """Columns and conventions, metric definitions (the registry), and the dataset card of the data directory."""
-    from trace_metrics.specs import METRICS
+    from trace_metrics.specs import METRICS, parameters
 
     lines = ["## Leaderboard columns", ""]
     for view, columns in VIEWS.items():
@@ -44,15 +44,13 @@ def about_markdown(settings) -> str:
         "The headline CGS is the CGS formula applied to the means of GS, CD and PC, as in the paper's tables.",
         "Submissions are scored without the NLI model and the LLM judge, so the NLI column stays empty for them.",
         "", "### Notes on systems", "",
-        *(f"- **{md_text(name)}**: {md_text(text)}" for name, text in SYSTEM_NOTES.items()),
+        *(f"- **{md_text(i.label)}**: {md_text(i.notes)}" for i in IDENTITIES if i.notes),
         "", "## Metrics", "",
-        "| id | family | better | level | definition | parameters | paper |", "|---|---|---|---|---|---|---|",
+        markdown_table(["id", "family", "better", "level", "definition", "parameters", "paper"], (
+            [f"`{spec.id}`", spec.family, "↑" if spec.higher_is_better else "↓", spec.level.replace("_", " "),
+             md_text(spec.description), md_text(", ".join(f"{k}={v}" for k, v in parameters(spec).items())),
+             md_text(spec.paper)] for spec in METRICS.values())),
     ]
-    for spec in METRICS.values():
-        params = ", ".join(f"{k}={v}" for k, v in spec.parameters.items())
-        lines.append(f"| `{spec.id}` | {spec.family} | {'↑' if spec.higher_is_better else '↓'} | "
-                     f"{spec.level.replace('_', ' ')} | {md_text(spec.description)} | {md_text(params)} | "
-                     f"{md_text(spec.paper)} |")
     return "\n".join(lines) + "\n\n## Dataset card\n\n" + dataset_card(settings.data_dir)
 
 

@@ -4,9 +4,9 @@ as a Hugging Face Space and `trace-bench serve` serves it locally.
 The app is a list of tabs (`tab_specs()`): each is a label, an id and a builder called inside its `gr.Tab`
 with the shared `AppContext` (settings, results store, dialogue index, a `rows()` reader, and the
 leaderboard's table component and inputs for tabs that change rows). A new tab is one module with a
-`builder(ctx)` and one entry in that list. Rows are read by a pure function on every refresh (page load,
-any control, Refresh, after a submission); only the best-row marks are kept between reads, until the rows
-change (they take a bootstrap of every row).
+`builder(ctx)` and one entry in that list; a tab that reads files registers its reader with `ctx.on_load`.
+Rows are read by a pure function on every refresh (page load, any control, Refresh, after a submission); only
+the best-row marks are kept between reads, until the rows change (they take a bootstrap of every row).
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ Rows whose source is *paper (reported)* are the numbers the Trace paper reports 
 of this package, on the paper's own corpus); every other row was scored here, on the corpus and knowledge-base
 versions shown in its Versions column."""
 ORDERS = ("best first", "reversed")
+# The font weights the app loads. Gradio's default theme loads Source Sans Pro (and IBM Plex Mono) at 400 and 600,
+# but the SemiBold files it ships are 55-glyph subsets (5,012 bytes against ~103 KB for Regular and Bold): every
+# other letter of semibold text (headers, labels, tab names) fell back to another face and "RAG" read "RᴀG".
+# With 400 and 700 only, semibold text is drawn from the complete Bold file (CSS picks the nearest heavier face).
+FONT_WEIGHTS: tuple[int, ...] = (400, 700)
 
 
 @dataclass
@@ -46,6 +51,11 @@ class AppContext:
     board_inputs: list = field(default_factory=list)  # its controls, in `table`'s argument order
     tab: Any = None  # the gr.Tab being built (for its select event)
     marks: BestMarks = field(default_factory=BestMarks)  # best-row marks, kept until the rows change
+    loaders: list = field(default_factory=list)  # (fn, inputs, outputs) run on every page load
+
+    def on_load(self, fn: Callable, inputs: list, outputs: list) -> None:
+        """Run `fn` on every page load (a tab re-reads its files: runs made since the app started show up)."""
+        self.loaders.append((fn, inputs, outputs))
 
     def rows(self) -> list[dict[str, Any]]:
         return collect_rows(self.settings, self.store, self.marks)
@@ -107,6 +117,8 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
                     spec.build(ctx)
         if ctx.board is not None:  # a reload shows rows submitted since the app started
             app.load(ctx.table, ctx.board_inputs, ctx.board)
+        for fn, inputs, outputs in ctx.loaders:
+            app.load(fn, inputs, outputs)
     return app
 
 
@@ -166,15 +178,34 @@ def gap_tab(ctx: AppContext) -> None:
     gap = gr.Plot(value=gap_figure(ctx.rows(), "closed", "cgs"), elem_id="gap-plot", show_label=False)
     gr.Markdown("One point per system (paper Figure 2): systems that rank well need not ground or recover well. "
                 "Colour = family; circles were scored here (bars: 95% intervals), crosses are the paper's "
-                "reported numbers (its own corpus). Hover a point for its name and values; click a legend entry "
+                "reported numbers (its own corpus); a crossed open circle is a run whose turns mostly fell back (not "
+                "the system's own result). Hover a point for its name and values; click a legend entry "
                 "to hide that family, double-click to show only it.")
     gap_pool.change(plot, [gap_pool, gap_y], gap)
     gap_y.change(plot, [gap_pool, gap_y], gap)
     ctx.tab.select(plot, [gap_pool, gap_y], gap)  # opening the tab shows rows submitted since
 
 
+def theme():
+    """Gradio's default theme with complete font files at every weight the app draws (FONT_WEIGHTS)."""
+    import gradio as gr
+    from gradio.themes.utils.fonts import LocalFont
+
+    return gr.themes.Default(
+        font=[LocalFont("Source Sans Pro", weights=FONT_WEIGHTS), "ui-sans-serif", "system-ui", "sans-serif"],
+        font_mono=[LocalFont("IBM Plex Mono", weights=FONT_WEIGHTS), "ui-monospace", "Consolas", "monospace"])
+
+
+def launch_options(settings: Settings) -> dict[str, Any]:
+    """What every launch of the app passes (`trace-bench serve`, the Space's app.py, the browser tests): the
+    theme and the upload limit (enforced by the server too)."""
+    return {"theme": theme(), "show_error": True, "max_file_size": f"{settings.max_upload_mb}mb"}
+
+
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 7860, **launch) -> None:
-    """Build the app and serve it until interrupted (the upload limit is enforced by the server too)."""
+    """Build the app and serve it until interrupted.
+
+    Gradio's own start-up lines are silenced (`quiet`): they end with a hint to `set share=True in launch()`,
+    an option no trace-bench command has; the caller prints where the app is."""
     app = build_app(settings)
-    app.launch(server_name=host, server_port=port, show_error=True, max_file_size=f"{settings.max_upload_mb}mb",
-               **launch)
+    app.launch(server_name=host, server_port=port, **{"quiet": True, **launch_options(settings), **launch})

@@ -10,19 +10,20 @@ name shows as the characters it is made of and cannot reorder its neighbours.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from spaces_app.leaderboard import (
     SOURCE_LABELS,
     Cell,
     Line,
     family,
-    fmt,
     short_version,
     system_note,
     view_columns,
 )
 from spaces_app.markup import esc
-from trace_metrics.tables import Column, header
+from trace_harness.leaderboard import fallbacks as fb
+from trace_metrics.tables import Column, format_value, header
 
 NOTE_MARKS = ("†", "‡", "§", "¶")
 CI_LABEL = "95% cluster-bootstrap interval (dialogues resampled)"
@@ -37,10 +38,18 @@ CSS = """
 .trace-board-wrap table.trace-board thead th {position: sticky; top: 0; z-index: 1; font-weight: 600;
   background: var(--background-fill-secondary);}
 .trace-board-wrap tr.trace-groups th {text-align: center; font-size: 0.75rem; color: var(--body-text-color-subdued);}
-.trace-board-wrap table.trace-board .sys {min-width: 8rem; max-width: 14rem; overflow-wrap: anywhere; font-weight: 600;}
+.trace-board-wrap .w {white-space: nowrap;}
+.trace-board-wrap table.trace-board.data {font-size: 0.8rem;}
+.trace-board-wrap table.trace-board.data th {font-size: 0.76rem; vertical-align: bottom;}
+.trace-board-wrap table.trace-board.data th.num, .trace-board-wrap table.trace-board.data td.num {text-align: right;
+  font-variant-numeric: tabular-nums;}
+.trace-board-wrap table.trace-board.data td.num {white-space: nowrap;}
+.trace-board-wrap table.trace-board.data tr.not-own td.num {opacity: 0.55; text-decoration: line-through;}
+.trace-board-wrap table.trace-board .sys {min-width: 8rem; max-width: 14rem; font-weight: 600;}
 .trace-board-wrap table.trace-board .fam, .trace-board-wrap table.trace-board td.metric {white-space: nowrap;}
 .trace-board-wrap table.trace-board .src {min-width: 4.5rem; max-width: 7rem;}
-.trace-board-wrap table.trace-board th.metric {min-width: 3.4rem; text-align: right;}
+.trace-board-wrap table.trace-board th.metric {min-width: 3.4rem; text-align: right; white-space: nowrap;}
+.trace-board-wrap table.trace-board th {hyphens: manual; word-break: keep-all;}
 .trace-board-wrap table.trace-board td.metric {text-align: right; font-variant-numeric: tabular-nums;}
 .trace-board-wrap table.trace-board td.metric.best {font-weight: 700; background: var(--color-accent-soft);}
 .trace-board-wrap table.trace-board .ci {display: block; font-size: 0.7rem; font-weight: 400; color: var(--body-text-color-subdued);}
@@ -49,8 +58,25 @@ CSS = """
 .trace-board-wrap table.trace-board .desc {min-width: 10rem; overflow-wrap: anywhere; font-size: 0.8rem;}
 .trace-board-wrap table.trace-board sup.trace-note {cursor: help; color: var(--color-accent); font-weight: 700;}
 .trace-board-wrap table.trace-board td.trace-empty {text-align: center; font-style: italic; padding: 12px !important;}
+.trace-board-wrap table.trace-board .trace-fb {display: inline-block; margin-left: 4px; padding: 0 4px; cursor: help;
+  font-size: 0.72rem; font-weight: 600; white-space: nowrap; border-radius: 3px; color: #8a4b00;
+  background: #fff1d6;}
+.trace-board-wrap table.trace-board .trace-fb.not-own {color: #fff; background: #b42318;}
+.trace-board-wrap table.trace-board tr.not-own td.metric {opacity: 0.55; text-decoration: line-through;
+  text-decoration-color: rgba(180, 35, 24, 0.5);}
 .trace-board-notes {font-size: 0.8rem; margin-top: 6px;}
 """
+ONE_DIALOGUE_LABEL = ("Warning: a row scored on one dialogue has no interval and no mark (resampling one "
+                      "dialogue has no variance; any difference would look significant).")
+FALLBACK_LABEL = ("fb N%: share of the run's system turns that fell back or failed (hover it for what and how "
+                  f"often); red, values struck through: over {fb.share_text(fb.NOT_OWN_SHARE)}, not the "
+                  "system's own result (no best mark)")
+
+
+def words(text: str) -> str:
+    """`text` escaped, each word kept whole (a line may break between words only: never inside BLEU-4 or a
+    label such as Knowledge-Enh.)."""
+    return " ".join(f'<span class="w">{esc(w)}</span>' for w in str(text).split(" "))
 
 
 def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str:
@@ -75,6 +101,10 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
         foot.append(f"Hover a value for its {CI_LABEL}" + ("; shown under each value." if show_ci else "."))
     if any(c.tied_best for line in lines for c in line.cells):
         foot.append(f"<b>Bold, shaded</b>: {BEST_LABEL}, among the rows scored here.")
+    if any(fb.mark(line.row) for line in lines):
+        foot.append(esc(FALLBACK_LABEL))
+    if any((line.row.get("per_dialogue") or {}).get("n_dialogues") == 1 for line in lines):
+        foot.append(esc(ONE_DIALOGUE_LABEL))
     if foot:
         parts.append('<div class="trace-board-notes">' + "<br>".join(foot) + "</div>")
     return "".join(parts)
@@ -99,16 +129,19 @@ def _head_html(columns: Sequence[Column]) -> str:
 
 def _row_html(line: Line, columns: Sequence[Column], mark: str | None, note: str | None, show_ci: bool) -> str:
     r = line.row
-    name = f"<bdi>{esc(r['system'])}</bdi>"
+    name = f"<bdi>{words(r['system'])}</bdi>"
     if mark is not None:
         name += f' <sup class="trace-note" title="{esc(note)}">{mark}</sup>'
+    own = fb.own_result(r)
+    name += fallback_markup(r)
     source = SOURCE_LABELS.get(r.get("source") or "", r.get("source") or "")
     owner = r.get("owner")
     if r.get("source") == "submission" and isinstance(owner, dict) and owner.get("kind") == "hf":
         source += f" by @{owner.get('user')}"
     cells = "".join(_cell_html(c, cell, show_ci) for c, cell in zip(columns, line.cells, strict=True))
     versions = f"{_version_html(r, 'corpus')}<br>{_version_html(r, 'kb')}"
-    return (f'<tr data-system="{esc(r["system"])}"><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
+    row_class = "" if own else ' class="not-own"'
+    return (f'<tr data-system="{esc(r["system"])}"{row_class}><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
             f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
             f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>')
 
@@ -119,8 +152,8 @@ def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:
     title = [f"{column.label} {cell.text()}"]
     interval = ""
     if cell.low is not None and cell.high is not None:
-        title.append(f"{CI_LABEL}: {fmt(cell.low)} to {fmt(cell.high)}")
-        interval = f"{fmt(cell.low)}–{fmt(cell.high)}"
+        title.append(f"{CI_LABEL}: {format_value(cell.low)} to {format_value(cell.high)}")
+        interval = f"{format_value(cell.low)}–{format_value(cell.high)}"
     if cell.tied_best:
         title.append(BEST_LABEL)
     classes = "metric best" if cell.tied_best else "metric"
@@ -139,3 +172,55 @@ def _version_html(row: dict, what: str) -> str:
     else:
         shown, cls = short_version(full) or "-", "hash"
     return f'<span class="{cls}" title="{label} version: {esc(full)}">{esc(shown)}</span>'
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plain data tables (the Interactive and CoRE tabs): the leaderboard's look, one format per column
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Field:
+    """One cell of `data_table`: text (escaped here), an optional hover text, and `markup`, HTML written by the
+    app (already escaped) shown after the text."""
+
+    text: str = ""
+    title: str = ""
+    markup: str = ""
+
+
+@dataclass(frozen=True)
+class Heading:
+    label: str
+    title: str = ""
+    numeric: bool = False  # right-aligned, tabular figures
+
+
+def data_table(headings: Sequence[Heading], rows: Sequence[Sequence[Field]], *, elem_class: str = "",
+               drop_empty: bool = True, row_classes: Sequence[str] = ()) -> str:
+    """An HTML table in the leaderboard's style: headers wrap between words only, numbers right-aligned in
+    tabular figures; with `drop_empty`, a column empty in every row is left out (never an always-empty
+    column). Every text is escaped."""
+    keep = [i for i in range(len(headings)) if not drop_empty or not rows or any(r[i].text or r[i].markup
+                                                                                 for r in rows)]
+
+    def cls(i: int) -> str:
+        return "num" if headings[i].numeric else "txt"
+
+    head = "".join(f'<th class="{cls(i)}" title="{esc(headings[i].title)}">{words(headings[i].label)}</th>'
+                   for i in keep)
+    body = []
+    for n, r in enumerate(rows):
+        row_class = f' class="{esc(row_classes[n])}"' if n < len(row_classes) and row_classes[n] else ""
+        cells = "".join(f'<td class="{cls(i)}"' + (f' title="{esc(r[i].title)}"' if r[i].title else "")
+                        + f">{words(r[i].text)}{r[i].markup}</td>" for i in keep)
+        body.append(f"<tr{row_class}>{cells}</tr>")
+    return (f'<style>{CSS}</style><div class="trace-board-wrap {esc(elem_class)}"><table class="trace-board data">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+
+def fallback_markup(row: dict) -> str:
+    """The fallback mark of a row (`fallbacks.mark`) as HTML with its hover text; "" when none."""
+    if not fb.mark(row):
+        return ""
+    own = fb.own_result(row)
+    shown = f"fb {fb.share_text(row['fallbacks']['share'])}" + ("" if own else ": not own")
+    return f'<span class="trace-fb{"" if own else " not-own"}" title="{esc(fb.describe(row))}">{esc(shown)}</span>'

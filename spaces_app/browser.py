@@ -19,6 +19,7 @@ from trace_dataset.datadir import iter_dialogues, kb_dir
 from trace_dataset.io import read_json, read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.quotes import PLACEHOLDER_RE, QUOTE_RE
+from trace_metrics.tables import format_value
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class DialogueIndex:
 
 def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[str, int], dict]]:
     """{system label: {(dialogue_id, turn_id): prediction}} for every *.jsonl under runs_dir covering the split."""
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import label
 
     runs: dict[str, dict[tuple[str, int], dict]] = {}
     for path in sorted(runs_dir.glob("*.jsonl")):
@@ -209,7 +210,7 @@ def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[st
         name = meta.get("baseline") or path.stem
         preds = {(r["dialogue_id"], r["turn_id"]): r for r in read_jsonl(path) if r.get("dialogue_id") in dialogue_ids}
         if preds:
-            runs[BASELINE_LABELS.get(name, name)] = preds
+            runs[label(name)] = preds
     return runs
 
 
@@ -218,7 +219,7 @@ def _e(text: Any) -> str:
 
 
 def _fmt(value: float) -> str:
-    return "-" if value is None or not math.isfinite(value) else f"{value:.2f}"
+    return "-" if value is None or not math.isfinite(value) else format_value(value, 2)
 
 
 def _highlight(text: str) -> str:

@@ -35,6 +35,14 @@ def register_serve(sub) -> None:
                                              "(TRACE_SPACE_RUNS)")
     p.add_argument("--baselines", type=Path, help="leaderboard.json written by `trace-bench leaderboard` "
                                                   "(TRACE_SPACE_BASELINES)")
+    p.add_argument("--interactive", type=Path, action="append", metavar="DIR",
+                   help="a folder of `trace-bench interact` --out folders, or a leaderboard.interactive.json, for the "
+                        "Interactive tab; repeatable (TRACE_SPACE_INTERACTIVE; default runs/interactive)")
+    p.add_argument("--core", type=Path, action="append", metavar="DIR",
+                   help="a folder of `trace-bench core score` --out folders for the CoRE tab; repeatable "
+                        "(TRACE_SPACE_CORE; default runs/core)")
+    p.add_argument("--core-meta", type=Path, metavar="FILE",
+                   help="a `trace-bench core meta --out` result for the CoRE tab (TRACE_SPACE_CORE_META)")
     p.add_argument("--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)")
     p.add_argument("--max-upload-mb", type=number_in(int, 1), default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
     p.add_argument("--auth", choices=AUTH_MODES, default=None,
@@ -50,17 +58,20 @@ def _serve(args: argparse.Namespace) -> int:
 
     # A path named on the command line must exist: a typo would otherwise serve an empty board for hours.
     for flag, path, want_dir in (("--data", args.data, True), ("--runs", args.runs, True),
-                                 ("--baselines", args.baselines, False)):
+                                 ("--baselines", args.baselines, False), ("--core-meta", args.core_meta, False)):
         if path is not None and not (path.is_dir() if want_dir else path.is_file()):
             raise UsageError(f"{flag} {path}: no such {'folder' if want_dir else 'file'}")
     try:
         settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
                                      runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
-                                     max_upload_mb=args.max_upload_mb, auth=args.auth)
+                                     max_upload_mb=args.max_upload_mb, auth=args.auth,
+                                     interactive_dirs=tuple(args.interactive) if args.interactive else None,
+                                     core_dirs=tuple(args.core) if args.core else None, core_meta=args.core_meta)
     except ValueError as e:
         raise UsageError(str(e)) from None
     from spaces_app.app import serve
 
+    print(f"Serving the Trace leaderboard on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
     try:
         serve(settings, args.host, args.port)
     except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
@@ -157,12 +168,12 @@ def _show_new_token(owner, token_file: Path | None) -> None:
 def register_demo(sub) -> None:
     p = sub.add_parser(
         "demo", help="the main job: synthetic Yelp bundle -> KB -> dialogues -> release -> hydration -> "
-                     "stats -> baselines -> leaderboard -> app",
+                     "stats -> baselines -> leaderboard -> interactive runs -> app",
         description="Run every stage on the built-in synthetic Yelp bundle (defaults: the full bundle, the "
                     "paper's 100 POIs per city x type, 10,000 dialogues, all nine baselines on the test split, "
-                    "closed and open pools). Each stage is skipped when its output already exists, so an "
-                    "interrupted run resumes; the settings are recorded in OUT/demo.json and a rerun with other "
-                    "settings is refused.")
+                    "closed and open pools, then each of them live with the rules traveller). Each stage is "
+                    "skipped when its output already exists, so an interrupted run resumes; the settings are "
+                    "recorded in OUT/demo.json and a rerun with other settings is refused.")
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="working folder (default runs/demo)")
     p.add_argument("--n", type=number_in(int, 1), default=10_000, help="dialogues to generate (default 10,000)")
     p.add_argument("--scale", type=number_in(float, 0, low_open=True), default=1.0, help="size of the synthetic Yelp bundle (default 1.0)")
@@ -170,8 +181,13 @@ def register_demo(sub) -> None:
     p.add_argument("--seed", type=number_in(int, 0), default=SEED)
     p.add_argument("--split", default="test", choices=SPLITS, help="split the baselines run on (default test)")
     p.add_argument("--baselines", default="all", help="comma-separated baseline names, or 'all' (default)")
-    p.add_argument("--workers", type=number_in(int, 1), default=None, help="generator worker processes (default: CPU count)")
+    p.add_argument("--workers", type=number_in(int, 1), default=None,
+                   help="generator and interactive worker processes (default: CPU count)")
     p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes per baseline run (default 1)")
+    p.add_argument("--no-interactive", action="store_true",
+                   help="skip the interactive runs (each baseline with the rules traveller on the whole split)")
+    p.add_argument("--interactive-n", type=number_in(int, 1), default=None, metavar="N",
+                   help="travellers of the interactive runs: the first N dialogues of the split (default: all)")
     p.add_argument("--serve", action="store_true", help="start the leaderboard app at the end")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
@@ -183,5 +199,6 @@ def _demo(args: argparse.Namespace) -> int:
 
     return run_demo(DemoConfig(
         out=args.out, n=args.n, scale=args.scale, per_cell=args.per_cell, seed=args.seed, split=args.split,
-        baselines=args.baselines, workers=args.workers, num_proc=args.num_proc, serve=args.serve, host=args.host,
-        port=args.port))
+        baselines=args.baselines, workers=args.workers, num_proc=args.num_proc, interactive=not args.no_interactive,
+        interactive_n=args.interactive_n,
+        serve=args.serve, host=args.host, port=args.port))

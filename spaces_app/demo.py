@@ -1,15 +1,17 @@
 """The main job on the built-in synthetic Yelp bundle, stage by stage, resumable.
 
 synthetic bundle -> knowledge base -> dialogues -> [Q:N] release -> hydration -> statistics ->
-baselines (closed and open pool) -> leaderboard -> app. Every stage writes its output atomically and is
-skipped when its completion marker is there, so rerunning the command resumes an interrupted run. The
-settings that shape the data are recorded in OUT/demo.json; a rerun with other settings is refused rather
-than mixing two corpora.
+baselines (closed and open pool) -> leaderboard -> interactive runs (each baseline with the rules traveller)
+-> [opt-in: the LLM baselines and CoRE] -> app. Every stage writes its output atomically and is skipped when
+its completion marker is there, so rerunning the command resumes an interrupted run. The settings that shape
+the data are recorded in OUT/demo.json; a rerun with other settings is refused rather than mixing two corpora.
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing as mp
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +34,10 @@ DEMO_POOLS: tuple[str, ...] = ("closed", "open")
 LLM_TOKEN = "llm"
 DEMO_LLM_DIALOGUES = 2
 DEMO_LLM_SETTINGS: dict[str, Any] = {"llm": "smollm2", "max_new_tokens": 64, "json_repairs": 0, "reviews_per_poi": 1}
+# Then CoRE (its twelve factors and a one-round debate) rates the first dialogue of the subset for one retriever
+# and one LLM baseline with the same packaged model, so that the Space's CoRE tab has rows: runs in OUT/core/NAME.
+DEMO_CORE_SYSTEMS: tuple[str, ...] = ("tfidf", "llm_zero_shot")
+DEMO_CORE_SETTINGS: dict[str, Any] = {"limit": 1, "max_new_tokens": 96, "max_rounds": 1}
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,8 @@ class DemoConfig:
     baselines: str = "all"  # comma-separated names, "all" (the nine non-LLM baselines) and/or "llm"
     workers: int | None = None  # generator worker processes (None: the CPU count)
     num_proc: int = 1  # worker processes per baseline run
+    interactive: bool = True  # the interactive runs (each baseline with the rules traveller)
+    interactive_n: int | None = None  # travellers of the interactive runs: the first N dialogues (None: the split)
     serve: bool = False  # start the leaderboard app at the end
     host: str = "127.0.0.1"
     port: int = 7860
@@ -77,6 +85,65 @@ def check_settings(out: Path, settings: dict[str, Any]) -> None:
         write_json(path, settings)
 
 
+_STATE: dict[str, Any] = {}  # what the forked interactive workers share (knowledge base, travellers, folders)
+
+
+def _interact(name: str) -> tuple[str, str]:
+    """One baseline's interactive run (rules traveller, closed pool); (name, error or "")."""
+    from trace_harness.interactive.run import run_interactive
+
+    os.environ["OMP_NUM_THREADS"] = "1"  # two workers on two cores: no thread oversubscription
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    data, out, kb, goals, split, n = (_STATE[k] for k in ("data", "out", "kb", "goals", "split", "n"))
+    try:
+        run_interactive(name, data, out / name, split=split, n=n, kb=kb, goals=goals, progress=False)
+    except (ImportError, RuntimeError, ValueError) as e:  # e.g. dense without its model package
+        log.error("interactive run of %s failed: %s", name, e)
+        return name, f"{type(e).__name__}: {e}"
+    return name, ""
+
+
+def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str], workers: int | None,
+                         tf_rows: list[dict[str, Any]], leaderboard_dir: Path, n: int | None = None) -> dict[str, str]:
+    """Every baseline of `names` talks to the rules traveller seeded from each dialogue of `split` (the first `n`
+    with `n`; closed pool; `trace-bench interact --system NAME [--n N]`), side by side in `workers` processes;
+    runs in OUT/interactive/NAME, the interactive view printed and written beside the leaderboard."""
+    from trace_harness.interactive.output import METRICS_FILE
+    from trace_harness.interactive.run import seed_travellers
+    from trace_harness.leaderboard.interactive import format_interactive, interactive_rows, write_interactive
+
+    todo = [n for n in names if not (out / n / METRICS_FILE).exists()]
+    failed: dict[str, str] = {}
+    if todo:
+        t0 = time.perf_counter()
+        kb, goals = seed_travellers(hydrated, split, n)
+        _STATE.update(data=hydrated, out=out, kb=kb, goals=goals, split=split, n=n)
+        # longest first (the two that encode queries with a model), so the workers finish together
+        todo.sort(key=lambda n: n not in ("dense", "hybrid_rrf"))
+        workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+        log.info("[interactive runs] %s with the rules traveller, %d travellers, %d worker(s)", ", ".join(todo),
+                 len(_STATE["goals"]), workers)
+        if workers > 1 and "fork" in mp.get_all_start_methods():
+            with mp.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
+                results = list(pool.imap_unordered(_interact, todo, chunksize=1))
+        else:
+            results = [_interact(n) for n in todo]
+        _STATE.clear()
+        failed = {f"{n} (interactive)": e for n, e in results if e}
+        log.info("[interactive runs] done in %.1f s", time.perf_counter() - t0)
+    else:
+        log.info("[interactive runs] already done, skipping")
+    rows = interactive_rows(out, tf_rows)
+    print("\n" + format_interactive(rows))
+    write_interactive(rows, leaderboard_dir, out)
+    return failed
+
+
 def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[str]) -> dict[str, str]:
     """The LLM baselines (and `names`, for comparison) on a seeded DEMO_LLM_DIALOGUES-dialogue subset of `split`:
     runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
@@ -100,6 +167,7 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
             log.error("LLM step: %s failed: %s", name, e)
             failed[f"{name} (LLM step)"] = f"{type(e).__name__}: {e}"
     rows = build_leaderboard(subset, runs, split=split)
+    failed.update(run_core_step(subset, runs, out / "core", split))
     settings = ", ".join(f"{k}={v}" for k, v in DEMO_LLM_SETTINGS.items() if k != "llm")
     print(f"\nLLM baselines with the packaged SmolLM2-135M ({settings}) on a "
           f"seeded {DEMO_LLM_DIALOGUES}-dialogue subset of the {split} split, beside the other baselines on the same "
@@ -108,10 +176,42 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     return failed
 
 
+def run_core_step(subset: Path, runs: Path, out: Path, split: str) -> dict[str, str]:
+    """CoRE with the packaged model (DEMO_CORE_SETTINGS) on the LLM step's runs of DEMO_CORE_SYSTEMS: the rows
+    of the Space's CoRE tab (OUT/core/NAME, what `trace-bench core score --out` writes)."""
+    from trace_llm import DecodingSettings, LLMError, load_llm
+    from trace_metrics.core.cli import format_summary
+    from trace_metrics.core.prompts import load_prompts
+    from trace_metrics.core.runner import SUMMARY_FILE, collect_logs, run_corpus
+
+    failed: dict[str, str] = {}
+    settings = DecodingSettings(max_new_tokens=DEMO_CORE_SETTINGS["max_new_tokens"])
+    for name in DEMO_CORE_SYSTEMS:
+        predictions = runs / f"{name}.jsonl"
+        if not predictions.exists():
+            continue
+        target = out / name
+
+        def score(name: str = name, predictions: Path = predictions, target: Path = target) -> None:
+            logs, source = collect_logs(predictions, subset, split=split, limit=DEMO_CORE_SETTINGS["limit"])
+            with load_llm(DEMO_LLM_SETTINGS["llm"], settings=settings) as llm:
+                result = run_corpus(llm, logs, target, load_prompts(), source=source, factor_settings=settings,
+                                    debate_settings=settings, max_rounds=DEMO_CORE_SETTINGS["max_rounds"])
+            print(f"\nCoRE ({DEMO_LLM_SETTINGS['llm']}, {DEMO_CORE_SETTINGS}) on {name}:")
+            print(format_summary(result["summary"]))
+
+        try:
+            _stage(f"LLM step: CoRE on {name}", (target / SUMMARY_FILE).exists(), score)
+        except (ImportError, RuntimeError, LLMError) as e:
+            log.error("LLM step: CoRE on %s failed: %s", name, e)
+            failed[f"CoRE on {name} (LLM step)"] = f"{type(e).__name__}: {e}"
+    return failed
+
+
 def run_demo(config: DemoConfig) -> int:
     """Every stage of the main job, each skipped when its output is already there."""
     from baselines import BASELINES, NON_LLM_BASELINES
-    from spaces_app.settings import Settings, demo_layout
+    from spaces_app.settings import DEFAULT_CORE_DIRS, DEFAULT_INTERACTIVE_DIRS, Settings, demo_layout
     from trace_dataset.datadir import kb_dir
     from trace_dataset.generate import generate_corpus
     from trace_dataset.generate.stats import corpus_stats, format_stats
@@ -169,15 +269,21 @@ def run_demo(config: DemoConfig) -> int:
     rows = build_leaderboard(hydrated, runs, split=split)
     paths = write_leaderboard(rows, layout["baselines_file"].parent)
     print(format_tables(rows))
+    if config.interactive:
+        failed.update(run_interactive_step(hydrated, layout["interactive_dir"], split, names, config.workers, rows,
+                                           layout["baselines_file"].parent, config.interactive_n))
     if with_llm:
         failed.update(run_llm_step(hydrated, out, split, seed, names))
     if failed:
         print("baselines that failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()))
     settings = Settings(data_dir=hydrated, results_dir=layout["results_dir"], runs_dir=layout["runs_dir"],
-                        split=split, baselines_file=paths["json"])
+                        split=split, baselines_file=paths["json"],
+                        interactive_dirs=(layout["interactive_dir"], *DEFAULT_INTERACTIVE_DIRS),
+                        core_dirs=(layout["core_dir"], *DEFAULT_CORE_DIRS))
     # spelled so that it runs as printed in the user's shell, venv activated or not (trace_bench.shell)
     command = trace_bench_command("serve", "--data", hydrated, "--results", settings.results_dir,
-                                  "--runs", settings.runs_dir, "--baselines", paths["json"])
+                                  "--runs", settings.runs_dir, "--baselines", paths["json"],
+                                  "--interactive", layout["interactive_dir"], "--core", layout["core_dir"])
     if config.serve:
         from spaces_app.app import serve
 

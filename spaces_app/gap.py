@@ -14,12 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family, fmt
+from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family
 from spaces_app.markup import plot_text
+from trace_harness.leaderboard import fallbacks as fb
+from trace_metrics.tables import format_value
 
 GAP_METRICS = {"cgs": "CGS (grounding)", "rejection_recovery": "Rejection recovery"}
 X_METRIC = "recall@1"
 COLOURS = {"non-LLM": "#1f77b4", "LLM": "#d62728", "submitted": "#2ca02c"}
+NOT_OWN_NAME = "not its own result (fell back)"
 
 
 def gap_group(row: dict[str, Any]) -> str:
@@ -38,6 +41,8 @@ class GapPoint:
     y: float
     x_ci: tuple[float, float] | None = None
     y_ci: tuple[float, float] | None = None
+    fallbacks: str = ""  # what fell back and how often (fallbacks.describe), empty when nothing did
+    own: bool = True  # False: not the system's own result (fallbacks over fallbacks.NOT_OWN_SHARE)
 
 
 def _ci(row: dict[str, Any], metric: str) -> tuple[float, float] | None:
@@ -55,12 +60,13 @@ def gap_points(rows: Sequence[dict[str, Any]], pool: str, y_metric: str) -> list
             continue
         x, y = r["metrics"].get(X_METRIC), r["metrics"].get(y_metric)
         if x is not None and y is not None and math.isfinite(x) and math.isfinite(y):
-            out.append(GapPoint(r["system"], gap_group(r), float(x), float(y), _ci(r, X_METRIC), _ci(r, y_metric)))
+            out.append(GapPoint(r["system"], gap_group(r), float(x), float(y), _ci(r, X_METRIC), _ci(r, y_metric),
+                                fb.describe(r), fb.own_result(r)))
     return out
 
 
 def _interval(ci: tuple[float, float] | None) -> str:
-    return f"95% CI {fmt(ci[0])}–{fmt(ci[1])}" if ci else "no interval"
+    return f"95% CI {format_value(ci[0])}–{format_value(ci[1])}" if ci else "no interval"
 
 
 def _errors(points: list[GapPoint], axis: str) -> dict[str, Any]:
@@ -73,6 +79,14 @@ def _errors(points: list[GapPoint], axis: str) -> dict[str, Any]:
             "arrayminus": [max(v - c[0], 0.0) if c else None for c, v in zip(cis, value, strict=True)]}
 
 
+def axis_range(points: Sequence[GapPoint], axis: str, pad: float = 0.05) -> list[float]:
+    """From a little below 0 to a little above the largest value or interval bound: every point and error bar
+    whole inside the plot (none half clipped at an edge), and the two axes' "0" labels apart at the origin."""
+    top = max([v for p in points for v in (getattr(p, axis), *(getattr(p, f"{axis}_ci") or ()))], default=1.0)
+    span = max(top, 1e-9)
+    return [-pad * span, top + pad * span]
+
+
 def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: str = "cgs"):
     """The gap scatter for `pool`: colour = family, circles = scored here, crosses = the paper's numbers."""
     if y_metric not in GAP_METRICS:
@@ -83,27 +97,30 @@ def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: s
     fig = go.Figure()
     points = gap_points(rows, pool, y_metric)
     for group in GAP_GROUPS:
-        sel = [p for p in points if p.group == group]
-        if not sel:
-            continue
         fam = group.removesuffix(PAPER_SUFFIX)
         paper = group.endswith(PAPER_SUFFIX)
-        fig.add_trace(go.Scatter(
-            x=[p.x for p in sel], y=[p.y for p in sel], mode="markers",
-            name="paper (reported)" if paper else "scored here",
-            legendgroup=fam, legendgrouptitle_text=fam,
-            marker={"color": COLOURS[fam], "symbol": "x" if paper else "circle", "size": 10 if paper else 11,
-                    "line": {"width": 0 if paper else 1, "color": "white"}},
-            error_x=_errors(sel, "x"), error_y=_errors(sel, "y"),
-            customdata=[[plot_text(p.system), plot_text(group), _interval(p.x_ci), _interval(p.y_ci)] for p in sel],
-            hovertemplate=("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
-                           "Recall@1 %{x:.3f} (%{customdata[2]})<br>" + plot_text(y_label) +
-                           " %{y:.3f} (%{customdata[3]})<extra></extra>"),
-        ))
+        for own in (True, False):
+            sel = [p for p in points if p.group == group and p.own == own]
+            if not sel:
+                continue
+            fig.add_trace(go.Scatter(
+                x=[p.x for p in sel], y=[p.y for p in sel], mode="markers",
+                name=("paper (reported)" if paper else "scored here") if own else NOT_OWN_NAME,
+                legendgroup=fam, legendgrouptitle_text=fam,
+                marker={"color": COLOURS[fam], "symbol": ("x" if paper else "circle") if own else "circle-x-open",
+                        "size": (10 if paper else 11) if own else 15,
+                        "line": {"width": 0 if paper else (1 if own else 2), "color": "white" if own else COLOURS[fam]}},
+                error_x=_errors(sel, "x"), error_y=_errors(sel, "y"), cliponaxis=False,
+                customdata=[[plot_text(p.system), plot_text(group), _interval(p.x_ci), _interval(p.y_ci),
+                             "<br>" + plot_text(p.fallbacks) if p.fallbacks else ""] for p in sel],
+                hovertemplate=("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
+                               "Recall@1 %{x:.3f} (%{customdata[2]})<br>" + plot_text(y_label) +
+                               " %{y:.3f} (%{customdata[3]})%{customdata[4]}<extra></extra>"),
+            ))
     fig.update_layout(
         title={"text": plot_text(f"Three-Competency Gap ({pool} pool): accuracy vs {y_label}")},
-        xaxis={"title": {"text": "Recall@1 (accuracy)"}, "rangemode": "tozero", "zeroline": False},
-        yaxis={"title": {"text": plot_text(y_label)}, "rangemode": "tozero", "zeroline": False},
+        xaxis={"title": {"text": "Recall@1 (accuracy)"}, "range": axis_range(points, "x"), "zeroline": False},
+        yaxis={"title": {"text": plot_text(y_label)}, "range": axis_range(points, "y"), "zeroline": False},
         height=540, margin={"l": 60, "r": 20, "t": 60, "b": 50}, hovermode="closest",
         legend={"groupclick": "togglegroup", "itemclick": "toggle"}, template="plotly_white",
     )

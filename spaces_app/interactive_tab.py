@@ -2,34 +2,32 @@
 a leaderboard view, the selected run's per-turn table (SnipRec Table 4 layout), and its live conversations in
 the dialogue browser's style.
 
-TRACE_SPACE_INTERACTIVE (default `runs/interactive` when it exists) names either a folder of --out folders
-(each with metrics.json, data/interactive.jsonl.gz, predictions.jsonl and poi_names.json) or the
-leaderboard.interactive.json that `trace-bench leaderboard --interactive` writes (the same rows, with the
-teacher-forced values beside them; the logs are read from the runs folder it names). The rows come from
-`trace_harness.leaderboard.interactive`, the code the CLI's view uses; they are read by pure functions on every refresh.
-Names and texts from the files are data: tables get plain cells, and the log view escapes everything
-through `markup.esc` (only this module's own tags reach the page).
+The settings' `interactive_dirs` (TRACE_SPACE_INTERACTIVE; the demo's OUT/interactive and runs/interactive)
+name folders of --out folders (each with metrics.json, data/interactive.jsonl.gz, predictions.jsonl and
+poi_names.json) or leaderboard.interactive.json files (`trace-bench leaderboard --interactive`; the logs are read
+from the runs folder it names). The rows come from `trace_harness.leaderboard.interactive`, the code the CLI's
+view uses, with the teacher-forced values of the Space's baseline rows beside them; they are read by pure
+functions on every page load and Refresh, so a run made while the app serves appears without a restart.
+Columns are those of the CLI's view (`trace_harness.leaderboard.interactive.VIEWS`), each with its one number
+format; a column with no value in any row is left out. Names and texts from the files are data: every table
+cell and the log view are escaped through `markup.esc` (only this module's own tags reach the page).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spaces_app.board_html import Field, Heading, data_table, fallback_markup
 from spaces_app.browser import CSS, _highlight
 from spaces_app.markup import esc
+from trace_metrics.tables import Column, format_value
 
 log = logging.getLogger(__name__)
 
-INTERACTIVE_ENV = "TRACE_SPACE_INTERACTIVE"
-DEFAULT_DIR = Path("runs/interactive")
-BOARD_COLUMNS = ("System", "Simulator", "Protocol", "Pool", "Dialogues", "Success", "Success 95% CI",
-                 "Turns to success", "Hit@1", "MRR", "Avg Pos", "Rejection recovery", "CGS", "TF TSR", "Lost turns",
-                 "Run")
-TURN_COLUMNS = ("Turn", "Hits@1", "Hits@5", "Hits@10", "Avg Pos", "Avg MRR", "n")
 INTRO = (
     "### Interactive evaluation\n"
     "A simulated traveler, seeded from a Trace dialogue (persona, travel context, hidden preferences), talks to "
@@ -38,38 +36,119 @@ INTRO = (
     "wrong. Per-turn figures rank the targets (places the traveler would accept) among the candidates, ties "
     "broken at random; the Trace metrics are computed on the live system turns. *sniprec* rows follow SnipRec's "
     "own protocol (one target venue, five questions, the whole catalogue ranked). Lost turns: an external system "
-    "that timed out, answered garbage or ranked places outside the pool."
+    "that timed out, answered garbage or ranked places outside the pool. Hover a value for its 95% interval."
 )
+EMPTY = ("No interactive runs yet. `trace-bench demo` makes one per baseline (in OUT/interactive); for one system: "
+         "`trace-bench interact --system NAME --data DIR --out runs/interactive/NAME`. New runs show here on a "
+         "page load or Refresh.")
+INFO_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("simulator", "Simulator"), ("pool", "Pool"), ("split", "Split"), ("turns", "Turn budget"),
+    ("n_dialogues", "Dialogues"),
+)
+TITLES = {"trace": "Trace protocol (closed or open pool): live success, recovery and grounding; TF = the teacher-"
+                   "forced row of the same system, pool, split and corpus",
+          "sniprec": "SnipRec's protocol: the target venue among the whole catalogue, all turns pooled"}
 
 
-def interactive_dir(env: Mapping[str, str] | None = None) -> Path | None:
-    value = (os.environ if env is None else env).get(INTERACTIVE_ENV)
-    if value:
-        return Path(value)
-    return DEFAULT_DIR if DEFAULT_DIR.is_dir() else None
+@dataclass
+class Board:
+    """What the tab shows: the rows, the folder of each run (by its label) and the warnings to show."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    folders: dict[str, Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
-def board_source(root: Path | None) -> tuple[Path | None, list[dict[str, Any]]]:
-    """(folder the run folders are under, board rows) of a runs folder or a leaderboard.interactive.json."""
+def read_board(roots: Sequence[Path], tf_rows: Sequence[Mapping[str, Any]] = ()) -> Board:
+    """The rows of every root (a folder of runs, or a leaderboard.interactive.json; missing ones are skipped,
+    they may appear later), each row's `run` made a label unique across roots."""
     from trace_dataset.io import TraceDataError
-    from trace_harness.leaderboard.interactive import interactive_rows, read_interactive
+    from trace_harness.leaderboard.interactive import duplicates, interactive_rows, read_interactive
 
-    if root is None or not root.exists():
-        return None, []
-    try:
-        if root.is_file():
-            return read_interactive(root)
-        return root, interactive_rows(root)
-    except (TraceDataError, OSError) as e:
-        log.warning("interactive tab: %s", e)
-        return None, []
+    board = Board()
+    found: list[tuple[Path, list[dict[str, Any]]]] = []
+    for root in roots:
+        if not root.exists():
+            continue
+        try:
+            found.append(read_interactive(root) if root.is_file() else (root, interactive_rows(root, tf_rows)))
+        except (TraceDataError, OSError) as e:
+            log.warning("interactive tab: %s", e)
+            board.warnings.append(f"{root}: {e}")
+    several = sum(bool(rows) for _, rows in found) > 1
+    for folder, rows in found:
+        for row in rows:
+            label = f"{folder.as_posix()}/{row['run']}" if several else row["run"]
+            if label in board.folders:
+                continue  # the same folder named twice
+            board.folders[label] = folder / row["run"]
+            board.rows.append({**row, "run": label})
+    board.warnings += duplicates(board.rows)
+    return board
+
+
+def _metric_field(row: Mapping[str, Any], column: Column, source: str = "") -> Field:
+    values = (row.get("teacher_forced") or {}) if source == "tf" else row
+    value = (values.get("metrics") or {}).get(column.metric)
+    ci = (values.get("ci") or {}).get(column.metric)
+    title = f"95% interval {format_value(ci[0], column.digits)}–{format_value(ci[1], column.digits)}" if ci else ""
+    return Field(format_value(value, column.digits, missing=""), title)
+
+
+def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
+    """The table of one protocol's rows: System, the run's settings, the view's metrics (and TF), lost turns, Run."""
+    from trace_harness.leaderboard.interactive import TF_COLUMNS, VIEWS
+
+    cols = VIEWS[protocol]
+    tf = TF_COLUMNS if protocol == "trace" else ()
+    counts = ("turns", "n_dialogues")
+    headings = [Heading("System"), *(Heading(label, numeric=key in counts) for key, label in INFO_COLUMNS),
+                *(Heading(c.label, f"{c.metric}; {'higher' if c.higher_is_better else 'lower'} is better", True)
+                  for c in cols),
+                *(Heading(c.label, f"teacher-forced {c.metric}", True) for c in tf),
+                Heading("Lost turns", "turns an external system lost (timeout, garbage, outside the pool) / system "
+                                      "turns", True), Heading("Run")]
+    body, classes = [], []
+    for r in rows:
+        if r["protocol"] != protocol:
+            continue
+        name = r["system"] + ("‡" if r.get("session_isolated") is False else "")
+        body.append([
+            Field(name, r.get("baseline") or "", fallback_markup(dict(r))),
+            *(Field("" if r.get(k) is None else str(r[k])) for k, _ in INFO_COLUMNS),
+            *(_metric_field(r, c) for c in cols), *(_metric_field(r, c, "tf") for c in tf),
+            Field(f"{r['lost_turns'][0]} / {r['lost_turns'][1]}"), Field(r["run"]),
+        ])
+        classes.append("" if (r.get("fallbacks") or {}).get("own_result", True) else "not-own")
+    return data_table(headings, body, elem_class=f"trace-interactive {protocol}", row_classes=classes)
+
+
+def boards_html(board: Board) -> str:
+    """Every protocol's table with its title, the notes under them and the warnings (duplicate runs)."""
+    from trace_harness.leaderboard import fallbacks as fb
+    from trace_harness.leaderboard.interactive import VIEWS
+
+    parts = []
+    for protocol in VIEWS:
+        if any(r["protocol"] == protocol for r in board.rows):
+            parts += [f"<h4>{esc(TITLES[protocol])}</h4>", board_html(board.rows, protocol)]
+    notes = []
+    if any(r.get("session_isolated") is False for r in board.rows):
+        notes.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time.")
+    if any(fb.mark(r) for r in board.rows):
+        notes.append(fb.LEGEND + ".")
+    notes += [f"Warning: {w}" for w in board.warnings]
+    if notes:
+        parts.append('<div class="trace-board-notes">' + "<br>".join(esc(n) for n in notes) + "</div>")
+    return "".join(parts)
 
 
 def load_metrics(run: Path) -> dict[str, Any] | None:
     from trace_dataset.io import TraceDataError, read_json
+    from trace_harness.interactive.output import METRICS_FILE
 
     try:
-        m = read_json(run / "metrics.json")
+        m = read_json(run / METRICS_FILE)
     except (TraceDataError, OSError) as e:
         log.warning("interactive tab: %s", e)
         return None
@@ -79,31 +158,21 @@ def load_metrics(run: Path) -> dict[str, Any] | None:
     return m
 
 
-def _r(x: Any, digits: int = 3) -> float | None:
-    return None if x is None else round(float(x), digits)
+def turns_html(metrics: Mapping[str, Any] | None) -> str:
+    """The per-turn table of a run (`trace_harness.interactive.report.TURN_COLUMNS`, SnipRec's Table 4 layout)."""
+    from trace_harness.interactive.report import TURN_COLUMNS
+    from trace_metrics.lib.interactive import turn_metric
 
+    # turn_metric reads a metrics.json from before the SnipRec ids too
 
-def board_rows(root: Path | None) -> list[list[Any]]:
-    """One row per run (BOARD_COLUMNS), values as plain numbers and strings."""
-    out = []
-    for row in board_source(root)[1]:
-        v, ci = row["metrics"], row["ci"]
-        success = ci.get("success")
-        tf = (row.get("teacher_forced") or {}).get("metrics", {})
-        out.append([
-            row["system"], row["simulator"], row["protocol"], row["pool"], row["n_dialogues"], _r(v.get("success")),
-            f"[{success[0]:.3f}, {success[1]:.3f}]" if success else "", _r(v.get("turns_to_success"), 2),
-            _r(v.get("hit@1")), _r(v.get("mrr")), _r(v.get("avg_position"), 1), _r(v.get("rejection_recovery")),
-            _r(v.get("cgs")), _r(tf.get("tsr")), f"{row['lost_turns'][0]} / {row['lost_turns'][1]}", row["run"],
-        ])
-    return out
-
-
-def turn_rows_of(metrics: Mapping[str, Any] | None) -> list[list[Any]]:
     if not metrics:
-        return []
-    return [[r["turn"], _r(r.get("hit@1")), _r(r.get("hit@5")), _r(r.get("hit@10")), _r(r.get("avg_position"), 1),
-             _r(r.get("mrr"), 4), r.get("n")] for r in metrics["per_turn"]]
+        return "<p>No per-turn figures for this run.</p>"
+    headings = [Heading("Turn", numeric=True), *(Heading(c.label, c.metric, True) for c in TURN_COLUMNS),
+                Heading("n", "ranked turns at this turn index", True)]
+    rows = [[Field(str(r["turn"])), *(Field(format_value(turn_metric(r, c.metric), c.digits, missing=""))
+                                          for c in TURN_COLUMNS),
+             Field(str(r.get("n", "")))] for r in metrics["per_turn"]]
+    return data_table(headings, rows, elem_class="trace-turns", drop_empty=False)
 
 
 class RunLogs:
@@ -112,11 +181,12 @@ class RunLogs:
     def __init__(self, run: Path):
         from trace_dataset.constants import DATA_DIRNAME, INTERACTIVE_FILE
         from trace_dataset.io import read_json, read_jsonl
+        from trace_harness.interactive.output import NAMES_FILE, PREDICTIONS_FILE
 
         self.run = run
         self.records = {d["dialogue_id"]: d for d in read_jsonl(run / DATA_DIRNAME / INTERACTIVE_FILE)}
-        self.predictions = {(p["dialogue_id"], p["turn_id"]): p for p in read_jsonl(run / "predictions.jsonl")}
-        names = run / "poi_names.json"
+        self.predictions = {(p["dialogue_id"], p["turn_id"]): p for p in read_jsonl(run / PREDICTIONS_FILE)}
+        names = run / NAMES_FILE
         self.names: dict[str, str] = read_json(names) if names.exists() else {}
 
     def ids(self) -> list[str]:
@@ -149,6 +219,8 @@ class RunLogs:
                     extra += f" · target at {int(info['target_position'])} of {int(info.get('n_candidates', 0))}"
                 if meta.get("lost"):
                     extra += f" · <b>turn lost ({esc(meta['lost'])})</b>: {esc(meta.get('detail', ''))}"
+                if meta.get("fallback"):
+                    extra += f" · <b>fell back to {esc(meta['fallback'])}</b>"
                 body = _highlight(t["text"]) if t["text"] else "<i>(no answer)</i>"
             parts.append(f'<div class="trace-turn {esc(t["role"])}"><div class="trace-action">{head}{extra}</div>{body}</div>')
         parts.append('<p class="trace-action">✓ = a target: a place this traveler would accept (every preference it '
@@ -156,58 +228,79 @@ class RunLogs:
         return "".join(parts)
 
 
+def tf_rows(settings: Any) -> list[dict[str, Any]]:
+    """The teacher-forced baseline rows put beside the live ones (leaderboard.json without its per-dialogue
+    side file: only values and intervals are needed)."""
+    from trace_dataset.io import TraceDataError, read_json
+
+    path = getattr(settings, "baselines_file", None)
+    if path is None or not Path(path).is_file():
+        return []
+    try:
+        rows = read_json(path).get("rows")
+    except (TraceDataError, OSError, AttributeError, ValueError) as e:
+        log.warning("interactive tab: no teacher-forced rows (%s)", e)
+        return []
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("metrics"), dict)] if isinstance(rows, list) else []
+
+
 def interactive_tab(ctx: Any) -> None:
     import gradio as gr
 
-    root = interactive_dir()
-    gr.Markdown(INTRO)
-    if root is None:
-        gr.Markdown(f"No interactive runs configured ({INTERACTIVE_ENV}, or a `runs/interactive` folder): run "
-                    "`trace-bench interact --system NAME --data DIR --out runs/interactive/NAME` and refresh.")
-        return
-    runs_root = board_source(root)[0] or root
-    rows = board_rows(root)
-    board = gr.Dataframe(value=rows, headers=list(BOARD_COLUMNS), interactive=False, elem_id="interactive-board",
-                         wrap=True)
-    refresh = gr.Button("Refresh", elem_id="interactive-refresh", scale=0)
-    runs = [r[-1] for r in rows]
-    run = gr.Dropdown(runs, value=runs[0] if runs else None, label="Run", elem_id="interactive-run")
-    per_turn = gr.Dataframe(value=turn_rows_of(load_metrics(runs_root / runs[0]) if runs else None),
-                            headers=list(TURN_COLUMNS), interactive=False, elem_id="interactive-turns")
+    roots = list(ctx.settings.interactive_dirs)
     cache: dict[str, RunLogs] = {}
+    state: dict[str, Board] = {"board": Board()}
 
     def logs(name: str | None) -> RunLogs | None:
-        if not name:
+        folder = state["board"].folders.get(name or "")
+        if folder is None:
             return None
         if name not in cache:
             from trace_dataset.io import TraceDataError
 
             try:
                 cache.clear()  # one run's logs in memory at a time
-                cache[name] = RunLogs(runs_root / name)
+                cache[name] = RunLogs(folder)
             except (TraceDataError, OSError, KeyError) as e:  # a broken run folder must not break the tab
                 log.warning("interactive tab: cannot read the logs of %s: %s", name, e)
                 return None
         return cache[name]
 
-    first_logs = logs(runs[0]) if runs else None
-    first_ids = first_logs.ids() if first_logs else []
-    dialogue = gr.Dropdown(first_ids, value=first_ids[0] if first_ids else None, label="Conversation",
-                           elem_id="interactive-dialogue")
-    view = gr.HTML(first_logs.render(first_ids[0]) if first_ids and first_logs else "", elem_id="interactive-log")
-
-    def pick_run(name):
+    def run_view(name: str | None) -> tuple[str, list[str], str]:
+        """(per-turn table, conversation ids, first conversation) of a run."""
         lg = logs(name)
         ids = lg.ids() if lg else []
-        return (turn_rows_of(load_metrics(runs_root / name) if name else None),
-                gr.update(choices=ids, value=ids[0] if ids else None),
+        folder = state["board"].folders.get(name or "")
+        return (turns_html(load_metrics(folder) if folder else None), ids,
                 lg.render(ids[0]) if lg and ids else "<p>No logs in this run.</p>")
 
-    def reload():
-        fresh = board_rows(root)
-        names = [r[-1] for r in fresh]
-        return fresh, gr.update(choices=names)
+    def pick_run(name):
+        turns, ids, first = run_view(name)
+        return turns, gr.update(choices=ids, value=ids[0] if ids else None), first
 
-    run.change(pick_run, run, [per_turn, dialogue, view])
-    dialogue.change(lambda name, did: (logs(name).render(did) if logs(name) else ""), [run, dialogue], view)
-    refresh.click(reload, None, [board, run])
+    def view(current=None):
+        board = read_board(roots, tf_rows(ctx.settings))
+        state["board"] = board
+        cache.clear()
+        names = list(board.folders)
+        shown = bool(names)
+        name = current if current in names else (names[0] if names else None)
+        turns, ids, first = run_view(name) if shown else ("", [], "")
+        return (gr.update(visible=not shown), gr.update(value=boards_html(board) if shown else "", visible=shown),
+                gr.update(choices=names, value=name, visible=shown), gr.update(value=turns, visible=shown),
+                gr.update(choices=ids, value=ids[0] if ids else None, visible=shown),
+                gr.update(value=first, visible=shown))
+
+    gr.Markdown(INTRO)
+    empty = gr.Markdown(EMPTY, elem_id="interactive-empty")
+    board = gr.HTML(elem_id="interactive-board")
+    refresh = gr.Button("Refresh", elem_id="interactive-refresh", scale=0)
+    run = gr.Dropdown([], label="Run", elem_id="interactive-run")
+    per_turn = gr.HTML(elem_id="interactive-turns")
+    dialogue = gr.Dropdown([], label="Conversation", elem_id="interactive-dialogue")
+    conversation = gr.HTML(elem_id="interactive-log")
+    outputs = [empty, board, run, per_turn, dialogue, conversation]
+    ctx.on_load(view, [run], outputs)
+    refresh.click(view, [run], outputs)
+    run.input(pick_run, run, [per_turn, dialogue, conversation])
+    dialogue.input(lambda name, did: (logs(name).render(did) if logs(name) else ""), [run, dialogue], conversation)

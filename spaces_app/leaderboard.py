@@ -22,9 +22,10 @@ from typing import Any
 
 import pandas as pd
 
+from baselines.identity import BY_NAME, IDENTITIES, identity
 from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
-from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column, header
+from trace_metrics.tables import DECIMALS, VIEWS, Column, format_value, header
 
 log = logging.getLogger(__name__)
 
@@ -32,25 +33,29 @@ PAPER_SUFFIX = " (paper)"
 FAMILIES: tuple[str, ...] = ("non-LLM", "LLM", "submitted")  # the family filter
 SOURCE_LABELS = {"paper": "paper (reported)", "baseline": "run here", "submission": "submission"}
 POOL_CHOICES: tuple[str, ...] = ("closed", "open")
-DECIMALS = 3  # every metric cell, whatever its range (T2R included)
 TEXT_COLUMNS: tuple[str, ...] = ("System", "Family", "Source")
 TAIL_COLUMNS: tuple[str, ...] = ("Corpus version", "KB version", "Description")
 _TEXT_FIELDS = ("family", "source", "description", "corpus_version", "kb_version", "split", "baseline")
-# Why a row reads as it does, keyed by the paper name of the system (its " (paper)" row shares the note).
-SYSTEM_NOTES: dict[str, str] = {
-    "Itinerary": "Itinerary ranks with TF-IDF's ranking unchanged and only adds a walking tour to its "
-                 "response, so its accuracy and recovery columns equal TF-IDF's (as in the paper's Table 5); "
-                 "its text, grounding and practical columns differ.",
-}
+
+
+def paper_label(row: dict[str, Any]) -> str:
+    """A paper row's label, built as for a run of ours (the label, then the model of a cross-family row)."""
+    from trace_harness.leaderboard.build import system_label
+
+    return system_label({"baseline": row["baseline"], "parameters": {"llm": {"model": row.get("model")}}})
 
 
 def paper_rows() -> list[dict[str, Any]]:
-    """The paper's own numbers (Tables 5, 6, 9) as labelled reference rows."""
+    """The paper's own numbers (Tables 5, 6, 9; Itinerary-LLM and Memory-Aug. from its appendix tables) as
+    labelled reference rows. paper_results.json names each row by its baseline (and the model, for the
+    cross-family rows); label, family and isolation come from `baselines.identity`, the label built as for a run
+    of ours (`paper_label`)."""
     doc = json.loads(files("spaces_app").joinpath("paper_results.json").read_text(encoding="utf-8"))
     return [
         {
-            "system": r["system"] + PAPER_SUFFIX,
-            "family": r["family"],
+            "system": paper_label(r) + PAPER_SUFFIX,
+            "baseline": r["baseline"],
+            "family": identity(r["baseline"]).family,
             "source": "paper",
             "description": "Reported in the Trace paper, " + (
                 r.get("note") or ("Tables 5, 6, 9 (its 10,000-dialogue corpus)" if r["pool"] == "closed"
@@ -60,6 +65,7 @@ def paper_rows() -> list[dict[str, Any]]:
             "corpus_version": doc["corpus_version"],
             "kb_version": doc["kb_version"],
             "metrics": r["metrics"],
+            "session_isolated": identity(r["baseline"]).session_isolated,  # False: Memory-Aug., reported apart
         }
         for r in doc["rows"]
     ]
@@ -122,6 +128,13 @@ def row_problem(row: Any) -> str | None:
         return "tied_best is not {metric: true/false}"
     if not isinstance(row.get("per_dialogue", {}), dict):
         return "per_dialogue is not an object"
+    fallbacks = row.get("fallbacks")
+    if fallbacks is not None and not (
+            isinstance(fallbacks, dict) and _is_number(fallbacks.get("share"))
+            and 0 <= fallbacks["share"] <= 1 and isinstance(fallbacks.get("own_result"), bool)
+            and isinstance(fallbacks.get("system_turns"), int) and isinstance(fallbacks.get("counts"), dict)
+            and all(isinstance(k, str) and isinstance(v, int) for k, v in fallbacks["counts"].items())):
+        return "fallbacks is not {system_turns, counts, share, own_result}"
     return None
 
 
@@ -211,8 +224,10 @@ class BestMarks:
 
 
 def reserved_names(rows: Iterable[dict[str, Any]]) -> list[str]:
-    """System names a submission may not take: every row that is not a submission."""
-    return sorted({r["system"] for r in rows if r.get("source") != "submission"})
+    """System names a submission may not take: every row that is not a submission, and every registered
+    baseline's name and label (`baselines.identity`), run here or not."""
+    names = {r["system"] for r in rows if r.get("source") != "submission"}
+    return sorted(names | {i.name for i in IDENTITIES} | {i.label for i in IDENTITIES})
 
 
 def family(row: dict[str, Any]) -> str:
@@ -221,10 +236,12 @@ def family(row: dict[str, Any]) -> str:
 
 
 def system_note(row: dict[str, Any]) -> str | None:
-    """The note shown next to a system's name (SYSTEM_NOTES), for its run and its paper row alike."""
-    if row.get("source") == "submission":
+    """The note shown next to a system's name (its record's `notes` in `baselines.identity`), for its run and
+    its paper row alike."""
+    found = BY_NAME.get(row.get("baseline") or "")
+    if row.get("source") == "submission" or found is None:
         return None
-    return SYSTEM_NOTES.get(row["system"].removesuffix(PAPER_SUFFIX))
+    return found.notes or None
 
 
 def view_columns(view: str) -> tuple[Column, ...]:
@@ -252,27 +269,20 @@ class Cell:
     tied_best: bool = False
 
     def text(self) -> str:
-        return fmt(self.value)
-
-
-def fmt(value: float | None) -> str:
-    """Every metric with DECIMALS decimals ("0.130", "1.000", "2.250"); empty when missing."""
-    return "" if value is None else f"{value:.{DECIMALS}f}"
+        return format_value(self.value, missing="")
 
 
 def _finite(value: Any) -> float | None:
     return float(value) if _is_number(value) and math.isfinite(value) else None
 
 
-def _cell(row: dict[str, Any] | None, metric: str) -> Cell:
-    if row is None:
-        return Cell(None)
-    value = _finite(row["metrics"].get(metric))
+def _cell(value: Any, ci: Any, tied: Any) -> Cell:
+    """A stored cell (`trace_harness.leaderboard.build.row_cells`) as shown: non-finite values are none."""
+    value = _finite(value)
     if value is None:
         return Cell(None)
-    ci = row.get("ci", {}).get(metric)
     low, high = (_finite(ci[0]), _finite(ci[1])) if ci is not None else (None, None)
-    return Cell(value, low, high, bool(row.get("tied_best", {}).get(metric, False)))
+    return Cell(value, low, high, bool(tied))
 
 
 @dataclass(frozen=True)
@@ -308,20 +318,16 @@ def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
     if sort_by not in sort_choices(view):
         raise ValueError(f"cannot sort {view!r} by {sort_by!r}; expected one of {sort_choices(view)}")
     query = (query or "").strip().lower()
-    open_rows = {(r["system"], r.get("source")): r for r in rows if r["pool"] == "open"}
+    from trace_harness.leaderboard.build import open_rows, row_cells
+
+    opened = open_rows(rows)
     lines = []
     for r in rows:
         if r["pool"] != pool or family(r) not in wanted or (r.get("source") == "paper" and not show_paper):
             continue
         if query and query not in r["system"].lower() and query not in (r.get("description") or "").lower():
             continue
-        cells = []
-        for c in columns:
-            if c.metric.startswith(OPEN_PREFIX):
-                cells.append(_cell(open_rows.get((r["system"], r.get("source"))), c.metric[len(OPEN_PREFIX):]))
-            else:
-                cells.append(_cell(r, c.metric))
-        lines.append(Line(r, tuple(cells)))
+        lines.append(Line(r, tuple(_cell(*cell) for cell in row_cells(r, columns, opened))))
     if sort_by == "System":
         lines.sort(key=lambda line: line.system.lower(), reverse=reverse)
         return lines

@@ -9,10 +9,17 @@
     TRACE_SPACE_MAX_UPLOAD_MB  upload size limit in MB (default 50)
     TRACE_SPACE_AUTH           who owns a submission: oauth (Hugging Face login; the default on a Hub-hosted
                                Space) or token (a submitter token; the default elsewhere)
+    TRACE_SPACE_INTERACTIVE    folders of `trace-bench interact` --out folders, or leaderboard.interactive.json
+                               files, separated by the path separator (default runs/interactive)
+    TRACE_SPACE_CORE           folders of `trace-bench core score` --out folders (default runs/core)
+    TRACE_SPACE_CORE_META      a `trace-bench core meta --out` result file (CoRE against human ratings)
     HF_TOKEN                   token with write access to TRACE_SPACE_RESULTS_REPO
 
 When TRACE_SPACE_DATA is not set and `runs/demo/hydrated` exists (the output of `trace-bench demo`), the demo's
 folders are used for every setting that is not given, so `trace-bench serve` right after the demo just works.
+The default interactive and CoRE folders (runs/interactive, runs/core) are always read too, after the given
+ones; folders that do not exist yet are read when they appear (on a page load or Refresh), so a run made
+while the app serves shows up.
 """
 
 from __future__ import annotations
@@ -27,9 +34,12 @@ from trace_dataset.constants import SPLITS
 DEFAULT_MAX_UPLOAD_MB = 50
 DEFAULT_RESULTS_DIR = Path("runs/space")
 DEFAULT_DEMO_DIR = Path("runs/demo")
+DEFAULT_INTERACTIVE_DIRS: tuple[Path, ...] = (Path("runs/interactive"),)
+DEFAULT_CORE_DIRS: tuple[Path, ...] = (Path("runs/core"),)
 ENV_VARS: tuple[str, ...] = (
     "TRACE_SPACE_DATA", "TRACE_SPACE_RESULTS", "TRACE_SPACE_RESULTS_REPO", "TRACE_SPACE_RUNS",
-    "TRACE_SPACE_BASELINES", "TRACE_SPACE_SPLIT", "TRACE_SPACE_MAX_UPLOAD_MB", "TRACE_SPACE_AUTH", "HF_TOKEN",
+    "TRACE_SPACE_BASELINES", "TRACE_SPACE_SPLIT", "TRACE_SPACE_MAX_UPLOAD_MB", "TRACE_SPACE_AUTH",
+    "TRACE_SPACE_INTERACTIVE", "TRACE_SPACE_CORE", "TRACE_SPACE_CORE_META", "HF_TOKEN",
 )  # fmt: skip
 AUTH_MODES: tuple[str, ...] = ("oauth", "token")
 
@@ -51,6 +61,9 @@ class Settings:
     max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
     show_paper_rows: bool = True
     auth: str = "token"  # who owns a submission: "oauth" (Hugging Face login) or "token" (submitter token)
+    interactive_dirs: tuple[Path, ...] = DEFAULT_INTERACTIVE_DIRS  # interact --out folders (or their board JSON)
+    core_dirs: tuple[Path, ...] = DEFAULT_CORE_DIRS  # `core score --out` folders
+    core_meta: Path | None = None  # a `core meta --out` result file
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -71,6 +84,10 @@ class Settings:
         def path(name: str) -> Path | None:
             return Path(env[name]) if env.get(name) else None
 
+        def paths(name: str) -> tuple[Path, ...] | None:
+            given = [Path(p) for p in env.get(name, "").split(os.pathsep) if p]
+            return tuple(given) or None
+
         max_mb = env.get("TRACE_SPACE_MAX_UPLOAD_MB", "")
         try:
             max_upload_mb = int(max_mb) if max_mb else DEFAULT_MAX_UPLOAD_MB
@@ -86,12 +103,22 @@ class Settings:
             "split": env.get("TRACE_SPACE_SPLIT") or None,
             "max_upload_mb": max_upload_mb,
             "auth": env.get("TRACE_SPACE_AUTH") or ("oauth" if on_hub_space(env) else None),
+            "interactive_dirs": paths("TRACE_SPACE_INTERACTIVE"),
+            "core_dirs": paths("TRACE_SPACE_CORE"),
+            "core_meta": path("TRACE_SPACE_CORE_META"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         if values["data_dir"] is None and (demo_dir / "hydrated").is_dir():
-            for key, default in demo_layout(demo_dir).items():
+            layout = demo_layout(demo_dir)
+            for key in ("data_dir", "results_dir", "runs_dir", "baselines_file"):
                 if values.get(key) is None:
-                    values[key] = default
+                    values[key] = layout[key]
+            for key in ("interactive_dir", "core_dir"):
+                if values.get(key + "s") is None:
+                    values[key + "s"] = (layout[key],)
+        # the default folders are always read too: where the docs' commands write (`--out runs/interactive/NAME`)
+        for key, defaults in (("interactive_dirs", DEFAULT_INTERACTIVE_DIRS), ("core_dirs", DEFAULT_CORE_DIRS)):
+            values[key] = tuple(dict.fromkeys((*(values.get(key) or ()), *defaults)))
         return cls(**{k: v for k, v in values.items() if v is not None})
 
 
@@ -102,4 +129,6 @@ def demo_layout(demo_dir: Path) -> dict[str, Path]:
         "results_dir": demo_dir / "space",
         "runs_dir": demo_dir / "runs" / "closed",
         "baselines_file": demo_dir / "leaderboard" / "leaderboard.json",
+        "interactive_dir": demo_dir / "interactive",
+        "core_dir": demo_dir / "core",
     }

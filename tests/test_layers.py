@@ -9,6 +9,7 @@ two modules import each other, directly or through others.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,61 @@ def test_no_import_cycles():
         if v not in index:
             visit(v)
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+@functools.cache
+def system_of(module: str) -> str | None:
+    """The system a module of `baselines` belongs to, or None for what the systems share.
+
+    A registered baseline's module in `baselines/non_llm` or `baselines/llm` is a system of its own; a system
+    written as a folder of modules (`baselines/sniprec`, `baselines/collab_rec`) is one system; the rest is
+    shared: the contract (`baselines.base`), the registry, `baselines/toolkit`, and what the LLM family shares
+    (`baselines.llm` and its `common` and `prompting` modules).
+    """
+    from baselines import BASELINES
+
+    if not module.startswith("baselines."):
+        return None
+    singles = {BASELINES.module(name) for name in BASELINES
+               if BASELINES.module(name).startswith(SINGLE_MODULE_FAMILIES)}
+    if module in singles:
+        return module
+    folder = ".".join(module.split(".")[:2])
+    if folder in singles or folder in SINGLE_MODULE_FAMILIES or folder == "baselines.toolkit":
+        return None
+    registered_folders = {".".join(BASELINES.module(name).split(".")[:2]) for name in BASELINES}
+    return folder if folder in registered_folders else None
+
+
+SINGLE_MODULE_FAMILIES = ("baselines.non_llm", "baselines.llm")  # one module per baseline
+
+
+def test_no_system_reaches_into_another_systems_module():
+    """Systems share the toolkit and the contract, never each other's modules (Persona-Grounded takes Aspect's
+    pipeline from `baselines.toolkit.aspect`; the LLM baselines' Popularity fallback comes from the registry).
+    """
+    wrong = []
+    known = product_modules()
+    for path in sorted((ROOT / "baselines").rglob("*.py")):
+        source = module_name(path)
+        mine = system_of(source)
+        for line, target in imports_of(path):
+            theirs = system_of(target) if target in known else None
+            if theirs is not None and theirs != mine:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} (system {theirs}) from "
+                             f"{'system ' + mine if mine else 'shared code'}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_system_check_knows_the_systems():
+    assert system_of("baselines.non_llm.persona") == "baselines.non_llm.persona"
+    assert system_of("baselines.llm.llm_zero_shot") == "baselines.llm.llm_zero_shot"
+    assert system_of("baselines.sniprec.queries") == "baselines.sniprec"
+    assert system_of("baselines.sniprec.pipeline") == "baselines.sniprec"
+    assert system_of("baselines.collab_rec.agents") == "baselines.collab_rec"
+    for shared in ("baselines.base", "baselines", "baselines.toolkit.aspect", "baselines.llm.common",
+                   "baselines.llm.prompting", "baselines.llm", "baselines.non_llm", "trace_llm.base"):
+        assert system_of(shared) is None, shared
 
 
 def test_the_checks_see_a_violation(tmp_path):

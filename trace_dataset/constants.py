@@ -175,6 +175,31 @@ PRICE_KEYWORDS: dict[str, int] = {
 }
 
 # ---------------------------------------------------------------------------------------------------
+# Negation: a mention with a negator among the NEGATION_WINDOW words before it states nothing ("no kids",
+# "don't need parking", "lacks a patio"); where a reader's words keep their apostrophe, any word ending in
+# "n't" is a negator too. NEGATORS is the one list; what each reader adds to it is here and nowhere else.
+# The additions are the words each reader was written and measured with: unifying them changes outputs (which
+# POIs a generated corpus marks gold, the baselines' rows), so that is a change of its own, not a tidy-up.
+# ---------------------------------------------------------------------------------------------------
+NEGATION_WINDOW = 3
+NEGATORS: frozenset[str] = frozenset({"no", "not", "never", "without"})
+# Review evidence for the generator's constraint predicate (generate/preferences): reviewers write "lacks a
+# patio", "zero atmosphere", "hardly quiet", "nothing romantic about it".
+REVIEW_NEGATORS: frozenset[str] = NEGATORS | {
+    "nothing", "none", "lack", "lacks", "lacking", "lacked", "hardly", "barely", "zero", "cannot",
+}  # fmt: skip
+# A user's stated wishes (baselines.toolkit.constraints): "nor", and "dont" / "t" for "don't" typed without
+# its apostrophe or with a space.
+WISH_NEGATORS: frozenset[str] = NEGATORS | {"nor", "dont", "t"}
+# The sentiment of a clause (baselines.toolkit.aspect), over the shared tokeniser's tokens: it splits "don't"
+# into "don" "t", so there is no "n't" test and "t" stands for it.
+SENTIMENT_NEGATORS: frozenset[str] = NEGATORS | {
+    "nothing", "nor", "neither", "hardly", "barely", "cannot", "t",
+}  # fmt: skip
+# A user clause that negates anything is no query snippet of SnipRec's rules extractor (baselines.sniprec).
+CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {"nothing", "nobody", "no one", "lack", "lacks", "lacking", "missing"}
+
+# ---------------------------------------------------------------------------------------------------
 # Aspect inventory for Provenance Coverage (App. J, Algorithm 1): 41 terms in the paper's four families.
 # The paper's own list is in its released code, not in the paper; this is our hand-curated list with the
 # paper's named examples (seafood, vegan, breakfast / quiet, cozy, romantic / parking, wifi, outdoor seating /

@@ -37,11 +37,6 @@ def extract_quotes(text: str) -> list[Quote]:
     return out
 
 
-def citation_labels(text: str) -> list[tuple[int, int]]:
-    """(n, offset) of every [Rn] label in the text, in order."""
-    return [(int(m.group(1)), m.start()) for m in CITATION_LABEL_RE.finditer(text)]
-
-
 def span_checksum(span: str) -> str:
     """Checksum stored with each quote span; hydration recomputes it to detect another Yelp version."""
     return hashlib.sha256(span.encode("utf-8")).hexdigest()[:CHECKSUM_CHARS]

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from baselines import LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    PREFILTER_BASELINES,
+    PREFILTERS,
+    REASONING_MAX_NEW_TOKENS,
+    REASONING_TEMPERATURE,
+)
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
@@ -19,9 +26,16 @@ from trace_llm import add_llm_argument
 # offline, unless --llm is given: docs/sniprec.md). They keep their own papers' decoding unless a flag is given.
 LLM_SYSTEMS: tuple[str, ...] = SYSTEM_BASELINES
 # The decoding flags: None when not given (the six LLM baselines then get App. F's value, the systems their own).
+# A None temperature / max_new_tokens reaches the pipeline, which takes App. F's for its model (reasoning or not).
 DECODING_FLAGS: dict[str, tuple[str, Any]] = {
-    "temperature": ("temperature", APP_F_TEMPERATURE), "top_p": ("top_p", 1.0),
-    "max_new_tokens": ("max_new_tokens", APP_F_MAX_NEW_TOKENS), "llm_seed": ("seed", SEED),
+    "temperature": ("temperature", None), "top_p": ("top_p", 1.0),
+    "max_new_tokens": ("max_new_tokens", None), "llm_seed": ("seed", SEED),
+}
+APP_F_HELP = {
+    "temperature": f"0 = greedy, at most 5 (default for the LLM baselines: App. F's, {APP_F_TEMPERATURE}; "
+                   f"{REASONING_TEMPERATURE} for a reasoning model such as gpt-5.4-mini; collab_rec, sniprec*: their own)",
+    "max_new_tokens": f"tokens per answer (default for the LLM baselines: App. F's, {APP_F_MAX_NEW_TOKENS}; "
+                      f"{REASONING_MAX_NEW_TOKENS} for a reasoning model; collab_rec, sniprec*: their own)",
 }
 
 
@@ -66,7 +80,10 @@ def register_run(subparsers) -> None:
     )
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?", metavar="NAME",
-                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: {', '.join(LLM_BASELINES)}")
+                        help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: "
+                             f"{', '.join(LLM_BASELINES)}; the systems of other papers: "
+                             f"{', '.join(SYSTEM_BASELINES)} (collab_rec asks an LLM, the packaged one "
+                             "unless --llm names another; sniprec* run offline without --llm)")
     target.add_argument("--all", action="store_true",
                         help="the nine non-LLM baselines; --out is then a folder")
     target.add_argument("--all-llm", action="store_true",
@@ -93,7 +110,9 @@ def register_run(subparsers) -> None:
                    help="sniprec, sniprec_snippet: item snippets from the deterministic rules (offline) or from the "
                         "--llm model (same as --param snippets=...; default: llm with --llm, else rules)")
     for action in llm._group_actions:
-        if action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
+        if action.dest in APP_F_HELP:
+            action.help = APP_F_HELP[action.dest]
+        elif action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
     # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
     p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
@@ -138,8 +157,9 @@ def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) 
 
         line += "\n  fallbacks and failures: " + fallback_line(fallback_report(meta))
     if meta.get("subset"):
+        results = Path(out).with_name(Path(out).name.removesuffix(".jsonl") + ".results.json")  # one per run
         score = trace_bench_command("evaluate", "--data", Path(meta["subset"]["data_dir"]), "--predictions", Path(out),
-                                    "--split", meta["split"], "--pool", meta["pool"], "--out", "RESULTS.json")
+                                    "--split", meta["split"], "--pool", meta["pool"], "--out", results)
         line += f"\n  subset of {meta['subset']['n']} dialogues (seed {meta['subset']['seed']}); score it with: {score}"
     return line
 

@@ -76,14 +76,11 @@ def check_params(name: str, params: dict[str, Any]) -> str | None:
 
 def usage_error(args: argparse.Namespace) -> str | None:
     """The first thing wrong with `trace-bench run` arguments that can be told without loading anything."""
-    from baselines import BASELINES, BaselineUnavailable
+    from baselines import BASELINES
 
     name = getattr(args, "name", None)
     if name is None:
         return None
-    if name not in BASELINES.registered():
-        return f"unknown baseline {name!r}; expected one of: {', '.join(BASELINES.registered())}"
-    try:
-        return check_params(name, dict(args.param))
-    except BaselineUnavailable as e:
-        return str(e)
+    if name not in BASELINES:
+        return f"unknown baseline {name!r}; expected one of: {', '.join(BASELINES)}"
+    return check_params(name, dict(args.param))

@@ -112,6 +112,17 @@ def subset_dirname(split: str, n: int, seed: int) -> str:
     return f"subset-{split}-n{n}-seed{seed}"
 
 
+def check_one_subset(runs_folder: Path, target: Path) -> None:
+    """Runs written into one folder share one subset (so that the folder's leaderboard compares them on the
+    same dialogues): a folder that already holds another subset beside its runs is refused, naming both."""
+    others = sorted(p.name for p in runs_folder.glob("subset-*") if p.name != target.name
+                    and (p / CORPUS_META_FILE).is_file())
+    if others:
+        raise TraceDataError(f"this folder already holds the subset {others[0]}, and this run asks for "
+                             f"{target.name}: the runs of one folder share one subset; choose another --out "
+                             f"folder (or delete {others[0]} and the runs made on it)", path=runs_folder)
+
+
 def write_subset(data_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int, *, seed: int = SEED,
                  split: str = "test") -> Path:
     """A data directory holding the seeded `n`-dialogue subset of `split` ("all": of the whole corpus, each
@@ -313,7 +324,11 @@ def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike,
     out = check_output_file(out)  # a folder, a path under a file or an unwritable place fails before any work
     subset_meta = None
     if subset is not None:
-        target = Path(subset_dir) if subset_dir is not None else out.parent / subset_dirname(split, subset, subset_seed)
+        if subset_dir is None:
+            target = out.parent / subset_dirname(split, subset, subset_seed)
+            check_one_subset(out.parent, target)
+        else:
+            target = Path(subset_dir)
         root = write_subset(root, target, subset, seed=subset_seed, split=split)
         subset_meta = {"n": subset, "seed": subset_seed, "data_dir": str(root)}
     kb = KnowledgeBase.load(kb_dir(root)) if kb is None else kb

@@ -153,6 +153,7 @@ class OpenAILLM(LLM):
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_response_bytes = max_response_bytes
+        self.sleep = asyncio.sleep  # the wait between attempts (tests put a recorder here instead)
         self._api_key = api_key
         self._api_key_env = api_key_env
         super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
@@ -337,7 +338,7 @@ class OpenAILLM(LLM):
                 if wait is not None:  # the server's Retry-After, within the request's own deadline
                     delay = max(delay, min(wait, MAX_BACKOFF_S, self.deadline))
                 log.debug("%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay)
-                await asyncio.sleep(delay)
+                await self.sleep(delay)
         where = ", ".join(self.urls)
         raise LLMConnectionError(
             f"{where}: no answer after {self.max_retries + 1} attempts over {time.monotonic() - started:.1f}s "

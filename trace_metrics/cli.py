@@ -15,7 +15,7 @@ from typing import Any
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_dataset.constants import ALL_SPLITS, POOLS, SPLITS
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
+from trace_metrics.specs import OPTIONS, SUITE_OPTIONS, Option
 from trace_metrics.tables import text_table
 
 
@@ -45,13 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--compare", metavar="OTHER_PREDICTIONS", type=Path,
                    help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests")  # fmt: skip
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
-    p.add_argument("--fuzzy-threshold", type=number_in(float, 0, 1), default=0.8, help="GS quote threshold (default 0.8)")
-    p.add_argument("--cd-gate", type=number_in(float, 0, 1, low_open=True), default=0.05, help="CGS citation-density gate (default 0.05)")
-    p.add_argument("--pc-window", type=number_in(int, 0), default=80, help="PC citation window in characters (default 80)")
-    p.add_argument("--radius-km", type=number_in(float, 0, low_open=True), default=2.0, help="spatial coherence radius (default 2 km)")
-    p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
-                   help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
-                        "every system turn (Table 20's n); docs/leaderboard.md")
+    for name in SUITE_OPTIONS:  # the metric options, from their declarations (trace_metrics.specs.OPTIONS)
+        add_option(p, OPTIONS[name])
     p.add_argument(
         "--n-boot", type=number_in(int, 1), default=10_000, help="bootstrap resamples for --compare (default 10000)"
     )
@@ -60,6 +55,30 @@ def register(subparsers) -> None:
 
     add_llm_backend_options(p.add_argument_group("LLM judge and CoRE (--judge, --core): cache and server options"))
     p.set_defaults(func=run)
+
+
+def add_option(parser: argparse.ArgumentParser, option: Option) -> None:
+    """The command-line form of a declared metric option: `--name-with-dashes`, its default, and its admissible
+    values checked while the options are parsed (`trace_bench.options.number_in` for numbers)."""
+    default = option.default
+    if option.type is bool:
+        flag = option.flag if not default else "--no-" + option.flag[2:]
+        parser.add_argument(flag, dest=option.name, action="store_false" if default else "store_true",
+                            help=f"{option.help} (default {'on' if default else 'off'})")
+        return
+    kind: Any = option.type
+    if option.type in (int, float):
+        kind = number_in(option.type, -math.inf if option.low is None else option.low,
+                         math.inf if option.high is None else option.high, low_open=option.low_open)
+    parser.add_argument(option.flag, type=kind, default=default, choices=option.choices or None,
+                        help=f"{option.help} (default {default})")
+
+
+def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
+    """--compare-hit and --t2r, the readings that move published numbers (docs/metrics.md, "Recovery"), from
+    their declarations: `trace-bench leaderboard` takes them as `trace-bench evaluate` does."""
+    for name in ("compare_hit", "t2r"):
+        add_option(parser, OPTIONS[name])
 
 
 def _llm_loading(args: argparse.Namespace) -> dict[str, Any]:
@@ -91,14 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_output_file(args.out)  # a folder, a path under a file or an unwritable place fails before scoring
 
-    options: dict[str, Any] = {
-        "fuzzy_threshold": args.fuzzy_threshold,
-        "cd_gate": args.cd_gate,
-        "pc_window": args.pc_window,
-        "radius_km": args.radius_km,
-        "sweeps": args.sweeps,
-        "grounding_turns": args.grounding_turns,
-    }
+    options: dict[str, Any] = {name: getattr(args, name) for name in SUITE_OPTIONS}
+    options["sweeps"] = args.sweeps
     kb = suite.load_kb(args.data)
     gc.freeze()  # the knowledge base lives until exit: spare the cyclic GC from rescanning it (~10% faster)
     judge = _load_judge(args)
@@ -150,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
 
 def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: float = 0.05) -> dict[str, dict]:
     """Paired cluster bootstrap (resampling dialogues) and per-dialogue paired t-test for every metric
-    with per-item values in both runs (area E's `stats`); `cgs` / `cgs_ent`, formulas of means, get the
+    with per-item values in both runs (`lib.stats`); `cgs` / `cgs_ent`, formulas of means, get the
     paired bootstrap of the formula itself (`intervals`, no t-test: they have no per-dialogue values)."""
     import logging
 

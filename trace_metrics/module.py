@@ -3,26 +3,21 @@
 `TraceMetric.compute` (evaluate's) collects the inputs; `_compute` here checks that the inputs line up and
 that the options are known, calls the one hook `_score` (a thin call into `trace_metrics.lib`) and checks that
 the result is a flat dict. Subclasses declare `input_features`, `description`, `inputs_description` and
-`options` (the keyword arguments `_score` accepts besides the features).
+`options` (the keyword arguments `_score` accepts besides the features). The metric options among them are
+the declared ones (`specs.module_options(<module>)`), whose defaults `metric_options` fills from the
+declarations (`specs.OPTIONS`), so no module restates a default.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import datasets
 import evaluate
 
-TRACE_CITATION = """\
-@article{zhao2026trace,
-  title   = {Trace: Tourism Recommendation with Accountable Citation Evidence},
-  author  = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, Xike and
-             Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},
-  journal = {arXiv preprint arXiv:2605.07677},
-  year    = {2026}
-}
-"""
-TRACE_URL = "https://arxiv.org/abs/2605.07677"
+from trace_bench.citation import TRACE_CITATION, TRACE_URL
+from trace_metrics import specs
 
 
 class TraceMetric(evaluate.Metric):
@@ -63,3 +58,14 @@ class TraceMetric(evaluate.Metric):
 
     def _score(self, **kwargs: Any) -> dict:
         raise NotImplementedError
+
+
+def declared_options(module: str) -> tuple[str, ...]:
+    """The metric options of an evaluate module's metrics (`specs.module_options`)."""
+    return specs.module_options(module)
+
+
+def metric_options(module: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The module's metric options: those given, the others at their declared defaults, all checked
+    (`specs.MetricOptionError`, a ValueError, names the option and what it admits)."""
+    return specs.resolve_options(given, specs.module_options(module))

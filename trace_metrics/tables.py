@@ -1,19 +1,34 @@
-"""The paper's result tables as column lists: metric ids -> display labels, grouped by axis.
+"""The leaderboard's columns and cells: one column type and one cell formatter for every table that shows a
+result (the `trace-bench leaderboard` text tables, its CSV and JSON files, the interactive view, the Space).
 
-Data keys are the canonical metric ids of trace_metrics.specs; these labels are the UI edge, shared by the
-`trace-bench leaderboard` tables and the Space. An id prefixed `open:` reads the system's open-pool row.
+Data keys are the canonical metric ids of trace_metrics.specs; these labels are the UI edge. An id prefixed
+`open:` reads the system's open-pool row. The renderers that lay the formatted cells out (plain text,
+Markdown, CSV) are the kernel's `trace_bench.tables`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from trace_bench.tables import csv_text, markdown_table, text_table
+
+__all__ = ["DECIMALS", "OPEN_PREFIX", "TABLE5", "TABLE6", "TABLE9", "VIEWS", "Column", "csv_fields",
+           "csv_header", "csv_text", "format_cell", "format_value", "half_width", "header", "heading",
+           "markdown_table", "text_table"]
+
+DECIMALS = 3  # every metric cell of the leaderboard, whatever its range (T2R included)
 
 
 class Column(NamedTuple):
-    metric: str  # canonical metric id
+    """One column of a results table: the data key, its label, the axis it is grouped under, its direction
+    and its number format."""
+
+    metric: str  # canonical metric id (the key in a row's `metrics`)
     label: str
-    group: str  # axis header
+    group: str = ""  # axis header
     higher_is_better: bool = True
+    digits: int = DECIMALS  # decimals of every value (and interval) in the column
 
 
 # Table 5: the closed-set headline, grouped by axis
@@ -48,23 +63,50 @@ VIEWS: dict[str, tuple[Column, ...]] = {
     "Table 6: stress tests": TABLE6,
     "Table 9: practical value": TABLE9,
 }
-FAMILIES: tuple[str, ...] = ("non-LLM", "LLM", "submitted", "paper")
 OPEN_PREFIX = "open:"
 
 
 def header(column: Column) -> str:
+    """The column's full name: "Accuracy: R@1 ↑" (the Space's headers and sort choices)."""
     arrow = "↑" if column.higher_is_better else "↓"
     return f"{column.group}: {column.label} {arrow}"
 
 
-def text_table(header: list[str], rows: list[list[str]]) -> str:
-    """A plain-text table: the first column left-aligned, the others right-aligned, a dashed rule under the
-    header (the layout of `trace-bench evaluate` and `trace-bench core`)."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+def heading(column: Column) -> str:
+    """The column's short name in a text table: "R@1↑"."""
+    return column.label + ("↑" if column.higher_is_better else "↓")
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        )
 
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+def format_value(value: Any, digits: int = DECIMALS, missing: str = "-") -> str:
+    """A number with `digits` decimals ("0.130", "1.000", "2.250"); `missing` when there is none."""
+    return missing if value is None else f"{float(value):.{digits}f}"
+
+
+def half_width(ci: Sequence[float]) -> float:
+    return (ci[1] - ci[0]) / 2
+
+
+def format_cell(value: Any, ci: Sequence[float] | None = None, tied: bool | None = None, digits: int = DECIMALS,
+                missing: str = "-") -> str:
+    """'0.533 ±0.012*': the value, half the width of its 95% interval, and * when the row is the best of the
+    column or not significantly different from it; `missing` when there is no value."""
+    if value is None:
+        return missing
+    text = format_value(value, digits)
+    if ci:
+        text += f" ±{half_width(ci):.{digits}f}"
+    return text + ("*" if tied else "")
+
+
+def csv_header(columns: Sequence[Column], marks: bool = True) -> list[str]:
+    """Per column `<id>`, `<id>_ci_low`, `<id>_ci_high` and, with `marks`, `<id>_tied_best`."""
+    suffixes = ("", "_ci_low", "_ci_high", *(("_tied_best",) if marks else ()))
+    return [f"{c.metric}{s}" for c in columns for s in suffixes]
+
+
+def csv_fields(value: Any, ci: Sequence[float] | None = None, tied: bool | None = None,
+               marks: bool = True) -> list[Any]:
+    """The CSV fields of one cell (`csv_header`'s order): the value and bounds as stored (None: empty) and
+    tied_best as 1 / 0 / empty."""
+    fields = [value, *(ci if ci else (None, None))]
+    return fields + ([None if tied is None else int(tied)] if marks else [])

@@ -1,9 +1,9 @@
 """Collab-REC's LLM agents (Personalization, Popularity, Sustainability; the single SASI agent) through the
 project's LLM layer: any `--llm` spec, the response cache, bounded retries, JSON validation and repair.
 
-Prompts are App. D's, in `prompts/collab_rec.txt` (sections, `string.Template`); roles, their filters,
-decoding (temperature 0.5, top-p 0.95) and repair retries are in `prompts/collab_rec.json`; both files'
-SHA-256 go into the run metadata (`prompt_files`). One round of every active query is one batched
+Prompts are App. D's, in `prompts/collab_rec.txt` (the one prompt-file format, `trace_llm.prompts`); roles,
+their filters, decoding (temperature 0.5, top-p 0.95) and repair retries are in `prompts/collab_rec.json`;
+both files' SHA-256 go into the run metadata (`prompt_files`). One round of every active query is one batched
 `generate_json_batch` call. A reply must be a JSON object with a non-empty string list `candidates` (other
 fields are optional); a reply that stays invalid after the repairs is a failed agent call: the agent abstains
 that round (counted, never filled in). Names outside the catalogue are passed on as they came: the moderator
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from baselines.collab_rec.moderator import Moderator, ModeratorConfig
-from baselines.llm.prompting import Prompt, parse_prompt
 from trace_llm import LLM, DecodingSettings, LLMOutputError
+from trace_llm.prompts import Prompt, load_prompt
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
 PROMPT_FILE = PROMPTS_DIR / "collab_rec.txt"
@@ -57,6 +57,18 @@ def agent_schema(catalogue: Sequence[str] | None = None) -> dict[str, Any]:
     props = {**AGENT_SCHEMA["properties"], "candidates": {"type": "array", "items": items, "minItems": 1,
                                                           "maxItems": len(names)}}
     return {**AGENT_SCHEMA, "properties": props}
+
+
+# App. D.3 writes the counts in words ("Keep at least seven (>= 7)", "Pick the ten highest-scoring cities").
+NUMBER_WORDS: tuple[str, ...] = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+)  # fmt: skip
+
+
+def number_word(n: int) -> str:
+    """n in words up to twenty (App. D.3's "seven", "ten"), digits beyond."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ def load_settings() -> AgentSettings:
 
 @cache
 def load_prompts() -> Prompt:
-    return parse_prompt(PROMPT_FILE.read_text(encoding="utf-8"), "collab_rec", str(PROMPT_FILE))
+    return load_prompt(PROMPT_FILE)
 
 
 def prompt_files() -> dict[str, str]:
@@ -182,7 +194,9 @@ class AgentCaller:
         return {
             **self._vocab(task),
             "k": k,
+            "k_word": number_word(k),
             "k_keep": k - self.config.k_reject,
+            "k_keep_word": number_word(k - self.config.k_reject),
             "k_reject": self.config.k_reject,
             "query": task.text,
         }

@@ -15,8 +15,10 @@ One function per equation; `Moderator` holds one query's state (scores s, collec
    than ε over S_{t-p}. `m_early_round` is the authors' post-hoc selection over a fixed 10 rounds.
 
 Choices where the paper is silent (docs/collab_rec.md): Eq. 9 compares against Φ_{t-1} (Φ_t does not exist
-yet when d_t is computed); Eq. 10's denominator uses μ2 at its maximum μ1; d = 1 without a previous list
-(d_{a,0} = 1) and d = 0 when an agent keeps no valid item; a failed agent gets no r, d, h for the round.
+yet when d_t is computed); Eq. 10's denominator, printed with one μ2, takes the mean of Eq. 9's μ2 over the
+list's new items (μ1 when it has none; `mu2_is_mu1` gives the authors' code's μ2 = μ1); d = 1 without a
+previous list (d_{a,0} = 1) and d = 0 when an agent keeps no valid item; a failed agent gets no r, d, h for the
+round.
 
 `CODE_BEHAVIOURS` names the switches that give the authors' code's behaviour where it differs from the paper.
 """
@@ -47,6 +49,8 @@ CODE_BEHAVIOURS: dict[str, str] = {
     "success_all_filters": "an agent's success r is computed on all query filters, not on its role's",
     "skip_nonpositive_weight": "an agent whose r + d - h <= 0 adds nothing (the paper allows negative increments)",
     "mu1_is_k": "Eq. 8's μ1 is k instead of the length of the agent's current list",
+    "mu2_is_mu1": "Eq. 10's denominator takes μ2 = μ1 (|A| 2μ1, the code's worst case) instead of the μ2 of "
+    "Eq. 9 for the new items",
     "sasi_role_filters": "the SASI prompt shows only the query's sustainability filters (the code renders it "
     "with the sustainability agent's filter keys); the paper gives SASI the full query",
 }
@@ -115,6 +119,7 @@ class ModeratorConfig:
             "lambda_d": self.lambda_d, "lambda_h": self.lambda_h, "k_reject": self.k_reject, "t_min": self.t_min,
             "patience": self.patience, "eps": self.eps, "t_max": self.t_max, "stopping": self.stopping,
             "code_behaviours": sorted(self.code_behaviours),
+            "eq10": "code" if self.code("mu2_is_mu1") else "printed",
         }  # fmt: skip
 
 
@@ -155,6 +160,20 @@ def hallucination_rate(items: Sequence[str], feasible: Callable[[str], bool], de
     return sum(1 for item in items if not feasible(item)) / denominator
 
 
+def new_item_penalties(
+    previous: Sequence[str], current: Sequence[str], previous_offer: Sequence[str], mu1: float
+) -> list[float]:
+    """Eq. 9's μ2 for each new item x of B (in B's order): min(|rank_Φ(x) - rank_B(x)|, μ1) for x in the
+    previous collective offer, μ1 otherwise."""
+    rank_phi = {x: i for i, x in enumerate(previous_offer, start=1)}
+    old = set(previous)
+    return [
+        min(abs(rank_phi[x] - j), mu1) if x in rank_phi else mu1
+        for j, x in enumerate(current, start=1)
+        if x not in old
+    ]
+
+
 def rank_deviation(
     previous: Sequence[str], current: Sequence[str], previous_offer: Sequence[str], mu1: float
 ) -> float:
@@ -164,13 +183,9 @@ def rank_deviation(
     """
     rank_a = {x: i for i, x in enumerate(previous, start=1)}
     rank_b = {x: i for i, x in enumerate(current, start=1)}
-    rank_phi = {x: i for i, x in enumerate(previous_offer, start=1)}
     kept = sum(abs(rank_a[x] - rank_b[x]) for x in previous if x in rank_b)
     dropped = sum(1 for x in previous if x not in rank_b) * mu1
-    new = sum(
-        min(abs(rank_phi[x] - rank_b[x]), mu1) if x in rank_phi else mu1 for x in current if x not in rank_a
-    )
-    return kept + dropped + new
+    return kept + dropped + sum(new_item_penalties(previous, current, previous_offer, mu1))
 
 
 def reliability(
@@ -178,17 +193,22 @@ def reliability(
     current: Sequence[str],
     previous_offer: Sequence[str],
     mu1: float | None = None,
+    mu2_is_mu1: bool = False,
 ) -> float:
-    """Eq. 10: d = max(0, 1 - Δ / (|A| (μ1 + μ2))), with μ1 = |B| (Eq. 8) unless given and μ2 at its max μ1.
+    """Eq. 10: d = max(0, 1 - Δ / (|A| (μ1 + μ2))), with μ1 = |B| (Eq. 8) unless given.
 
-    1 without a previous list (t = 1: d_{a,0} = 1); 0 when the current list is empty.
+    The printed formula has one μ2 where Eq. 9 gives one per new item: μ2 here is their mean (the one new
+    item's μ2 when there is one), μ1 when B adds no item. `mu2_is_mu1`: the authors' code, μ2 = μ1
+    (denominator |A| 2μ1). 1 without a previous list (t = 1: d_{a,0} = 1); 0 when the current list is empty.
     """
     if not previous:
         return 1.0
     if not current:
         return 0.0
     mu1 = float(len(current) if mu1 is None else mu1)
-    return max(0.0, 1.0 - rank_deviation(previous, current, previous_offer, mu1) / (len(previous) * 2 * mu1))
+    penalties = new_item_penalties(previous, current, previous_offer, mu1)
+    mu2 = mu1 if mu2_is_mu1 or not penalties else sum(penalties) / len(penalties)
+    return max(0.0, 1.0 - rank_deviation(previous, current, previous_offer, mu1) / (len(previous) * (mu1 + mu2)))
 
 
 def agent_weight(r: float, d: float, h: float, config: ModeratorConfig) -> float:
@@ -371,7 +391,8 @@ class Moderator:
             role = self.filters if code("success_all_filters") else self.role_filters.get(agent, self.filters)
             r = filter_success(grounded, role, self.satisfies)
             d = reliability(
-                self.previous.get(agent), grounded, previous_offer, mu1=cfg.k if code("mu1_is_k") else None
+                self.previous.get(agent), grounded, previous_offer, mu1=cfg.k if code("mu1_is_k") else None,
+                mu2_is_mu1=code("mu2_is_mu1"),
             )
             w = agent_weight(r, d, h, cfg)
             _, duplicates, overflow = clipped[agent]

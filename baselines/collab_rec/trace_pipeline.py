@@ -59,9 +59,26 @@ def full_ranking(result: QueryResult, system: str, turn: TurnQuery) -> list[str]
     return offer + eligible + [pid for pid in pool if pid in rejected and pid not in taken]
 
 
+def ranking_scores(result: QueryResult, system: str, turn: TurnQuery) -> dict[str, tuple[int, float]]:
+    """What `full_ranking` sorts by, as scores (`baselines.base` "Ties"): the offer strictly in its order, the
+    other eligible POIs by moderator score (equal scores tie), the rejected ones (SASI: the unlisted) tied last."""
+    ranked = full_ranking(result, system, turn)
+    offer = [turn.ids[c] for c in result.systems[system]["offer"] if c in turn.ids]
+    out: dict[str, tuple[int, float]] = {p: (2, -float(i)) for i, p in enumerate(dict.fromkeys(offer))}
+    if not result.rounds or system == "SASI":
+        out.update((p, (0, 0.0)) for p in ranked if p not in out)
+        return out
+    record = result.rounds[result.systems[system]["round"] - 1]
+    rejected = {turn.ids[c] for c in record["rejected"] if c in turn.ids}
+    scores = {turn.ids[c]: s for c, s in record["scores"].items() if c in turn.ids}
+    for p in ranked:
+        if p not in out:
+            out[p] = (0, 0.0) if p in rejected else (1, float(scores.get(p, 0.0)))
+    return out
+
+
 class CollabRecBaseline(TracePipeline):
     name: ClassVar[str] = "collab_rec"
-    family: ClassVar[str] = "LLM"
     config_keys: ClassVar[tuple[str, ...]] = (
         "strategy",
         "k",
@@ -186,9 +203,11 @@ class CollabRecBaseline(TracePipeline):
         for i, inp in enumerate(inputs):
             ranked: list[str] = []
             meta: dict[str, Any] = {}
+            scores: dict[str, Any] = {}
             if i in results:
                 result, turn = results[i], turns[i]
                 ranked = full_ranking(result, system, turn)
+                scores = ranking_scores(result, system, turn)
                 meta = self._meta(result, system, turn)
             elif inp["action"] in RANKED_ACTIONS and inp["candidates"]:
                 ranked, meta = list(inp["candidates"]), {"system": "single_candidate"}  # nothing to negotiate
@@ -204,6 +223,7 @@ class CollabRecBaseline(TracePipeline):
                     "response": response.text,
                     "citations": response.citations,
                     "meta": meta,
+                    "scores": scores,
                 }
             )
         return outputs

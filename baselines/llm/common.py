@@ -1,10 +1,12 @@
 """What the six LLM baselines share: the model, App. F's decoding, the prefilter, the ranking answer, the
-Popularity fallback and the per-row counters the runner sums into the run summary.
+Popularity fallback, the per-row counters the runner sums into the run summary, and Zero-Shot's request
+(`ZeroShotPipeline`), which LLM Zero-Shot, Itinerary-LLM and Memory-Aug. make.
 
 - Model: `llm` is a `--llm` spec (any backend of `trace_llm`) or an `LLM` object. Decoding defaults are
-  App. F's (§5 and the NeurIPS checklist): DSPy/litellm defaults, i.e. no temperature override (the OpenAI
-  default, 1.0, which is also what the paper sets for gpt-5.4-mini) and `max_tokens=600` for non-reasoning
-  models; seed 42. The spec and settings land in the run metadata through `llm.describe()`.
+  App. F's (§5 and the NeurIPS checklist; `baselines.llm.app_f_decoding`): DSPy 3.0.3's defaults, i.e.
+  temperature 0.0 and `max_tokens=600` for a non-reasoning model, temperature 1.0 and 16,000 tokens for a
+  reasoning one (gpt-5*, o1-o5, DSPy's own test on the model name); seed 42. The spec and settings land in the
+  run metadata through `llm.describe()`.
 - Prefilter (App. Q): a pool larger than `prefilter_k` (16) is cut to its top 16 by TF-IDF (default), by the
   Dense baseline's all-MiniLM-L6-v2 scorer (`prefilter="dense"`, Table 25), or not at all (`"none"`). The
   shown candidates keep the prefilter's order; the rest follow them in the ranking, in that order too.
@@ -16,9 +18,9 @@ Popularity fallback and the per-row counters the runner sums into the run summar
 - Fallback (App. F, Popularity "serves as ... fallback for other baselines when they fail"): when the JSON
   stays invalid after the layer's repairs (`json_repairs`, default 2, the layer's), the turn gets the
   Popularity baseline's answer for it, exactly as `trace-bench run popularity` gives it (ranking and template
-  response); `meta.fallback` says so and `meta.counts.fallback_popularity` counts it. A server that stays
-  unreachable is not a model failure: the run stops (and resumes later) instead of filling rows with
-  Popularity.
+  response; the pipeline comes from the registry, `baselines.BASELINES["popularity"]`); `meta.fallback` says
+  so and `meta.counts.fallback_popularity` counts it. A server that stays unreachable is not a model failure:
+  the run stops (and resumes later) instead of filling rows with Popularity.
 - `meta.counts`: per-row integers (fallbacks, retries, failed checks) that `trace-bench run` sums over the
   predictions file into the run's `.meta.json` `summary.rows`.
 """
@@ -30,25 +32,34 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from baselines import BASELINES
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE, PREFILTER_BASELINES, PREFILTERS
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    PREFILTER_BASELINES,
+    PREFILTERS,
+    app_f_decoding,
+)
 from baselines.llm.prompting import (
     DEFAULT_REVIEW_CHARS,
     DEFAULT_REVIEWS_PER_POI,
     CardIndex,
     LabelMap,
-    Prompt,
+    candidate_labels,
+    format_history,
     load_prompt,
     response_citations,
 )
-from baselines.non_llm.popularity import PopularityBaseline
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.text import user_turns
+from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
+from trace_llm.prompts import Prompt
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -98,6 +109,20 @@ def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence
     return out
 
 
+def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = (),
+                      prefilter_scores: Mapping[str, Any] | None = None) -> dict[str, tuple[int, Any]]:
+    """What `complete_ranking`'s order sorts by, as scores (`baselines.base` "Ties"): the model's list strictly,
+    then the shown candidates it left out, tied (their card order is no judgement), then the cut ones by the
+    prefilter's scores."""
+    out: dict[str, tuple[int, Any]] = {}
+    for i, p in enumerate(dict.fromkeys(p for p in chosen if p in shown)):
+        out[p] = (2, -i)
+    out.update((p, (1, 0)) for p in shown if p not in out)
+    scores = prefilter_scores or {}
+    out.update((p, (0, scores.get(p, 0.0))) for p in rest if p not in out)
+    return out
+
+
 def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
     if n:
         counts = meta.setdefault("counts", {})
@@ -107,8 +132,6 @@ def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
 class LLMPipeline(TracePipeline):
     """Base of the LLM baselines: model, decoding, prompt file, prefilter, fallback and counters."""
 
-    family: ClassVar[str] = "LLM"
-    prompt_name: ClassVar[str] = ""
     uses_prefilter: ClassVar[bool] = True  # DST and MRS rank the full pool themselves (App. Q)
     config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "reviews_per_poi", "review_chars",
                                               "json_repairs")
@@ -129,8 +152,8 @@ class LLMPipeline(TracePipeline):
         init.__signature__ = own.replace(parameters=kept)
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM = DEFAULT_SPEC,
-                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED,
+                 temperature: float | None = None, top_p: float = 1.0,
+                 max_new_tokens: int | None = None, seed: int = SEED,
                  llm_cache: str | bool | None = None, llm_options: Mapping[str, Any] | None = None,
                  prefilter: str = "tfidf", prefilter_k: int = DEFAULT_PREFILTER_K,
                  reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI, review_chars: int = DEFAULT_REVIEW_CHARS,
@@ -151,15 +174,16 @@ class LLMPipeline(TracePipeline):
         self.reviews_per_poi = reviews_per_poi
         self.review_chars = review_chars
         self.json_repairs = json_repairs
-        self.prompt: Prompt = load_prompt(self.prompt_name or self.name)
+        self.prompt: Prompt = load_prompt(self.name)  # prompts/<name>.txt (baselines.identity)
         if isinstance(llm, LLM):
             self.llm = llm
-        else:
+        else:  # None: App. F's value for this model (temperature 0.0 / 600 tokens; 1.0 / 16,000 if reasoning)
+            temperature, max_new_tokens = app_f_decoding(str(llm), temperature, max_new_tokens)
             self.llm = load_llm(str(llm), decoding(temperature, top_p, max_new_tokens, seed),
                                 cache_path=llm_cache, **dict(llm_options or {}))
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
-        self._popularity = PopularityBaseline(kb, batch_size)
+        self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
         self._dense: Any = None
 
     # -- metadata ----------------------------------------------------------------------------------
@@ -178,7 +202,7 @@ class LLMPipeline(TracePipeline):
     # -- prefilter ---------------------------------------------------------------------------------
     def dense_index(self) -> Any:
         if self._dense is None:
-            from baselines.non_llm.dense import DenseIndex
+            from baselines.toolkit.dense import DenseIndex
 
             self._dense = DenseIndex(self.kb)
         return self._dense
@@ -195,7 +219,7 @@ class LLMPipeline(TracePipeline):
         if not todo:
             return
         if self.prefilter == "dense":
-            from baselines.non_llm.dense import DEFAULT_QUERY_MODE
+            from baselines.toolkit.dense import DEFAULT_QUERY_MODE
 
             index = self.dense_index()
             vectors = index.query_vectors([user_turns(inp["history"]) for inp in todo], DEFAULT_QUERY_MODE)
@@ -206,6 +230,7 @@ class LLMPipeline(TracePipeline):
         for inp, scores in zip(todo, all_scores, strict=True):
             order = rank_by_score(inp["candidates"], scores)
             inp["shown"], inp["rest"] = order[: self.prefilter_k], order[self.prefilter_k :]
+            inp["prefilter_scores"] = {p: scores[p] for p in inp["rest"]}
 
     def preprocess(self, row: Mapping[str, Any]) -> dict[str, Any]:
         inp = super().preprocess(row)
@@ -224,14 +249,18 @@ class LLMPipeline(TracePipeline):
         return out
 
     def output(self, inp: Mapping[str, Any], ranked: Sequence[str], response: str, labels: LabelMap,
-               meta: dict[str, Any]) -> dict[str, Any]:
-        """A prediction: citations are the prompt's [Rn] labels the response uses."""
+               meta: dict[str, Any], scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
+        sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        return {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
-                "response": response, "citations": citations, "meta": meta}
+        out = {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
+               "response": response, "citations": citations, "meta": meta}
+        if scores is not None and ranked:
+            out["scores"] = dict(scores)
+        return out
 
     def ask_json(self, conversations: Sequence[list[dict[str, str]]],
                  schemas: Sequence[dict[str, Any]]) -> list[Any]:
@@ -261,3 +290,67 @@ class LLMPipeline(TracePipeline):
 
 def failure_text(error: LLMOutputError) -> str:
     return f"{error.error} (after {error.attempts} attempts); last output: {error.raw[:ERROR_CHARS]!r}"
+
+
+@dataclass
+class Built:
+    """One turn's request: the conversation, its schema and how to read the answer back."""
+
+    conversation: list[dict[str, str]]
+    schema: dict[str, Any]
+    labelled: list[tuple[str, str]]  # (P<k>, business id) of the shown candidates
+    labels: LabelMap
+    ranked: bool
+
+
+class ZeroShotPipeline(LLMPipeline):
+    """History + POI cards + the turn's action sentence -> `{"ranked_ids", "response"}`: Zero-Shot's request.
+
+    LLM Zero-Shot is this pipeline as it stands; Itinerary-LLM and Memory-Aug. add one prompt section each
+    (`sections`), and Memory-Aug. a pass over the batch before the prompts are built (`prepare`).
+    """
+
+    def sections(self, inp: Mapping[str, Any], labelled: Sequence[tuple[str, str]]) -> dict[str, str]:
+        """Extra prompt placeholders (none here; Itinerary-LLM's graph, Memory-Aug.'s memory)."""
+        return {}
+
+    def prepare(self, inputs: list[dict[str, Any]]) -> None:
+        """A pass over the batch, in order, before any prompt is built (Memory-Aug.'s memory)."""
+
+    def build(self, inp: Mapping[str, Any]) -> Built:
+        labelled = candidate_labels(inp["shown"])
+        labels = LabelMap()
+        cards = self.cards.render(labelled, labels)
+        fields = {
+            "city": inp["city"], "poi_type": inp["poi_type"], "cards": cards,
+            "history": format_history(inp["history"]), "instruction": self.prompt.render(inp["action"]),
+            **self.sections(inp, labelled),
+        }
+        ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
+        conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
+        return Built(conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked)
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.prefilter_batch(inputs)
+        self.prepare(inputs)
+        built = [self.build(inp) for inp in inputs]
+        answers = self.ask_json([b.conversation for b in built], [b.schema for b in built])
+        return [self.read(inp, b, answer) for inp, b, answer in zip(inputs, built, answers, strict=True)]
+
+    def turn_meta(self, inp: Mapping[str, Any]) -> dict[str, Any]:
+        """What every prediction of this baseline carries in `meta` besides the answer (Memory-Aug.: hits)."""
+        return {}
+
+    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> dict[str, Any]:
+        meta = self.turn_meta(inp)
+        if isinstance(answer, LLMOutputError):
+            return self.fallback(inp, failure_text(answer), meta)
+        ranked: list[str] = []
+        scores = None
+        if built.ranked:
+            by_label = dict(built.labelled)
+            meta["model_ranking"] = list(answer["ranked_ids"])
+            chosen = [by_label[lab] for lab in answer["ranked_ids"]]
+            ranked = complete_ranking(chosen, inp["shown"], inp["rest"])
+            scores = completion_scores(chosen, inp["shown"], inp["rest"], inp.get("prefilter_scores"))
+        return self.output(inp, ranked, answer["response"], built.labels, meta, scores)

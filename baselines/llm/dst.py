@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import rank_by_score
 from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
-from baselines.toolkit.constraints import CategoryMatcher, Constraint, check_constraint, text_mentions
+from baselines.toolkit.constraints import (
+    AttributeConstraint,
+    CategoryMatcher,
+    check_constraint,
+    text_mentions,
+)
 from trace_dataset.constants import NOISE_LEVELS
 from trace_llm import LLMOutputError
 
@@ -151,8 +156,8 @@ def names_matching(names: Iterable[str], candidates: Sequence[str], kb: Knowledg
     return out
 
 
-def _feature_constraints(features: Iterable[str]) -> list[Constraint]:
-    found: dict[str, Constraint] = {}
+def _feature_constraints(features: Iterable[str]) -> list[AttributeConstraint]:
+    found: dict[str, AttributeConstraint] = {}
     for feature in features:
         for _, constraint in text_mentions(feature):
             found[constraint.key] = constraint
@@ -198,7 +203,6 @@ def filter_candidates(kb: KnowledgeBase, candidates: Sequence[str], state: DSTSt
 
 class DSTBaseline(LLMPipeline):
     name: ClassVar[str] = "dst"
-    prompt_name: ClassVar[str] = "dst"
     uses_prefilter: ClassVar[bool] = False
 
     def categories(self, city: str, poi_type: str) -> CategoryMatcher:
@@ -255,6 +259,8 @@ class DSTBaseline(LLMPipeline):
             scores = self.tfidf.scores(inp["query"], cands)
             gone = [p for p in cands if p not in set(survivors)]
             order_ids = rank_by_score(survivors, scores) + rank_by_score(gone, scores)
+            kept = set(survivors)
+            tie_scores = {p: (p in kept, scores[p]) for p in cands}  # what order_ids sorts by
             meta.update(dst_state=state.to_dict(), dst_filter=notes)
             action = inp["action"]
             shown = order_ids[: 2 if action == "compare" else 1] if action in RANKED_ACTIONS else []
@@ -266,11 +272,11 @@ class DSTBaseline(LLMPipeline):
                        "history": format_history(inp["history"]), "instruction": self.prompt.render(instruction)}
             convs.append(messages(self.prompt.render("respond_system", **fields_),
                                   self.prompt.render("respond_user", **fields_)))
-            prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta))
+            prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta, tie_scores))
         texts = self.llm.generate_batch(convs)
         outputs = []
-        for inp, text, (ranked, labels, meta) in zip(inputs, texts, prepared, strict=True):
+        for inp, text, (ranked, labels, meta, tie_scores) in zip(inputs, texts, prepared, strict=True):
             if not text.strip():
                 add_count(meta, "empty_response")
-            outputs.append(self.output(inp, ranked, text.strip(), labels, meta))
+            outputs.append(self.output(inp, ranked, text.strip(), labels, meta, tie_scores))
         return outputs

@@ -1,7 +1,8 @@
 """Itinerary-LLM (Finding 1d, App. P): LLM Zero-Shot plus the Itinerary baseline's 500 m proximity graph.
 
-The graph is `baselines.non_llm.itinerary.ProximityGraph` itself (all coordinate-valid POIs of the city, an
-edge between POIs of different types within `radius_m`, same-type pairs excluded), built once per city. The
+The graph is the Itinerary baseline's, `baselines.toolkit.proximity.ProximityGraph` (all coordinate-valid POIs
+of the city, an edge between POIs of different types within `radius_m`, same-type pairs excluded), built once
+per city. The
 prompt gains one section (`prompts/itinerary_llm.txt`, `$graph`): for each candidate card, its nearest graph
 neighbours (at most `graph_neighbours`, nearest first, ties by business_id as the graph sorts them) with their
 type and walking distance ("120 m", "1.2 km" as the Itinerary responses write them), or "none". Everything
@@ -15,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE
-from baselines.llm.zero_shot import LLMZeroShotBaseline
-from baselines.non_llm.itinerary import ProximityGraph, ProximityGraphs
+from baselines.llm.common import ZeroShotPipeline
+from baselines.toolkit.proximity import ProximityGraph, ProximityGraphs
 from baselines.toolkit.responses import format_distance, poi_name, type_noun
 
 if TYPE_CHECKING:
@@ -38,10 +39,9 @@ def graph_section(kb: KnowledgeBase, graph: ProximityGraph, labelled: Sequence[t
     return "\n".join(lines) if lines else "(no candidates left)"
 
 
-class ItineraryLLMBaseline(LLMZeroShotBaseline):
+class ItineraryLLMBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "itinerary_llm"
-    prompt_name: ClassVar[str] = "itinerary_llm"
-    config_keys: ClassVar[tuple[str, ...]] = (*LLMZeroShotBaseline.config_keys, "radius_m", "graph_neighbours")
+    config_keys: ClassVar[tuple[str, ...]] = (*ZeroShotPipeline.config_keys, "radius_m", "graph_neighbours")
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
                  radius_m: float = DEFAULT_RADIUS_M, graph_neighbours: int = DEFAULT_GRAPH_NEIGHBOURS,

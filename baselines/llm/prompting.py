@@ -1,9 +1,8 @@
-"""Prompt files and the text blocks every LLM baseline puts into them.
+"""The LLM baselines' prompt files and the text blocks every LLM baseline puts into them.
 
-A prompt file (`prompts/<baseline>.txt`) holds named sections, each starting with a line `=== name ===`;
-comment lines (`#`) before the first section describe the file and its version. Sections are
-`string.Template`s (`$history`, `${cards}`), so JSON braces need no escaping; a placeholder without a value is
-an error, never an empty string. The file's SHA-256 goes into the run metadata.
+A baseline's prompt is `prompts/<name>.txt` (its name in `baselines.identity`), in the package's one
+prompt-file format (`trace_llm.prompts`: `=== section ===` lines, `#` comments before the first,
+`$placeholders`); the file's SHA-256 goes into the run metadata.
 
 Blocks (choices documented in docs/llm_baselines.md):
 - History: one line per turn, "Traveler: ..." / "Recommender: ...", the texts as the dataset gives them.
@@ -17,9 +16,6 @@ Blocks (choices documented in docs/llm_baselines.md):
 
 from __future__ import annotations
 
-import hashlib
-import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,58 +24,19 @@ from typing import Any
 
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.quotes import CITATION_LABEL_RE
+from trace_llm.prompts import Prompt
+from trace_llm.prompts import load_prompt as read_prompt
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
-_SECTION_RE = re.compile(r"^=== ([\w:.-]+) ===[ \t]*$", re.MULTILINE)
 DEFAULT_REVIEWS_PER_POI = 3
 DEFAULT_REVIEW_CHARS = 240
 SPEAKERS = {"user": "Traveler", "system": "Recommender"}
 
 
-@dataclass(frozen=True)
-class Prompt:
-    """The sections of one prompt file, with the file's name and SHA-256."""
-
-    name: str
-    sections: dict[str, str]
-    sha256: str
-    path: str
-
-    def render(self, section: str, **fields: Any) -> str:
-        if section not in self.sections:
-            raise KeyError(f"prompt {self.path}: no section {section!r}; it has {sorted(self.sections)}")
-        try:
-            return string.Template(self.sections[section]).substitute(fields)
-        except KeyError as e:
-            raise KeyError(f"prompt {self.path}, section {section!r}: no value for placeholder {e}") from None
-
-    def describe(self) -> dict[str, str]:
-        return {"file": Path(self.path).name, "sha256": self.sha256}
-
-
-def parse_prompt(text: str, name: str = "", path: str = "") -> Prompt:
-    """Sections of a prompt file's text (see the module docstring); the text must define at least one."""
-    matches = list(_SECTION_RE.finditer(text))
-    if not matches:
-        raise ValueError(f"prompt {path or name}: no '=== section ===' line")
-    head = text[: matches[0].start()]
-    stray = [ln for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if stray:
-        raise ValueError(f"prompt {path or name}: text before the first section must be '#' comments: {stray[0]!r}")
-    sections: dict[str, str] = {}
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        if m.group(1) in sections:
-            raise ValueError(f"prompt {path or name}: section {m.group(1)!r} defined twice")
-        sections[m.group(1)] = text[m.end() : end].strip("\n")
-    return Prompt(name, sections, hashlib.sha256(text.encode("utf-8")).hexdigest(), path)
-
-
 @cache
 def load_prompt(name: str) -> Prompt:
     """The packaged prompt `prompts/<name>.txt`."""
-    path = PROMPTS_DIR / f"{name}.txt"
-    return parse_prompt(path.read_text(encoding="utf-8"), name, str(path))
+    return read_prompt(PROMPTS_DIR / f"{name}.txt")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from baselines.llm.common import (
     LLMPipeline,
     add_count,
     complete_ranking,
+    completion_scores,
     failure_text,
     messages,
     ranking_schema,
@@ -99,7 +100,6 @@ def quote_check(response: str, evidence: Mapping[str, str], min_tokens: int = MI
 
 class RAGCitationBaseline(LLMPipeline):
     name: ClassVar[str] = "rag_citation"
-    prompt_name: ClassVar[str] = "rag_citation"
     config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "evidence_k", "min_quote_tokens",
                                               "max_quote_retries")
 
@@ -180,9 +180,12 @@ class RAGCitationBaseline(LLMPipeline):
                 add_count(meta, "quote_check_failed", int(passed[i] is None))
                 add_count(meta, "quote_retry_invalid", int(invalid_retry[i]))
             ranked: list[str] = []
+            scores = None
             if inp["action"] in RANKED_ACTIONS and labelled:
                 by_label = dict(labelled)
                 meta["model_ranking"] = list(answer["ranked_ids"])
-                ranked = complete_ranking([by_label[lab] for lab in answer["ranked_ids"]], inp["shown"], inp["rest"])
-            outputs.append(self.output(inp, ranked, answer["response"], labels, meta))
+                chosen = [by_label[lab] for lab in answer["ranked_ids"]]
+                ranked = complete_ranking(chosen, inp["shown"], inp["rest"])
+                scores = completion_scores(chosen, inp["shown"], inp["rest"], inp.get("prefilter_scores"))
+            outputs.append(self.output(inp, ranked, answer["response"], labels, meta, scores))
         return outputs

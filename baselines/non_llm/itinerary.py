@@ -1,11 +1,12 @@
 """Itinerary (App. F): a proximity graph and a greedy nearest-neighbour tour around the recommendation.
 
-- Ranking: exactly the TF-IDF ranking (baselines.non_llm.tfidf) of the usable candidates. The paper's Itinerary row
+- Ranking: exactly the TF-IDF ranking (baselines.toolkit.tfidf) of the usable candidates. The paper's Itinerary row
   has TF-IDF's accuracy to the third decimal (Tables 5, 26), so the tour changes what the system says, not
   the order of the pool; and a pool is one city x type cell, where a graph without same-type edges has no
   edges at all.
-- Graph: all coordinate-valid POIs of the dialogue's city in the knowledge base (every type), an edge
-  between two POIs of different types within 500 m (haversine). Built once per city and kept.
+- Graph (`baselines.toolkit.proximity`): all coordinate-valid POIs of the dialogue's city in the knowledge base
+  (every type), an edge between two POIs of different types within 500 m (haversine). Built once per city
+  and kept.
 - Tour: starts at the first coordinate-valid POI of the ranking; from the current stop it moves to the
   nearest graph neighbour (ties by business_id) whose type the tour has not visited yet, until no such
   neighbour remains or `max_stops` stops are reached (default 3: one per POI type). Rejected POIs are never
@@ -21,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.geo import has_coords, poi_distance_m
+from baselines.toolkit.proximity import ProximityGraphs
 from baselines.toolkit.responses import (
     Citations,
     Response,
@@ -34,42 +35,8 @@ from baselines.toolkit.responses import (
     template_response,
     type_noun,
 )
+from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.kb.store import KnowledgeBase
-
-
-class ProximityGraph:
-    """POIs of one city within `radius_m` of each other, same-type pairs excluded; neighbours by distance."""
-
-    def __init__(self, kb: KnowledgeBase, city: str, radius_m: float):
-        pois = sorted((p for p in kb.pois.values() if p.city == city and has_coords(p)), key=lambda p: p.business_id)
-        self.neighbours: dict[str, list[tuple[float, str]]] = {p.business_id: [] for p in pois}
-        # Sort by latitude and stop scanning once the latitude gap alone exceeds the radius.
-        by_lat = sorted(pois, key=lambda p: (p.latitude, p.business_id))
-        lat_gap = radius_m / 111_000.0  # metres per degree of latitude, rounded down (a safe bound)
-        for i, a in enumerate(by_lat):
-            for b in by_lat[i + 1 :]:
-                if b.latitude - a.latitude > lat_gap:
-                    break
-                if a.poi_type == b.poi_type:
-                    continue
-                d = poi_distance_m(a, b)
-                if d <= radius_m:
-                    self.neighbours[a.business_id].append((d, b.business_id))
-                    self.neighbours[b.business_id].append((d, a.business_id))
-        for edges in self.neighbours.values():
-            edges.sort()
-
-
-class ProximityGraphs(dict):
-    """The proximity graph of each city of `kb`, built the first time a city is asked for."""
-
-    def __init__(self, kb: KnowledgeBase, radius_m: float):
-        super().__init__()
-        self.kb, self.radius_m = kb, radius_m
-
-    def __missing__(self, city: str) -> ProximityGraph:
-        graph = self[city] = ProximityGraph(self.kb, city, self.radius_m)
-        return graph
 
 
 class ItineraryBaseline(RankingPipeline):

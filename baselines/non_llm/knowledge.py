@@ -1,8 +1,9 @@
 """Knowledge-Enhanced baseline: attribute-constraint matching over the canonical POI attributes.
 
 The paper names the idea ("attribute matching", Table 8 retrieval type KB = structured attributes) and
-nothing more; our reading (docs/baselines_g2.md, tests/baselines/non_llm/test_knowledge.py); the parser and the checks
-are the shared toolkit's (`baselines.toolkit.constraints`):
+nothing more; our reading (docs/aspect_dense_hybrid_knowledge_persona.md,
+tests/baselines/non_llm/test_knowledge.py); the parser and the checks are the shared toolkit's
+(`baselines.toolkit.constraints`):
 
 1. Parse constraints from the user turns so far (`parse_constraints`): price ceiling or floor, minimum
    stars ("4+ stars", "rated at least 4.5", "highly rated" = 4.0), noise, wifi, outdoor seating, kids,
@@ -27,16 +28,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.constraints import (
     UNKNOWN_CREDIT,
+    AttributeConstraint,
     CategoryMatcher,
-    Constraint,
     constraint_counts,
     constraint_share,
     parse_constraints,
 )
 from baselines.toolkit.text import user_turns
+from baselines.toolkit.tfidf import TfidfScorer
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -58,7 +59,8 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
         self.unknown_credit = float(unknown_credit)
         self.tfidf = TfidfScorer(kb)
         self._matchers: dict[tuple[str, str], CategoryMatcher] = {}
-        self._memo: dict[str, tuple[tuple[int, Constraint], ...]] = {}  # text -> mentions (a pure function)
+        # text -> mentions (a pure function)
+        self._memo: dict[str, tuple[tuple[int, AttributeConstraint], ...]] = {}
 
     def categories(self, city: str, poi_type: str) -> CategoryMatcher:
         """Every category of the (city, type) cell: what a user may name, the same for every pool."""
@@ -69,7 +71,7 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
                                                             for c in p.categories)
         return matcher
 
-    def constraints(self, inp: Mapping[str, Any]) -> list[Constraint]:
+    def constraints(self, inp: Mapping[str, Any]) -> list[AttributeConstraint]:
         pois = self.kb.pois
         rejected_prices = [pois[pid].price for pid in inp["state"].rejected_poi_ids
                            if pid in pois and pois[pid].price is not None]
@@ -83,7 +85,7 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
             inp["constraints"] = self.constraints(inp)
         return super()._forward(inputs)
 
-    def _constraints_of(self, inp: Mapping[str, Any]) -> list[Constraint]:
+    def _constraints_of(self, inp: Mapping[str, Any]) -> list[AttributeConstraint]:
         found = inp.get("constraints")
         return self.constraints(inp) if found is None else found
 

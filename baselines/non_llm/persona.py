@@ -2,7 +2,7 @@
 
 The paper says only that persona types map to aspect weights. Ours: each of the 47 persona types of
 `constants.PERSONA_TYPES` (App. I) has a prior weight in [0, 1] for each of the five aspects of
-`baselines.non_llm.aspect` (table below, hand-set from what the archetype travels for: a budget traveller weighs
+`baselines.toolkit.aspect` (table below, hand-set from what the archetype travels for: a budget traveller weighs
 value, a layover traveller location, a date night ambiance). The turn's weights mix that prior with the
 dialogue's own aspect weights (Aspect's w_a = min(hits_a / 3, 1)):
 
@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE
-from baselines.non_llm.aspect import (
+from baselines.toolkit.aspect import (
     ASPECTS,
     HITS_FOR_FULL_WEIGHT,
     STARS_WEIGHT,
-    AspectBaseline,
+    AspectWeightedPipeline,
     query_aspect_weights,
 )
 from baselines.toolkit.text import user_turns
@@ -105,7 +105,7 @@ def mixed_weights(persona: Mapping[str, float], query: Mapping[str, float], pers
     return {a: persona_mix * persona.get(a, 0.0) + (1.0 - persona_mix) * query.get(a, 0.0) for a in ASPECTS}
 
 
-class PersonaGroundedBaseline(AspectBaseline):
+class PersonaGroundedBaseline(AspectWeightedPipeline):
     """Aspect scoring with the persona's prior aspect weights mixed into the query's (module docstring).
 
     Everything but the weights (and what the metadata records) is Aspect's.

@@ -1,6 +1,6 @@
 """Spatial (App. F): 0.7 x TF-IDF + 0.3 x (1 - d / d_max), d the haversine distance to a location anchor.
 
-- TF-IDF: the scores of `baselines.non_llm.tfidf` (cosine), divided by the best score among the usable candidates,
+- TF-IDF: the scores of `baselines.toolkit.tfidf` (cosine), divided by the best score among the usable candidates,
   so both terms lie in [0, 1] (all zero when nothing matches). The paper blends raw scores without saying
   how they are scaled; scaling by the maximum keeps "no match" at zero.
 - Anchor: the latest landmark of the dialogue's city the user named (`constants.CITY_LANDMARKS`, see
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.geo import has_coords, haversine_m
 from baselines.toolkit.responses import format_distance
+from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import CITIES
 from trace_dataset.kb.store import KnowledgeBase
 

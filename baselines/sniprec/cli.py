@@ -18,7 +18,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    REASONING_MAX_NEW_TOKENS,
+    REASONING_TEMPERATURE,
+    app_f_decoding,
+)
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_llm import add_llm_argument
@@ -47,8 +53,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--post-check", choices=POST_CHECK_MODES, default="flagged", help="LLM name post-check scope")
     p.add_argument("--json-repairs", type=number_in(int, 0), default=DEFAULT_MAX_REPAIRS,
                    help=f"retries of an invalid C.1 reply (default: {DEFAULT_MAX_REPAIRS}; a run's json_repairs)")
-    add_llm_argument(p, default=None, temperature=APP_F_TEMPERATURE, max_new_tokens=APP_F_MAX_NEW_TOKENS)
-    p.set_defaults(func=build)
+    group = add_llm_argument(p, default=None)
+    for action in group._group_actions:  # None: App. F's for the --llm model (baselines.llm.app_f_decoding)
+        if action.dest == "temperature":
+            action.help = (f"0 = greedy, at most 5 (default: App. F's, {APP_F_TEMPERATURE}; "
+                           f"{REASONING_TEMPERATURE} for a reasoning model)")
+        elif action.dest == "max_new_tokens":
+            action.help = (f"caps each prompt's own budget (default: App. F's, {APP_F_MAX_NEW_TOKENS}; "
+                           f"{REASONING_MAX_NEW_TOKENS} for a reasoning model)")
+    p.set_defaults(func=build, temperature=None, max_new_tokens=None)
 
 
 def build(args: argparse.Namespace) -> int:
@@ -66,6 +79,7 @@ def build(args: argparse.Namespace) -> int:
     if args.kind != "llm" and args.llm:
         raise UsageError(f"--llm is for --kind llm (the {args.kind} units use no LLM)")
     kb = KnowledgeBase.load(args.kb if args.kb else kb_dir(args.data))
+    args.temperature, args.max_new_tokens = app_f_decoding(args.llm, args.temperature, args.max_new_tokens)
     llm = llm_from_args(args) if args.kind == "llm" else None
     try:
         extractor = LLMExtractor(PromptRunner(llm, args.json_repairs), args.post_check) if llm is not None else RulesExtractor(args.kind)

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.non_llm.dense import HUB_MODEL_ID, QueryCache, load_encoder
 from baselines.sniprec.store import UnitStore
+from baselines.toolkit.dense import HUB_MODEL_ID, QueryCache, load_encoder
 from trace_metrics.lib.entailment import default_cache_dir
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from baselines.llm import app_f_decoding
 from baselines.sniprec.index import DEFAULT_ENCODER, Hit, UnitIndex
 from baselines.sniprec.llm_snippets import POST_CHECK_MODES, LLMExtractor
 from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS, PromptRunner, prompt_hashes
@@ -73,15 +73,17 @@ def _short(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1] or model
 
 
-def load_llm_from(llm: str | LLM | None, temperature: float, top_p: float, max_new_tokens: int, seed: int,
-                  llm_cache: str | bool | None, llm_options: Mapping[str, Any] | None) -> LLM | None:
-    """The LLM a spec names, with these decoding settings (as the LLM baselines load theirs); None for none."""
+def load_llm_from(llm: str | LLM | None, temperature: float | None, top_p: float, max_new_tokens: int | None,
+                  seed: int, llm_cache: str | bool | None, llm_options: Mapping[str, Any] | None) -> LLM | None:
+    """The LLM a spec names, with these decoding settings (as the LLM baselines load theirs: a None temperature
+    or max_new_tokens is App. F's for that model, `baselines.llm.app_f_decoding`); None for none."""
     if llm is None or llm == "":
         return None
     if not isinstance(llm, str):
         return llm
     from trace_llm import DecodingSettings, load_llm
 
+    temperature, max_new_tokens = app_f_decoding(llm, temperature, max_new_tokens)
     settings = DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
     return load_llm(llm, settings, cache_path=llm_cache, **dict(llm_options or {}))
 
@@ -102,7 +104,6 @@ class SnipRecBaseline(TracePipeline):
     """
 
     name: ClassVar[str] = "sniprec"
-    family: ClassVar[str] = "LLM"  # the paper's system; describe() says "non-LLM" for a run without an LLM
     config_keys: ClassVar[tuple[str, ...]] = (
         "snippets", "encoder", "nli", "t_ent", "kappa", "k", "k_min", "expansion", "post_check", "query_mode",
         "rejection_categories", "json_repairs",
@@ -111,8 +112,8 @@ class SnipRecBaseline(TracePipeline):
     default_query_mode: ClassVar[str] = "snippets"
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED, llm_cache: str | bool | None = None,
+                 temperature: float | None = None, top_p: float = 1.0,
+                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
                  llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
                  snippets: str | None = None, encoder: str = DEFAULT_ENCODER, nli: str | None = None,
                  t_ent: float = DEFAULT_T_ENT, kappa: float = DEFAULT_KAPPA, k: int | None = None,
@@ -300,8 +301,8 @@ class SnipRecBaseline(TracePipeline):
             history = accumulate(turns, self.kappa)
             last = history[-1] if history else {}
             scores = {pid: round(last.get(pid, 0.0), SCORE_DECIMALS) for pid in cands}
-            results[id(inp)] = {"ranked": rank_by_score(list(cands), scores), "turns": turns, "rows": rows,
-                                "k": k, "retrieved": sum(pid in last for pid in cands)}
+            results[id(inp)] = {"ranked": rank_by_score(list(cands), scores), "scores": scores, "turns": turns,
+                                "rows": rows, "k": k, "retrieved": sum(pid in last for pid in cands)}
         questions = self._clarify([inp for inp in active if inp["action"] == "ask_preference"])
         outputs = []
         for inp in inputs:
@@ -313,8 +314,10 @@ class SnipRecBaseline(TracePipeline):
                             query_snippets=[[ex.turn_id, *q.to_list()] for ex, snips, _ in res["rows"] for q in snips])
                 add_count(meta, "query_failures", sum(failed for _, _, failed in res["rows"]))
             response = self._respond(inp, ranked, res, questions.get(id(inp)), meta)
+            # scores: ties for an evaluator that breaks them at random (§5.1), e.g. every never-retrieved item at 0
             outputs.append({"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": ranked,
-                            "response": response.text, "citations": response.citations, "meta": meta})
+                            "response": response.text, "citations": response.citations, "meta": meta,
+                            "scores": res["scores"] if res else {}})
         return outputs
 
     # -- responses -------------------------------------------------------------------------------------
@@ -373,8 +376,8 @@ class SnippetBaseline(SnipRecBaseline):
     default_query_mode: ClassVar[str] = "utterance"
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED, llm_cache: str | bool | None = None,
+                 temperature: float | None = None, top_p: float = 1.0,
+                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
                  llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
                  snippets: str | None = None, encoder: str = DEFAULT_ENCODER, kappa: float = DEFAULT_KAPPA,
                  k: int | None = None, k_min: int = DEFAULT_K_MIN, post_check: str = "flagged",
@@ -397,8 +400,8 @@ class _FixedUnits(SnipRecBaseline):
     default_query_mode: ClassVar[str] = "utterance"
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-                 max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED, llm_cache: str | bool | None = None,
+                 temperature: float | None = None, top_p: float = 1.0,
+                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
                  llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
                  encoder: str = DEFAULT_ENCODER, kappa: float = DEFAULT_KAPPA, k: int | None = None,
                  k_min: int = DEFAULT_K_MIN, query_mode: str | None = None, cache_dir: str | None = None,

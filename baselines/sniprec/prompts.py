@@ -1,11 +1,11 @@
-"""SnipRec's prompts (App. C) as versioned text files beside this module, rendered into chat messages.
+"""SnipRec's prompts (App. C) as versioned prompt files beside this module, rendered into chat messages.
 
-Each `prompts/<name>.txt` holds a system part, a line `=== user ===`, and a user template. Placeholders are
-`{item_type}` (restaurant, hotel or attraction: the paper's prompts say "restaurant"; Trace has three POI
-types) and the prompt's own fields (`{review}`, `{question}`, ...). Only the placeholders a prompt declares are
-replaced, in one pass, so braces in the few-shot JSON and in the filled-in values are left alone.
-`prompts/prompts.json` gives each prompt's paper section and its max_new_tokens; `prompt_hashes()` is the
-SHA-256 of every file, recorded in run metadata.
+Each `prompts/<name>.txt` is in the package's one prompt-file format (`trace_llm.prompts`): an optional
+`system` section and a `user` section. Placeholders are `$item_type` (restaurant, hotel or
+attraction: the paper's prompts say "restaurant"; Trace has three POI types) and the prompt's own fields
+(`$review`, `$question`, ...); braces in the few-shot JSON are plain text, and values are never read as
+templates. `prompts/prompts.json` gives each prompt's paper section and its max_new_tokens; `prompt_hashes()`
+is the SHA-256 of every file, recorded in run metadata.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trace_dataset.io import TraceDataError
+from trace_llm.prompts import Prompt, load_prompt
 
 if TYPE_CHECKING:
     from trace_llm import LLM, DecodingSettings
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 SETTINGS_FILE = "prompts.json"
-USER_MARKER = "=== user ==="
 PROMPT_NAMES: tuple[str, ...] = (
     "item_snippets", "name_check", "query_snippets", "expand_paraphrase", "expand_support", "expand_opposite",
     "clarify",
@@ -44,15 +44,22 @@ PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 @cache
-def _read(name: str) -> tuple[str, str]:
+def load(name: str) -> Prompt:
+    """The prompt file of `name` (one of PROMPT_NAMES), checked to use only its declared placeholders."""
     if name not in PROMPT_FIELDS:
         raise KeyError(f"unknown SnipRec prompt {name!r}; expected one of {PROMPT_NAMES}")
     path = PROMPT_DIR / f"{name}.txt"
-    text = path.read_text(encoding="utf-8")
-    system, sep, user = text.partition(f"\n{USER_MARKER}\n")
-    if not sep:
-        raise TraceDataError(f"prompt file has no '{USER_MARKER}' line between system and user parts", path=path)
-    return system.strip(), user.strip()
+    prompt = load_prompt(path)
+    if "user" not in prompt.sections or set(prompt.sections) - {"system", "user"}:
+        raise TraceDataError(f"expected a 'user' section and optionally a 'system' one, got "
+                             f"{sorted(prompt.sections)}", path=path)
+    declared = {"item_type", *PROMPT_FIELDS[name]}
+    for section in prompt.sections:
+        unknown = sorted(set(prompt.placeholders(section)) - declared)
+        if unknown:
+            raise TraceDataError(f"section {section!r} has placeholders {unknown}; expected some of "
+                                 f"{sorted(declared)}", path=path)
+    return prompt
 
 
 @lru_cache(maxsize=1)
@@ -68,24 +75,20 @@ def prompt_settings() -> dict[str, dict[str, Any]]:
 
 def prompt_hashes() -> dict[str, str]:
     """SHA-256 of every prompt file and of prompts.json (what run metadata records)."""
-    files = [f"{n}.txt" for n in PROMPT_NAMES] + [SETTINGS_FILE]
-    return {f: hashlib.sha256((PROMPT_DIR / f).read_bytes()).hexdigest() for f in files}
+    return {**{f"{n}.txt": load(n).sha256 for n in PROMPT_NAMES},
+            SETTINGS_FILE: hashlib.sha256((PROMPT_DIR / SETTINGS_FILE).read_bytes()).hexdigest()}
 
 
 def render(name: str, item_type: str, **fields: str) -> list[dict[str, str]]:
     """Chat messages of prompt `name` with its placeholders filled in (all of them must be given)."""
-    system, user = _read(name)
+    prompt = load(name)
     expected = PROMPT_FIELDS[name]
     if sorted(fields) != sorted(expected):
         raise TypeError(f"prompt {name!r} takes fields {list(expected)}, got {sorted(fields)}")
     values = {"item_type": item_type, **{k: str(v) for k, v in fields.items()}}
-    pattern = re.compile(r"\{(" + "|".join(map(re.escape, values)) + r")\}")
-
-    def fill(template: str) -> str:
-        return pattern.sub(lambda m: values[m.group(1)], template)
-
-    messages = [{"role": "system", "content": fill(system)}] if system else []
-    return [*messages, {"role": "user", "content": fill(user)}]
+    system = prompt.render("system", **values) if "system" in prompt.sections else ""
+    messages = [{"role": "system", "content": system}] if system else []
+    return [*messages, {"role": "user", "content": prompt.render("user", **values)}]
 
 
 def max_new_tokens(name: str) -> int:

@@ -38,7 +38,7 @@ from baselines.sniprec.units import PLACE, sentence_spans
 from baselines.toolkit.responses import type_noun
 from baselines.toolkit.state import phrase_pattern, rejected_pois
 from baselines.toolkit.text import content_tokens
-from trace_dataset.constants import REJECTION_ACTION
+from trace_dataset.constants import CLAUSE_NEGATORS, REJECTION_ACTION
 from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
@@ -60,7 +60,9 @@ QUERY_SCHEMA: dict[str, Any] = {
 }
 _MEMO_LIMIT = 200_000
 
-# Words that carry no preference on their own (a clause made only of these and stop words says nothing).
+# Words that carry no preference on their own (a clause made only of these and stop words says nothing): the
+# conversational leads, greetings, bridges and acceptances of a traveler ("Let me think.", "Good question.",
+# "Hi, short on time here.", "I'll pass on this place.").
 FILLER: frozenset[str] = frozenset("""
     actually again alternative alternatives anything bit can closest compare contender could else find fine fit
     fits going good great hello help hey hi interesting kind like line look looking lot love main matter matters
@@ -68,10 +70,16 @@ FILLER: frozenset[str] = frozenset("""
     right something somewhere sort sound sounds spot still suggest suggestion sure thank thanks thing think thinking
     try want way wonderful work works would yes change quite rather sold skip go trip visit visiting after
     anything hope question arrived travelling traveling tell know eat stay suggestion hmm oh well hello
+    let definitely honestly say guess suppose pass quick short time afternoon day lovely chat hiya appreciate
+    shall choose booking done choice good idea sounds promising set beside weigh against excellent suits suit
+    recommendation well much nicely very ll ve re
 """.split())
+# A question that asks (not one that states a wish, "anything cozy?"): it gives no snippet.
 _QUESTION_START = re.compile(
-    r"^(?:is|are|can|could|would|will|do|does|did|what|which|how|where|who|why|any|have|has)\b", re.IGNORECASE)
-_QUERY_CLAUSE_RE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|although|though|whereas)\s+", re.IGNORECASE)
+    r"^(?:is|are|can|could|would|will|do|does|did|what|which|how|where|who|why|any|have|has|help)\b", re.IGNORECASE)
+# (not at "anything but": "it sounds anything but quiet" is one clause, a negation)
+_QUERY_CLAUSE_RE = re.compile(r"\s*[,;:]\s+|(?<!anything)\s+but\s+|\s+(?:and|although|though|whereas)\s+",
+                              re.IGNORECASE)
 _NO_PREFERENCE = re.compile(
     r"\b(?:open to|no (?:particular |specific |real )?preference|(?:don't|do not) mind|(?:doesn't|does not) "
     r"matter|not (?:specifically|particularly|really) looking|anything (?:is )?fine|whatever)\b", re.IGNORECASE)
@@ -79,16 +87,43 @@ _NEGATED_WISH = re.compile(
     r"\b(?:(?:i|we)(?:'d| would)?\s+(?:really\s+)?(?:do not|don't|dont|rather not)\s+(?:want|like|need|fancy|care for)"
     r"|not (?:into|a fan of|keen on|after|looking for)|avoid|hate|dislike|can't stand|no more)\b\s*", re.IGNORECASE)
 _TOO = re.compile(r"(?<!not )\btoo\s+", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(?:not|no|never|nothing|without|lacks?|lacking)\b|n't\b", re.IGNORECASE)
-_PREAMBLE = re.compile(
-    r"^(?:(?:ok(?:ay)?|right|hmm+|nice|good question|great|sure|yes|well|also|and|so|but|oh)[,.!]?\s+)+"
-    r"|\b(?:i|we)(?:'d| would| really| also| just|'m| am|'re| are)*\s+(?:really\s+|just\s+)?"
-    r"(?:like|love|want|prefer|need|looking for|after|thinking of|hoping for|keen on|into)(?:\s+(?:to have|it to be|to be|to keep it))?\b"
-    r"|\b(?:it|the place|this place)\s+(?:should|must|needs to|has to|ought to)\s+(?:be|have)\b"
-    r"|\b(?:it|this place)\s+needs\b|\bplease make sure it has\b|\bplease\b|\bideally\b"
-    r"|\b(?:matters most to me|is a must for me|is a must|would make it for me|is what i'm after|for me)\b"
-    r"|\babove all i care about\b|\bthe main thing for me is\b|\bsomething in the\b|\bline\b",
+_NEGATION = re.compile(r"\b(?:" + "|".join(sorted(CLAUSE_NEGATORS)) + r")\b|n't\b", re.IGNORECASE)
+# Clauses that describe a place or the traveler's trip rather than ask for something: a rejection's reason
+# ("it's $$$", "its rating is a bit low for me", "the Riverwalk is about 3 km away", "over my limit") and the
+# travel context of a greeting ("I'm in Tampa on a business trip"). They give no snippet (a "too X" in them
+# still gives the dislike of X).
+_DESCRIPTION = re.compile(
+    r"^(?:it's|it is)\s+(?!for\b)|^(?:its|it costs|it sounds|it seems|it looks|it feels|it isn't|it doesn't)\b"
+    r"|^(?:this place|that place)\s+(?:is|has|costs|sounds|seems)\b"
+    r"|\bis (?:about )?[\d.]+ km away\b|^measured to\b|\b(?:over|above|beyond) (?:my|our) (?:limit|budget)\b"
+    r"|\b(?:lower|higher|less|more) than (?:i|we)(?:'d| would)? (?:like|want)\b"
+    r"|^(?:i'm|i am|we're|we are)\s+(?:in|visiting)\s+(?!the mood\b)|^i've arrived in\b|^this is\b.*\bin\s+\S",
     re.IGNORECASE)
+# What a clause says around the preference itself ("I'm leaning towards X", "X is what I'm after", "Something
+# X would be ideal", "Let's keep it on the X side"), removed; whole sentences of a request for a type of place
+# ("I need a place to eat") say nothing beyond the catalogue.
+_PREAMBLE = re.compile(
+    r"^(?:(?:ok(?:ay)?|right|hmm+|nice|good question|great|sure|yes|well|also|and|so|but|oh|actually|honestly"
+    r"|definitely|ideally)[,.!]?\s+)+"
+    r"|\b(?:i|we)(?:'d| would| really| also| just| only|'m| am|'re| are)*\s+(?:really\s+|just\s+)?"
+    r"(?:like|love|want|prefer|need|looking for|after|thinking of|hoping for|keen on|into|in the mood for"
+    r"|leaning towards?|going for|say)(?:\s+(?:to have|it to be|to be|to keep it|places|a suggestion for))?\b"
+    r"|\b(?:it|the place|this place)\s+(?:should|must|needs to|has to|ought to)\s+(?:be|have|feel)\b"
+    r"|^(?:it|this place)\s+(?:needs|has)\b(?!\s+to\b)|\bit has to fit\b|\bplease make sure it has\b|\bplease\b"
+    r"|\bideally\b|\b(?:the\s+)?(?:setting|vibe|feel|atmosphere)\s+(?:should|must|needs to)\s+(?:be|feel)\b"
+    r"|\bthe (?:feel|vibe|setting) to be\b|\ban? atmosphere that(?:'s| is)\b|\bthere (?:have|has|need) to be\b"
+    r"|\bthere should be\b|\b(?:i'm|i am|we're|we are) on\b|\b(?:we|i) have\b|^(?:let's|let us) keep it\b"
+    r"|\bmy price range is\b|\blocation matters\b|\b(?:it's|it is) for\b|\bsomewhere that does\b"
+    r"|\b(?:matters most to me|is a must for me|is a must|would make it for me|is what (?:i'm|we're) after"
+    r"|(?:is|are) essential(?: for me)?|would be (?:ideal|great|perfect)|would suit (?:me|us)|for me)\b"
+    r"|\babove all i care about\b|\bthe main thing for me is\b|\bsomething in the\b|\bline\b"
+    r"|^on the\b|\bside$",
+    re.IGNORECASE)
+_VAGUE_LEAD = re.compile(r"^(?:something|somewhere)\s+(?!to\b|that\b|sweet\b|worth\b)", re.IGNORECASE)
+_TYPE_REQUEST = re.compile(
+    r"^(?:an?\s+)?(?:restaurant|hotel(?: for a few nights)?|attraction|room in town|dinner spot"
+    r"|(?:good )?spot (?:for a meal|to spend the afternoon)|place to (?:eat|stay|visit))$"
+    r"|^(?:somewhere|something) (?:to (?:eat|stay|see)|worth doing)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -113,12 +148,17 @@ class Exchange:
 
 
 def _clean(text: str) -> str:
-    text = _PREAMBLE.sub(" ", text)
-    return " ".join(text.split()).strip(" ,.;:!?-").strip()
+    text = " ".join(_PREAMBLE.sub(" ", text).split()).strip(" ,.;:!?-").strip()
+    text = " ".join(_PREAMBLE.sub(" ", text).split()).strip(" ,.;:!?-").strip()  # "Ideally it has X": two layers
+    text = _VAGUE_LEAD.sub("", text).strip()
+    return "" if _TYPE_REQUEST.match(text) else text
+
+
+_WORK_OUT = re.compile(r"\bwork(?:ing)? out\b", re.IGNORECASE)  # a gym ("somewhere to work out"), not "works"
 
 
 def informative(text: str) -> bool:
-    return any(t not in FILLER for t in content_tokens(text.replace(PLACE, " ")))
+    return any(t not in FILLER for t in content_tokens(_WORK_OUT.sub("workout", text.replace(PLACE, " "))))
 
 
 def query_clauses(text: str) -> list[str]:
@@ -143,7 +183,7 @@ def rules_query_snippets(text: str, known: Sequence[str] = ()) -> list[QuerySnip
             sign, prop = -1, clause[wish.end():]
         elif too:
             sign, prop = -1, clause[too.end():]
-        elif _NEGATION.search(clause):
+        elif _NEGATION.search(clause) or _DESCRIPTION.search(clause):
             continue
         else:
             sign, prop = 1, clause

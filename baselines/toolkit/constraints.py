@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, NamedTuple
 
-from trace_dataset.constants import PRICE_KEYWORDS
+from trace_dataset.constants import NEGATION_WINDOW, PRICE_KEYWORDS, WISH_NEGATORS
 from trace_dataset.records import Poi
 
 UNKNOWN_CREDIT = 0.5
-NEGATORS: frozenset[str] = frozenset("no not never without dont don't didn't doesn't isn't t nor".split())
-NEGATION_WINDOW = 3  # words before a mention searched for a negator
 LUXURY_FLOOR = 3  # "luxury" / "upscale" as a floor: PRICE_KEYWORDS' ceiling 4 would exclude nothing
 RELATIVE_PRICE_WORDS = ("cheaper", "less expensive", "less pricey", "too expensive", "too pricey", "more affordable")
 
@@ -45,8 +43,15 @@ _CATEGORY_SUFFIXES = (" bars", " restaurants", " shops", " houses", " places", "
 
 
 @dataclass(frozen=True)
-class Constraint:
-    """One stated requirement. `key` identifies it (a later mention of the same key replaces it)."""
+class AttributeConstraint:
+    """One requirement a system reads from the user's words, checked against the POI's structured fields only
+    (`check_constraint`: True, False, or None where the knowledge base does not know). `key` identifies it (a
+    later mention of the same key replaces it).
+
+    Not the generator's `trace_dataset.generate.preferences.Constraint`: that one is the traveller's goal in
+    the generator's vocabulary (kind:value, a landmark radius, review-only aspects), decided with review
+    evidence where an attribute is silent, and no system may read it.
+    """
 
     key: str  # e.g. "price_max", "noise", "bool:outdoor_seating", "ambience:romantic", "category"
     kind: str  # price_max | price_min | rating_min | enum | bool | list | any_list | dietary | category
@@ -164,8 +169,8 @@ _LEAD = r"(?<![\w$.-])"  # a mention starts a word
 @cache
 def _matcher() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], Any, bool], ...]]:
     """One alternation of every rule, price and rating pattern (a single scan per text), plus each
-    alternative on its own, in order, to tell which one matched: (pattern, Constraint or a callable of
-    the matched text giving one, negatable). At one position the earlier alternative wins, and matches do
+    alternative on its own, in order, to tell which one matched: (pattern, AttributeConstraint or a callable
+    of the matched text giving one, negatable). At one position the earlier alternative wins, and matches do
     not overlap ("not too loud" is the quiet rule, "free wifi" the free-wifi rule). Named groups would
     tell the alternative directly but make the scan about six times slower.
     """
@@ -178,20 +183,23 @@ def _matcher() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], Any, bool]
         alternatives.append((re.compile(body, re.IGNORECASE), what, negatable))
 
     for rule in _RULES:
-        constraint = Constraint(rule.key, rule.kind, rule.field, rule.values)
+        constraint = AttributeConstraint(rule.key, rule.kind, rule.field, rule.values)
         for p in rule.patterns:
             add(p, constraint, rule.negatable)
     for word in RELATIVE_PRICE_WORDS:
-        add(_phrase_body(word), Constraint("price", _PRICE_RELATIVE, "price"), negatable=False)
+        add(_phrase_body(word), AttributeConstraint("price", _PRICE_RELATIVE, "price"), negatable=False)
     for word, ceiling in PRICE_KEYWORDS.items():
-        constraint = (Constraint("price", "price_min", "price", (LUXURY_FLOOR,)) if ceiling >= max(PRICE_KEYWORDS.values())
-                      else Constraint("price", "price_max", "price", (ceiling,)))
+        constraint = (AttributeConstraint("price", "price_min", "price", (LUXURY_FLOOR,))
+                      if ceiling >= max(PRICE_KEYWORDS.values())
+                      else AttributeConstraint("price", "price_max", "price", (ceiling,)))
         add(_phrase_body(word), constraint, after=r"(?!\w)")  # "budget-friendly" is a budget word
-    add(r"\${1,4}", lambda s: Constraint("price", "price_max", "price", (len(s),)), negatable=False, after=r"(?![\w$])")
+    add(r"\${1,4}", lambda s: AttributeConstraint("price", "price_max", "price", (len(s),)), negatable=False,
+        after=r"(?![\w$])")
     add(r"highly[- ]rated|top[- ]rated|well[- ]reviewed|great reviews",
-        Constraint("rating", "rating_min", "stars", (HIGHLY_RATED_STARS,)))
+        AttributeConstraint("rating", "rating_min", "stars", (HIGHLY_RATED_STARS,)))
     for pattern in (rf"{_STARS_NUMBER}\s*(?:\+|-?\s*stars?)", rf"rated\s+(?:at\s+least\s+)?{_STARS_NUMBER}"):
-        add(pattern, lambda s: Constraint("rating", "rating_min", "stars", (_stars_value(_first_number(s)),)),
+        add(pattern,
+            lambda s: AttributeConstraint("rating", "rating_min", "stars", (_stars_value(_first_number(s)),)),
             negatable=False, after=r"(?!\w|\.\d)")
     regex = re.compile(_LEAD + "(?:" + "|".join(f"(?:{p})" for p in parts) + ")", re.IGNORECASE)
     return regex, tuple(alternatives)
@@ -213,10 +221,10 @@ _WORD_RE = re.compile(r"[\w']+")
 def negated(text: str, start: int, window: int = NEGATION_WINDOW) -> bool:
     """True when one of the `window` words before offset `start` is a negator."""
     before = _WORD_RE.findall(text[max(0, start - 60) : start].lower().replace("\u2019", "'"))[-window:]
-    return any(w in NEGATORS or w.endswith("n't") for w in before)
+    return any(w in WISH_NEGATORS or w.endswith("n't") for w in before)
 
 
-def text_mentions(text: str) -> tuple[tuple[int, Constraint], ...]:
+def text_mentions(text: str) -> tuple[tuple[int, AttributeConstraint], ...]:
     """(offset, constraint) of every non-negated rule, price or rating mention in one text, in order."""
     regex, alternatives = _matcher()
     out = []
@@ -284,7 +292,8 @@ def _slot(key: str) -> str:
 
 def parse_constraints(user_texts: Iterable[str], categories: CategoryMatcher | Iterable[str] = (),
                       rejected_prices: Sequence[int] = (),
-                      memo: dict[str, tuple[tuple[int, Constraint], ...]] | None = None) -> list[Constraint]:
+                      memo: dict[str, tuple[tuple[int, AttributeConstraint], ...]] | None = None
+                      ) -> list[AttributeConstraint]:
     """Constraints stated in the user turns, one per slot, the latest mention winning, in first-slot order.
 
     `categories`: the categories a user may name (names or a CategoryMatcher; generic ones are ignored);
@@ -296,7 +305,7 @@ def parse_constraints(user_texts: Iterable[str], categories: CategoryMatcher | I
     matcher = categories if isinstance(categories, CategoryMatcher) else CategoryMatcher(categories)
     cheap = min(PRICE_KEYWORDS.values())
     relative = max(1, min(rejected_prices) - 1) if rejected_prices else cheap
-    by_slot: dict[str, Constraint] = {}
+    by_slot: dict[str, AttributeConstraint] = {}
     wanted_categories: list[str] = []
     for text in user_texts:
         mentions = memo.get(text) if memo is not None else None
@@ -306,7 +315,7 @@ def parse_constraints(user_texts: Iterable[str], categories: CategoryMatcher | I
                 memo[text] = mentions
         for _, constraint in mentions:
             if constraint.kind == _PRICE_RELATIVE:
-                constraint = Constraint("price", "price_max", "price", (relative,))
+                constraint = AttributeConstraint("price", "price_max", "price", (relative,))
             slot = _slot(constraint.key)
             by_slot.pop(slot, None)  # re-insert: the latest mention wins
             by_slot[slot] = constraint
@@ -315,11 +324,11 @@ def parse_constraints(user_texts: Iterable[str], categories: CategoryMatcher | I
             wanted_categories = named
     out = list(by_slot.values())
     if wanted_categories:
-        out.append(Constraint("category", "category", "categories", tuple(wanted_categories)))
+        out.append(AttributeConstraint("category", "category", "categories", tuple(wanted_categories)))
     return out
 
 
-def check_constraint(constraint: Constraint, poi: Poi) -> bool | None:
+def check_constraint(constraint: AttributeConstraint, poi: Poi) -> bool | None:
     """True if `poi` satisfies the constraint, False if it violates it, None if the KB does not say."""
     attrs: Mapping[str, Any] = poi.attributes or {}
     kind = constraint.kind
@@ -352,13 +361,14 @@ def check_constraint(constraint: Constraint, poi: Poi) -> bool | None:
     raise ValueError(f"unknown constraint kind {kind!r}")
 
 
-def constraint_counts(constraints: Sequence[Constraint], poi: Poi) -> tuple[int, int, int]:
+def constraint_counts(constraints: Sequence[AttributeConstraint], poi: Poi) -> tuple[int, int, int]:
     """(satisfied, violated, unknown) over the constraints."""
     results = [check_constraint(c, poi) for c in constraints]
     return results.count(True), results.count(False), results.count(None)
 
 
-def constraint_share(constraints: Sequence[Constraint], poi: Poi, unknown_credit: float = UNKNOWN_CREDIT) -> float:
+def constraint_share(constraints: Sequence[AttributeConstraint], poi: Poi,
+                     unknown_credit: float = UNKNOWN_CREDIT) -> float:
     """(satisfied + unknown_credit * unknown) / n; 0.0 with no constraints."""
     if not constraints:
         return 0.0
@@ -366,8 +376,9 @@ def constraint_share(constraints: Sequence[Constraint], poi: Poi, unknown_credit
     return (satisfied + unknown_credit * unknown) / len(constraints)
 
 
-def rank_by_constraints(pois: Sequence[Poi], constraints: Sequence[Constraint], tiebreak: Mapping[str, float],
-                        unknown_credit: float = UNKNOWN_CREDIT) -> list[tuple[str, float]]:
+def rank_by_constraints(pois: Sequence[Poi], constraints: Sequence[AttributeConstraint],
+                        tiebreak: Mapping[str, float], unknown_credit: float = UNKNOWN_CREDIT
+                        ) -> list[tuple[str, float]]:
     """(business_id, share) best first: share, then the tie-break score (TF-IDF), then business_id."""
     scored = [(p.business_id, constraint_share(constraints, p, unknown_credit)) for p in pois]
     scored.sort(key=lambda x: (-x[1], -tiebreak.get(x[0], 0.0), x[0]))

@@ -109,8 +109,9 @@ def _printed(text: str, pattern: str) -> str:
     return m.group(1).strip()
 
 
-def _serves(command: str, cwd: Path, timeout: float = 180) -> None:
-    """Run a printed `serve` command (plus --port) as printed and wait until the app answers."""
+def _serves(command: str, cwd: Path, timeout: float = 180) -> str:
+    """Run a printed `serve` command (plus --port) as printed, wait until the app answers, stop it; return
+    what it printed."""
     port = _free_port()
     proc = subprocess.Popen(["bash", "-c", f"{command} --port {port}"], cwd=cwd, env=plain_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -120,7 +121,7 @@ def _serves(command: str, cwd: Path, timeout: float = 180) -> None:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
                     assert r.status == 200 and "Trace leaderboard" in r.read().decode("utf-8", "replace")
-                    return
+                    break
             except OSError as e:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     out = proc.stdout.read() if proc.poll() is not None else "(still running)"
@@ -133,6 +134,10 @@ def _serves(command: str, cwd: Path, timeout: float = 180) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    out = proc.stdout.read()
+    # what the command prints is true: where the app is, and no hint to an option trace-bench does not have
+    assert f"http://127.0.0.1:{port}" in out and "share=True" not in out, out
+    return out
 
 
 def _run(args: list[str], cwd: Path) -> str:
@@ -161,7 +166,7 @@ def test_printed_commands_work_as_printed_in_a_plain_shell(tmp_path):
     evaluate = _printed(out, r"score it with: (.+)$")
     done = subprocess.run(["bash", "-c", evaluate], cwd=tmp_path, env=plain_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "RESULTS.json").is_file()
+    assert (tmp_path / "sub" / "popularity.results.json").is_file()  # named after the run, beside it
 
     # `trace-bench leaderboard` prints how to serve its tables
     out = _run([exe, "leaderboard", "--data", "runs/demo/hydrated", "--runs", "runs/demo/runs", "--out", "lb",

@@ -61,12 +61,10 @@ def test_serve_command_starts_the_app(space_world, tmp_path):
             proc.wait()
 
 
-def test_help_is_fast():
-    t0 = time.perf_counter()
+def test_help_loads_nothing_heavy():
     out = subprocess.run([sys.executable, "-m", "trace_bench.cli", "demo", "--help"], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     assert "--per-cell" in out and "10,000" in out
-    assert time.perf_counter() - t0 < 20
     assert "gradio" not in subprocess.run(
         [sys.executable, "-c", "import sys, spaces_app.cli; print(' '.join(sys.modules))"],
         capture_output=True, text=True, cwd=REPO, check=True).stdout
@@ -80,22 +78,25 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
     assert main(args) == 0
     printed = capsys.readouterr().out
     for text in ("Table 5: headline — pool: closed", "Table 6: stress tests — pool: open", "Popularity", "TF-IDF",
-                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} "):
+                 "Interactive: a simulated traveler talks to each system",
+                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} ",
+                 f"--interactive {trace_bench_command('x', out / 'interactive').split(' x ', 1)[1]}"):
         assert text in printed
     for path in ("hydrated/hydration.json", "release/release.json", "runs/closed/tfidf.jsonl",
-                 "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv"):
+                 "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv",
+                 "interactive/popularity/metrics.json", "interactive/tfidf/metrics.json",
+                 "leaderboard/leaderboard.interactive.json", "leaderboard/interactive_trace.csv"):
         assert (out / path).exists(), path
     rows = json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"]
     assert sorted((r["baseline"], r["pool"]) for r in rows) == [
         ("popularity", "closed"), ("popularity", "open"), ("tfidf", "closed"), ("tfidf", "open")]
     assert json.loads((out / "demo.json").read_text()) == {"n": 120, "scale": 0.25, "per_cell": 12, "seed": 42,
                                                            "split": "test"}
-    before = (out / "runs/closed/tfidf.jsonl").stat().st_mtime_ns
-    t0 = time.perf_counter()
-    assert main(args) == 0  # resumes: every stage already done
-    assert (out / "runs/closed/tfidf.jsonl").stat().st_mtime_ns == before
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")
+              if p.is_file() and "leaderboard" not in p.parts and p.name != "demo.json"}
+    assert main(args) == 0  # resumes: every stage already done, nothing before the leaderboard written again
+    assert {p: p.stat().st_mtime_ns for p in before} == before
     assert json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"] == rows
-    assert time.perf_counter() - t0 < 60
     capsys.readouterr()
     assert main([*args[:3], "--n", "100", *args[5:]]) != 0  # other settings in the same folder: refused
     assert "other settings (n: 120 there, 100 now)" in capsys.readouterr().err
@@ -106,6 +107,7 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
 
     settings = Settings.from_env({}, demo_dir=out)
     assert settings.data_dir == out / "hydrated" and settings.baselines_file.exists() and settings.runs_dir.is_dir()
+    assert settings.interactive_dirs[0] == out / "interactive" and settings.core_dirs[0] == out / "core"
 
 
 def test_demo_defaults_are_the_full_main_job():
@@ -116,8 +118,8 @@ def test_demo_defaults_are_the_full_main_job():
     parser = argparse.ArgumentParser()
     register_demo(parser.add_subparsers())
     args = parser.parse_args(["demo"])
-    assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out) == (
-        10_000, 1.0, None, "all", "test", Path("runs/demo"))
+    assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out, args.no_interactive) == (
+        10_000, 1.0, None, "all", "test", Path("runs/demo"), False)
 
 
 def test_space_entry_point_builds_the_app_from_the_environment(space_world, tmp_path, monkeypatch):

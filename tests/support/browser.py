@@ -27,8 +27,10 @@ def free_port() -> int:
 def served(app, max_file_size: str = "5mb") -> Iterator[str]:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     port = free_port()
+    from spaces_app.app import theme
+
     app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-               max_file_size=max_file_size)
+               max_file_size=max_file_size, theme=theme())  # the theme every launch of the app uses
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

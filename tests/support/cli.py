@@ -1,4 +1,4 @@
-"""Helpers of the hardening tests: run the CLI in-process or in a child process, list temporaries."""
+"""Helpers of the command-line tests: run the CLI in-process or in a child process, list temporaries."""
 
 from __future__ import annotations
 

@@ -1,21 +1,13 @@
-"""A small hand-made knowledge base in the KB folder layout (pois, review_index, reviews, kb.json), written
-by tests so the generator can be exercised without the Yelp reader or the KB builder."""
+"""A small generated knowledge base (random POIs and review sentences, seeded), written through the one test KB
+writer (tests/support/kb.py), so the generator can be exercised without the Yelp reader or the KB builder."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from pathlib import Path
 
-from trace_dataset.constants import (
-    CITY_LANDMARKS,
-    KB_META_FILE,
-    POIS_FILE,
-    REVIEW_INDEX_FILE,
-    REVIEW_MAX_CHARS,
-    REVIEWS_FILE,
-)
-from trace_dataset.io import sha256_file, write_json, write_jsonl
+from tests.support.kb import FROM_FILES, write_kb
+from trace_dataset.constants import CITY_LANDMARKS, REVIEW_MAX_CHARS
 
 SUBCATS = {
     "restaurant": ("Italian", "Mexican", "Thai", "Seafood", "Pizza", "Southern", "Vegan"),
@@ -98,7 +90,7 @@ def write_fixture_kb(out: Path, cities=("Nashville", "Tampa"), types=("restauran
     """Write a small KB folder; returns its path."""
     rng = random.Random(seed)
     out = Path(out)
-    pois, index, reviews = [], [], []
+    pois, reviews = [], []
     rcount = 0
     for city in cities:
         landmarks = list(CITY_LANDMARKS[city].values())
@@ -119,11 +111,8 @@ def write_fixture_kb(out: Path, cities=("Nashville", "Tampa"), types=("restauran
                     text = " ".join(sentences)
                     stars = float(rng.randint(2, 5))
                     review_ids.append(rid)
-                    index.append({"review_id": rid, "business_id": bid, "stars": stars,
-                                  "date": f"2019-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:00:00",
-                                  "length": len(text)})
                     reviews.append({"review_id": rid, "business_id": bid, "stars": stars,
-                                    "date": index[-1]["date"], "text": text[:REVIEW_MAX_CHARS]})
+                                    "date": f"2019-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:00:00", "text": text})
                 pois.append({
                     "business_id": bid,
                     "name": f"{rng.choice(NAME_A)} {rng.choice(NAME_B[ptype])}",
@@ -139,13 +128,5 @@ def write_fixture_kb(out: Path, cities=("Nashville", "Tampa"), types=("restauran
                     "poi_type": ptype,
                     "review_ids": review_ids,
                 })
-    out.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out / POIS_FILE, pois)
-    write_jsonl(out / REVIEW_INDEX_FILE, index)
-    write_jsonl(out / REVIEWS_FILE, reviews)
-    if write_meta:
-        h = hashlib.sha256()
-        for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE):
-            h.update(sha256_file(out / name).encode())
-        write_json(out / KB_META_FILE, {"source": "test-fixture", "kb_version": h.hexdigest()})
-    return out
+    return write_kb(out, pois, reviews, version=FROM_FILES if write_meta else None, max_chars=REVIEW_MAX_CHARS,
+                    source="test-fixture")

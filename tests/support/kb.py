@@ -8,6 +8,7 @@ puts tests/ on sys.path (pytest's default `prepend` import mode), as each folder
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from trace_dataset.constants import (
     SPLITS,
 )
 from trace_dataset.datadir import kb_dir, split_file
-from trace_dataset.io import write_json, write_jsonl
+from trace_dataset.io import sha256_file, write_json, write_jsonl
 from trace_dataset.schema import HISTORY_TURN_FEATURES
 
 CITY = "Philadelphia"
@@ -54,28 +55,50 @@ def poi(bid: str, name: str, *, lat: float = 39.9526, lon: float = -75.1652, sta
     }
 
 
-def write_kb(root: Path, pois: list[dict], reviews: dict[str, list[str] | list[tuple[str, float]]],
-             *, version: str = KB_VERSION, with_text: bool = True) -> Path:
-    """Write a knowledge base folder. `reviews`: business_id -> texts (REVIEW_STARS) or (text, stars);
-    review ids r_<bid>_<i> in list order."""
-    review_rows = []
+FROM_FILES = "from-files"  # write_kb's version: the SHA-256 over the three files' SHA-256s
+
+
+def write_kb(root: Path, pois: list[dict], reviews: dict[str, list[str] | list[tuple[str, float]]] | list[dict],
+             *, version: str | None = KB_VERSION, with_text: bool = True, max_chars: int | None = None,
+             source: str | None = None, list_files: bool = False) -> Path:
+    """Write a knowledge-base folder: the one writer every test's knowledge base goes through.
+
+    `reviews`: business_id -> texts (stars REVIEW_STARS) or (text, stars), numbered r_<bid>_<i> in list order and
+    listed in each POI's `review_ids`; or a list of full review records (review_id, business_id, stars, date,
+    text) whose ids the POIs already list. `max_chars`: stored texts cut to that many characters (the index keeps
+    the full length, as the knowledge-base builder does); `with_text=False` leaves the texts out (a release).
+    kb.json: `source` and, with `list_files`, the files' SHA-256 (as the builder writes them), then `kb_version`:
+    `version`, FROM_FILES for the SHA-256 over the three files' SHA-256s, or None for no kb.json at all.
+    """
     pois = [dict(p) for p in pois]
-    for p in pois:
-        ids = []
-        for i, item in enumerate(reviews.get(p["business_id"], [])):
-            text, stars = (item, REVIEW_STARS) if isinstance(item, str) else item
-            rid = f"r_{p['business_id']}_{i}"
-            ids.append(rid)
-            review_rows.append({"review_id": rid, "business_id": p["business_id"], "stars": stars,
-                                "date": "2020-01-01", "text": text})
-        p["review_ids"] = ids
+    if isinstance(reviews, list):
+        review_rows = [dict(r) for r in reviews]
+    else:
+        review_rows = []
+        for p in pois:
+            ids = []
+            for i, item in enumerate(reviews.get(p["business_id"], [])):
+                text, stars = (item, REVIEW_STARS) if isinstance(item, str) else item
+                rid = f"r_{p['business_id']}_{i}"
+                ids.append(rid)
+                review_rows.append({"review_id": rid, "business_id": p["business_id"], "stars": stars,
+                                    "date": "2020-01-01", "text": text})
+            p["review_ids"] = ids
     root.mkdir(parents=True, exist_ok=True)
     write_jsonl(root / POIS_FILE, pois)
     write_jsonl(root / REVIEW_INDEX_FILE, [{k: r[k] for k in ("review_id", "business_id", "stars", "date")}
                                            | {"length": len(r["text"])} for r in review_rows])
     if with_text:
-        write_jsonl(root / REVIEWS_FILE, review_rows)
-    write_json(root / KB_META_FILE, {"kb_version": version})
+        write_jsonl(root / REVIEWS_FILE, [{**r, "text": r["text"][:max_chars]} if max_chars else r
+                                          for r in review_rows])
+    if version is not None:
+        files = {n: sha256_file(root / n) for n in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE) if (root / n).exists()}
+        meta: dict[str, Any] = {"source": source} if source is not None else {}
+        if list_files:
+            meta["files"] = files
+        if version == FROM_FILES:
+            version = hashlib.sha256("".join(files.values()).encode()).hexdigest()
+        write_json(root / KB_META_FILE, {**meta, "kb_version": version})
     return root
 
 

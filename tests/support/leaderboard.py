@@ -35,11 +35,13 @@ def fake_result(per_item: dict[str, dict[str, list]], pool: str = "closed", spli
     }  # fmt: skip
 
 
-def write_run(runs: Path, name: str, rows: list[dict], pool: str = "closed", split: str = "test") -> Path:
-    """A complete run file (predictions + metadata) as `trace-bench run` leaves it."""
+def write_run(runs: Path, name: str, rows: list[dict], pool: str = "closed", split: str = "test",
+              **meta: Any) -> Path:
+    """A complete run file (predictions + metadata) as `trace-bench run` leaves it; `meta` adds to (or
+    replaces) the metadata, e.g. family="LLM", n_rows=..., summary={"rows": {"fallback_popularity": 3}}."""
     path = runs / pool / f"{name}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(path, rows)
     write_json(path.with_name(path.name + ".meta.json"),
-               {"baseline": name, "family": "non-LLM", "split": split, "pool": pool, "complete": True})
+               {"baseline": name, "family": "non-LLM", "split": split, "pool": pool, "complete": True, **meta})
     return path

@@ -1,4 +1,5 @@
-"""A tiny Trace data directory for the LLM baseline tests, and a scripted LLM for the parts that are not the model.
+"""A tiny Trace data directory for the LLM baseline tests, and scripted replies for the parts that are not the
+model (the scripted model itself is tests/support/llm.py).
 
 Knowledge base: five Philadelphia restaurants with short made-up reviews (each review has a sentence of ten or
 more words, for RAG-Citation's quote check), and a hotel and an attraction within 500 m of the first one (for
@@ -21,8 +22,6 @@ import numpy as np
 
 import tests.support.kb as fixture_kb
 from tests.support.kb import poi, turn
-from trace_llm.base import LLM
-from trace_llm.cache import Completion
 
 KB_VERSION = "kb-llm-test-1"
 
@@ -77,25 +76,6 @@ def write_data_dir(root: Path) -> Path:
     dialogues = [dialogue(i, split) for split, ids in layout.items() for i in ids]
     return fixture_kb.write_data_dir(root, dialogues, POIS, REVIEWS, kb_version=KB_VERSION,
                                      corpus_version="corpus-llm-test-1")
-
-
-# ---------------------------------------------------------------------------------------------------
-# A scripted model, for what is not the LLM (the runner's replay, the retry loop, counters)
-# ---------------------------------------------------------------------------------------------------
-class ScriptedLLM(LLM):
-    """Answers each conversation with `reply(conversation)`; counts what it was asked (no cache by default)."""
-
-    backend = "scripted"
-
-    def __init__(self, reply: Callable[[list[dict[str, str]]], str], cache_path: Any = False):
-        super().__init__("scripted-model", cache_path=cache_path)
-        self.reply = reply
-        self.seen: list[list[dict[str, str]]] = []
-
-    def _complete(self, conversations, settings, on_done) -> None:
-        for i, conv in enumerate(conversations):
-            self.seen.append(conv)
-            on_done(i, Completion(self.reply(conv), 10, 5, "stop"))
 
 
 def ranking_reply(labels: tuple[str, ...] = ("P2", "P1"), response: str = "I suggest P2.") -> Callable:

@@ -1,5 +1,5 @@
-"""Hand-made knowledge bases and turn rows for the Aspect, Dense, Hybrid-RRF, Knowledge and Persona tests
-(a uniquely named module, so that `from g2_helpers import ...` cannot pick up another folder's conftest)."""
+"""Hand-made knowledge bases and turn rows for the Aspect, Dense, Hybrid-RRF, Knowledge-Enhanced and
+Persona-Grounded tests (tests/baselines/non_llm/)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from trace_dataset.kb.store import KnowledgeBase
 __all__ = ["CELL_IDS", "CELL_POIS", "CELL_REVIEWS", "load_kb", "poi", "row", "turn"]
 
 
-def load_kb(tmp_path: Path, pois: list[dict], reviews: dict[str, list[Any]], version: str = "g2-test-1"
+def load_kb(tmp_path: Path, pois: list[dict], reviews: dict[str, list[Any]], version: str = "non-llm-test-1"
             ) -> KnowledgeBase:
     """reviews: business_id -> texts or (text, stars); review ids r_<bid>_<i> in list order."""
     return KnowledgeBase.load(fixture_kb.write_kb(tmp_path / KB_DIRNAME, pois, reviews, version=version))

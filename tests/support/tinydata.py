@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tests.support.kb as fixture_kb
 from trace_dataset.constants import (
     KB_DIRNAME,
     KB_META_FILE,
@@ -27,7 +28,7 @@ from trace_dataset.constants import (
     YELP_REVIEW_FILE,
 )
 from trace_dataset.datadir import split_file
-from trace_dataset.io import read_jsonl, sha256_file, write_json, write_jsonl
+from trace_dataset.io import read_jsonl, write_json, write_jsonl
 from trace_dataset.quotes import span_checksum
 from trace_dataset.schema import ATTRIBUTE_FEATURES, DIALOGUE_FEATURES, TURN_FEATURES
 
@@ -113,11 +114,12 @@ def write_yelp(folder: Path, businesses: list[dict], reviews: list[dict]) -> Pat
 
 
 def write_kb(folder: Path, businesses: list[dict], reviews: list[dict]) -> Path:
-    """The knowledge-base files in the builder's format (schema field order, text truncated)."""
+    """The knowledge-base files in the builder's format (schema field order, text truncated, files listed), from
+    Yelp-like records, through the one test KB writer (tests/support/kb.py)."""
     by_biz: dict[str, list[dict]] = {}
     for r in reviews:
         by_biz.setdefault(r["business_id"], []).append(r)
-    pois, index, texts = [], [], []
+    pois, rows = [], []
     for b in businesses:
         revs = by_biz.get(b["business_id"], [])
         attributes = {k: None for k in ATTRIBUTE_FEATURES}
@@ -129,17 +131,9 @@ def write_kb(folder: Path, businesses: list[dict], reviews: list[dict]) -> Path:
             "price": int(b["attributes"]["RestaurantsPriceRange2"]), "attributes": attributes,
             "poi_type": "restaurant", "review_ids": [r["review_id"] for r in revs],
         })
-        for r in revs:
-            index.append({"review_id": r["review_id"], "business_id": r["business_id"], "stars": r["stars"],
-                          "date": r["date"], "length": len(r["text"])})
-            texts.append({"review_id": r["review_id"], "business_id": r["business_id"], "stars": r["stars"],
-                          "date": r["date"], "text": r["text"][:REVIEW_MAX_CHARS]})
-    write_jsonl(folder / POIS_FILE, pois)
-    write_jsonl(folder / REVIEW_INDEX_FILE, index)
-    write_jsonl(folder / REVIEWS_FILE, texts)
-    files = {n: sha256_file(folder / n) for n in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
-    write_json(folder / KB_META_FILE, {"source": "hand-made test data", "files": files, "kb_version": "tiny-kb-1"})
-    return folder
+        rows.extend({k: r[k] for k in ("review_id", "business_id", "stars", "date", "text")} for r in revs)
+    return fixture_kb.write_kb(folder, pois, rows, version="tiny-kb-1", max_chars=REVIEW_MAX_CHARS,
+                               source="hand-made test data", list_files=True)
 
 
 _WORD = re.compile(r"[A-Za-z]+")

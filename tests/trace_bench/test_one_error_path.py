@@ -1,4 +1,4 @@
-"""One error path (issue 25, item 10; issue 21, item 4): every user-facing error derives from
+"""One error path: every user-facing error derives from
 `trace_bench.errors.TraceBenchError` and reaches the user as one line and exit 2; options are refused when they
 are parsed (`trace_bench.options`), naming the option; corrupt caches name the file and how to get past them."""
 
@@ -20,8 +20,7 @@ USER_FACING = [
     ("trace_bench.errors", "CacheError"),
     ("trace_llm.errors", "LLMError"),
     ("trace_dataset.io", "TraceDataError"),
-    ("baselines", "BaselineUnavailable"),
-    ("baselines.non_llm.dense", "DenseUnavailable"),
+    ("baselines.toolkit.dense", "DenseUnavailable"),
     ("trace_metrics.lib.entailment", "NLIModelError"),
     ("trace_harness.interactive.systems", "SystemUnreachable"),
     ("spaces_app.owners", "OwnerError"),
@@ -115,7 +114,7 @@ def test_sqlite_cache_names_the_file_and_the_way_out(tmp_path):
 
 @pytest.mark.parametrize("kind", ["not a database", "truncated"])
 def test_corrupt_dense_sniprec_and_nli_caches_are_cache_errors(tmp_path, kind):
-    from baselines.non_llm.dense import QueryCache
+    from baselines.toolkit.dense import QueryCache
     from trace_metrics.lib.entailment import NLICache
 
     good = QueryCache(tmp_path / "good.sqlite", "m")
@@ -157,7 +156,7 @@ def test_usage_error_is_a_value_error_for_older_callers():
     ],
 )
 def test_path_like_model_options_are_one_line_errors(world, tmp_path, capsys, argv, message):
-    """DenseUnavailable and NLIModelError printed tracebacks (issue 25, item 10)."""
+    """DenseUnavailable and NLIModelError reach the user as one line, not a traceback."""
     out = tmp_path / "out.json"
     where = ["--data", world.corpus, "--out", out] + (
         ["--predictions", world.predictions] if argv[0] == "evaluate" else []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import pytest
 
@@ -47,13 +46,24 @@ def test_no_key_no_authorization_header(stub, monkeypatch):
     assert "Authorization" not in stub.headers[0]
 
 
+def recorded_sleeps(llm) -> list[float]:
+    """Replace the backend's wait between attempts by a recorder: the test sees the waits, and spends none."""
+    slept: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+
+    llm.sleep = sleep
+    return slept
+
+
 def test_server_down_clear_error_in_bounded_time():
     port = free_port()  # nothing listens there
     llm = load_llm(f"openai:http://127.0.0.1:{port}/v1#m", cache_path=False, max_retries=2, backoff=0.05)
-    started = time.monotonic()
+    slept = recorded_sleeps(llm)
     with pytest.raises(LLMConnectionError) as info:
         llm.generate(USER)
-    assert time.monotonic() - started < 5
+    assert len(slept) == 2 and 0.05 <= slept[0] <= 0.055 and 0.1 <= slept[1] <= 0.11  # backoff x 2**k, 10% jitter
     assert f"http://127.0.0.1:{port}/v1/chat/completions" in str(info.value)
     assert "3 attempts" in str(info.value)
     assert info.value.url.endswith("/chat/completions")
@@ -62,10 +72,11 @@ def test_server_down_clear_error_in_bounded_time():
 def test_server_down_default_retries_stay_bounded():
     port = free_port()
     llm = load_llm(f"openai:http://127.0.0.1:{port}/v1#m", cache_path=False)
-    started = time.monotonic()
+    slept = recorded_sleeps(llm)
     with pytest.raises(LLMConnectionError, match=f"127.0.0.1:{port}"):
         llm.generate_batch([USER, [{"role": "user", "content": "another"}]])
-    assert time.monotonic() - started < 15  # 0.5 + 1 + 2 + 4 s of backoff, plus jitter
+    # each request waits 0.5 + 1 + 2 + 4 s (plus at most 10% jitter) over its four retries, then gives up
+    assert len(slept) <= 2 * 4 and sum(slept) <= 2 * 7.5 * 1.1
 
 
 def test_500_then_recovers(stub, tmp_path):
@@ -79,9 +90,9 @@ def test_500_then_recovers(stub, tmp_path):
 def test_429_waits_for_retry_after(stub):
     stub.script = [(429, {"error": "slow down"}, {"Retry-After": "0.4"}), (200, "ok")]
     llm = load_llm(stub.spec(), cache_path=False, backoff=0.01)
-    started = time.monotonic()
+    slept = recorded_sleeps(llm)
     assert llm.generate(USER) == "ok"
-    assert time.monotonic() - started >= 0.4
+    assert slept and slept[0] == 0.4  # the server's Retry-After, longer than the backoff
 
 
 def test_500_forever_gives_up_naming_the_url(stub):

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible client's bounds (issue 25, items 7 and 9): an answer larger than `max_response_bytes`
+"""The OpenAI-compatible client's bounds: an answer larger than `max_response_bytes`
 fails its request unread and is not retried; a `Retry-After` header never holds a request longer than its own
 deadline (--llm-timeout); the CLI option reaches the backend. The sleeps are recorded, never waited for."""
 

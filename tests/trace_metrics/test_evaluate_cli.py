@@ -35,6 +35,25 @@ def test_evaluate_writes_results_and_per_item(data_dir, preds, tmp_path, capsys)
     assert per_item["system_turns"]["turn_id"] == [1, 3, 5, 7, 1, 3, 5, 1, 3, 5]
 
 
+def test_evaluate_takes_the_convention_switches(data_dir, preds, tmp_path):
+    outs = {}
+    for name, extra in (("default", []), ("switched", ["--compare-hit", "top1", "--t2r", "turn_index"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(out), *extra]) == 0
+        outs[name] = json.loads(out.read_text())
+    default, switched = outs["default"], outs["switched"]
+    assert switched["config"]["conventions"]["compare_hit"] == "top1" and switched["config"]["conventions"]["t2r"] == "turn_index"
+    assert default["config"]["conventions"]["compare_hit"] == "top2" and default["config"]["conventions"]["t2r"] == "count"
+    # the reference system hits at every first recommend/compare turn: T2R 1 counted; read as turn indices,
+    # those turns are 3, 1 and 1 (toy_00001 asks first)
+    assert default["values"]["t2r"] == 1.0 and switched["values"]["t2r"] == pytest.approx(5 / 3)
+    assert {k: v for k, v in default["values"].items() if k != "t2r"} == {
+        k: v for k, v in switched["values"].items() if k != "t2r"}
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(tmp_path / "x.json"),
+              "--t2r", "turns"])
+
+
 def test_evaluate_is_byte_identical_on_rerun(data_dir, preds, tmp_path):
     paths = []
     for name in ("r1.json", "r2.json"):
@@ -100,6 +119,41 @@ def test_help_lists_options(capsys):
         "--sweeps",
     ):
         assert option in text
+
+
+def test_metric_options_come_from_their_declarations(data_dir, preds, tmp_path, capsys):
+    """Every suite option is a command-line option with its declared default, checked as declared, and reaches
+    the results file."""
+    import argparse
+
+    from trace_bench.cli import build_parser
+    from trace_metrics.specs import OPTIONS, SUITE_OPTIONS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    actions = {a.dest: a for a in sub.choices["evaluate"]._actions}
+    for name in SUITE_OPTIONS:
+        assert actions[name].default == OPTIONS[name].default
+        assert OPTIONS[name].flag in actions[name].option_strings
+    base = ["evaluate", "--data", str(data_dir), "--predictions", str(preds[0])]
+    bad = (  # refused while the options are parsed, with the declared range
+        ("--cd-gate", "0", "argument --cd-gate: expected a finite number in (0, 1], got '0'"),
+        ("--radius-km", "nan", "argument --radius-km: expected a finite number > 0, got 'nan'"),
+        ("--pc-window", "-1", "argument --pc-window: expected an integer >= 0, got '-1'"),
+        ("--fuzzy-threshold", "1.5", "argument --fuzzy-threshold: expected a finite number in [0, 1], got '1.5'"),
+    )
+    for flag, value, message in bad:
+        with pytest.raises(SystemExit) as exit_:
+            main([*base, "--out", str(tmp_path / "bad.json"), flag, value])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "bad.json").exists()
+    out = tmp_path / "r.json"
+    argv = [*base, "--out", str(out), "--radius-km", "1.5", "--use-stemmer", "--grounding-turns", "system"]
+    assert main(argv) == 0
+    result = json.loads(out.read_text())
+    config = result["config"]
+    assert config["practical"] == {"radius_km": 1.5} and "spatial_coherence@1.5km" in result["values"]
+    assert config["text"]["rouge"]["use_stemmer"] is True and config["grounding"]["turns"] == "system"
+    assert result["n"]["grounding_score"] == 10  # every system turn
 
 
 @pytest.mark.slow

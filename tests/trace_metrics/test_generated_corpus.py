@@ -1,4 +1,4 @@
-"""Integration with the generator (area B): on a generated corpus, the reference-copy system is perfectly
+"""Integration with the generator: on a generated corpus, the reference-copy system is perfectly
 accurate and fully grounded, because every generated quote is a verbatim span of the review it cites."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from trace_metrics.lib.toy import reference_predictions
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    synth = pytest.importorskip("trace_dataset.yelp.synth")
-    build = pytest.importorskip("trace_dataset.kb.build")
-    generate = pytest.importorskip("trace_dataset.generate")
+    from trace_dataset import generate
+    from trace_dataset.kb import build
+    from trace_dataset.yelp import synth
+
     root = tmp_path_factory.mktemp("generated")
     bundle = synth.write_synthetic_bundle(root / "yelp", seed=42, scale=0.1)
     build.build_kb(bundle, root / "kb", per_cell=10)

@@ -1,10 +1,14 @@
-"""LLM-as-Judge: prompt, parsing, failures counted, aggregation (an in-process LLM), and SmolLM2 (slow)."""
+"""LLM-as-Judge: prompt, parsing, failures counted, aggregation (a scripted model through the real LLM layer),
+and SmolLM2 (slow)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from trace_llm.errors import LLMConnectionError, LLMOutputError
+from tests.support.llm import QueueLLM, ScriptedLLM
+from trace_llm.errors import LLMConnectionError
 from trace_metrics.lib.judge import (
     JUDGE_IDS,
     JUDGE_SCALES,
@@ -38,29 +42,18 @@ ITEMS = [
 ]
 
 
-class FakeLLM:
-    """Implements the part of the LLM-layer API the judge uses; replies are scripted per item index."""
+def judge_llm(script: dict[int, list]) -> ScriptedLLM:
+    """A model whose answer to ITEMS[i] is script[i][k] at the k-th attempt (repairs included; the last one
+    repeats), through the real LLM layer (schema check and repairs)."""
 
-    def __init__(self, replies):
-        self.replies = replies
-        self.calls = []
+    def reply(conversation):
+        item = next(i for i, it in enumerate(ITEMS) if f"RESPONSE:\n{it['response'].strip() or '(empty'}"
+                    in conversation[1]["content"])
+        attempt = sum(m["role"] == "assistant" for m in conversation)
+        answers = script[item]
+        return answers[min(attempt, len(answers) - 1)]
 
-    def generate_json_batch(self, conversations, schema, settings=None, max_repairs=2):
-        self.calls.append(
-            {
-                "conversations": conversations,
-                "schema": schema,
-                "settings": settings,
-                "max_repairs": max_repairs,
-            }
-        )
-        return [self.replies[i] for i in range(len(conversations))]
-
-    def generate_json(self, messages, schema, settings=None, max_repairs=2):
-        return self.generate_json_batch([messages], schema, settings, max_repairs)[0]
-
-    def describe(self):
-        return {"backend": "fake", "model": "scripted", "settings": {}}
+    return ScriptedLLM(reply)
 
 
 def ratings(r, i, g, f, j):
@@ -120,17 +113,21 @@ def test_parse_ratings():
 
 
 def test_judge_turns_keeps_raw_ratings_and_counts_failures():
-    bad_output = LLMOutputError("no JSON", raw="I think it is good", error="no JSON value found", attempts=3)
-    llm = FakeLLM([ratings(5, 4, 3, 4, 4), bad_output, ratings(2, 1, 7, 3, 2), ratings(3, 3, 3, 3, 2)])
+    out_of_range = ratings(2, 1, 7, 3, 2)
+    llm = judge_llm({0: [ratings(5, 4, 3, 4, 4)], 1: ["I think it is good"], 2: [out_of_range],
+                     3: ["Sure! Here you go.", ratings(3, 3, 3, 3, 2)]})
     records = judge_turns(llm, ITEMS, settings={"temperature": 0.0}, max_repairs=2)
-    assert llm.calls[0]["schema"] is JUDGE_SCHEMA and llm.calls[0]["max_repairs"] == 2
-    assert len(llm.calls[0]["conversations"]) == 4
+    first = llm.seen[:4]  # one batch of the four items, each asking for the schema's JSON (the layer's instruction)
+    assert [m["role"] for m in first[0]] == ["system", "user"] and '"relevance"' in first[0][-1]["content"]
+    assert len(llm.seen) == 4 + 2 + 2 + 1  # items 1 and 2 repaired twice, item 3 once
+    assert llm.usage["json_repairs"] == 5 and llm.usage["json_failures"] == 2
     assert [r["item_id"] for r in records] == ["d1:3", "d2:1", "d3:5", "d4:2"]
     assert [r["ok"] for r in records] == [True, False, False, True]
     assert records[0]["ratings"] == ratings(5, 4, 3, 4, 4) and records[0]["raw"] == ratings(5, 4, 3, 4, 4)
-    assert records[1]["raw"] == "I think it is good" and "no JSON value found" in records[1]["error"]
+    assert records[1]["raw"] == "I think it is good" and "no parseable JSON" in records[1]["error"]
     assert records[1]["attempts"] == 3
-    assert records[2]["raw"] == ratings(2, 1, 7, 3, 2) and "grounding=7" in records[2]["error"]
+    assert json.loads(records[2]["raw"]) == out_of_range and "$.grounding: 7 is not <= 5" in records[2]["error"]
+    assert records[3]["ratings"] == ratings(3, 3, 3, 3, 2)
 
     agg = aggregate_judgements(records, return_per_item=True)
     assert (
@@ -141,26 +138,22 @@ def test_judge_turns_keeps_raw_ratings_and_counts_failures():
 
 
 def test_all_failed_gives_no_mean_and_empty_input():
-    records = judge_turns(FakeLLM([LLMOutputError("x", raw="", error="empty", attempts=1)]), ITEMS[:1])
+    records = judge_turns(judge_llm({0: [""]}), ITEMS[:1])
     agg = aggregate_judgements(records)
     assert agg["judge_relevance"] is None and (agg["n"], agg["n_failed"]) == (0, 1)
-    assert judge_turns(FakeLLM([]), []) == []
+    assert judge_turns(QueueLLM([]), []) == []
 
 
 def test_backend_failure_propagates():
-    class Down(FakeLLM):
-        def generate_json_batch(self, *args, **kwargs):
-            raise LLMConnectionError("server unreachable", url="http://127.0.0.1:9")
-
+    down = ScriptedLLM(lambda conversation: LLMConnectionError("server unreachable", url="http://127.0.0.1:9"))
     with pytest.raises(LLMConnectionError):
-        judge_turns(Down([]), ITEMS[:1])
+        judge_turns(down, ITEMS[:1])
 
 
 @pytest.mark.slow
 def test_smollm2_judges_two_items(tmp_path):
-    llm_package = pytest.importorskip("trace_llm")
-    if not hasattr(llm_package, "load_llm"):
-        pytest.skip("trace_llm.load_llm is not available yet")
+    import trace_llm as llm_package
+
     settings = llm_package.DecodingSettings(max_new_tokens=48)  # five ratings fit; keeps the test short
     llm = llm_package.load_llm("smollm2", settings=settings, cache_path=tmp_path / "llm.sqlite")
     records = judge_turns(llm, ITEMS[:2], max_repairs=0)

@@ -7,12 +7,13 @@ import json
 
 import pytest
 
+from tests.support.llm import ScriptedLLM
 from trace_dataset.constants import REVIEWS_FILE
 from trace_dataset.io import TraceDataError, write_json, write_jsonl
 from trace_dataset.schema import DIALOGUE_FEATURES
 from trace_metrics.lib import practical, suite, text
 from trace_metrics.lib.toy import _POIS, toy_dialogues
-from trace_metrics.specs import CORE_METRIC_IDS
+from trace_metrics.specs import MODEL_FREE_METRIC_IDS
 
 
 def _pt(pid):
@@ -82,7 +83,7 @@ def test_hand_computed_values(data_dir, run):
     assert items["rouge_l"][changed] < 1.0 and items["rouge_l"].count(1.0) == 9
     assert items["bleu4"][changed] == text.bleu4('Frenchmen Oysters: "Raw oysters were briny and fresh" [R2].',
                                                 'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].')  # fmt: skip
-    assert set(v) == set(CORE_METRIC_IDS)
+    assert set(v) == set(MODEL_FREE_METRIC_IDS)
     assert v["cgs_turn_mean"] == pytest.approx(5 / 6)  # per-turn CGS 1, 1, 1, 1, 1, 0 (CD >= 0.05, PC 1)
 
 
@@ -135,6 +136,42 @@ def test_options_change_keys_and_values(data_dir, run):
     assert r["values"]["cgs"] < 5 / 6  # CD below the stricter gate now costs credit
 
 
+def test_convention_switches_change_recovery_and_nothing_else(data_dir, run):
+    """--compare-hit top1 and --t2r turn_index (trace_metrics/lib/conventions.py) by hand on the perturbed run:
+    D1 hits at its second recommendation (turn 5), D2's compare turn (turn 1) has gold r04 second, so it hits
+    with top-2 hits and misses with top-1 ones (D2 then hits at turn 3), D3 hits at turn 3."""
+    base = suite.evaluate_run(data_dir, run)
+    cases = {("top2", "count"): 5 / 3, ("top2", "turn_index"): (5 + 1 + 3) / 3, ("top1", "count"): 2.0,
+             ("top1", "turn_index"): (5 + 3 + 3) / 3}
+    for (compare_hit, t2r), expected in cases.items():
+        r = suite.evaluate_run(data_dir, run, compare_hit=compare_hit, t2r=t2r)
+        assert r["values"]["t2r"] == pytest.approx(expected), (compare_hit, t2r)
+        assert (r["values"]["tsr"], r["values"]["rejection_recovery"]) == (1.0, 1.0)  # D2 recovers either way
+        others = {m for m in base["values"] if m != "t2r"}
+        assert {m: r["values"][m] for m in others} == {m: base["values"][m] for m in others}
+        assert r["config"]["conventions"] == {**base["config"]["conventions"], "compare_hit": compare_hit, "t2r": t2r}
+    with pytest.raises(ValueError, match="compare_hit"):
+        suite.evaluate_run(data_dir, run, compare_hit="top3")
+    with pytest.raises(ValueError, match="t2r"):
+        suite.evaluate_run(data_dir, run, t2r="turns")
+
+
+def test_top1_compare_hits_change_success_and_recovery():
+    """A compare turn whose gold is second: a hit for the default reading, a miss with compare_hit="top1"."""
+    from trace_metrics.lib.conventions import is_hit, recommended_by_turn
+    from trace_metrics.lib.recovery import score
+
+    assert is_hit("compare", ["a", "g"], ["g"]) and not is_hit("compare", ["a", "g"], ["g"], "top1")
+    assert is_hit("recommend", ["g", "a"], ["g"], "top1") and not is_hit("recommend", ["a", "g"], ["g"])
+    assert recommended_by_turn("compare", ["a", "g", "b"]) == ["a", "g"]  # practical value keeps both either way
+    dialogue = [("greet_and_seek", None), ("recommend", False), ("reject_and_refine", None)]
+    for compare_hit, expected in (("top2", (1.0, 2.0, 1.0)), ("top1", (0.0, None, 0.0))):
+        turns = [*dialogue, ("compare", is_hit("compare", ["a", "g"], ["g"], compare_hit))]
+        out = score([turns])
+        assert (out["tsr"], out["t2r"], out["rejection_recovery"]) == expected
+    assert score([[*dialogue, ("compare", True)]], t2r_reading="turn_index")["t2r"] == 3.0
+
+
 def test_run_metadata_is_carried(data_dir, run):
     write_json(run.with_name(run.name + ".meta.json"), {"baseline": "tfidf", "family": "non-LLM"})
     assert suite.evaluate_run(data_dir, run)["run"] == {"baseline": "tfidf", "family": "non-LLM"}
@@ -167,7 +204,7 @@ def test_leaderboard_row_is_flat(data_dir, run):
 
 
 class FakeScorer:
-    """Stands in for area E's NLIScorer: every (premise, claim) pair is entailed."""
+    """Stands in for the NLI scorer (`trace_metrics.lib.entailment.NLIScorer`): every pair is entailed."""
 
     threshold = 0.5
 
@@ -179,7 +216,6 @@ class FakeScorer:
 
 
 def test_nli_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.entailment")
     r = suite.evaluate_run(data_dir, run, nli=FakeScorer(), sweeps=True)
     # every cited response is entailed; D3t3 cites nothing resolvable -> 0
     assert r["values"]["entailment"] == pytest.approx(5 / 6) and r["values"]["cgs_ent"] == pytest.approx(
@@ -189,36 +225,29 @@ def test_nli_wiring(data_dir, run):
     assert r["aggregates"]["nli_threshold_sweep"]["0.7"] == pytest.approx(5 / 6)
 
 
-class FakeJudge:
-    def generate_json_batch(self, conversations, schema, settings=None, max_repairs=2):
-        return [{"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2, "justification": 1}
-                for _ in conversations]  # fmt: skip
-
-    def describe(self):
-        return {"backend": "fake"}
-
-
 def test_judge_wiring(data_dir, run):
-    pytest.importorskip("trace_metrics.lib.judge")
-    pytest.importorskip("trace_llm.errors")
-    r = suite.evaluate_run(data_dir, run, judge=FakeJudge())
+    judge = ScriptedLLM(lambda conversation: {"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2,
+                                              "justification": 1})
+    r = suite.evaluate_run(data_dir, run, judge=judge)
     assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
     assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0
+    assert r["models"]["judge"]["backend"] == "scripted" and r["models"]["judge"]["prompt"]["file"] == "judge.txt"
 
 
 def test_cyclic_gc_is_paused_only_while_scoring(data_dir, run, monkeypatch):
     import gc
 
     from trace_dataset.datadir import iter_dialogues
+    from trace_metrics.lib import grounding
 
     seen: list[bool] = []
-    analyse = suite.grounding.analyse
+    analyse = grounding.analyse
 
     def spy(*args, **kwargs):
         seen.append(gc.isenabled())
         return analyse(*args, **kwargs)
 
-    monkeypatch.setattr(suite.grounding, "analyse", spy)
+    monkeypatch.setattr(grounding, "analyse", spy)
     assert gc.isenabled()
     suite.evaluate_run(data_dir, run)
     assert seen and not any(seen) and gc.isenabled()  # paused while scoring, restored after
@@ -235,3 +264,63 @@ def test_cyclic_gc_is_paused_only_while_scoring(data_dir, run, monkeypatch):
         seen.clear()
         suite.evaluate_run(data_dir, run, nli=FakeScorer())  # a model runs: never paused
         assert seen and all(seen)
+
+
+# -- adding a metric: one declaration plus its per-item function (docs/development.md, "Adding a metric") ---
+def cited_reviews(item) -> float:
+    """Distinct reviews a recommend/compare turn cites (a metric declared in this test only)."""
+    return float(len(set(item.turn.citations.values())))
+
+
+def supported_quotes(item, *, fuzzy_threshold) -> float | None:
+    """Quotes the cited reviews support at the fuzzy threshold; None without quotes (left out of the mean)."""
+    supports = item.analysis.supports
+    return float(sum(s >= fuzzy_threshold for s in supports)) if supports else None
+
+
+def _declared(id, item=None, level="recommendation_turn", **fields):
+    from trace_metrics.specs import MetricSpec
+
+    return MetricSpec(
+        id=id,
+        label=id,
+        benchmark="trace",
+        family="grounding",
+        higher_is_better=True,
+        range=(0.0, None),
+        level=level,
+        description="(test)",
+        paper="(test)",
+        item=item,
+        **fields,
+    )
+
+
+def test_a_declaration_added_in_a_test_is_computed_by_the_suite(data_dir, run, monkeypatch):
+    from trace_metrics import specs
+
+    cited = _declared("cited_reviews", cited_reviews)
+    supported = _declared("supported_quotes", supported_quotes, "grounded_turn")
+    metrics = (*specs.SUITE_METRICS, cited, supported)
+    r = suite.evaluate_run(data_dir, run, metrics=metrics, fuzzy_threshold=0.9)
+    rec = r["per_item"]["recommendation_turns"]
+    assert rec["cited_reviews"] == [1.0, 1.0, 2.0, 1.0, 1.0, 1.0]  # D2t1, a compare turn, cites two reviews
+    assert r["values"]["cited_reviews"] == pytest.approx(7 / 6) and r["n"]["cited_reviews"] == 6
+    assert r["std"]["cited_reviews"] == pytest.approx((5 / 36) ** 0.5)
+    assert list(r["values"])[-2:] == ["cited_reviews", "supported_quotes"]  # after the registry's, in order
+    # its option reached it (fuzzy 0.9); D3t3 quotes through [R2], which its row does not define: 0 supported
+    assert rec["supported_quotes"] == [1.0, 1.0, 2.0, 1.0, 1.0, 0.0]
+    assert r["values"]["supported_quotes"] == 1.0
+    # grounded turns follow grounding_turns: on every system turn, those without quotes have no value
+    system = suite.evaluate_run(data_dir, run, metrics=(supported,), grounding_turns="system")
+    assert list(system["values"]) == ["supported_quotes"] and system["n"]["supported_quotes"] == 6
+    per_turn = system["per_item"]["system_turns"]["supported_quotes"]
+    assert per_turn == [None, 1.0, 1.0, None, 2.0, 1.0, None, 1.0, 0.0, None]
+    # declared in the registry, the default run computes it too: no second list of ids anywhere
+    monkeypatch.setattr(specs, "SUITE_METRICS", (*specs.SUITE_METRICS, cited))
+    assert suite.evaluate_run(data_dir, run)["values"]["cited_reviews"] == pytest.approx(7 / 6)
+    # what the suite cannot compute is refused, naming the metric
+    with pytest.raises(ValueError, match="'odd': keyword"):
+        suite.evaluate_run(data_dir, run, metrics=(_declared("odd", lambda item, *, alpha: 1.0),))
+    with pytest.raises(ValueError, match="combines \\['cited_reviews'\\]"):
+        suite.evaluate_run(data_dir, run, metrics=(_declared("both", components=("cited_reviews",)),))

@@ -14,6 +14,7 @@ import logging
 import random
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -97,14 +98,26 @@ def kb_version_of(kb: KnowledgeBase) -> str:
     return h.hexdigest()
 
 
+def warn_small_cells(cells: Mapping[tuple[str, str], Any], pool: int = 32) -> None:
+    """One warning line when cells hold fewer POIs than the largest pool (pool_16 / pool_32 are then capped at
+    the cell size): how many, and their sizes; the cells by name only when there are few (every cell at debug
+    level), so that a small corpus (`--per-cell 9`: all 24 cells) does not print a paragraph."""
+    small = sorted((c, t, cell.size) for (c, t), cell in cells.items() if cell.size < pool)
+    if not small:
+        return
+    sizes = sorted({size for _, _, size in small})
+    span = f"{sizes[0]} POIs" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]} POIs"
+    named = f": {', '.join(f'{c} x {t} ({size})' for c, t, size in small)}" if len(small) <= 3 else ""
+    log.warning("%d of %d city x type cells hold fewer than %d POIs (%s): pool_16 / pool_32 are capped at "
+                "the cell size%s", len(small), len(cells), pool, span, named)
+    log.debug("cells under %d POIs: %s", pool, ", ".join(f"{c} x {t} ({size})" for c, t, size in small))
+
+
 def build_context(kb: KnowledgeBase, n: int, seed: int, max_attempts: int = MAX_ATTEMPTS,
                   workers: int = 1) -> Context:
     t0 = time.perf_counter()
     cells, ngrams = build_index(kb, workers=workers)
-    small = sorted(f"{c} x {t} ({cell.size})" for (c, t), cell in cells.items() if cell.size < 32)
-    if small:
-        log.warning("cells with fewer than 32 POIs: pool_16 / pool_32 are capped at the cell size: %s",
-                    ", ".join(small))
+    warn_small_cells(cells)
     assignments = assign(n, list(cells), seed)
     splits = assign_splits([(a.city, a.poi_type) for a in assignments], seed)
     log.info("indexed the knowledge base in %.1fs (%d 6-gram hashes)", time.perf_counter() - t0, len(ngrams.hashes))

@@ -288,16 +288,11 @@ def _ngram_job() -> ReviewNgrams:
     return ReviewNgrams(r.text or "" for r in kb.reviews.values())
 
 
-def build_cells(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
-                workers: int = 1) -> dict[tuple[str, str], CellIndex]:
-    """Every non-empty city x type cell of the knowledge base, indexed (in `workers` forked processes);
-    a cell smaller than `min_size`, or with fewer than 4 quotable POIs, is an error."""
-    return build_index(kb, min_size, workers)[0]
-
-
 def build_index(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
                 workers: int = 1) -> tuple[dict[tuple[str, str], CellIndex], ReviewNgrams]:
-    """The cells (see build_cells) and the six-word copy guard over all reviews, built side by side."""
+    """Every non-empty city x type cell of the knowledge base, indexed (in `workers` forked processes), and
+    the six-word copy guard over all reviews, built side by side; a cell smaller than `min_size`, or with
+    fewer than 4 quotable POIs, is an error."""
     global _KB
     if not kb.pois:
         raise TraceDataError("knowledge base holds no POIs", path=kb.root)

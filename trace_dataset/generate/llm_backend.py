@@ -17,6 +17,8 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -37,6 +39,7 @@ from trace_dataset.generate.template_backend import (
 from trace_dataset.generate.validate import codes, validate_record
 from trace_dataset.io import TraceDataError, dumps
 from trace_dataset.quotes import CITATION_LABEL_RE, QUOTE_RE
+from trace_llm.prompts import Prompt, load_prompt
 
 log = logging.getLogger(__name__)
 
@@ -78,24 +81,13 @@ TURN_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-SYSTEM_PROMPT = (
-    "You write realistic multi-turn dialogues between a tourist (user) and a travel recommender (system) for a "
-    "research benchmark. You follow the given plan exactly and answer with JSON only."
-)
+PROMPT_FILE = Path(__file__).with_name("prompts") / "dialogue.txt"  # system message and rules (App. G, V2)
 
-RULES = """Rules (prompt V2):
-- Generate exactly {n} turns with strict user/system alternation, in the order of the plan.
-- The user initiates (greet_and_seek) and the system concludes (farewell).
-- Keep every turn's role, action and referenced_poi_ids exactly as planned; name each planned POI by its name.
-- The dialogue has {asks} ask_preference and {rejections} reject_and_refine turn(s); the system recommends
-  {distinct} distinct POIs with at least 1 comparison, as planned.
-- System recommend and compare turns MUST include EXACT verbatim review quotes (substrings of the review
-  excerpts below, NO paraphrasing) in double quotes, each followed by its citation label: "quoted words" [R1].
-  Number labels R1, R2, ... in each turn and list them in "citations" as {{"label": "R1", "review_id": "..."}}.
-  Quote only reviews of the POIs that turn names; every POI a recommend/compare turn names needs a quote.
-- Use double quotes only for review quotes. Outside quotes, write in your own words: never copy review text.
-- JSON output format: {{"turns": [{{"turn_id": 0, "role": "user", "action": "greet_and_seek", "text": "...",
-  "referenced_poi_ids": [], "referenced_review_ids": [], "citations": []}}, ...]}}"""
+
+@cache
+def dialogue_prompt() -> Prompt:
+    """The llm backend's prompt file (trace_llm.prompts format; its SHA-256 is in the run report)."""
+    return load_prompt(PROMPT_FILE)
 
 
 @dataclass
@@ -206,7 +198,8 @@ class PromptBuilder:
         plan = self.plan
         asks = sum(t.action == "ask_preference" for t in plan.turns)
         lines = [
-            RULES.format(n=len(plan.turns), asks=asks, rejections=plan.rejections, distinct=len(plan.recommended)),
+            dialogue_prompt().render("rules", n=len(plan.turns), asks=asks, rejections=plan.rejections,
+                                     distinct=len(plan.recommended)),
             "",
             f"Scenario: {plan.persona}. City: {plan.city}. Looking for: {plan.poi_type}. Difficulty: {plan.tier}.",
             "",
@@ -219,7 +212,8 @@ class PromptBuilder:
             "Plan (one line per turn):",
             *(self.turn_line(i, t) for i, t in enumerate(plan.turns)),
         ]
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n".join(lines)}]
+        return [{"role": "system", "content": dialogue_prompt().render("system")},
+                {"role": "user", "content": "\n".join(lines)}]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -338,6 +332,7 @@ class LLMRun:
     def report(self) -> dict[str, Any]:
         return {
             "describe": self.describe,
+            "prompt": dialogue_prompt().describe(),
             "usage": self.usage,
             "dialogues_written_by_llm": self.llm_dialogues,
             "template_fallbacks": self.fallbacks,

@@ -45,7 +45,6 @@ from trace_dataset.io import (
     atomic_open,
     check_output_dir,
     copy_file,
-    read_json,
     sha256_file,
     write_json,
 )
@@ -240,13 +239,6 @@ def _report(ctx: Context, results: list[Result], files, corpus_version, backend,
 
 
 def _write_card(out_dir: Path) -> None:
-    try:
-        from trace_dataset.release.card import write_card
-    except ImportError:
-        log.info("trace_dataset.release.card is not available: no README.md dataset card written")
-        return
+    from trace_dataset.release.card import write_card  # imports `datasets`: only when a corpus is written
+
     write_card(out_dir)
-
-
-def read_report(out_dir: str | os.PathLike) -> dict[str, Any]:
-    return read_json(Path(out_dir) / CORPUS_META_FILE)

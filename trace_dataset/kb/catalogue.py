@@ -253,10 +253,6 @@ def catalogue_meta(path: str | os.PathLike) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and meta.get("kind") == CATALOGUE_KIND else None
 
 
-def is_catalogue(path: str | os.PathLike) -> bool:
-    return catalogue_meta(path) is not None
-
-
 # ---------------------------------------------------------------------------------------------------
 # `trace-bench kb build` options (the hook kb/cli.py calls)
 # ---------------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 from datasets import Features
 
+from trace_bench.citation import TRACE_CITATION
+from trace_bench.tables import markdown_table
 from trace_dataset.constants import (
     CITY_NAMES,
     DATA_DIRNAME,
@@ -320,7 +322,7 @@ def _licence(stats: dict[str, Any]) -> str:
 
 
 def _table(rows: list[tuple[str, Any]]) -> str:
-    return "\n".join(["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)])
+    return markdown_table(["statistic", "value"], ([k, str(v)] for k, v in rows))
 
 
 def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
@@ -335,16 +337,11 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
     source = "the built-in synthetic Yelp-format bundle (no real Yelp data)" if synthetic else "a Yelp Open Dataset bundle"
     yelp = "synthetic Yelp-format" if synthetic else "Yelp"
     kb_version = s["kb_meta_version"] or ", ".join(s["kb_versions"]) or "unrecorded"
-    cell_rows = [
-        "| city | " + " | ".join(POI_TYPES) + " |",
-        "|---|" + "---|" * len(POI_TYPES),
-        *(f"| {c} | " + " | ".join(f"{s['cells'].get((c, t), 0):,}" for t in POI_TYPES) + " |" for c in CITY_NAMES),
-    ]
-    field_rows = [
-        "| field | type | content |",
-        "|---|---|---|",
-        *(f"| `{k}` | {_dtype(v)} | {FIELD_DESCRIPTIONS.get(k, '')} |" for k, v in DIALOGUE_FEATURES.items()),
-    ]
+    cell_rows = [markdown_table(["city", *POI_TYPES],
+                                ([c, *(f"{s['cells'].get((c, t), 0):,}" for t in POI_TYPES)] for c in CITY_NAMES))]
+    field_rows = [markdown_table(["field", "type", "content"],
+                                 ([f"`{k}`", _dtype(v), FIELD_DESCRIPTIONS.get(k, "")]
+                                  for k, v in DIALOGUE_FEATURES.items()))]
     reviews_row = (f"{s['reviews_with_text']:,} with text (truncated to {REVIEW_MAX_CHARS} characters)"
                    if s["has_text"] else "none (hydrate locally)")
     parts = [
@@ -417,10 +414,7 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
         "**Maintenance.** The trace-bench maintainers; regenerate with `trace-bench corpus generate` and release "
         "with `trace-bench corpus release`.",
         "## Citation",
-        "```bibtex\n@article{trace2026,\n  title  = {TRACE: Tourism Recommendation with Accountable Citation "
-        "Evidence},\n  author = {Zhao, Zixu and Wang, Sijin and Hou, Yu and Xu, Yuanyuan and Sheng, Yufan and Xie, "
-        "Xike and Zhang, Wenjie and Shin, Won-Yong and Cao, Xin},\n  journal = {arXiv preprint arXiv:2605.07677},\n"
-        "  year   = {2026}\n}\n```",
+        f"```bibtex\n{TRACE_CITATION}```",
     ]
     return "\n\n".join(parts) + "\n"
 

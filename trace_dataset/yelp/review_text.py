@@ -126,13 +126,6 @@ def _amount(rng: random.Random, price: int | None, per: str) -> int:
     return int(base * rng.uniform(0.8, 1.3))
 
 
-def _pick2(rng: random.Random, items: list[str]) -> tuple[str, str]:
-    if len(items) >= 2:
-        a, b = rng.sample(items, 2)
-        return a, b
-    return items[0], items[0]
-
-
 def _by_polarity(rng: random.Random, pol: str, pos: tuple, neg: tuple, mix: tuple | None = None) -> str:
     if pol == "pos":
         return rng.choice(pos)

@@ -28,6 +28,7 @@ import logging
 import math
 import os
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -171,6 +172,13 @@ def _pick_kind(rng: random.Random, kinds: tuple[Kind, ...], city: str) -> Kind:
     return rng.choices(kinds, weights=weights, k=1)[0]
 
 
+def repeats_a_word(name: str) -> bool:
+    """True for a name that says a word twice ("Forest Park Park", "Oak House Public House"): a name part
+    (a city word, a name word, "House") can end with the kind's noun or begin it."""
+    words = [w.lower() for w in re.findall(r"[\w']+", name)]
+    return len(set(words)) < len(words)
+
+
 def _name(rng: random.Random, kind: Kind, city: str, used: set[str]) -> str:
     noun = rng.choice(kind.nouns)
     for attempt in range(50):
@@ -188,7 +196,7 @@ def _name(rng: random.Random, kind: Kind, city: str, used: set[str]) -> str:
             name = f"{word} {rng.choice(('House', 'Street', 'Corner', 'Yard', 'Row'))} {noun}"
         if kind.name == "museum_art" and rng.random() < 0.5:
             name = f"{city} {noun}" if attempt == 0 else f"{word} {noun}"
-        if name not in used:
+        if name not in used and not repeats_a_word(name):
             used.add(name)
             return name
     name = f"{name} {len(used)}"

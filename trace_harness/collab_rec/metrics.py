@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from baselines.collab_rec.moderator import ModeratorConfig
-from trace_metrics.lib.collab_rec import collab_rec_scores, mean
+from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.collab_rec import collab_rec_scores
 
 
 def _per_round(records: Sequence[dict[str, Any]], key: str) -> dict[str, list[float | None]]:
@@ -33,7 +34,7 @@ def _per_round(records: Sequence[dict[str, Any]], key: str) -> dict[str, list[fl
     out = {}
     for agent, by_round in values.items():
         last = max(by_round)
-        out[agent] = [mean(by_round.get(t, [])) for t in range(1, last + 1)]
+        out[agent] = [mean_or_none(by_round.get(t, [])) for t in range(1, last + 1)]
     return out
 
 
@@ -59,13 +60,13 @@ def agent_metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             success_by_round.setdefault(rnd["round"], []).append(rnd["success"])
     last = max(success_by_round, default=0)
     return {
-        "reliability": mean(rel),
-        "hallucination_rate": mean(hal),
+        "reliability": mean_or_none(rel),
+        "hallucination_rate": mean_or_none(hal),
         "per_round": {
             "success": _per_round(records, "success"),
             "reliability": _per_round(records, "reliability"),
             "hallucination": _per_round(records, "hallucination"),
-            "moderator_success": [mean(success_by_round.get(t, [])) for t in range(1, last + 1)],
+            "moderator_success": [mean_or_none(success_by_round.get(t, [])) for t in range(1, last + 1)],
             "queries_running": [len(success_by_round.get(t, [])) for t in range(1, last + 1)],
         },
     }
@@ -81,7 +82,7 @@ def early_stopping(records: Sequence[dict[str, Any]], name: str) -> dict[str, An
     return {
         "system": name,
         "success_rate_pct": 100 * len(better) / len(pairs),
-        "avg_convergence_round": mean(s["round"] for s in better),
+        "avg_convergence_round": mean_or_none(s["round"] for s in better),
         "ties_pct": 100 * len(ties) / len(pairs),
         "odds_ratio": None,
         "n": len(pairs),
@@ -97,7 +98,7 @@ def compute_metrics(
         chosen = [r["systems"][name] for r in records if name in r["systems"]]
         scores = collab_rec_scores([s["offer"] for s in chosen], [s["fractions"] for s in chosen], catalogue)
         scores.pop("reliability"), scores.pop("hallucination_rate")
-        scores["mean_round"] = mean(s["round"] for s in chosen)
+        scores["mean_round"] = mean_or_none(s["round"] for s in chosen)
         systems[name] = scores
     out: dict[str, Any] = {"config": config.to_dict(), "catalogue_size": len(catalogue), "systems": systems}
     if any(r.get("rounds") for r in records):
@@ -108,7 +109,7 @@ def compute_metrics(
     stops = [r["stop"] for r in records if r.get("stop")]
     if stops:
         out["rounds"] = {
-            "mean_rounds_run": mean(s["round"] for s in stops),
+            "mean_rounds_run": mean_or_none(s["round"] for s in stops),
             "stop_reasons": dict(sorted(Counter(s["reason"] for s in stops).items())),
         }
     hallucinated = sum(
@@ -123,7 +124,7 @@ def compute_metrics(
     out["counts"] = {
         "queries": len(records),
         "agent_calls": sum(calls),
-        "agent_calls_per_query": mean(calls),
+        "agent_calls_per_query": mean_or_none(calls),
         "agent_failures": sum(r.get("agent_failures", 0) for r in records),
         "hallucinated_names": hallucinated,
     }

@@ -1,9 +1,11 @@
 """The paper's Table 1 (moderator success, early stopping) and Table 3 (Gini (entropy), coverage) laid out
 from run folders of `trace-bench collab-rec run`, with the paper's own numbers (`paper_reference.json`) below.
 
-Rows group runs by model and rejection policy: a SASI run fills the SASI column of every row of its model;
-a MASI run the M_1 column; a MAMI run its M_1 and final columns. RandRec and TopPop go into a footnote line, as
-in the paper.
+Rows group runs by model, rejection policy and Eq. 10 reading: a SASI run fills the SASI column of every row
+of its model (one round: no reliability); a MASI run the M_1 column; a MAMI run its M_1 and final columns.
+RandRec and TopPop go into a footnote line, as in the paper. The "Eq. 10" column says which reliability each
+row's runs used: "printed" (the paper's formula, the default) or "code" (the authors' code, μ2 = μ1,
+`--code-behaviour mu2_is_mu1`); the paper's own rows come from the authors' code.
 
 Every LLM row shows its failed agent calls (a failed call is an agent abstaining that round, never filled in)
 as a share of its calls, in both tables; a row whose share is over `NOT_OWN_THRESHOLD` (10%,
@@ -20,10 +22,17 @@ from typing import Any
 from trace_dataset.io import TraceDataError, read_json
 from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
 from trace_harness.fallbacks import NOT_OWN_THRESHOLD
+from trace_metrics.tables import format_value, markdown_table
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
 SYSTEM_ORDER = ("SASI", "M_1", "M_eq13", "M_early", "M_10", "M_early_div")
 PAPER_SYSTEMS = ("SASI", "M_1", "M_early", "M_10")
+
+
+def eq10_reading(run: dict[str, Any]) -> str:
+    """"code" when the run's moderator used the authors' Eq. 10 (μ2 = μ1), else "printed"."""
+    config = run.get("config") or {}
+    return config.get("eq10") or ("code" if "mu2_is_mu1" in config.get("code_behaviours", ()) else "printed")
 
 
 def _model(run: dict[str, Any]) -> str:
@@ -48,13 +57,9 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
     return out
 
 
-def _f(x: float | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(model, rejection) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(model, rejection, Eq. 10 reading) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     shared: dict[str, dict[str, Any]] = {}  # model -> SASI metrics
     shared_counts: dict[str, dict[str, Any]] = {}
     for run, metrics in runs:
@@ -65,14 +70,14 @@ def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, 
             shared[model] = metrics["systems"]["SASI"]
             shared_counts[model] = metrics
             continue
-        key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M")
+        key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M", eq10_reading(run))
         row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
         _add_calls(row, metrics)
         row["systems"].update(metrics["systems"])
         row["early"] = metrics.get("early_stopping") or row["early"]
         row["rounds"] = (metrics.get("rounds") or {}).get("mean_rounds_run", row["rounds"])
     for model, sasi in shared.items():
-        keys = [k for k in rows if k[0] == model] or [(model, "-")]
+        keys = [k for k in rows if k[0] == model] or [(model, "-", "-")]
         for key in keys:
             row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
             row["systems"]["SASI"] = sasi
@@ -100,7 +105,7 @@ def _failure_cells(row: dict[str, Any]) -> tuple[str, str]:
     return mark, f"{row['failures']}/{row['calls']} ({100 * share:.0f}%)"
 
 
-def failure_note(rows: dict[tuple[str, str], dict[str, Any]]) -> str:
+def failure_note(rows: dict[tuple[str, str, str], dict[str, Any]]) -> str:
     if not any((failure_share(r) or 0) > NOT_OWN_THRESHOLD for r in rows.values()):
         return ""
     return (f"† more than {NOT_OWN_THRESHOLD:.0%} of the row's agent calls failed (no valid reply after the "
@@ -113,8 +118,8 @@ def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
         for name, m in metrics["systems"].items():
             if name in ("RandRec", "TopPop"):
                 parts.append(
-                    f"{name} = {_f(m['moderator_success'])} (Gini {_f(m['gini'], 2)}, entropy "
-                    f"{_f(m['entropy'], 2)}, coverage {100 * m['coverage']:.1f}%)"
+                    f"{name} = {format_value(m['moderator_success'])} (Gini {format_value(m['gini'], 2)}, entropy "
+                    f"{format_value(m['entropy'], 2)}, coverage {100 * m['coverage']:.1f}%)"
                 )
     return "Non-LLM baselines: " + "; ".join(parts) if parts else ""
 
@@ -126,24 +131,26 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run", "Failed calls"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (model, rej), row in sorted(rows.items()):
+    head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run",
+            "Failed calls"]  # fmt: skip
+    body = []
+    for (model, rej, eq10), row in sorted(rows.items()):
         early = row["early"]
         mark, failed = _failure_cells(row)
         cells = [
             model + mark,
             rej,
-            *(_f(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
-            _f(early.get("success_rate_pct"), 1),
-            _f(early.get("avg_convergence_round"), 2),
-            _f(early.get("ties_pct"), 1),
-            _f(row["rounds"], 2),
+            eq10,
+            *(format_value(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
+            format_value(early.get("success_rate_pct"), 1),
+            format_value(early.get("avg_convergence_round"), 2),
+            format_value(early.get("ties_pct"), 1),
+            format_value(row["rounds"], 2),
             failed,
         ]
-        lines.append("| " + " | ".join(cells) + " |")
+        body.append(cells)
     foot = "\n\n".join(x for x in (failure_note(rows), non_llm_line(runs)) if x)
-    return "\n".join(lines) + (f"\n\n{foot}" if foot else "")
+    return markdown_table(head, body) + (f"\n\n{foot}" if foot else "")
 
 
 def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -151,21 +158,22 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     if not rows:
         return "(no SASI, MASI or MAMI run given)"
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", *(f"{s} Gini (Ent.)" for s in systems), *(f"{s} Cov. % (avg)" for s in systems),
-            "Failed calls"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (model, rej), row in sorted(rows.items()):
+    head = ["Model", "Rej.", "Eq. 10", *(f"{s} Gini (Ent.)" for s in systems),
+            *(f"{s} Cov. % (avg)" for s in systems), "Failed calls"]  # fmt: skip
+    body = []
+    for (model, rej, eq10), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
         ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
         cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
         mark, failed = _failure_cells(row)
-        lines.append("| " + " | ".join([model + mark, rej, *ge, *cov, failed]) + " |")
+        body.append([model + mark, rej, eq10, *ge, *cov, failed])
     note = failure_note(rows)
-    return "\n".join(lines) + (f"\n\n{note}" if note else "")
+    return markdown_table(head, body) + (f"\n\n{note}" if note else "")
 
 
 def reference_tables() -> str:
-    """The paper's Table 1 and Table 3 from paper_reference.json, as Markdown."""
+    """The paper's Table 1 and Table 3 from paper_reference.json, as Markdown (both produced by the authors'
+    code: Eq. 10 with μ2 = μ1, the "code" reading of our tables)."""
     ref = json.loads(REFERENCE_FILE.read_text(encoding="utf-8"))
     head1 = [
         "Model",
@@ -179,27 +187,9 @@ def reference_tables() -> str:
         "Odds ratio",
         "Ties %",
     ]
-    lines = ["| " + " | ".join(head1) + " |", "|" + "---|" * len(head1)]
-    for r in ref["table1"]:
-        lines.append(
-            "| "
-            + " | ".join(
-                str(r[k])
-                for k in (
-                    "model",
-                    "rejection",
-                    "SASI",
-                    "M_1",
-                    "M_early",
-                    "M_10",
-                    "success_rate_pct",
-                    "avg_conv_round",
-                    "odds_ratio",
-                    "ties_pct",
-                )
-            )
-            + " |"
-        )
+    keys1 = ("model", "rejection", "SASI", "M_1", "M_early", "M_10", "success_rate_pct", "avg_conv_round",
+             "odds_ratio", "ties_pct")
+    lines = [markdown_table(head1, ([str(r[k]) for k in keys1] for r in ref["table1"]))]
     nl = ref["non_llm"]
     lines += [
         "",
@@ -216,10 +206,11 @@ def reference_tables() -> str:
         *(f"{s} Gini (Ent.)" for s in PAPER_SYSTEMS),
         *(f"{s} Cov. % (avg)" for s in PAPER_SYSTEMS),
     ]
-    lines += ["| " + " | ".join(head3) + " |", "|" + "---|" * len(head3)]
     names = list(PAPER_SYSTEMS)
+    body3 = []
     for r in ref["table3"]:
         ge = [f"{v[0]:.2f} ({v[1]:.2f})" if (v := r["gini_entropy"].get(s)) else "-" for s in names]
         cov = [f"{v[0]:.1f} ({v[1]:.1f})" if (v := r["coverage_avg"].get(s)) else "-" for s in names]
-        lines.append("| " + " | ".join([r["model"], r["rejection"], *ge, *cov]) + " |")
+        body3.append([r["model"], r["rejection"], *ge, *cov])
+    lines.append(markdown_table(head3, body3))
     return "\n".join(lines)

@@ -94,16 +94,13 @@ def _run(args: argparse.Namespace) -> int:
 
         check_system_url(args.system)  # before anything is loaded or written
     elif not args.system.startswith("openai:"):
-        from baselines import BASELINES, BaselineUnavailable
+        from baselines import BASELINES
         from trace_harness.params import check_params
 
-        if args.system not in BASELINES.registered():
+        if args.system not in BASELINES:
             raise UsageError(f"unknown system {args.system!r}; expected a baseline "
-                             f"({', '.join(BASELINES.registered())}), http(s)://... or openai:BASE_URL#MODEL")
-        try:
-            problem = check_params(args.system, dict(args.param))
-        except BaselineUnavailable as e:
-            problem = str(e)
+                             f"({', '.join(BASELINES)}), http(s)://... or openai:BASE_URL#MODEL")
+        problem = check_params(args.system, dict(args.param))
         if problem:
             raise UsageError(problem)
     llm = llm_from_args(args) if args.simulator == "llm" else None

@@ -14,11 +14,16 @@ from trace_metrics.lib.interactive import (
     mean_ci,
     per_turn_table,
     position_scores,
+    turn_metric,
 )
+from trace_metrics.tables import Column, format_value, markdown_table
 
-TABLE_LABELS: dict[str, str] = {"hit@1": "Hits@1", "hit@5": "Hits@5", "hit@10": "Hits@10", "avg_position": "Avg Pos",
-                                "mrr": "Avg MRR"}
-TABLE_COLUMNS: tuple[str, ...] = ("hit@1", "hit@5", "hit@10", "avg_position", "mrr")
+# The per-turn table (SnipRec's Table 4 layout, its metrics' ids in trace_metrics.specs, benchmark "sniprec"):
+# the CLI's Markdown and the Space's Interactive tab.
+TURN_COLUMNS: tuple[Column, ...] = (
+    Column("sniprec_hit@1", "Hits@1"), Column("sniprec_hit@5", "Hits@5"), Column("sniprec_hit@10", "Hits@10"),
+    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1), Column("sniprec_mrr", "Avg MRR", digits=4),
+)
 
 
 def turn_items(predictions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -107,20 +112,12 @@ def build_metrics(items: Sequence[Mapping[str, Any]], kb: KnowledgeBase, *, prot
     return out
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "-"
-    return f"{v:.{digits}f}"
-
-
 def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n."""
-    head = "| Turn | " + " | ".join(TABLE_LABELS[c] for c in TABLE_COLUMNS) + " | n |"
-    lines = ([f"**{title}**", ""] if title else []) + [head, "|" + "---|" * (len(TABLE_COLUMNS) + 2)]
-    for r in rows:
-        cells = [_fmt(r[c], 1 if c == "avg_position" else (4 if c == "mrr" else 3)) for c in TABLE_COLUMNS]
-        lines.append(f"| {r['turn']} | " + " | ".join(cells) + f" | {r['n']} |")
-    return "\n".join(lines)
+    table = markdown_table(["Turn", *(c.label for c in TURN_COLUMNS), "n"],
+                           ([str(r["turn"]), *(format_value(turn_metric(r, c.metric), c.digits) for c in TURN_COLUMNS),
+                             str(r["n"])] for r in rows))
+    return "\n".join([f"**{title}**", "", table]) if title else table
 
 
 def summary_text(metrics: Mapping[str, Any]) -> str:
@@ -139,10 +136,11 @@ def summary_text(metrics: Mapping[str, Any]) -> str:
     if "dialogue" in metrics:
         d = metrics["dialogue"]
         sr, tts = d["success_rate"], d["turns_to_success"]
-        lines.append(f"success rate {_fmt(sr['mean'])} [{_fmt(sr['ci_low'])}, {_fmt(sr['ci_high'])}], "
-                     f"system turns to success {_fmt(tts['mean'], 2)} (n={tts['n']})")
+        lines.append(f"success rate {format_value(sr['mean'])} [{format_value(sr['ci_low'])}, "
+                     f"{format_value(sr['ci_high'])}], system turns to success {format_value(tts['mean'], 2)} "
+                     f"(n={tts['n']})")
     if "trace" in metrics:
         v = metrics["trace"]["values"]
         shown = ("hit@1", "mrr", "tsr", "t2r", "rejection_recovery", "cgs", "citation_density", "spatial_coherence@2km")
-        lines.append("live Trace metrics: " + ", ".join(f"{m} {_fmt(v.get(m))}" for m in shown if m in v))
+        lines.append("live Trace metrics: " + ", ".join(f"{m} {format_value(v.get(m))}" for m in shown if m in v))
     return "\n".join(lines)

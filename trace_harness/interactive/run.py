@@ -72,6 +72,14 @@ def seed_goals(data_dir: str | os.PathLike, kb: KnowledgeBase, world: World, spl
     return goals
 
 
+def seed_travellers(data_dir: str | os.PathLike, split: str = "test",
+                    n: int | None = None) -> tuple[KnowledgeBase, list[TravelerGoal]]:
+    """The knowledge base and the travelers of `split` (as `run_interactive` seeds them), for several runs to
+    share (`run_interactive(..., kb=kb, goals=goals)`): the caller never touches the simulator itself."""
+    kb = load_data_kb(data_dir)
+    return kb, seed_goals(data_dir, kb, World(kb), split, n)
+
+
 def make_simulator(name: str, world: World, llm: Any = None, seed: int = SEED) -> Simulator:
     if name == "rules":
         return RulesSimulator(world, seed)
@@ -176,7 +184,7 @@ def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, 
     names = {pid: kb.pois[pid].name for g in goals for pid in g.pools.get(pool, ()) if pid in kb.pois}
     write_outputs(out, items, names)
     meta.update({"system": system.describe(), "simulator": sim.describe(), "complete": True})
-    if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this session (not of resumed dialogues)
+    if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process (not of resumed ones)
         meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
            "family": desc.get("family", "external"), "session_isolated": desc.get("session_isolated"),

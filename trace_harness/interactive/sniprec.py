@@ -199,7 +199,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
         items = [store.done[f"sniprec_{c.pair.index + 1:05d}"] for c in contexts]
         write_outputs(out, items, {pid: kb.pois[pid].name for pid in catalogue})
         meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
-        if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this session (not of resumed dialogues)
+        if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process, not resumed ones
             meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     finally:
         if not isinstance(system, System):

@@ -24,19 +24,21 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
-from baselines.base import RankingPipeline, TracePipeline
+from baselines.base import TracePipeline
 from baselines.toolkit.state import phrase_pattern
 from trace_bench.errors import TraceBenchError, UsageError
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, SYSTEM_ACTIONS
-from trace_dataset.io import dumps, sha256_text
+from trace_dataset.io import dumps
 from trace_dataset.kb.store import KnowledgeBase
+from trace_llm.prompts import Prompt, load_prompt
 from trace_metrics.lib.predictions import normalize_citations
 
 log = logging.getLogger(__name__)
@@ -135,32 +137,28 @@ class System:
 class PipelineSystem(System):
     """A registered pipeline, called through its contract (`pipe(rows)`).
 
-    With `tie_scores`, the scores a RankingPipeline's `rank` computes are recorded as they are computed (an
-    instance-level tap on `score`: nothing is recomputed, the class is untouched) and give the tie groups of
-    the turn metrics; other pipelines' rankings are taken as strict orders.
+    With `tie_scores`, the scores behind each ranking that the pipeline reports (its outputs' `scores`,
+    `baselines.base` "Ties": every non-LLM baseline, SnipRec and its comparison systems, the LLM baselines'
+    completed rankings) give the tie groups of the turn metrics; a pipeline that reports none is taken as a
+    strict order (its unranked candidates still tie at the end).
     """
 
     def __init__(self, pipe: TracePipeline, tie_scores: bool = True):
         self.pipe = pipe
         self.name = pipe.name
         self.session_isolated = bool(pipe.session_isolated)
-        self._scores: dict[tuple[str, int], Mapping[str, Any]] = {}
-        if tie_scores and isinstance(pipe, RankingPipeline):
-            score = pipe.score
-
-            def tap(inp: Mapping[str, Any]) -> Mapping[str, Any]:
-                out = score(inp)
-                self._scores[(inp["dialogue_id"], inp["turn_id"])] = out
-                return out
-
-            pipe.score = tap  # type: ignore[method-assign]
+        self.tie_scores = tie_scores
 
     def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
-        self._scores.clear()
-        preds = list(self.pipe(rows))
+        recorded: dict[tuple[str, int], Any] = {}
+        self.pipe.record_scores = recorded if self.tie_scores else None
+        try:
+            preds = list(self.pipe(rows))
+        finally:
+            self.pipe.record_scores = None
         out = []
         for row, p in zip(rows, preds, strict=True):
-            scores = self._scores.get((p["dialogue_id"], p["turn_id"]))
+            scores = recorded.get((p["dialogue_id"], p["turn_id"])) or None
             reply = SystemReply(row["action"], list(p["ranked_poi_ids"]), p["response"], dict(p["citations"]),
                                 dict(p.get("meta") or {}), scores)
             out.append(check_reply(row, reply))
@@ -214,7 +212,13 @@ def parse_http_reply(row: Mapping[str, Any], payload: Any) -> SystemReply:
     own = payload.get("action", action)
     if own not in SYSTEM_ACTIONS:
         return SystemReply.lost_turn(action, "garbage", f"action {own!r} is not one of {SYSTEM_ACTIONS}")
-    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action}))
+    scores = payload.get("scores")  # optional: {business_id: number}, the ties of the ranking (equal numbers)
+    if scores is not None and (not isinstance(scores, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for k, v in scores.items())):
+        return SystemReply.lost_turn(action, "garbage", "scores is not an object of finite numbers by business_id")
+    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action},
+                                        scores or None))
 
 
 class _LostTurn(Exception):
@@ -305,10 +309,9 @@ class HTTPSystem(System):
         self._client.close()
 
 
-def load_chat_prompt() -> tuple[str, str]:
-    text = resources.files("trace_harness.interactive").joinpath("prompts", CHAT_PROMPT_FILE).read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("#")).strip()
-    return body, sha256_text(text)
+def load_chat_prompt() -> Prompt:
+    """The system message sent to an external chat system (`prompts/chat_system_v1.txt`, one section)."""
+    return load_prompt(Path(__file__).with_name("prompts") / CHAT_PROMPT_FILE)
 
 
 ACTION_INSTRUCTIONS: dict[str, str] = {
@@ -336,13 +339,14 @@ class ChatSystem(System):
     def __init__(self, llm: Any, kb: KnowledgeBase):
         self.llm, self.kb = llm, kb
         self.name = getattr(llm, "spec", "chat")
-        self.prompt, self.prompt_sha256 = load_chat_prompt()
+        self.prompt = load_chat_prompt()
 
     def messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
         s = row["scenario"]
         lines = [f"- {c['name']} ({', '.join(c['categories'][:3])}; {c['stars']:g} stars"
                  f"{'; ' + '$' * c['price'] if c['price'] else ''})" for c in candidate_cards(self.kb, row["candidate_poi_ids"])]
-        system = self.prompt.format(poi_type=s["poi_type"], city=s["city"], candidates="\n".join(lines),
+        candidates = "\n".join(lines)
+        system = self.prompt.render("system", poi_type=s["poi_type"], city=s["city"], candidates=candidates,
                                     instruction=ACTION_INSTRUCTIONS[row["action"]])
         msgs = [{"role": "system", "content": system}]
         for t in row["history"]:
@@ -395,7 +399,7 @@ class ChatSystem(System):
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name, "kind": "openai_chat", "llm": self.llm.describe(),
-                "prompt": {"file": f"trace_harness/interactive/prompts/{CHAT_PROMPT_FILE}", "sha256": self.prompt_sha256}}
+                "prompt": self.prompt.describe()}
 
     def close(self) -> None:
         self.llm.close()

@@ -24,6 +24,9 @@ come from the metadata. One leaderboard row per (system, pool), a JSON object:
                                 its header and moves the data to the side file leaderboard.per_dialogue.jsonl;
                                 `read_leaderboard` puts it back
     config     {...}            the suite's configuration (grounding turns, conventions, parameters)
+    fallbacks  {...}            (baseline rows) the run's fallbacks and failures: system_turns, counts per kind,
+                                share, own_result (trace_harness/leaderboard/fallbacks.py); a row that is not
+                                the system's own result gets no tied_best and marks no other row
 
 `result_row` is what both `trace-bench leaderboard` and the Space's submissions call (intervals included);
 `build_leaderboard` scores a runs folder and adds intervals and marks for all rows at once (one resampling
@@ -33,56 +36,43 @@ baseline and submitted rows). docs/leaderboard.md documents the conventions.
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from baselines.identity import IDENTITIES
+from baselines.identity import label as baseline_label
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
+from trace_harness.leaderboard import fallbacks as fb
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib.stats import ALPHA, N_BOOT
 from trace_metrics.specs import spec
-from trace_metrics.tables import OPEN_PREFIX, VIEWS, Column
+from trace_metrics.tables import (
+    OPEN_PREFIX,
+    VIEWS,
+    Column,
+    csv_fields,
+    csv_header,
+    csv_text,
+    format_cell,
+    heading,
+    text_table,
+)
 
 log = logging.getLogger(__name__)
 
-# Paper names of the registry's baselines (Table 5), the label shown for each system.
-BASELINE_LABELS: dict[str, str] = {
-    "popularity": "Popularity",
-    "tfidf": "TF-IDF",
-    "aspect": "Aspect",
-    "dense": "Dense",
-    "spatial": "Spatial",
-    "hybrid_rrf": "Hybrid-RRF",
-    "itinerary": "Itinerary",
-    "knowledge": "Knowledge-Enh.",
-    "persona": "Persona-Ground.",
-    "llm_zero_shot": "LLM Zero-Shot",
-    "dst": "DST",
-    "rag_citation": "RAG-Citation",
-    "multi_review_synthesis": "Multi-Rev. Synth.",
-    "itinerary_llm": "Itinerary-LLM",
-    "memory_aug": "Memory-Aug.",
-    "sniprec": "SnipRec",
-    "sniprec_snippet": "SnipRec-Snippet",
-    "sniprec_sentence": "SnipRec-Sentence",
-    "sniprec_document": "SnipRec-Document",
-    "collab_rec": "Collab-REC",
-}
-
-
 def system_label(meta: dict[str, Any]) -> str:
-    """The row label of a run: the paper's name, plus the LLM's model when the run used one, plus the run's
-    `variant` in brackets when its pipeline names one (SnipRec: "[rules snippets, all-MiniLM-L6-v2, NLI off]").
+    """The row label of a run: the paper's name (its record in `baselines.identity`), plus the LLM's model if
+    the run used one, plus the run's `variant` in brackets when its pipeline names one (SnipRec: "[rules
+    snippets, all-MiniLM-L6-v2, NLI off]").
 
     The same baseline under several `--llm` specs gives one row per model (cross-backbone runs).
     """
     name = meta.get("baseline", "")
-    label = BASELINE_LABELS.get(name, name)
+    label = baseline_label(name)
     llm = (meta.get("parameters") or {}).get("llm")
     if isinstance(llm, dict) and llm.get("model"):
         label = f"{label} ({short_model_name(str(llm['model']))})"
@@ -217,9 +207,12 @@ def _without_marks(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], alpha: float) -> None:
-    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split)."""
-    by_pool: dict[tuple[str, str], list[int]] = {}
+    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split). A row that is not
+    the system's own result (fallbacks over fallbacks.NOT_OWN_SHARE) is marked against no other row."""
+    by_pool: dict[tuple[str, str, bool], list[int]] = {}
     for k, i in enumerate(members):
+        if not fb.own_result(out[i]):
+            continue
         # a system with cross-dialogue memory (Memory-Aug.) is reported apart, never marked against the others
         by_pool.setdefault((out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []).append(k)
     for ks in by_pool.values():
@@ -235,13 +228,32 @@ def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], 
                     out[members[k]].setdefault("tied_best", {})[m] = tie
 
 
+def warn_duplicates(rows: Sequence[dict[str, Any]], files: Sequence[Path]) -> list[str]:
+    """Log (and return) a warning for every set of rows with the same name, pool and split: they would look
+    the same on the board; the warning names their prediction files and says whether they are copies."""
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["system"], r["pool"], r["split"]), []).append(i)
+    out = []
+    for (system, pool, split), same in groups.items():
+        if len(same) < 2:
+            continue
+        copies = all(rows[i]["metrics"] == rows[same[0]]["metrics"] for i in same)
+        out.append(f"{len(same)} rows named {system!r} ({pool} pool, {split} split): "
+                   + ("copies of one run" if copies else "runs with different values") + ", from "
+                   + ", ".join(str(files[i]) for i in same))
+    for warning in out:
+        log.warning("%s", warning)
+    return out
+
+
 def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, split: str | None = None, *,
                       n_boot: int = N_BOOT, seed: int = SEED, **options: Any) -> list[dict[str, Any]]:
     """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals and
     significance marks; `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
     from trace_metrics.lib.suite import evaluate_run
 
-    rows = []
+    rows, files = [], []
     for path in find_runs(runs_dir):
         meta = read_json(path.with_name(path.name + ".meta.json"))
         if split is not None and meta.get("split") != split:
@@ -252,8 +264,13 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
         row = result_row(result, system=system_label({"baseline": name, **meta}), baseline=name,
                          family=meta.get("family", "non-LLM"), source="baseline", intervals=False)
         row["session_isolated"] = bool(meta.get("session_isolated", True))
+        fallbacks = fb.run_fallbacks(meta)
+        if fallbacks is not None:
+            row["fallbacks"] = fallbacks
         rows.append(row)
-    order = list(BASELINE_LABELS)
+        files.append(path)
+    warn_duplicates(rows, files)
+    order = [i.name for i in IDENTITIES]
     rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
     if n_boot > 0:
@@ -271,43 +288,33 @@ LEGEND = ("±: half the width of the 95% cluster-bootstrap interval (dialogues r
           "different from it (paired bootstrap)")
 
 
-def _cell(row: dict[str, Any] | None, metric: str) -> tuple[Any, list[float] | None, bool | None]:
+RawCell = tuple[Any, list[float] | None, bool | None]  # value, [low, high], tied_best
+
+
+def _cell(row: dict[str, Any] | None, metric: str) -> RawCell:
     """(value, [low, high] or None, tied_best or None) of one cell."""
     if row is None:
         return None, None, None
     return row["metrics"].get(metric), row.get("ci", {}).get(metric), row.get("tied_best", {}).get(metric)
 
 
+def open_rows(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, Any], dict[str, Any]]:
+    """The open-pool rows by (system, source): what an `open:` column of a closed-pool row reads."""
+    return {(r["system"], r.get("source")): r for r in rows if r["pool"] == "open"}
+
+
+def row_cells(row: dict[str, Any], columns: Sequence[Column],
+              opened: dict[tuple[str, Any], dict[str, Any]]) -> list[RawCell]:
+    """The cells of `row` for `columns` (as stored: see `_cell`); an `open:` column reads the same system's
+    open-pool row in `opened` (`open_rows`). The text tables, the CSV files and the Space all read cells here."""
+    return [_cell(opened.get((row["system"], row.get("source"))), c.metric[len(OPEN_PREFIX):])
+            if c.metric.startswith(OPEN_PREFIX) else _cell(row, c.metric) for c in columns]
+
+
 def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> list[tuple[dict, list]]:
-    """(row, cells) for every row of `pool`; an `open:` column reads the same system's open-pool row."""
-    open_rows = {(r["system"], r["source"]): r for r in rows if r["pool"] == "open"}
-    out = []
-    for r in rows:
-        if r["pool"] != pool:
-            continue
-        cells = []
-        for c in columns:
-            if c.metric.startswith(OPEN_PREFIX):
-                cells.append(_cell(open_rows.get((r["system"], r["source"])), c.metric[len(OPEN_PREFIX):]))
-            else:
-                cells.append(_cell(r, c.metric))
-        out.append((r, cells))
-    return out
-
-
-def table_rows(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str = "closed") -> list[list[Any]]:
-    """One line per system of `pool`: [system, family, values...]; `open:` columns read the open row."""
-    return [[r["system"], r["family"], *(v for v, _, _ in cells)] for r, cells in _cells(rows, columns, pool)]
-
-
-def format_cell(value: Any, ci: list[float] | None = None, tied: bool | None = None) -> str:
-    """'0.533 ±0.012*': the value, the half-width of its interval, and * when tied with the best."""
-    if value is None:
-        return "-"
-    text = f"{value:.3f}" if isinstance(value, float) else str(value)
-    if ci is not None:
-        text += f" ±{(ci[1] - ci[0]) / 2:.3f}"
-    return text + ("*" if tied else "")
+    """(row, cells) for every row of `pool`."""
+    opened = open_rows(rows)
+    return [(r, row_cells(r, columns, opened)) for r in rows if r["pool"] == pool]
 
 
 def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("closed", "open")) -> str:
@@ -321,34 +328,29 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
         if pool not in present:
             continue
         for title, columns in VIEWS.items():
-            headers = ["System", "Family", *(c.label + ("↑" if c.higher_is_better else "↓") for c in columns)]
-            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else ""), r["family"],
-                     *(format_cell(*cell) for cell in cells)]
+            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
+                     r["family"], *(format_cell(*cell) for cell in cells)]
                     for r, cells in sorted(_cells(rows, columns, pool),  # apart: after the session-isolated rows
                                            key=lambda rc: rc[0].get("session_isolated", True) is False)]
-            widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(headers)]
             parts.append(f"{title} — pool: {pool}")
-            parts.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-            parts.extend("  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body)
+            parts.append(text_table(["System", "Family", *(heading(c) for c in columns)], body, align="left",
+                                    rule=False))
             if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
                 parts.append("‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
                              "marked against no other row")
+            if any(fb.mark(r) for r in rows if r["pool"] == pool):
+                parts.append(fb.LEGEND)
             parts.append("")
     return "\n".join(parts)
 
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
-    """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["system", "family", *(f"{c.metric}{suffix}" for c in columns
-                                           for suffix in ("", "_ci_low", "_ci_high", "_tied_best"))])
-    for r, cells in _cells(rows, columns, pool):
-        line: list[Any] = [r["system"], r["family"]]
-        for value, ci, tied in cells:
-            line += [value, *(ci if ci is not None else (None, None)), None if tied is None else int(tied)]
-        writer.writerow(line)
-    return buf.getvalue()
+    """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty); then
+    the run's fallbacks (`fallbacks.csv_fields`)."""
+    return csv_text(["system", "family", *csv_header(columns), *fb.CSV_FIELDS],
+                    ([r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell)),
+                      *fb.csv_fields(r)] for r, cells in _cells(rows, columns, pool)))
+
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike) -> dict[str, Path]:

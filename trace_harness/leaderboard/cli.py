@@ -11,6 +11,7 @@ from trace_dataset.constants import ALL_SPLITS, SEED, SPLITS
 
 
 def register(sub) -> None:
+    from trace_metrics.cli import add_convention_arguments
     from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
 
     p = sub.add_parser(
@@ -27,6 +28,7 @@ def register(sub) -> None:
     p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
                    help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
                         "every system turn (Table 20's n)")
+    add_convention_arguments(p)
     p.add_argument("--n-boot", type=number_in(int, 0), default=10_000,
                    help="bootstrap resamples for the intervals and marks (default 10000; 0: none)")
     p.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"bootstrap seed (default {SEED})")
@@ -40,7 +42,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
 
     rows = build_leaderboard(args.data, args.runs, split=args.split, n_boot=args.n_boot, seed=args.seed,
-                             grounding_turns=args.grounding_turns)
+                             grounding_turns=args.grounding_turns, compare_hit=args.compare_hit, t2r=args.t2r)
     live = _interactive(args, rows)
     if not rows and not live:
         print(f"no complete runs under {args.runs}")

@@ -10,54 +10,60 @@ reads the same rows (from the folder, or from leaderboard.interactive.json). doc
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json, write_json, write_text
+from trace_harness.interactive.output import METRICS_FILE, PREDICTIONS_FILE
+from trace_harness.leaderboard import fallbacks as fb
+from trace_metrics.tables import Column, csv_fields, csv_header, csv_text, format_cell, heading, text_table
 
 log = logging.getLogger(__name__)
 
 BOARD_FILE = "leaderboard.interactive.json"
-METRICS_FILE = "metrics.json"
-
-
-class LiveColumn(NamedTuple):
-    id: str
-    label: str
-    section: str  # where metrics.json holds it: "dialogue" / "overall" ({mean, ci_low, ci_high}), "trace"
-    metric: str
-    higher_is_better: bool
-    digits: int = 3
 
 
 # The `trace` protocol: the traveler's success, then the Trace metrics of the live system turns.
-TRACE_COLUMNS: tuple[LiveColumn, ...] = (
-    LiveColumn("success", "Live success (TSR)", "dialogue", "success_rate", True),
-    LiveColumn("turns_to_success", "Turns to success", "dialogue", "turns_to_success", False, 2),
-    LiveColumn("hit@1", "Live Hit@1", "trace", "hit@1", True),
-    LiveColumn("mrr", "Live MRR", "trace", "mrr", True),
-    LiveColumn("t2r", "Live T2R", "trace", "t2r", False, 2),
-    LiveColumn("rejection_recovery", "Live rej. rec.", "trace", "rejection_recovery", True),
-    LiveColumn("cgs", "Live CGS", "trace", "cgs", True),
-    LiveColumn("avg_position", "Avg Pos", "overall", "avg_position", False, 1),  # every ranked turn, ties at random
+TRACE_COLUMNS: tuple[Column, ...] = (
+    Column("success", "Live success (TSR)"),
+    Column("turns_to_success", "Turns to success", higher_is_better=False, digits=2),
+    Column("hit@1", "Live Hit@1"),
+    Column("mrr", "Live MRR"),
+    Column("t2r", "Live T2R", higher_is_better=False, digits=2),
+    Column("rejection_recovery", "Live rej. rec."),
+    Column("cgs", "Live CGS"),
+    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),  # every ranked turn, ties at random
 )
-# SnipRec's protocol: the target venue's position over every ranked turn (its Table 4, all turns pooled).
-SNIPREC_COLUMNS: tuple[LiveColumn, ...] = (
-    LiveColumn("hit@1", "Hits@1", "overall", "hit@1", True),
-    LiveColumn("hit@5", "Hits@5", "overall", "hit@5", True),
-    LiveColumn("hit@10", "Hits@10", "overall", "hit@10", True),
-    LiveColumn("mrr", "MRR", "overall", "mrr", True),
-    LiveColumn("avg_position", "Avg Pos", "overall", "avg_position", False, 1),
+# SnipRec's protocol: the target venue's position over every ranked turn (its Table 4, all turns pooled);
+# its ids (trace_metrics.specs, benchmark "sniprec") are not Trace's top-k `hit@k` / `mrr`.
+SNIPREC_COLUMNS: tuple[Column, ...] = (
+    Column("sniprec_hit@1", "Hits@1"),
+    Column("sniprec_hit@5", "Hits@5"),
+    Column("sniprec_hit@10", "Hits@10"),
+    Column("sniprec_mrr", "MRR"),
+    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),
 )
-VIEWS: dict[str, tuple[LiveColumn, ...]] = {"trace": TRACE_COLUMNS, "sniprec": SNIPREC_COLUMNS}
+VIEWS: dict[str, tuple[Column, ...]] = {"trace": TRACE_COLUMNS, "sniprec": SNIPREC_COLUMNS}
+# Where metrics.json holds a column's value: (section, key). "dialogue" and "overall" hold {mean, ci_low,
+# ci_high}; "trace" holds `values` and `ci`. Columns not listed are the `trace` section's key of the same id
+# (`trace` protocol) or the "overall" section's (`sniprec`).
+SOURCES: dict[tuple[str, str], tuple[str, str]] = {
+    ("trace", "success"): ("dialogue", "success_rate"),
+    ("trace", "turns_to_success"): ("dialogue", "turns_to_success"),
+    ("trace", "avg_position"): ("overall", "avg_position"),
+}
 # Teacher-forced metrics shown beside a `trace` row (leaderboard metric ids), and their labels.
-TF_COLUMNS: tuple[tuple[str, str], ...] = (("hit@1", "TF Hit@1"), ("tsr", "TF TSR"),
-                                           ("rejection_recovery", "TF rej. rec."))
+TF_COLUMNS: tuple[Column, ...] = (Column("hit@1", "TF Hit@1"), Column("tsr", "TF TSR"),
+                                  Column("rejection_recovery", "TF rej. rec."))
+
+
+def source(protocol: str, column: Column) -> tuple[str, str]:
+    """(section, key) of `column`'s value in a metrics.json of `protocol`."""
+    default = ("trace" if protocol == "trace" else "overall", column.metric)
+    return SOURCES.get((protocol, column.metric), default)
 
 
 def find_interactive_runs(root: str | os.PathLike) -> list[Path]:
@@ -71,13 +77,16 @@ def find_interactive_runs(root: str | os.PathLike) -> list[Path]:
     return sorted(found)
 
 
-def _cell(metrics: Mapping[str, Any], col: LiveColumn) -> tuple[float | None, list[float] | None]:
-    if col.section == "trace":
+def _cell(metrics: Mapping[str, Any], section: str, key: str) -> tuple[float | None, list[float] | None]:
+    if section == "trace":
         trace = metrics.get("trace") or {}
-        value = (trace.get("values") or {}).get(col.metric)
-        ci = (trace.get("ci") or {}).get(col.metric) or {}
+        value = (trace.get("values") or {}).get(key)
+        ci = (trace.get("ci") or {}).get(key) or {}
     else:
-        ci = (metrics.get(col.section) or {}).get(col.metric) or {}
+        # turn_metric also reads a metrics.json from before the SnipRec ids
+        from trace_metrics.lib.interactive import turn_metric
+
+        ci = turn_metric(metrics.get(section) or {}, key) or {}
         value = ci.get("mean")
     bounds = [ci["ci_low"], ci["ci_high"]] if ci.get("ci_low") is not None and ci.get("ci_high") is not None else None
     return value, bounds
@@ -85,12 +94,12 @@ def _cell(metrics: Mapping[str, Any], col: LiveColumn) -> tuple[float | None, li
 
 def row_label(info: Mapping[str, Any], run: Path) -> str:
     """The leaderboard's name of the system (paper name, as Table 5) with the run label's model suffix."""
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import BY_NAME
 
     name = str(info.get("system") or "")
     label = str(info.get("system_label") or name or run.name)
-    if name in BASELINE_LABELS and label.startswith(name):
-        return BASELINE_LABELS[name] + label[len(name):]
+    if name in BY_NAME and label.startswith(name):
+        return BY_NAME[name].label + label[len(name):]
     return label
 
 
@@ -102,20 +111,26 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
         raise TraceDataError(f"unknown protocol {protocol!r}; expected one of {tuple(VIEWS)}", path=run / METRICS_FILE)
     values, cis = {}, {}
     for col in VIEWS[protocol]:
-        value, ci = _cell(metrics, col)
+        value, ci = _cell(metrics, *source(protocol, col))
         if value is not None:
-            values[col.id] = value
+            values[col.metric] = value
         if ci is not None:
-            cis[col.id] = ci
+            cis[col.metric] = ci
     lost = metrics.get("lost_turns") or {}
+    n_dialogues = int(metrics.get("n_dialogues", 0))
+    if n_dialogues < 2 and cis:
+        log.warning("interactive run %s has one dialogue, so resampling has no variance: its intervals are not "
+                    "shown", run)
+        cis = {}
     return {
         "system": row_label(info, run),
         "baseline": str(info.get("system", "")), "family": str(info.get("family", "")),
         "session_isolated": info.get("session_isolated"), "protocol": protocol,
         "simulator": str(info.get("simulator", "")), "pool": str(info.get("pool") or "catalogue"),
         "split": str(info.get("split", "")), "turns": info.get("turns"), "corpus_version": info.get("corpus_version"),
-        "kb_version": info.get("kb_version"), "n_dialogues": int(metrics.get("n_dialogues", 0)),
+        "kb_version": info.get("kb_version"), "n_dialogues": n_dialogues,
         "metrics": values, "ci": cis, "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
+        "fallbacks": fb.predictions_fallbacks(run / PREDICTIONS_FILE, int(lost.get("system_turns", 0))),
         "run": run.relative_to(root).as_posix(),
     }
 
@@ -130,10 +145,32 @@ def teacher_forced(row: Mapping[str, Any], tf_rows: Sequence[Mapping[str, Any]])
             continue
         if r.get("source", "baseline") != "baseline" or r.get("corpus_version") != row["corpus_version"]:
             continue
-        ids = [m for m, _ in TF_COLUMNS]
+        ids = [c.metric for c in TF_COLUMNS]
         return {"system": r["system"], "metrics": {m: r["metrics"][m] for m in ids if m in r["metrics"]},
                 "ci": {m: r["ci"][m] for m in ids if m in (r.get("ci") or {})}}
     return None
+
+
+# What a reader sees of a row: rows equal in these look like the same run.
+IDENTITY: tuple[str, ...] = ("system", "protocol", "simulator", "pool", "split", "turns", "n_dialogues")
+
+
+def duplicates(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A warning for every set of rows that look the same (IDENTITY), naming their runs: copies of one run
+    (identical values) or runs that differ only where the table does not show it."""
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(str(r.get(k)) for k in IDENTITY), []).append(r)
+    out = []
+    for same in groups.values():
+        if len(same) < 2:
+            continue
+        runs = ", ".join(str(r.get("run")) for r in same)
+        copies = all(r.get("metrics") == same[0].get("metrics") for r in same)
+        out.append(f"{len(same)} rows of {same[0].get('system')} ({same[0].get('protocol')}, {same[0].get('pool')} "
+                   f"pool, {same[0].get('split')} split) look the same: " +
+                   (f"copies of one run ({runs})" if copies else f"runs {runs} differ in values only"))
+    return out
 
 
 def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
@@ -152,37 +189,33 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
             continue
         row["teacher_forced"] = teacher_forced(row, tf_rows)
         rows.append(row)
-    from trace_harness.leaderboard.build import BASELINE_LABELS
+    from baselines.identity import IDENTITIES
 
-    order = list(BASELINE_LABELS)
+    order = [i.name for i in IDENTITIES]
     rows.sort(key=lambda r: (r["protocol"] != "trace", r["pool"], r["simulator"], r["session_isolated"] is False,
                              order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
+    for warning in duplicates(rows):
+        log.warning("%s (under %s)", warning, root)
     return rows
-
-
-def _fmt(value: Any, ci: Sequence[float] | None, digits: int) -> str:
-    if value is None:
-        return "-"
-    text = f"{value:.{digits}f}"
-    return text + (f" ±{(ci[1] - ci[0]) / 2:.{digits}f}" if ci else "")
 
 
 def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
     cols = VIEWS[protocol]
-    out = [row["system"] + ("‡" if row.get("session_isolated") is False else ""), row["simulator"], row["pool"],
-           str(row["n_dialogues"]), *(_fmt(row["metrics"].get(c.id), row["ci"].get(c.id), c.digits) for c in cols)]
+    out = [row["system"] + ("‡" if row.get("session_isolated") is False else "") + fb.mark(row), row["simulator"],
+           row["pool"], str(row.get("split") or "-"), str(row.get("turns") or "-"), str(row["n_dialogues"]),
+           *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits) for c in cols)]
     if protocol == "trace":
         tf = row.get("teacher_forced") or {"metrics": {}, "ci": {}}
-        out += [_fmt(tf["metrics"].get(m), tf["ci"].get(m), 3) for m, _ in TF_COLUMNS]
+        out += [format_cell(tf["metrics"].get(c.metric), tf["ci"].get(c.metric), digits=c.digits)
+                for c in TF_COLUMNS]
     out.append(f"{row['lost_turns'][0]} / {row['lost_turns'][1]}")
     return out
 
 
 def _headers(protocol: str) -> list[str]:
-    cols = VIEWS[protocol]
-    heads = ["System", "Simulator", "Pool", "Dialogues", *(c.label + ("↑" if c.higher_is_better else "↓") for c in cols)]
+    heads = ["System", "Simulator", "Pool", "Split", "Turns", "Dialogues", *(heading(c) for c in VIEWS[protocol])]
     if protocol == "trace":
-        heads += [label for _, label in TF_COLUMNS]
+        heads += [c.label for c in TF_COLUMNS]
     return [*heads, "Lost turns"]
 
 
@@ -193,15 +226,14 @@ def format_interactive(rows: Sequence[Mapping[str, Any]]) -> str:
         body = [_lines(r, protocol) for r in rows if r["protocol"] == protocol]
         if not body:
             continue
-        heads = _headers(protocol)
-        widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(heads)]
         title = ("Interactive: a simulated traveler talks to each system (trace-bench interact); TF = the "
                  "teacher-forced row of the same system, pool and corpus" if protocol == "trace" else
                  "Interactive, SnipRec's protocol: the target venue among the catalogue, all turns pooled")
-        parts += [title, "  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))]
-        parts += ["  ".join(v.ljust(w) for v, w in zip(b, widths, strict=True)) for b in body]
+        parts += [title, text_table(_headers(protocol), body, align="left", rule=False)]
         if any(r.get("session_isolated") is False for r in rows if r["protocol"] == protocol):
             parts.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time")
+        if any(fb.mark(r) for r in rows if r["protocol"] == protocol):
+            parts.append(fb.LEGEND)
         parts.append("±: half the width of the 95% cluster-bootstrap interval (dialogues resampled; bounds in the "
                      "CSV and JSON; CGS, a formula on means, has none)" + ("; '-': no value (TF: no teacher-forced "
                      "run of that system on this corpus)" if protocol == "trace" else ""))
@@ -210,24 +242,21 @@ def format_interactive(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _csv(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    cols = [c.id for c in VIEWS[protocol]]
-    tf = [f"tf_{m}" for m, _ in TF_COLUMNS] if protocol == "trace" else []
-    writer.writerow(["system", "simulator", "pool", "dialogues", *(f"{m}{s}" for m in cols + tf
-                                                                   for s in ("", "_ci_low", "_ci_high")),
-                     "lost_turns", "system_turns", "run"])
+    cols = VIEWS[protocol]
+    tf = [Column(f"tf_{c.metric}", c.label) for c in TF_COLUMNS] if protocol == "trace" else []
+    body = []
     for r in rows:
         if r["protocol"] != protocol:
             continue
-        line: list[Any] = [r["system"], r["simulator"], r["pool"], r["n_dialogues"]]
-        for m in cols:
-            line += [r["metrics"].get(m), *(r["ci"].get(m) or (None, None))]
+        line: list[Any] = [r["system"], r["simulator"], r["pool"], r.get("split"), r.get("turns"), r["n_dialogues"]]
+        for c in cols:
+            line += csv_fields(r["metrics"].get(c.metric), r["ci"].get(c.metric), marks=False)
         t = r.get("teacher_forced") or {"metrics": {}, "ci": {}}
-        for m in ([m for m, _ in TF_COLUMNS] if protocol == "trace" else []):
-            line += [t["metrics"].get(m), *(t["ci"].get(m) or (None, None))]
-        writer.writerow([*line, *r["lost_turns"], r["run"]])
-    return buf.getvalue()
+        for c in (TF_COLUMNS if protocol == "trace" else ()):
+            line += csv_fields(t["metrics"].get(c.metric), t["ci"].get(c.metric), marks=False)
+        body.append([*line, *r["lost_turns"], *fb.csv_fields(r), r["run"]])
+    return csv_text(["system", "simulator", "pool", "split", "turns", "dialogues", *csv_header([*cols, *tf], marks=False),
+                     "lost_turns", "system_turns", *fb.CSV_FIELDS, "run"], body)
 
 
 def write_interactive(rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_metrics.core.conversation import ConversationLog
-from trace_metrics.core.prompts import PromptSet, Role, fill
+from trace_metrics.core.prompts import PromptSet, Role
 
 DEFAULT_MAX_ROUNDS = 4
 DEFAULT_MAX_REPAIRS = 2
@@ -127,8 +127,8 @@ class DebateState:
             [
                 {
                     "role": "user",
-                    "content": fill(
-                        self.prompts.debate,
+                    "content": self.prompts.debate.render(
+                        "debate",
                         ROLE_DESC=role.description,
                         TASK_DESC=self.prompts.task,
                         CONVERSATION_LOG=self.conversation_text,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_metrics.core.conversation import ConversationLog
-from trace_metrics.core.prompts import FACTOR_IDS, Factor, PromptSet, fill
+from trace_metrics.core.prompts import FACTOR_IDS, Factor, PromptSet
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,8 @@ def factor_messages(
     conversation: ConversationLog, factor: Factor, prompts: PromptSet
 ) -> list[dict[str, str]]:
     """The one user message that asks for `factor` on `conversation` (paper Table 2)."""
-    content = fill(
-        prompts.evaluator, FACTOR=factor.name, FACTOR_DEFINITION=factor.definition,
+    content = prompts.evaluator.render(
+        "evaluator", FACTOR=factor.name, FACTOR_DEFINITION=factor.definition,
         EVALUATION_STANDARD=factor.standard, EVALUATION_STEP=factor.steps,
         CONVERSATION_LOG=conversation.render(evidence=factor.evidence),
     )  # fmt: skip
@@ -86,7 +86,7 @@ def factor_messages(
 
 
 def retry_message(factor: Factor, parsed: RatingParse, prompts: PromptSet) -> str:
-    return fill(prompts.retry, FACTOR=factor.name, PROBLEM=parsed.detail)
+    return prompts.retry.render("retry", FACTOR=factor.name, PROBLEM=parsed.detail)
 
 
 @dataclass

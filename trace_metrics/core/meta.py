@@ -27,7 +27,7 @@ import itertools
 import math
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ from trace_dataset.io import TraceDataError, iter_jsonl_lines
 from trace_metrics.core.factors import RATING_LABELS
 from trace_metrics.core.prompts import FACTOR_IDS
 from trace_metrics.core.scoring import FACTOR_MEAN, OVERALL
+from trace_metrics.lib._util import mean_or_none
 
 LABELS: tuple[int, ...] = RATING_LABELS
 HUMAN_KEYS: tuple[str, ...] = (*FACTOR_IDS, OVERALL)
@@ -98,11 +99,6 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
         out.update(spearman=_finite(s.statistic), spearman_p=_finite(s.pvalue),
                    kendall_tau_b=_finite(t.statistic), kendall_p=_finite(t.pvalue))  # fmt: skip
     return out
-
-
-def _mean(values: Iterable[float]) -> float | None:
-    vals = list(values)
-    return math.fsum(vals) / len(vals) if vals else None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -173,7 +169,7 @@ def _pairs(core: Scores, human: Scores, core_key: str, human_key: str) -> tuple[
 
 def _factor_agreement(xs: Sequence[int], ys: Sequence[int]) -> dict[str, Any]:
     out = {"qwk": quadratic_weighted_kappa(list(xs), list(ys)), **correlation(xs, ys)}
-    out["core_mean"], out["human_mean"] = _mean(xs), _mean(ys)
+    out["core_mean"], out["human_mean"] = mean_or_none(xs), mean_or_none(ys)
     return out
 
 
@@ -196,8 +192,8 @@ def coupling(scores: Scores, factors: Sequence[str] = FACTOR_IDS) -> dict[str, A
         matrix[i][j] = matrix[j][i] = tau
         if tau is not None:
             off.append(abs(tau))
-    return {"factors": list(factors), "kendall_tau_b": matrix, "mean_abs": _mean(off), "n_pairs_defined": len(off),
-            "n_logs": len(by_log)}  # fmt: skip
+    return {"factors": list(factors), "kendall_tau_b": matrix, "mean_abs": mean_or_none(off),
+            "n_pairs_defined": len(off), "n_logs": len(by_log)}  # fmt: skip
 
 
 def ranking(core: Scores, human: Scores, systems: Mapping[str, str], core_key: str, human_key: str) -> dict:
@@ -207,8 +203,8 @@ def ranking(core: Scores, human: Scores, systems: Mapping[str, str], core_key: s
     for x, y, log_id in zip(xs, ys, ids, strict=True):
         per[systems.get(log_id, log_id.rpartition(":")[2])].append((x, y))
     names = sorted(per)
-    core_means = {s: _mean(p[0] for p in per[s]) for s in names}
-    human_means = {s: _mean(p[1] for p in per[s]) for s in names}
+    core_means = {s: mean_or_none(p[0] for p in per[s]) for s in names}
+    human_means = {s: mean_or_none(p[1] for p in per[s]) for s in names}
     out: dict[str, Any] = {"systems": names, "core_means": core_means, "human_means": human_means,
                            "n_logs": {s: len(per[s]) for s in names}}  # fmt: skip
     corr = correlation([core_means[s] for s in names], [human_means[s] for s in names])
@@ -236,7 +232,8 @@ def meta_evaluate(core: Scores, human: Scores, systems: Mapping[str, str] | None
     overall = {}
     for name, key in (("multi_agent", OVERALL), ("factor_mean", FACTOR_MEAN)):
         xs, ys, _, counts = _pairs(core, human, key, OVERALL)
-        overall[name] = {**correlation(xs, ys), **counts, "core_mean": _mean(xs), "human_mean": _mean(ys)}
+        overall[name] = {**correlation(xs, ys), **counts, "core_mean": mean_or_none(xs),
+                         "human_mean": mean_or_none(ys)}
     return {
         "label_set": list(LABELS),
         "n": {
@@ -248,7 +245,7 @@ def meta_evaluate(core: Scores, human: Scores, systems: Mapping[str, str] | None
         },  # fmt: skip
         "factors": factors,
         "pooled": _factor_agreement(pooled_x, pooled_y),
-        "macro": {k: _mean(v) for k, v in defined.items()}
+        "macro": {k: mean_or_none(v) for k, v in defined.items()}
         | {"n_factors": {k: len(v) for k, v in defined.items()}},
         "overall": overall,
         "coupling": {"core": coupling(core), "human": coupling(human)},

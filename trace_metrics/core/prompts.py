@@ -2,22 +2,25 @@
 
 `prompts/manifest.json` names the files: the evaluator template (paper Table 2), the retry message, the debate
 template (Table 4) and task (Table 33), one guideline file per factor (Tables 3, 9-19) and one role file per
-debater (Tables 34-37), with each role's three factors. A factor file has three sections, `[definition]`,
-`[evaluation_standard]` and `[evaluation_steps]`. Another folder with the same layout can replace the packaged
-one (`--prompts DIR`); its SHA-256 then differs, and so does every output's `prompts.sha256`.
+debater (Tables 34-37), with each role's three factors. Every file is in the package's one prompt-file format
+(`trace_llm.prompts`: `=== section ===` lines, `#` comments, `$PLACEHOLDERS`): the evaluator, retry, debate
+and task files have one section named after them, a factor file the three sections `definition`,
+`evaluation_standard` and `evaluation_steps`, a role file one `description`. Another folder with the same
+layout can replace the packaged one (`--prompts DIR`); its SHA-256 then differs, and so does every output's
+`prompts.sha256`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json
+from trace_llm.prompts import Prompt, PromptFileError, parse_prompt
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
 MANIFEST = "manifest.json"
@@ -29,8 +32,15 @@ FACTOR_IDS: tuple[str, ...] = (
 )  # fmt: skip
 ROLE_IDS: tuple[str, ...] = ("common_user", "domain_expert", "linguist", "hci_expert")
 SECTIONS: tuple[str, ...] = ("definition", "evaluation_standard", "evaluation_steps")
-_SECTION_RE = re.compile(r"^\[(\w+)\]\s*$", re.MULTILINE)
-_PLACEHOLDER_RE = re.compile(r"\{([A-Z_]+)\}")
+# The placeholders each template file may use (the values its caller fills in).
+TEMPLATE_FIELDS: dict[str, tuple[str, ...]] = {
+    "evaluator": (
+        "FACTOR", "FACTOR_DEFINITION", "EVALUATION_STANDARD", "EVALUATION_STEP", "CONVERSATION_LOG",
+    ),
+    "retry": ("FACTOR", "PROBLEM"),
+    "debate": ("ROLE_DESC", "TASK_DESC", "CONVERSATION_LOG", "FACTOR_RESULT", "CHAT_BUFFER"),
+    "task": (),
+}
 
 
 @dataclass(frozen=True)
@@ -60,9 +70,9 @@ class Role:
 @dataclass(frozen=True)
 class PromptSet:
     version: str
-    evaluator: str
-    retry: str
-    debate: str
+    evaluator: Prompt  # render("evaluator", FACTOR=..., ...)
+    retry: Prompt  # render("retry", FACTOR=..., PROBLEM=...)
+    debate: Prompt  # render("debate", ROLE_DESC=..., ...)
     task: str
     factors: tuple[Factor, ...]
     roles: tuple[Role, ...]
@@ -80,27 +90,46 @@ class PromptSet:
         return {"version": self.version, "sha256": self.sha256, "packaged": self.folder == str(PROMPTS_DIR)}
 
 
-def fill(template: str, **values: str) -> str:
-    """Replace the `{NAME}` placeholders given in one pass (others, such as `{score}`, stay as written)."""
-    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)] if m.group(1) in values else m.group(0), template)
-
-
 def parse_factor_file(text: str, path: str | os.PathLike) -> dict[str, str]:
     """The three sections of a factor guideline file; TraceDataError naming the file when one is missing."""
-    marks = list(_SECTION_RE.finditer(text))
-    found: dict[str, str] = {}
-    for i, m in enumerate(marks):
-        name = m.group(1)
-        if name not in SECTIONS:
-            raise TraceDataError(f"unknown section [{name}]; expected {list(SECTIONS)}", path=path)
-        if name in found:
-            raise TraceDataError(f"section [{name}] appears twice", path=path)
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-        found[name] = text[m.end() : end].strip()
+    try:
+        prompt = parse_prompt(text, name=str(path))
+    except PromptFileError as e:
+        raise TraceDataError(str(e), path=path) from None
+    unknown = [s for s in prompt.sections if s not in SECTIONS]
+    if unknown:
+        raise TraceDataError(f"unknown section {unknown[0]!r}; expected {list(SECTIONS)}", path=path)
+    found = {s: prompt.render(s) for s in prompt.sections}
     missing = [s for s in SECTIONS if not found.get(s)]
     if missing:
         raise TraceDataError(f"missing or empty section(s) {missing}; expected {list(SECTIONS)}", path=path)
     return found
+
+
+def _template(text: str, key: str, path: Path) -> Prompt:
+    """A template file: one section named `key`, using only the placeholders its caller fills in."""
+    try:
+        prompt = parse_prompt(text, name=str(path))
+    except PromptFileError as e:
+        raise TraceDataError(str(e), path=path) from None
+    if list(prompt.sections) != [key]:
+        raise TraceDataError(f"expected one section {key!r}, got {list(prompt.sections)}", path=path)
+    unknown = sorted(set(prompt.placeholders(key)) - set(TEMPLATE_FIELDS[key]))
+    if unknown:
+        raise TraceDataError(f"placeholders {unknown}; expected some of {list(TEMPLATE_FIELDS[key])}",
+                             path=path)
+    return prompt
+
+
+def _template_free(text: str, key: str, path: Path) -> str:
+    """The text of a file with one section `key` and no placeholders (a role's description)."""
+    try:
+        prompt = parse_prompt(text, name=str(path))
+    except PromptFileError as e:
+        raise TraceDataError(str(e), path=path) from None
+    if list(prompt.sections) != [key] or prompt.placeholders(key):
+        raise TraceDataError(f"expected one section {key!r} without placeholders", path=path)
+    return prompt.render(key)
 
 
 def _read(folder: Path, name: Any, files: dict[str, bytes]) -> str:
@@ -123,7 +152,8 @@ def _load(folder: str) -> PromptSet:
     files: dict[str, bytes] = {MANIFEST: (root / MANIFEST).read_bytes()}
     try:
         factor_entries, role_entries = manifest["factors"], manifest["roles"]
-        texts = {k: _read(root, manifest[k], files) for k in ("evaluator", "retry", "debate", "task")}
+        texts = {k: _template(_read(root, manifest[k], files), k, root / manifest[k])
+                 for k in TEMPLATE_FIELDS}
     except KeyError as e:
         raise TraceDataError(f"missing key {e}", path=root / MANIFEST) from None
     ids = tuple(f.get("id") for f in factor_entries)
@@ -147,7 +177,9 @@ def _load(folder: str) -> PromptSet:
         if unknown or len(owned) != 3:
             raise TraceDataError(f"role {entry['id']!r} factors {list(owned)}; expected three of {FACTOR_IDS}",
                                  path=root / MANIFEST)  # fmt: skip
-        roles.append(Role(entry["id"], entry["name"], _read(root, entry.get("file"), files).strip(), owned))
+        text = _read(root, entry.get("file"), files)
+        description = _template_free(text, "description", root / str(entry.get("file")))
+        roles.append(Role(entry["id"], entry["name"], description, owned))
     covered = sorted(f for r in roles for f in r.factors)
     if covered != sorted(FACTOR_IDS):
         raise TraceDataError(
@@ -158,7 +190,8 @@ def _load(folder: str) -> PromptSet:
         digest.update(name.encode("utf-8") + b"\0" + hashlib.sha256(files[name]).digest())
     return PromptSet(
         version=str(manifest.get("version", "")), factors=tuple(factors), roles=tuple(roles),
-        sha256=digest.hexdigest(), folder=str(root), **{k: v.strip() for k, v in texts.items()},
+        sha256=digest.hexdigest(), folder=str(root), evaluator=texts["evaluator"], retry=texts["retry"],
+        debate=texts["debate"], task=texts["task"].render("task"),
     )  # fmt: skip
 
 

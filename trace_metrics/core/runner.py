@@ -125,7 +125,7 @@ def collect_logs(
         wanted = set(dialogue_ids)
         unknown = sorted(wanted - {d["dialogue_id"] for d in dialogues})
         if unknown:
-            raise TraceDataError(f"dialogue id(s) {unknown[:5]} are not among the {len(dialogues)} dialogues")
+            raise TraceDataError(_unknown_ids_message(unknown, dialogues, data_dir, split, dialogues_path))
         dialogues = [d for d in dialogues if d["dialogue_id"] in wanted]
     if limit is not None:
         dialogues = dialogues[:limit]
@@ -139,6 +139,28 @@ def collect_logs(
     source.update({"predictions_file": predictions_path.name, "predictions_sha256": sha256_file(predictions_path),
                    "kb_version": kb.version, "system": name, "top_k": top_k, "n_dialogues": len(logs)})  # fmt: skip
     return logs, source
+
+
+def _unknown_ids_message(unknown: Sequence[str], dialogues: Sequence[dict], data_dir: str | os.PathLike,
+                         split: str, dialogues_path: str | os.PathLike | None) -> str:
+    """Which ids are missing, where they were looked for, a valid id, and the split each missing id is in."""
+    from trace_dataset.constants import SPLITS
+    from trace_dataset.datadir import iter_dialogues
+
+    where = (f"the {len(dialogues)} dialogues of {dialogues_path}" if dialogues_path is not None
+             else f"the {split} split of {data_dir} ({len(dialogues)} dialogues)")
+    text = f"dialogue id(s) {list(unknown[:5])} are not in {where}"
+    if dialogues:
+        text += f"; its first is {dialogues[0]['dialogue_id']!r}"
+    if dialogues_path is None:
+        missing = set(unknown)
+        for other in (s for s in SPLITS if s != split):
+            found = sorted(missing & {d["dialogue_id"] for d in iter_dialogues(data_dir, other)})
+            if found:
+                verb = "is" if len(found) == 1 else "are"
+                text += (f"; {', '.join(found[:5])} {verb} in the {other} split (--split {other}, with "
+                         "predictions of that split)")
+    return text
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

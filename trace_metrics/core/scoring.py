@@ -9,7 +9,6 @@ A record (one per log) is what `trace-bench core score` writes per dialogue:
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from trace_metrics.core.conversation import ConversationLog
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS, new_debate, run_debates
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES, STATUSES, rate_factors
 from trace_metrics.core.prompts import FACTOR_IDS, PromptSet
+from trace_metrics.lib._util import mean_or_none
 
 OVERALL = "overall"  # the debate's final score, 0-100
 FACTOR_MEAN = "factor_mean"  # mean of the rated factors, 0-4 (the paper's "CoRE (Avg.)")
@@ -40,11 +40,6 @@ def check_factors(factors: Sequence[str]) -> tuple[str, ...]:
 def rated(record: Mapping[str, Any]) -> tuple[str, ...]:
     """The factors a record holds, in the canonical order."""
     return tuple(f for f in FACTOR_IDS if f in record["factors"])
-
-
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return math.fsum(vals) / len(vals) if vals else None
 
 
 def score_logs(
@@ -91,7 +86,7 @@ def score_logs(
             "dialogue_id": conv.dialogue_id,
             "system": conv.system,
             "factors": results,
-            "factor_mean": _mean(scores),
+            "factor_mean": mean_or_none(scores),
             "n": sum(s is not None for s in scores),
             "n_missing": sum(s is None for s in scores),
             "overall": debate_result["final_score"] if debate_result else None,
@@ -131,7 +126,7 @@ def summarize(records: Sequence[Mapping[str, Any]], debate: bool = True) -> dict
         missing = Counter(res["status"] for res in results if res["score"] is None)
         statuses.update(res["status"] for res in results)
         out["factors"][f] = {
-            "mean": _mean(res["score"] for res in results),
+            "mean": mean_or_none(res["score"] for res in results),
             "n": sum(res["score"] is not None for res in results),
             "n_missing": sum(missing.values()),
             "missing_by_status": dict(sorted(missing.items())),
@@ -144,13 +139,13 @@ def summarize(records: Sequence[Mapping[str, Any]], debate: bool = True) -> dict
         "missing": total - statuses.get("ok", 0),
         "by_status": {s: statuses.get(s, 0) for s in STATUSES},
     }
-    out[FACTOR_MEAN] = {"mean": _mean(r["factor_mean"] for r in records),
+    out[FACTOR_MEAN] = {"mean": mean_or_none(r["factor_mean"] for r in records),
                         "n": sum(r["factor_mean"] is not None for r in records)}  # fmt: skip
     if debate:
         debates = [r["debate"] for r in records if r.get("debate")]
         rounds = Counter(d["rounds"] for d in debates)
         out[OVERALL] = {
-            "mean": _mean(r["overall"] for r in records),
+            "mean": mean_or_none(r["overall"] for r in records),
             "n": sum(r["overall"] is not None for r in records),
             "n_failed": sum(r["overall"] is None for r in records),
             "consensus_rate": (sum(d["consensus"] for d in debates) / len(debates)) if debates else None,

@@ -61,10 +61,11 @@ class Entailment(base.TraceMetric):
         "predictions": datasets.Value("string"),
         "references": datasets.Sequence(datasets.Value("string")),
     }
+    # the declared metric options (cd_gate, pc_window) come from trace_metrics.specs
     options = (
         "model", "threshold", "thresholds", "batch_size", "cache_path", "device", "dtype", "max_length",
-        "premise_scope", "citation_density", "provenance_coverage", "cd_gate", "pc_window", "scorer",
-        "return_per_item", "return_claims",
+        "premise_scope", "citation_density", "provenance_coverage", *base.declared_options("entailment"),
+        "scorer", "return_per_item", "return_claims",
     )  # fmt: skip
 
     def _load_scorer(self, model, batch_size, cache_path, device, dtype, max_length) -> NLIScorer:
@@ -99,12 +100,13 @@ class Entailment(base.TraceMetric):
         premise_scope="cited",
         citation_density=None,
         provenance_coverage=None,
-        cd_gate=0.05,
-        pc_window=80,
         scorer=None,
         return_per_item=False,
         return_claims=False,
+        **options,
     ) -> dict:
+        o = base.metric_options("entailment", options)
+        cd_gate, pc_window = o["cd_gate"], o["pc_window"]
         scorer = scorer or self._load_scorer(model, batch_size, cache_path, device, dtype, max_length)
         results = entailment_scores(
             predictions, references, scorer, threshold=threshold, premise_scope=premise_scope

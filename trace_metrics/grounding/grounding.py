@@ -48,15 +48,10 @@ class Grounding(base.TraceMetric):
         "predictions": datasets.Value("string"),
         "references": datasets.Sequence(datasets.Value("string")),
     }
-    options = ("fuzzy_threshold", "cd_gate", "pc_window", "return_per_item")
+    options = (*base.declared_options("grounding"), "return_per_item")  # fuzzy_threshold, cd_gate, pc_window
 
-    def _score(
-        self,
-        predictions,
-        references,
-        fuzzy_threshold=lib.DEFAULT_FUZZY_THRESHOLD,
-        cd_gate=lib.DEFAULT_CD_GATE,
-        pc_window=lib.DEFAULT_PC_WINDOW,
-        return_per_item=False,
-    ) -> dict:
-        return lib.score(predictions, references, fuzzy_threshold, cd_gate, pc_window, return_per_item)
+    def _score(self, predictions, references, return_per_item=False, **options) -> dict:
+        o = base.metric_options("grounding", options)
+        return lib.score(
+            predictions, references, o["fuzzy_threshold"], o["cd_gate"], o["pc_window"], return_per_item
+        )

@@ -13,7 +13,9 @@ Duplicate ids in a ranking are rejected by predictions validation; here the firs
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from trace_metrics.lib._util import mean_or_none
 
@@ -48,39 +50,67 @@ def mr_recall_at_k(ranked: Sequence[str], gold: Sequence[str], alternatives: Seq
     return recall_at_k(ranked, gold, k)
 
 
+class Ranks(NamedTuple):
+    """Where a turn's gold POIs and acceptable alternatives stand in its ranking: everything its accuracy
+    metrics read, at any k (`ranks` computes it once per turn; the suite's per-item functions read it)."""
+
+    gold: tuple[int, ...]  # 1-based ranks of the distinct gold POIs that are ranked, ascending
+    n_gold: int  # distinct gold POIs (> 0)
+    alternative: int  # 1-based rank of the first acceptable alternative; 0 = none is ranked
+
+    def recall(self, k: int) -> float:
+        return bisect_right(self.gold, k) / self.n_gold  # gold POIs ranked within the top k
+
+    def hit(self, k: int) -> float:
+        return 1.0 if self.gold and self.gold[0] <= k else 0.0
+
+    def reciprocal_rank(self) -> float:
+        return 1.0 / self.gold[0] if self.gold else 0.0
+
+    def mr_recall(self, k: int) -> float:
+        return 1.0 if 0 < self.alternative <= k else self.recall(k)
+
+
+def ranks(ranked: Sequence[str], gold: Sequence[str], alternatives: Sequence[str] = ()) -> Ranks:
+    """The `Ranks` of one turn; the first occurrence of a repeated id counts."""
+    gold_set = set(gold)
+    if not gold_set:
+        raise ValueError("accuracy needs at least one gold POI per turn")
+    index = tuple(ranked).index
+    found = []
+    for poi in gold_set:
+        try:
+            found.append(index(poi) + 1)
+        except ValueError:
+            pass
+    found.sort()
+    alternative = 0
+    for poi in set(alternatives):
+        try:
+            r = index(poi) + 1
+        except ValueError:
+            continue
+        if not alternative or r < alternative:
+            alternative = r
+    return Ranks(tuple(found), len(gold_set), alternative)
+
+
 def turn_scores(
     ranked: Sequence[str], gold: Sequence[str], alternatives: Sequence[str] | None = None
 ) -> dict[str, float]:
     """Every accuracy metric of one turn (multi-reference ones only when `alternatives` is given)."""
-    gold_set = set(gold)
-    if not gold_set:
-        raise ValueError("accuracy needs at least one gold POI per turn")
-    n_gold = len(gold_set)
-    first = 0  # 1-based rank of the first gold POI, 0 = none
-    in_top = [0, 0, 0, 0, 0, 0]  # gold POIs within top-1..top-5 (index k)
-    seen: set[str] = set()
-    for rank, poi in enumerate(ranked, start=1):
-        if poi in gold_set and poi not in seen:
-            seen.add(poi)
-            if not first:
-                first = rank
-            if rank <= 5:
-                for k in range(rank, 6):
-                    in_top[k] += 1
-        if rank >= 5 and first:
-            break
+    r = ranks(ranked, gold, alternatives or ())
     out = {
-        "recall@1": in_top[1] / n_gold,
-        "recall@3": in_top[3] / n_gold,
-        "mrr": 1.0 / first if first else 0.0,
-        "hit@1": 1.0 if in_top[1] else 0.0,
-        "hit@3": 1.0 if in_top[3] else 0.0,
-        "hit@5": 1.0 if in_top[5] else 0.0,
+        "recall@1": r.recall(1),
+        "recall@3": r.recall(3),
+        "mrr": r.reciprocal_rank(),
+        "hit@1": r.hit(1),
+        "hit@3": r.hit(3),
+        "hit@5": r.hit(5),
     }
     if alternatives is not None:
-        alt = set(alternatives)
-        out["mr_recall@1"] = 1.0 if alt and any(p in alt for p in ranked[:1]) else out["recall@1"]
-        out["mr_recall@3"] = 1.0 if alt and any(p in alt for p in ranked[:3]) else out["recall@3"]
+        out["mr_recall@1"] = r.mr_recall(1)
+        out["mr_recall@3"] = r.mr_recall(3)
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from trace_metrics.lib._util import mean_or_none
 from trace_metrics.lib.exposure import exposure_summary
 
 Satisfies = Callable[[str, str, Any], bool]
@@ -32,12 +33,6 @@ def filter_success(items: Sequence[str], filters: Mapping[str, Any], satisfies: 
     if not items:
         return 0.0
     return sum(filter_fraction(item, filters, satisfies) for item in items) / len(items)
-
-
-def mean(values: Iterable[float | None]) -> float | None:
-    """Mean of the values that are not None; None when there are none."""
-    kept = [float(v) for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else None
 
 
 def collab_rec_scores(
@@ -66,8 +61,8 @@ def collab_rec_scores(
     out: dict[str, float | int | None] = {
         "moderator_success": sum(per_query) / len(per_query) if per_query else None,
         **exposure_summary(lists, catalogue),
-        "reliability": mean(reliability),
-        "hallucination_rate": mean(hallucination),
+        "reliability": mean_or_none(reliability),
+        "hallucination_rate": mean_or_none(hallucination),
         "n": len(lists),
     }
     return out

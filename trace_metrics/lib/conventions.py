@@ -23,6 +23,18 @@ two; a recommend turn when its top-1 is gold; the ranking metrics Recall@k/MRR k
 the paper reports spatial coherence for Popularity (Table 9: 0.174), a system with no adaptation whose top-1
 never changes within a dialogue, so its dialogues have POI pairs only if both compared POIs count; and a
 comparison that shows the user the gold POI has recommended it, whichever of the two it favours.
+**Switch** (`compare_hit`, `--compare-hit`): "top2" (default, the above) or "top1" (a compare turn hits only
+with its top-1, as a recommend turn; App. J's "recommends a gold POI" read strictly). It changes TSR, T2R and
+rejection recovery only; practical value keeps both compared POIs.
+
+**T2R** (`t2r`, `--t2r`). App. J: "counts system turns with recommend or compare actions until the first
+gold-POI hit", averaged over the dialogues that have a hit ("count", default: App. J as written). That count
+is at most the recommend/compare turns of a dialogue (3.3 on average in the paper's corpus, App. S), so its mean
+cannot reach the 3.00-5.57 of Table 5. "turn_index" is the reading those numbers fit: the position of the
+first hit among all of the dialogue's turns (its 0-based turn_id), also over the dialogues with a hit. Its
+floor is the earliest turn a recommendation can take in a dialogue that opens greet_and_seek, ask_preference,
+answer: 3, Table 5's LLM Zero-Shot (3.00 with TSR 1.000); on the built-in corpus it gives 5.08-5.63 for the
+non-LLM baselines (Popularity 5.57) where "count" gives 2.04-2.32. docs/metrics.md has the table.
 """
 
 from __future__ import annotations
@@ -50,6 +62,25 @@ def check_grounding_turns(value: str) -> None:
 BUDGET_RULE = "latest"  # which of several budget words sets the ceiling (see the module docstring)
 COMPARE_TOP_K = 2  # POIs a compare turn recommends: its top two
 
+CompareHit = Literal["top2", "top1"]
+# When a compare turn is a hit (TSR, T2R, rejection recovery): a gold POI among its top two (default) or top-1.
+COMPARE_HITS: tuple[str, ...] = ("top2", "top1")
+DEFAULT_COMPARE_HIT: CompareHit = "top2"
+T2RReading = Literal["count", "turn_index"]
+# T2R: recommend/compare turns up to the first hit (default, App. J as written) or the first hit's turn index.
+T2R_READINGS: tuple[str, ...] = ("count", "turn_index")
+DEFAULT_T2R: T2RReading = "count"
+
+
+def check_compare_hit(value: str) -> None:
+    if value not in COMPARE_HITS:
+        raise ValueError(f"unknown compare_hit {value!r}; expected one of {COMPARE_HITS}")
+
+
+def check_t2r(value: str) -> None:
+    if value not in T2R_READINGS:
+        raise ValueError(f"unknown t2r reading {value!r}; expected one of {T2R_READINGS}")
+
 _PRICE_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(PRICE_KEYWORDS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
@@ -71,12 +102,16 @@ def _top_k(action: str) -> int:
     return COMPARE_TOP_K if action == "compare" else 1
 
 
-def is_hit(action: str, ranked: Sequence[str], gold: Iterable[str]) -> bool:
-    """A recommend/compare turn hits when a POI it recommends (top-1; top two of a compare) is gold."""
+def is_hit(action: str, ranked: Sequence[str], gold: Iterable[str], compare_hit: CompareHit = DEFAULT_COMPARE_HIT
+           ) -> bool:
+    """A recommend/compare turn hits when a POI it recommends (top-1; top two of a compare, or only its top-1
+    with compare_hit="top1") is gold."""
     if action not in RECOMMENDATION_ACTIONS:
         raise ValueError(f"only recommend/compare turns hit or miss; got {action!r}")
+    check_compare_hit(compare_hit)
     gold = set(gold)
-    return any(p in gold for p in ranked[: _top_k(action)])
+    k = 1 if compare_hit == "top1" else _top_k(action)
+    return any(p in gold for p in ranked[:k])
 
 
 def recommended_by_turn(action: str, ranked: Sequence[str], cited_pois: Sequence[str] = ()) -> list[str]:

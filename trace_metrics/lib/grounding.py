@@ -263,6 +263,8 @@ def composite(gs, cd, pc, gate: float = DEFAULT_CD_GATE):
     """
     if not gate > 0:
         raise ValueError(f"cd gate must be > 0; got {gate!r}")
+    if type(gs) is float and type(cd) is float and type(pc) is float:  # one response (the common case)
+        return gs * min(1.0, cd / gate) * (0.5 + 0.5 * pc)
     if any(isinstance(x, (list, tuple)) or getattr(x, "ndim", 0) > 0 for x in (gs, cd, pc)):
         import numpy as np
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from trace_dataset.io import TraceDataError, read_jsonl
+from trace_metrics.lib._util import mean_or_none
 from trace_metrics.lib.human_format import (
     CITATION_LABELS,
     ERROR_CATEGORIES,
@@ -69,11 +70,6 @@ def majority_label(labels: Iterable[str | None]) -> str | None:
     return next(label for label in _TIE_ORDER if counts.get(label) == top)
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
 # ---------------------------------------------------------------------------------------------------
 # Items and per-baseline aggregates
 # ---------------------------------------------------------------------------------------------------
@@ -99,8 +95,8 @@ def item_scores(rows: Sequence[dict]) -> dict[str, dict]:
             "partial": labelled.count("Partial"),
             "not_supported": labelled.count("Not supported"),
             "human_citation_precision": labelled.count("Supported") / len(labelled) if labelled else None,
-            "human_informativeness": _mean(r["informativeness"] for r in rs),
-            "human_naturalness": _mean(r["naturalness"] for r in rs),
+            "human_informativeness": mean_or_none(r["informativeness"] for r in rs),
+            "human_naturalness": mean_or_none(r["naturalness"] for r in rs),
             "error_free_rate": (sum(r["errors"] == [NO_ERRORS] for r in answered) / len(answered))
             if answered
             else None,
@@ -120,10 +116,10 @@ def _aggregate(items: Sequence[dict]) -> dict:
     answered = [i for i in items if i["errors_answered"]]
     return {
         "human_citation_precision": supported / labelled if labelled else None,
-        "human_informativeness": _mean(i["human_informativeness"] for i in items),
-        "human_naturalness": _mean(i["human_naturalness"] for i in items),
-        "citation_precision_item_mean": _mean(i["human_citation_precision"] for i in items),
-        "error_free_rate": _mean(i["error_free_rate"] for i in items),
+        "human_informativeness": mean_or_none(i["human_informativeness"] for i in items),
+        "human_naturalness": mean_or_none(i["human_naturalness"] for i in items),
+        "citation_precision_item_mean": mean_or_none(i["human_citation_precision"] for i in items),
+        "error_free_rate": mean_or_none(i["error_free_rate"] for i in items),
         "supported": supported,
         "partial": sum(i["partial"] for i in items),
         "not_supported": sum(i["not_supported"] for i in items),
@@ -236,14 +232,16 @@ def annotator_diagnostics(rows: Sequence[dict]) -> dict[str, dict]:
         answered = [r for r in mine if r["errors"]]
         res: dict[str, Any] = {"n_items": len(mine)}
         for scale in LIKERT_SCALES:
-            res[f"{scale}_mean"] = _mean(r[scale] for r in mine)
-            res[f"{scale}_deviation"] = _mean(
+            res[f"{scale}_mean"] = mean_or_none(r[scale] for r in mine)
+            res[f"{scale}_deviation"] = mean_or_none(
                 abs(r[scale] - medians[r["item_id"]][scale]) for r in mine if r[scale] is not None
             )
         res["flag_rate"] = (
             (sum(r["errors"] != [NO_ERRORS] for r in answered) / len(answered)) if answered else None
         )
-        res["avg_categories"] = _mean(len([c for c in r["errors"] if c != NO_ERRORS]) for r in answered)
+        res["avg_categories"] = mean_or_none(
+            len([c for c in r["errors"] if c != NO_ERRORS]) for r in answered
+        )
         out[annotator] = res
     return out
 
@@ -348,7 +346,8 @@ def paired_baseline_tests(
             if len(shared) >= 2:
                 res = paired_ttest(xa, xb)
             else:
-                res = {"t": None, "p": None, "mean_a": _mean(xa), "mean_b": _mean(xb), "n": len(shared)}
+                res = {"t": None, "p": None, "mean_a": mean_or_none(xa), "mean_b": mean_or_none(xb),
+                       "n": len(shared)}
             out[metric][f"{a} vs {b}"] = {
                 k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in res.items()
             }

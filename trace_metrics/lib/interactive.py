@@ -3,10 +3,18 @@
 Per turn (SnipRec §5.1, Table 4; also the `trace` protocol's turns):
 - **position**: 1-based rank, among every candidate, of the best-ranked *target* (a POI the traveler would
   accept; SnipRec: the one target venue). Candidates the system did not rank tie at the end of its list;
-  inside a tie group (the unranked tail, and runs of consecutive ranked POIs with equal scores when the
-  system's scores are known) the order is drawn at random with an RNG seeded by (seed, dialogue, turn), as
-  Sun et al. (2020) prescribe and SnipRec follows. A turn whose candidates hold no target has no position.
-- **hit@k** = 1 if position <= k (k = 1, 5, 10); **mrr** = 1 / position; **avg_position** = mean position.
+  inside a tie group (the unranked tail, and runs of consecutive ranked POIs with equal scores) the order is
+  drawn at random with an RNG seeded by (seed, dialogue, turn), as Sun et al. (2020) prescribe and SnipRec
+  follows (§5.1). The scores are what the system's ranking sorts by, which every package system reports
+  (`baselines.base` "Ties": the non-LLM baselines, SnipRec and its comparison systems, whose never-retrieved
+  venues all score 0, the LLM baselines' completed rankings, Collab-REC) and an HTTP system may send; when
+  they are given, a ranked candidate without a score joins the unranked tail. A system that reports none is
+  taken as a strict order. A turn whose candidates hold no target has no position.
+- **sniprec_hit@k** = 1 if position <= k (k = 1, 5, 10); **sniprec_mrr** = 1 / position; **avg_position** =
+  mean position. Their ids are their own: `hit@k` and `mrr` are Trace's top-k metrics of the ranked list
+  (`trace_metrics.lib.accuracy`), which the `trace` protocol also reports on live turns. They are declared in
+  `trace_metrics.specs` (benchmark "sniprec"), and the per-turn table and the overall figures loop over those
+  declarations.
 Values per turn index are means over the dialogues that have a ranking at that turn (`n` says how many).
 
 The Trace metrics of the live system turns (accuracy, TSR, T2R, rejection recovery, GS / CD / PC / CGS,
@@ -24,10 +32,20 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from trace_dataset.constants import SEED
-from trace_metrics.lib._util import mean_or_none
+from trace_metrics import specs
 
-HIT_KS: tuple[int, ...] = (1, 5, 10)
-TURN_IDS: tuple[str, ...] = tuple(f"hit@{k}" for k in HIT_KS) + ("mrr", "avg_position")
+SNIPREC_METRICS: tuple[specs.MetricSpec, ...] = specs.of_benchmark("sniprec")
+TURN_IDS: tuple[str, ...] = tuple(m.id for m in SNIPREC_METRICS)
+_FORMER_IDS: dict[str, str] = {m.id: m.former_id for m in SNIPREC_METRICS if m.former_id}
+
+
+def turn_metric(section: Mapping[str, Any], metric_id: str) -> Any:
+    """A SnipRec metric of a per-turn row or of metrics.json's `overall` section, also from a metrics.json
+    written before these metrics had ids of their own (`MetricSpec.former_id`: `sniprec_hit@1` was `hit@1`)."""
+    if metric_id in section:
+        return section[metric_id]
+    former = _FORMER_IDS.get(metric_id)
+    return section.get(former) if former else None
 # the Trace metrics reported for live turns (the suite's ids; text metrics have no reference here)
 LIVE_TRACE_IDS: tuple[str, ...] = (
     "hit@1", "hit@3", "mrr", "recall@1", "tsr", "t2r", "rejection_recovery", "grounding_score", "citation_density",
@@ -43,7 +61,7 @@ def tie_groups(ranked: Sequence[str], scores: Mapping[str, Any] | None) -> list[
     groups: list[list[str]] = []
     last: Any = object()
     for p in ranked:
-        s = scores.get(p, p)  # a POI without a score ties with nothing
+        s = scores.get(p, (p,))  # a POI without a score ties with nothing
         if groups and s == last:
             groups[-1].append(p)
         else:
@@ -65,7 +83,7 @@ def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: S
     seen: set[str] = set()
     order = []
     for p in ranked:
-        if p in cand and p not in seen:
+        if p in cand and p not in seen and (not scores or p in scores):
             seen.add(p)
             order.append(p)
     groups = tie_groups(order, scores)
@@ -81,22 +99,18 @@ def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: S
     raise AssertionError("unreachable: a target is a candidate")
 
 
-def position_scores(position: int | None, ks: Sequence[int] = HIT_KS) -> dict[str, float | None]:
-    """hit@k, mrr and the position itself for one turn (all None without a position)."""
-    out: dict[str, float | None] = {}
-    for k in ks:
-        out[f"hit@{k}"] = None if position is None else float(position <= k)
-    out["mrr"] = None if position is None else 1.0 / position
-    out["avg_position"] = None if position is None else float(position)
-    return out
+def position_scores(position: int | None) -> dict[str, float | None]:
+    """sniprec_hit@k, sniprec_mrr and the position itself for one turn (all None without a position)."""
+    return {m.id: m.item(position, **m.arguments) for m in SNIPREC_METRICS}
 
 
 def turn_rng(seed: int, dialogue_id: str, turn: int) -> random.Random:
     return random.Random(f"{seed}:ties:{dialogue_id}:{turn}")
 
 
-def per_turn_table(items: Sequence[Mapping[str, Any]], ks: Sequence[int] = HIT_KS) -> list[dict[str, Any]]:
-    """Rows {turn, n, hit@k..., mrr, avg_position} from items {dialogue_id, turn, position}, by turn index.
+def per_turn_table(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows {turn, n, sniprec_hit@k..., sniprec_mrr, avg_position} from items {dialogue_id, turn, position},
+    by turn index.
 
     Items without a position (no target among the candidates) are counted in `n_undefined`, not averaged.
     """
@@ -106,11 +120,11 @@ def per_turn_table(items: Sequence[Mapping[str, Any]], ks: Sequence[int] = HIT_K
     rows = []
     for turn in sorted(by_turn):
         positions = by_turn[turn]
-        scored = [position_scores(p, ks) for p in positions]
+        scored = [position_scores(p) for p in positions]
         row: dict[str, Any] = {"turn": turn, "n": sum(p is not None for p in positions),
                                "n_undefined": sum(p is None for p in positions)}
-        for m in (*(f"hit@{k}" for k in ks), "mrr", "avg_position"):
-            row[m] = mean_or_none([s[m] for s in scored])
+        for m in SNIPREC_METRICS:
+            row[m.id] = m.aggregate([s[m.id] for s in scored])
         rows.append(row)
     return rows
 

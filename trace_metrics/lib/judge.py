@@ -4,24 +4,28 @@ Scales (App. J): Relevance (does the response address the user's stated need?), 
 specific and actionable?), Grounding Quality (are its claims supported by the cited reviews?), Natural Flow
 (conversational naturalness), Justification (are the recommendations explained with sound reasons?).
 
-Prompt: a system message with the rubric (anchors for 1, 3 and 5 on every scale) and the required JSON shape
-(letters, not numbers, as placeholders: small models copy example numbers as their answer);
-a user message with the dialogue so far (the last `MAX_CONTEXT_TURNS` turns, each clipped to
-`MAX_TURN_CHARS`), the cited reviews as `[Rn] text` (clipped to `REVIEW_MAX_CHARS`, at most `MAX_REVIEWS`),
-and the response to rate. The reply must be one JSON object with five integer fields 1-5 (`JUDGE_SCHEMA`);
-the LLM layer extracts and validates it and, when invalid, shows the model its reply and the error and asks
-again (`max_repairs` rounds: the retries). The ratings are checked once more here. An item still invalid is
-a failure: counted in `n_failed`, kept with its error and raw output, never dropped or replaced by a score.
+Prompt (`prompts/judge.txt`, the package's one prompt-file format): a system message with the rubric (anchors
+for 1, 3 and 5 on every scale) and the required JSON shape (letters, not numbers, as placeholders: small
+models copy example numbers as their answer); a user message with the dialogue so far (the last
+`MAX_CONTEXT_TURNS` turns, each clipped to `MAX_TURN_CHARS`), the cited reviews as `[Rn] text` (clipped to
+`REVIEW_MAX_CHARS`, at most `MAX_REVIEWS`), and the response to rate. The reply must be one JSON object with
+five integer fields 1-5 (`JUDGE_SCHEMA`); the LLM layer extracts and validates it and, when invalid, shows the
+model its reply and the error and asks again (`max_repairs` rounds: the retries). The ratings are checked once
+more here. An item still invalid is a failure: counted in `n_failed`, kept with its error and raw output,
+never dropped or replaced by a score.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import REVIEW_MAX_CHARS
+from trace_llm.prompts import Prompt, load_prompt
+from trace_metrics.lib._util import mean_or_none
 
 log = logging.getLogger(__name__)
 
@@ -46,24 +50,13 @@ JUDGE_SCHEMA: dict = {
     "additionalProperties": False,
 }
 
-RUBRIC = """\
-You are an impartial judge of a travel recommendation assistant that recommends restaurants, hotels and \
-attractions and cites user reviews as evidence with labels such as [R1].
-Rate the assistant's RESPONSE on five scales from 1 (worst) to 5 (best). Rate each scale independently.
+PROMPT_FILE = Path(__file__).with_name("prompts") / "judge.txt"  # the rubric and the item (trace_llm.prompts)
 
-relevance: does the response address the user's stated need?
-  1 = ignores the request; 3 = partly addresses it; 5 = fully addresses what the user asked for.
-informativeness: is it specific and actionable?
-  1 = generic, no useful details; 3 = some useful details but incomplete; 5 = specific details that help the user decide.
-grounding: are its claims supported by the cited reviews?
-  1 = claims are unsupported or contradict the reviews; 3 = some claims supported; 5 = every claim is backed by a cited review.
-flow: is it natural and conversational?
-  1 = robotic, awkward or template-like; 3 = readable but stiff; 5 = fluent, like a knowledgeable travel agent.
-justification: are the recommendations explained with sound reasons?
-  1 = no reasons given; 3 = some reasons, loosely tied to the user's needs; 5 = clear reasons tied to the user's needs.
 
-Reply with only a JSON object with your five integer ratings, in this shape (replace each letter by a rating):
-{"relevance": R, "informativeness": I, "grounding": G, "flow": F, "justification": J}"""
+@cache
+def judge_prompt() -> Prompt:
+    """The judge's prompt file; its SHA-256 is in the judge's run configuration (`describe`)."""
+    return load_prompt(PROMPT_FILE)
 
 
 class JudgeParseError(ValueError):
@@ -104,13 +97,11 @@ def judge_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     reviews = [
         f"[R{n}] {_clip(t, REVIEW_MAX_CHARS)}" for n, t in enumerate(item.get("reviews") or [], start=1) if t
     ][:MAX_REVIEWS]
-    user = (
-        f"DIALOGUE SO FAR:\n{_render_context(item.get('context'))}\n\n"
-        f"CITED REVIEWS:\n{chr(10).join(reviews) if reviews else '(none)'}\n\n"
-        f"RESPONSE:\n{item['response'].strip() or '(empty response)'}\n\n"
-        "Return the JSON object with the five ratings."
-    )
-    return [{"role": "system", "content": RUBRIC}, {"role": "user", "content": user}]
+    prompt = judge_prompt()
+    user = prompt.render("user", context=_render_context(item.get("context")),
+                         reviews="\n".join(reviews) if reviews else "(none)",
+                         response=item["response"].strip() or "(empty response)")
+    return [{"role": "system", "content": prompt.render("system")}, {"role": "user", "content": user}]
 
 
 def parse_ratings(obj: Any) -> dict[str, int]:
@@ -185,7 +176,7 @@ def aggregate_judgements(records: Sequence[Mapping[str, Any]], return_per_item: 
     rated = [r["ratings"] for r in records if r.get("ok")]
     out: dict[str, Any] = {}
     for key, metric in JUDGE_SCALES.items():
-        out[metric] = math.fsum(r[key] for r in rated) / len(rated) if rated else None
+        out[metric] = mean_or_none([r[key] for r in rated])
     out["n"] = len(rated)
     out["n_items"] = len(records)
     out["n_failed"] = len(records) - len(rated)

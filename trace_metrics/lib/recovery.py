@@ -8,7 +8,9 @@ compare turn, which puts both forward). Other turns carry `None`.
   recommend/compare turn have no value.
 - **T2R**: the number of recommend/compare turns up to and including the first hit (1 = the first
   recommendation was right); lower is better. Dialogues without a hit have no T2R: it is the mean over
-  successful dialogues, read together with TSR (its n is the number of successful dialogues).
+  successful dialogues, read together with TSR (its n is the number of successful dialogues). The other reading
+  (`t2r="turn_index"`, `conventions.T2R_READINGS`): the first hit's position among all the dialogue's turns
+  (0-based), the reading the paper's 3.00-5.57 fit (conventions.py says why).
 - **Rejection recovery**: for every reject_and_refine turn (an *episode*), whether the first recommend/compare
   turn after it is a hit. Episodes with no later recommend/compare turn have no value (counted apart).
 """
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 
 from trace_dataset.constants import RECOMMENDATION_ACTIONS, REJECTION_ACTION
 from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.conventions import DEFAULT_T2R, T2RReading, check_t2r
 
 RECOVERY_IDS: tuple[str, ...] = ("tsr", "t2r", "rejection_recovery")
 
@@ -41,14 +44,17 @@ def task_success(turns: Sequence[Turn]) -> float | None:
     return 1.0 if any(hits) else 0.0
 
 
-def turns_to_first_hit(turns: Sequence[Turn]) -> int | None:
+def turns_to_first_hit(turns: Sequence[Turn], reading: T2RReading = DEFAULT_T2R) -> int | None:
+    """T2R of one dialogue (`turns`: every turn, in order): recommend/compare turns up to and including the
+    first hit ("count"), or the first hit's 0-based position among all turns ("turn_index"); None without a hit."""
     _check(turns)
+    check_t2r(reading)
     count = 0
-    for action, hit in turns:
+    for i, (action, hit) in enumerate(turns):
         if action in RECOMMENDATION_ACTIONS:
             count += 1
             if hit:
-                return count
+                return count if reading == "count" else i
     return None
 
 
@@ -64,12 +70,14 @@ def rejection_episodes(turns: Sequence[Turn]) -> list[tuple[int, bool | None]]:
     return out
 
 
-def score(dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False) -> dict:
+def score(dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False, t2r_reading: T2RReading = DEFAULT_T2R
+          ) -> dict:
     """TSR and T2R over dialogues, rejection recovery over episodes, each with its `<id>_n`."""
+    check_t2r(t2r_reading)
     tsr, t2r, episodes = [], [], []
     for turns in dialogues:
         tsr.append(task_success(turns))
-        t = turns_to_first_hit(turns)
+        t = turns_to_first_hit(turns, t2r_reading)
         t2r.append(None if t is None else float(t))
         episodes.extend(hit for _, hit in rejection_episodes(turns))
     recovered = [None if h is None else (1.0 if h else 0.0) for h in episodes]

@@ -23,7 +23,7 @@ from typing import NamedTuple
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.io import TraceDataError
 from trace_dataset.quotes import PLACEHOLDER_RE
-from trace_metrics.lib.conventions import is_hit, recommended_by_turn
+from trace_metrics.lib.conventions import DEFAULT_COMPARE_HIT, CompareHit, is_hit, recommended_by_turn
 
 
 class EvalTurn(NamedTuple):
@@ -38,10 +38,6 @@ class EvalTurn(NamedTuple):
     ranked: tuple[str, ...]
     response: str
     citations: Mapping[str, str]
-
-    @property
-    def is_recommendation(self) -> bool:
-        return self.action in RECOMMENDATION_ACTIONS
 
     @property
     def hit(self) -> bool:
@@ -145,10 +141,12 @@ def _label_number(label: str) -> int:
     return int(label[1:]) if label[1:].isdigit() else 0
 
 
-def recovery_turns(dialogue: EvalDialogue) -> list[tuple[str, bool | None]]:
-    """(action, hit) of every turn: hit for recommend/compare system turns, None otherwise."""
+def recovery_turns(dialogue: EvalDialogue, compare_hit: CompareHit = DEFAULT_COMPARE_HIT
+                   ) -> list[tuple[str, bool | None]]:
+    """(action, hit) of every turn: hit for recommend/compare system turns (`conventions.is_hit` with
+    `compare_hit`), None otherwise."""
     out: list[tuple[str, bool | None]] = [(a, None) for a in dialogue.actions]
     for pos, t in zip(dialogue.system_positions, dialogue.system_turns, strict=True):
         if t.action in RECOMMENDATION_ACTIONS:
-            out[pos] = (t.action, t.hit)
+            out[pos] = (t.action, is_hit(t.action, t.ranked, t.gold, compare_hit))
     return out

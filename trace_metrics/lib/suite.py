@@ -1,14 +1,18 @@
-"""Everything at once: a data directory + a predictions file -> the leaderboard row (issue 4, `trace_suite`).
+"""Everything at once: a data directory + a predictions file -> the leaderboard row (`trace_suite`).
 
 `evaluate_run` loads and validates, `evaluate_predictions` scores in memory (what the benchmark times). The
 result holds every metric value with its n, per-item values with dialogue ids (for the statistics), per-item
 standard deviations, the corpus and knowledge-base versions and the configuration. The NLI model and the LLM
-judge (area E's `entailment` and `judge`) run only when asked.
+judge run only when asked.
 
-Every value is the mean of its per-item values (`per_item[group][id]`, None = undefined, left out), except
-`cgs` and `cgs_ent`, the CGS formula applied to the means of their components (`specs.MetricSpec.components`),
-whose per-turn counterparts are `cgs_turn_mean` and `cgs_ent_turn_mean`. Grounding metrics live in the
-`recommendation_turns` group, or in `system_turns` with `grounding_turns="system"`.
+Scoring is a loop over the metric declarations (`specs.SUITE_METRICS`, or the `metrics` given), in their
+order: each metric's per-item function runs on the items of its level (`lib.items`: recommend/compare turns,
+grounded turns, system turns, dialogues, rejection episodes), its values go to `per_item[group][id]` (None =
+undefined, left out), and its aggregation makes the value (the mean of the defined items; for `cgs` and
+`cgs_ent`, the CGS formula on their components' means). Grounding metrics live in the `recommendation_turns`
+group, or in `system_turns` with `grounding_turns="system"`. The options (`specs.OPTIONS`: fuzzy_threshold,
+cd_gate, pc_window, radius_km, use_stemmer, grounding_turns, compare_hit, t2r) are keyword arguments with the
+declared defaults.
 """
 
 from __future__ import annotations
@@ -17,13 +21,15 @@ import contextlib
 import gc
 import hashlib
 import logging
-import operator
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import RECOMMENDATION_ACTIONS, REVIEWS_FILE, SCHEMA_VERSION, resolve_splits
+import trace_metrics.specs as specs  # not `from trace_metrics import`: that package imports this module
+from trace_dataset.constants import REVIEWS_FILE, SCHEMA_VERSION, resolve_splits
 from trace_dataset.datadir import (
     check_data_dir,
     corpus_meta,
@@ -34,70 +40,21 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
-from trace_metrics.lib import (
-    accuracy,
-    conventions,
-    grounding,
-    practical,
-    recovery,
-    selection,
-    suite_optional,
-    sweeps,
-    text,
-)
-from trace_metrics.lib._util import mean_or_none
-from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GroundingTurns, check_grounding_turns
-from trace_metrics.lib.grounding import DEFAULT_CD_GATE, DEFAULT_FUZZY_THRESHOLD, DEFAULT_PC_WINDOW, Threshold
-from trace_metrics.lib.practical import DEFAULT_RADIUS_KM, PoiPoint, spatial_id
+from trace_metrics.lib import conventions, items, selection, suite_optional, sweeps, text
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
 from trace_metrics.lib.tokenize import BLEU_TOKENIZER, ROUGE_TOKENIZER
+from trace_metrics.specs import MetricSpec
 
 log = logging.getLogger(__name__)
 
-
-# ---------------------------------------------------------------------------------------------------
-# Knowledge-base lookups
-# ---------------------------------------------------------------------------------------------------
-class Sources:
-    """Review texts by citation label, with the counts the result reports."""
-
-    def __init__(self, kb: KnowledgeBase):
-        self.kb = kb
-        self.unknown_review_ids: set[str] = set()
-
-    def for_citations(self, citations: Mapping[str, str]) -> list[str | None]:
-        """`out[n-1]` = text of the review label Rn cites; None for a hole or an unknown review."""
-        if not citations:
-            return []
-        numbered = {int(label[1:]): rid for label, rid in citations.items()}
-        out: list[str | None] = [None] * max(numbered)
-        reviews = self.kb.reviews
-        for n, rid in numbered.items():
-            review = reviews.get(rid)
-            if review is None:
-                self.unknown_review_ids.add(rid)
-                continue
-            if review.text is None:
-                raise TraceDataError(
-                    f"review {rid!r} has no text: the knowledge base is not hydrated; run `trace-bench corpus "
-                    "hydrate` and evaluate the hydrated directory",
-                    path=self.kb.root,
-                )
-            out[n - 1] = review.text
-        return out
-
-
-def _points(kb: KnowledgeBase, ids: Sequence[str], cache: dict[str, PoiPoint]) -> list[PoiPoint]:
-    out = []
-    for pid in ids:
-        pt = cache.get(pid)
-        if pt is None:
-            poi = kb.pois.get(pid)
-            if poi is None:
-                raise TraceDataError(f"recommended POI {pid!r} is not in the knowledge base", path=kb.root)
-            pt = cache[pid] = PoiPoint(poi.latitude, poi.longitude, poi.price, poi.poi_type)
-        out.append(pt)
-    return out
+# per-item groups of the result, in order, and the level whose items each holds ("grounded_turn" goes to the
+# group of the turns `grounding_turns` names)
+GROUPS: dict[str, str] = {
+    "recommendation_turns": "recommendation_turn",
+    "system_turns": "system_turn",
+    "dialogues": "dialogue",
+    "rejection_episodes": "rejection_episode",
+}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -122,161 +79,131 @@ def _cyclic_gc_paused(pause: bool = True) -> Iterator[None]:
         gc.enable()
 
 
+def check_metrics(metrics: Sequence[MetricSpec]) -> None:
+    """The declarations the suite can compute: an item function or components (listed before them) at a
+    level the suite has, options that are declared."""
+    seen: set[str] = set()
+    for m in metrics:
+        if not m.computed:
+            raise ValueError(f"metric {m.id!r} has neither a per-item function nor components")
+        if m.item is not None and m.level not in (*GROUPS.values(), "grounded_turn"):
+            raise ValueError(f"metric {m.id!r}: the suite has no items of level {m.level!r}")
+        missing = [c for c in m.components if c not in seen]
+        if missing:
+            raise ValueError(f"metric {m.id!r} combines {missing}, which must be computed before it")
+        taken = {*m.item_parameter_names, *specs.keyword_only(m.aggregate)}
+        unknown = taken - set(m.arguments) - set(specs.SUITE_OPTIONS)
+        if unknown:
+            raise ValueError(f"metric {m.id!r}: keyword(s) {sorted(unknown)} are neither fixed arguments nor "
+                             f"declared options {specs.SUITE_OPTIONS}")
+        seen.add(m.id)
+
+
 def evaluate_predictions(
     dialogues: Sequence[dict],
     predictions: Mapping[tuple[str, int], dict],
     kb: KnowledgeBase,
     *,
-    fuzzy_threshold: Threshold = DEFAULT_FUZZY_THRESHOLD,
-    cd_gate: float = DEFAULT_CD_GATE,
-    pc_window: float = DEFAULT_PC_WINDOW,
-    radius_km: float = DEFAULT_RADIUS_KM,
-    rouge_stemmer: bool = False,
     nli: Any = None,
     judge: Any = None,
-    run_sweeps: bool = False,
+    sweeps: bool = False,
     with_std: bool = True,
-    grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
+    metrics: Sequence[MetricSpec] | None = None,
+    **options: Any,
 ) -> dict:
-    """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`."""
-    grounding.check_parameters(fuzzy_threshold, cd_gate, pc_window)
-    check_grounding_turns(grounding_turns)
+    """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`.
+
+    `options`: the suite options (`specs.SUITE_OPTIONS`), each defaulting to its declaration; `metrics`: the
+    declarations to compute (default `specs.SUITE_METRICS`; those that need an absent NLI model or judge are
+    skipped)."""
+    opts = specs.resolve_options(options)
+    metrics = specs.SUITE_METRICS if metrics is None else tuple(metrics)
+    check_metrics(metrics)
     with _cyclic_gc_paused(nli is None and judge is None):
-        return _evaluate_predictions(
-            dialogues, predictions, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
-            radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=run_sweeps,
-            with_std=with_std, grounding_turns=grounding_turns,
-        )  # fmt: skip
+        return _evaluate_predictions(dialogues, predictions, kb, opts, metrics, nli=nli, judge=judge,
+                                     run_sweeps=sweeps, with_std=with_std)
+
+
+def _turn_ids(turns: Sequence[items.TurnItem]) -> dict[str, list]:
+    return {"dialogue_id": [x.turn.dialogue_id for x in turns], "turn_id": [x.turn.turn_id for x in turns]}
 
 
 def _evaluate_predictions(
     dialogues: Sequence[dict],
     predictions: Mapping[tuple[str, int], dict],
     kb: KnowledgeBase,
+    opts: Mapping[str, Any],
+    metrics: Sequence[MetricSpec],
     *,
-    fuzzy_threshold: Threshold,
-    cd_gate: float,
-    pc_window: float,
-    radius_km: float,
-    rouge_stemmer: bool,
     nli: Any,
     judge: Any,
     run_sweeps: bool,
     with_std: bool,
-    grounding_turns: GroundingTurns,
 ) -> dict:
     joined = selection.join(dialogues, predictions)
-    values: dict[str, float | None] = {}
-    n: dict[str, int] = {}
-    per_item: dict[str, dict[str, list]] = {}
+    sources = items.Sources(kb)
+    sys_turns = [items.TurnItem(t, sources) for d in joined for t in d.system_turns]
+    rec = [x for x in sys_turns if x.recommending]
+    grounded = items.grounded_items(rec, sys_turns, opts["grounding_turns"])
+    points: dict = {}
+    dlg = [items.DialogueItem(d, kb, points) for d in joined]
+    episodes: list[items.EpisodeItem] = []
+    without_followup = 0
+    for d, src in zip(dlg, dialogues, strict=True):
+        found, missing = items.episodes(d, src["turns"])
+        episodes.extend(found)
+        without_followup += missing
+    by_group: dict[str, list] = {"recommendation_turns": rec, "system_turns": sys_turns, "dialogues": dlg,
+                                 "rejection_episodes": episodes}
+    per_item: dict[str, dict[str, list]] = {
+        "recommendation_turns": _turn_ids(rec),
+        "system_turns": _turn_ids(sys_turns),
+        "dialogues": {"dialogue_id": [d.dialogue.dialogue_id for d in dlg]},
+        "rejection_episodes": {"dialogue_id": [e.dialogue_id for e in episodes],
+                               "turn_id": [e.turn_id for e in episodes]},
+    }
+    group_of = {level: group for group, level in GROUPS.items()}
+    group_of["grounded_turn"] = "system_turns" if grounded is sys_turns else "recommendation_turns"
 
-    # -- recommendation turns: accuracy + grounding ---------------------------------------------------
-    rec = selection.recommendation_turns(joined)
-    sources = Sources(kb)
-    acc_ids = accuracy.ACCURACY_IDS + accuracy.MULTI_REFERENCE_IDS
-    pick = operator.itemgetter(*acc_ids)
-    no_gold = (None,) * len(acc_ids)
-    acc_rows = [
-        pick(accuracy.turn_scores(t.ranked, t.gold, t.alternatives)) if t.gold else no_gold for t in rec
-    ]
-    columns = list(zip(*acc_rows, strict=True)) if acc_rows else [()] * len(acc_ids)
-    acc: dict[str, list[float | None]] = {m: list(c) for m, c in zip(acc_ids, columns, strict=True)}
-    rec_items: dict[str, list] = {"dialogue_id": [t.dialogue_id for t in rec], "turn_id": [t.turn_id for t in rec]}
-    sys_turns = selection.system_turns(joined)
-    sys_items: dict[str, list] = {"dialogue_id": [t.dialogue_id for t in sys_turns],
-                                  "turn_id": [t.turn_id for t in sys_turns]}  # fmt: skip
-    g_sys = grounding_turns == "system"  # every system turn (Table 20's n), with App. J's PC rule for the others
-    g_turns, g_items = (sys_turns, sys_items) if g_sys else (rec, rec_items)
-    g_recommending = [t.action in RECOMMENDATION_ACTIONS for t in sys_turns] if g_sys else None
-    label_sources = [sources.for_citations(t.citations) for t in g_turns]  # also for the NLI model
-    analyse = grounding.analyse
-    analyses = [analyse(t.response, src) for t, src in zip(g_turns, label_sources, strict=True)]
-    g = grounding.aggregate(analyses, fuzzy_threshold, cd_gate, pc_window, return_per_item=True,
-                            recommending=g_recommending)  # fmt: skip
-    for m in acc_ids:
-        values[m] = mean_or_none(acc[m])
-        n[m] = sum(v is not None for v in acc[m])
-        rec_items[m] = acc[m]
-    for m in ("grounding_score", "citation_density", "provenance_coverage"):
-        values[m] = g[m]
-        g_items[m] = g[f"{m}_per_item"]
-        n[m] = sum(v is not None for v in g_items[m])
-    values["cgs"], values["cgs_turn_mean"], g_items["cgs_turn_mean"] = g["cgs"], g["cgs_turn_mean"], g["cgs_per_item"]
-    n["cgs"] = n["cgs_turn_mean"] = g["n"]
     extra: dict[str, Any] = {}
     models: dict[str, Any] = {}
     if nli is not None:
-        ent, ent_raw, models["nli"] = suite_optional.run_nli(nli, [t.response for t in g_turns], label_sources)
-        pc_vacuous = [1.0 if p is None else p for p in g["provenance_coverage_per_item"]]
-        cgs_ent = grounding.composite(ent, g["citation_density_per_item"], pc_vacuous, cd_gate).tolist() if ent else []
-        values["entailment"], n["entailment"], g_items["entailment"] = mean_or_none(ent), len(ent), ent
-        values["cgs_ent"] = grounding.of_means(values["entailment"], values["citation_density"],
-                                               values["provenance_coverage"], cd_gate)  # fmt: skip
-        values["cgs_ent_turn_mean"] = mean_or_none(cgs_ent)
-        n["cgs_ent"] = n["cgs_ent_turn_mean"] = len(cgs_ent)
-        g_items["cgs_ent_turn_mean"] = cgs_ent
+        ent, ent_raw, models["nli"] = suite_optional.run_nli(nli, [x.turn.response for x in grounded],
+                                                             [x.cited_texts for x in grounded])
+        for x, e in zip(grounded, ent, strict=True):
+            x.entailment = e
         if run_sweeps:
-            entail = suite_optional.import_optional("entailment", "the NLI threshold sweep")
-            extra["nli_threshold_sweep"] = {
-                f"{th:g}": mean_or_none(entail.rescore(ent_raw, th))
-                for th in getattr(entail, "THRESHOLD_SWEEP", (0.3, 0.4, 0.5, 0.6, 0.7))
-            }
+            extra["nli_threshold_sweep"] = suite_optional.nli_threshold_sweep(ent_raw)
     if judge is not None:
         by_id = {d["dialogue_id"]: d for d in dialogues}
-        rec_sources = label_sources if g_turns is rec else [sources.for_citations(t.citations) for t in rec]
-        scales, _raw, models["judge"] = suite_optional.run_judge(judge, rec, by_id, rec_sources)
-        for m, vals in scales.items():
-            values[m], n[m], rec_items[m] = mean_or_none(vals), sum(v is not None for v in vals), vals
-    per_item["recommendation_turns"] = rec_items
+        ratings, _raw, models["judge"] = suite_optional.run_judge(judge, [x.turn for x in rec], by_id,
+                                                                  [x.cited_texts for x in rec])
+        for x, r in zip(rec, ratings, strict=True):
+            x.judge = r
+    have = {"nli": nli is not None, "judge": judge is not None}
 
-    # -- all system turns: text -----------------------------------------------------------------------
-    bleu, rouge = text.score_pairs(
-        [t.response for t in sys_turns], [t.reference_text for t in sys_turns], rouge_stemmer
-    )
-    values["bleu4"], values["rouge_l"] = mean_or_none(bleu), mean_or_none(rouge)
-    n["bleu4"] = n["rouge_l"] = len(sys_turns)
-    sys_items["bleu4"], sys_items["rouge_l"] = bleu, rouge
-    per_item["system_turns"] = sys_items
+    values: dict[str, float | None] = {}
+    n: dict[str, int] = {}
+    keys: dict[str, str] = {}  # metric id -> its results key under these options
+    for m in metrics:
+        if m.needs is not None and not have[m.needs]:
+            continue
+        key = keys[m.id] = m.key(opts)
+        aggregate = partial(m.aggregate, **{p: opts[p] for p in specs.keyword_only(m.aggregate)})
+        if m.components:
+            parts = [keys[c] for c in m.components]
+            values[key] = aggregate(*(values[p] for p in parts))
+            n[key] = n[parts[0]]
+            continue
+        group = group_of[m.level]
+        given = {**opts, **m.arguments}
+        positional, keyword = specs.item_parameters(m.item)
+        item = partial(m.item, **{p: given[p] for p in keyword}) if keyword else m.item
+        vals = per_item[group][key] = list(map(item, by_group[group], *(repeat(given[p]) for p in positional)))
+        values[key] = aggregate(vals)
+        n[key] = len(vals) - vals.count(None)
 
-    # -- dialogues: practical value + recovery --------------------------------------------------------
-    cache: dict[str, PoiPoint] = {}
-    sid = spatial_id(radius_km)
-    dlg: dict[str, list] = {"dialogue_id": [], sid: [], "route_efficiency_km": [], "price_alignment": [],
-                            "itinerary_diversity": [], "tsr": [], "t2r": []}  # fmt: skip
-    distances: list[list[float]] = []
-    episodes: dict[str, list] = {"dialogue_id": [], "turn_id": [], "rejection_recovery": []}
-    without_followup = 0
-    ceilings: list[int | None] = []
-    for d, src_dialogue in zip(joined, dialogues, strict=True):
-        pts = _points(kb, selection.recommended_pois(d.system_turns, kb.review_business), cache)
-        ceiling = practical.price_ceiling(d.user_texts)
-        ceilings.append(ceiling)
-        ds = practical.pair_distances(pts)
-        distances.append(ds)
-        dlg["dialogue_id"].append(d.dialogue_id)
-        dlg[sid].append(practical.coherence_from_distances(ds, radius_km))
-        dlg["route_efficiency_km"].append(practical.route_length_km(pts))
-        dlg["price_alignment"].append(practical.price_alignment(pts, ceiling))
-        dlg["itinerary_diversity"].append(practical.itinerary_diversity(pts))
-        turns = selection.recovery_turns(d)
-        dlg["tsr"].append(recovery.task_success(turns))
-        t2r = recovery.turns_to_first_hit(turns)
-        dlg["t2r"].append(None if t2r is None else float(t2r))
-        for idx, hit in recovery.rejection_episodes(turns):
-            if hit is None:
-                without_followup += 1
-                continue
-            episodes["dialogue_id"].append(d.dialogue_id)
-            episodes["turn_id"].append(src_dialogue["turns"][idx]["turn_id"])
-            episodes["rejection_recovery"].append(1.0 if hit else 0.0)
-    for m in (sid, "route_efficiency_km", "price_alignment", "itinerary_diversity", "tsr", "t2r"):
-        values[m] = mean_or_none(dlg[m])
-        n[m] = sum(v is not None for v in dlg[m])
-    values["rejection_recovery"] = mean_or_none(episodes["rejection_recovery"])
-    n["rejection_recovery"] = len(episodes["rejection_recovery"])
-    per_item["dialogues"] = dlg
-    per_item["rejection_episodes"] = episodes
-
+    analyses = [x.analysis for x in grounded]
     result: dict[str, Any] = {
         "values": values,
         "n": n,
@@ -285,13 +212,13 @@ def _evaluate_predictions(
             "dialogues": len(joined),
             "system_turns": len(sys_turns),
             "recommendation_turns": len(rec),
-            "recommendation_turns_without_gold": sum(1 for t in rec if not t.gold),
-            "rejection_episodes": len(episodes["rejection_recovery"]) + without_followup,
+            "recommendation_turns_without_gold": sum(1 for x in rec if not x.turn.gold),
+            "rejection_episodes": len(episodes) + without_followup,
             "rejection_episodes_without_followup": without_followup,
-            "quotes": g["n_quotes"],
-            "unresolved_labels": g["n_unresolved_labels"],
+            "quotes": sum(len(a.supports) for a in analyses),
+            "unresolved_labels": sum(a.unresolved_labels for a in analyses),
             "unknown_review_ids": len(sources.unknown_review_ids),
-            "dialogues_with_budget": sum(1 for c in ceilings if c is not None),
+            "dialogues_with_budget": sum(1 for d in dlg if d.ceiling is not None),
         },
         "models": models,
         "per_item": per_item,
@@ -310,8 +237,8 @@ def _evaluate_predictions(
             result["std_unavailable"] = str(e)
     if run_sweeps:
         result["sweeps"] = {
-            **sweeps.grounding_sweeps(analyses, fuzzy_threshold, cd_gate, pc_window),
-            "spatial_radius_km": sweeps.spatial_sweep(distances),
+            **sweeps.grounding_sweeps(analyses, opts["fuzzy_threshold"], opts["cd_gate"], opts["pc_window"]),
+            "spatial_radius_km": sweeps.spatial_sweep([d.distances for d in dlg]),
         }
     return result
 
@@ -329,7 +256,7 @@ def evaluate_run(
 
     Returns {"values", "n", "std", "aggregates", "counts", "versions", "config", "models", "run"?, "sweeps"?,
     "per_item"}. `nli`: an NLI model id/path or an `entailment.NLIScorer`; `judge`: an LLM spec or a loaded
-    LLM. `options`: those of `evaluate_rows`.
+    LLM. `options`: those of `evaluate_rows` (the suite options of `specs.SUITE_OPTIONS`, sweeps, ...).
     """
     predictions_path = Path(predictions_path)
     rows = load_predictions(predictions_path)
@@ -373,19 +300,20 @@ def evaluate_rows(
     nli: Any = None,
     judge: Any = None,
     *,
-    fuzzy_threshold: Threshold = DEFAULT_FUZZY_THRESHOLD,
-    cd_gate: float = DEFAULT_CD_GATE,
-    pc_window: float = DEFAULT_PC_WINDOW,
-    radius_km: float = DEFAULT_RADIUS_KM,
-    rouge_stemmer: bool = False,
     sweeps: bool = False,
     check_pool: bool = True,
     with_std: bool = True,
-    grounding_turns: GroundingTurns = DEFAULT_GROUNDING_TURNS,
     kb: KnowledgeBase | None = None,
     predictions_path: str | os.PathLike | None = None,
+    metrics: Sequence[MetricSpec] | None = None,
+    **options: Any,
 ) -> dict:
-    """Validate prediction rows (dicts) against the split and score them; `evaluate_run` without the file."""
+    """Validate prediction rows (dicts) against the split and score them; `evaluate_run` without the file.
+
+    `options`: the suite options (`specs.SUITE_OPTIONS`: fuzzy_threshold, cd_gate, pc_window, radius_km,
+    use_stemmer, grounding_turns), each defaulting to its declaration; checked before anything is loaded.
+    `metrics`: the declarations to compute (default `specs.SUITE_METRICS`)."""
+    opts = specs.resolve_options(options)
     splits = resolve_splits(split)  # "all": the paper's full-corpus headline over every split
     data_dir = check_data_dir(data_dir, splits=splits)
     kb = load_kb(data_dir) if kb is None else kb
@@ -400,10 +328,8 @@ def evaluate_rows(
         path=predictions_path,
     )
     result = evaluate_predictions(
-        dialogues, index, kb, fuzzy_threshold=fuzzy_threshold, cd_gate=cd_gate, pc_window=pc_window,
-        radius_km=radius_km, rouge_stemmer=rouge_stemmer, nli=nli, judge=judge, run_sweeps=sweeps, with_std=with_std,
-        grounding_turns=grounding_turns,
-    )  # fmt: skip
+        dialogues, index, kb, nli=nli, judge=judge, sweeps=sweeps, with_std=with_std, metrics=metrics, **opts
+    )
     meta = corpus_meta(data_dir)
     result["versions"] = {
         "corpus": corpus_version(meta),
@@ -423,13 +349,14 @@ def evaluate_rows(
         "split": split,
         "pool": pool,
         "predictions": predictions,
-        "grounding": {"fuzzy_threshold": fuzzy_threshold, "cd_gate": cd_gate, "pc_window": pc_window,
-                      "turns": grounding_turns},  # fmt: skip
-        "practical": {"radius_km": radius_km},
-        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K},
+        "grounding": {"fuzzy_threshold": opts["fuzzy_threshold"], "cd_gate": opts["cd_gate"],
+                      "pc_window": opts["pc_window"], "turns": opts["grounding_turns"]},
+        "practical": {"radius_km": opts["radius_km"]},
+        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K,
+                        "compare_hit": opts["compare_hit"], "t2r": opts["t2r"]},
         "text": {
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
-            "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": rouge_stemmer},
+            "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": opts["use_stemmer"]},
         },
         "check_pool": check_pool,
         "sweeps": sweeps,

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trace_metrics.lib import selection
+from trace_metrics.lib._util import mean_or_none
 
 
 def import_optional(name: str, purpose: str):
@@ -21,7 +22,7 @@ def import_optional(name: str, purpose: str):
 
 
 def item_stds(per_item: Mapping[str, Mapping[str, list]], ids: Sequence[str]) -> dict[str, float | None]:
-    """Standard deviation of every per-item metric (area E's `stats.per_turn_std`); None where n = 0 and for
+    """Standard deviation of every per-item metric (`stats.per_turn_std`); None where n = 0 and for
     the composite `cgs` / `cgs_ent`, which are formulas of means, not means of items."""
     stats = import_optional("stats", "per-turn standard deviations")
     out: dict[str, float | None] = dict.fromkeys(ids)
@@ -44,12 +45,20 @@ def run_nli(
     return values, list(results), describe
 
 
+def nli_threshold_sweep(results: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """The entailment mean at each threshold of App. L's sweep, from the stored claim probabilities."""
+    entail = import_optional("entailment", "the NLI threshold sweep")
+    return {f"{th:g}": mean_or_none(entail.rescore(results, th)) for th in entail.THRESHOLD_SWEEP}
+
+
 def run_judge(
     judge: Any,
     turns: list[selection.EvalTurn],
     dialogues: Mapping[str, dict],
     sources: list[list[str | None]],
-):
+) -> tuple[list[dict[str, float | None]], list[dict], dict]:
+    """Per turn, the judge's rating on each scale (`judge.JUDGE_SCALES`; None where it failed), the records,
+    and the judge's description with its failure count."""
     judge_mod = import_optional("judge", "--judge (LLM-as-judge)")
     if isinstance(judge, str):
         from trace_llm import load_llm
@@ -68,9 +77,9 @@ def run_judge(
             }
         )
     records = judge_mod.judge_turns(judge, items)
-    out: dict[str, list[float | None]] = {}
-    for scale, metric in judge_mod.JUDGE_SCALES.items():
-        out[metric] = [float(r["ratings"][scale]) if r.get("ok") else None for r in records]
+    scales = judge_mod.JUDGE_SCALES
+    ratings = [{s: float(r["ratings"][s]) if r.get("ok") else None for s in scales} for r in records]
     describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
-    describe = {**describe, "n_failed": sum(1 for r in records if not r.get("ok"))}
-    return out, records, describe
+    describe = {**describe, "prompt": judge_mod.judge_prompt().describe(),
+                "n_failed": sum(1 for r in records if not r.get("ok"))}
+    return ratings, records, describe

@@ -191,28 +191,27 @@ def rouge_l(prediction: str, reference: str, use_stemmer: bool = False) -> float
 
 def turn_scores(prediction: str, reference: str, use_stemmer: bool = False) -> tuple[float, float]:
     """(BLEU-4, ROUGE-L F1) of one turn, tokenising each text once when ROUGE does not stem."""
-    bleu, rouge = score_pairs((prediction,), (reference,), use_stemmer)
-    return bleu[0], rouge[0]
+    hyp = token_bytes(prediction)
+    if prediction == reference:  # the reference copied: the general code's values, without the n-gram work
+        bleu = 1.0 if len(hyp) >= BLEU_MAX_ORDER else _bleu4(hyp, hyp)
+        if use_stemmer:
+            return bleu, rouge_l(prediction, reference, use_stemmer=True)
+        return bleu, 1.0 if hyp else 0.0
+    ref = token_bytes(reference)
+    rouge = rouge_l(prediction, reference, use_stemmer=True) if use_stemmer else rouge_l_tokens(hyp, ref)
+    return _bleu4(hyp, ref), rouge
 
 
 def score_pairs(
     predictions: Sequence[str], references: Sequence[str], use_stemmer: bool = False
 ) -> tuple[list[float], list[float]]:
-    """Per-turn BLEU-4 and ROUGE-L F1 of (prediction, reference) strings, each text tokenised once."""
+    """Per-turn BLEU-4 and ROUGE-L F1 of (prediction, reference) strings (`turn_scores` of each pair)."""
     bleu: list[float] = []
     rouge: list[float] = []
     for p, r in zip(predictions, references, strict=True):
-        hyp = token_bytes(p)
-        if p == r:  # the reference copied: the general code's values, without the n-gram work
-            bleu.append(1.0 if len(hyp) >= BLEU_MAX_ORDER else _bleu4(hyp, hyp))
-            if use_stemmer:
-                rouge.append(rouge_l(p, r, use_stemmer=True))
-            else:
-                rouge.append(1.0 if hyp else 0.0)
-            continue
-        ref = token_bytes(r)
-        bleu.append(_bleu4(hyp, ref))
-        rouge.append(rouge_l(p, r, use_stemmer=True) if use_stemmer else rouge_l_tokens(hyp, ref))
+        b, g = turn_scores(p, r, use_stemmer)
+        bleu.append(b)
+        rouge.append(g)
     return bleu, rouge
 
 

@@ -7,7 +7,6 @@ lookup, caching, data parallelism) without downloading anything. Its probabiliti
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 DEFAULT_LABELS: dict[int, str] = {0: "contradiction", 1: "neutral", 2: "entailment"}
@@ -122,9 +121,3 @@ def relabel(model_dir: str | os.PathLike, id2label: dict[int, str]) -> None:
     config["id2label"] = {str(i): name for i, name in id2label.items()}
     config["label2id"] = {name: i for i, name in id2label.items()}
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-
-
-def tiny_words(text: str) -> list[str]:
-    """The words of `text` the tiny tokenizer knows (for building test sentences)."""
-    known = set(VOCABULARY)
-    return [w for w in re.findall(r"[a-z]+", text.lower()) if w in known]

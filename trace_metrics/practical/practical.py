@@ -49,10 +49,12 @@ class Practical(base.TraceMetric):
         "predictions": datasets.Sequence(datasets.Value("string")),
         "references": datasets.Sequence(datasets.Value("string")),
     }
-    options = ("pois", "kb_dir", "radius_km", "return_per_item")
+    options = ("pois", "kb_dir", *base.declared_options("practical"), "return_per_item")  # radius_km
 
-    def _score(self, predictions, references, pois=None, kb_dir=None, radius_km=lib.DEFAULT_RADIUS_KM,
-               return_per_item=False) -> dict:  # fmt: skip
+    def _score(
+        self, predictions, references, pois=None, kb_dir=None, return_per_item=False, **options
+    ) -> dict:
+        radius_km = base.metric_options("practical", options)["radius_km"]
         if (pois is None) == (kb_dir is None):
             raise ValueError(
                 "give exactly one of `pois` (business_id -> POI) or `kb_dir` (a knowledge-base folder)"

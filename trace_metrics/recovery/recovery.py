@@ -29,6 +29,9 @@ Args:
     actions (list of list of str): per dialogue, every turn's action (trace_dataset.constants.ACTIONS).
     return_per_item (bool): also return `tsr_per_item`, `t2r_per_item` (per dialogue) and
         `rejection_recovery_per_item` (per episode).
+    compare_hit (str): "top2" (default: a compare turn hits with either of its top two) or "top1".
+    t2r (str): "count" (default: recommend/compare turns up to the first hit) or "turn_index" (the first hit's
+        0-based turn index, the reading the paper's numbers fit; trace_metrics/lib/conventions.py).
 Returns:
     tsr (0-1), t2r (>= 1), rejection_recovery (0-1), tsr_n, t2r_n, rejection_recovery_n,
     rejection_episodes_without_followup, n (dialogues).
@@ -49,9 +52,11 @@ class Recovery(base.TraceMetric):
         "references": datasets.Sequence(datasets.Sequence(datasets.Value("string"))),
         "actions": datasets.Sequence(datasets.Value("string")),
     }
-    options = ("return_per_item",)
+    options = ("return_per_item", *base.declared_options("recovery"))  # compare_hit, t2r
 
-    def _score(self, predictions, references, actions, return_per_item=False) -> dict:
+    def _score(self, predictions, references, actions, return_per_item=False, **options) -> dict:
+        o = base.metric_options("recovery", options)
+        compare_hit, t2r = o["compare_hit"], o["t2r"]
         dialogues = []
         for i, (ranked, gold, acts) in enumerate(zip(predictions, references, actions, strict=True)):
             if not len(ranked) == len(gold) == len(acts):
@@ -65,6 +70,6 @@ class Recovery(base.TraceMetric):
                     raise ValueError(
                         f"dialogue {i} turn {j}: unknown action {a!r}; expected one of {ACTIONS}"
                     )
-                turns.append((a, is_hit(a, r, g) if a in RECOMMENDATION_ACTIONS else None))
+                turns.append((a, is_hit(a, r, g, compare_hit) if a in RECOMMENDATION_ACTIONS else None))
             dialogues.append(turns)
-        return lib.score(dialogues, return_per_item=return_per_item)
+        return lib.score(dialogues, return_per_item=return_per_item, t2r_reading=t2r)

@@ -37,7 +37,10 @@ class Text(base.TraceMetric):
     description = _DESCRIPTION
     inputs_description = _KWARGS_DESCRIPTION
     input_features = {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-    options = ("use_stemmer", "return_per_item")
+    options = (*base.declared_options("text"), "return_per_item")  # use_stemmer
 
-    def _score(self, predictions, references, use_stemmer=False, return_per_item=False) -> dict:
-        return lib.score(predictions, references, use_stemmer=use_stemmer, return_per_item=return_per_item)
+    def _score(self, predictions, references, return_per_item=False, **options) -> dict:
+        o = base.metric_options("text", options)
+        return lib.score(
+            predictions, references, use_stemmer=o["use_stemmer"], return_per_item=return_per_item
+        )

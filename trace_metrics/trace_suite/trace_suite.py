@@ -9,6 +9,7 @@ import evaluate
 
 from trace_dataset.schema import PREDICTION_FEATURES
 from trace_metrics import module as base
+from trace_metrics import specs
 from trace_metrics.lib import predictions as preds_lib
 from trace_metrics.lib import suite as lib
 
@@ -28,7 +29,10 @@ Args:
     pool (str): "closed" (default), "pool_16", "pool_32" or "open": the candidates rankings are checked against.
     nli (str, optional): NLI model id or folder for entailment / cgs_ent. judge (str, optional): LLM spec.
     grounding_turns (str): "recommendation" (default: recommend/compare turns) or "system" (every system turn).
-    fuzzy_threshold, cd_gate, pc_window, radius_km, rouge_stemmer, check_pool: as trace_metrics.lib.suite.
+    compare_hit (str): "top2" (default: a compare turn hits with either of its top two) or "top1".
+    t2r (str): "count" (default: recommend/compare turns up to the first hit) or "turn_index" (its turn index).
+    fuzzy_threshold, cd_gate, pc_window, radius_km, use_stemmer: the suite options (trace_metrics.specs).
+    check_pool (bool): check the rankings against the pool (default True).
 Returns:
     every metric id (recall@1 ... rejection_recovery; cgs is the formula on the GS/CD/PC means, cgs_turn_mean
     the mean of per-turn CGS) with `<id>_n`, n_<count> for the counts
@@ -38,8 +42,8 @@ Examples:
     >>> row = suite.compute(predictions=rows, data_dir="path/to/trace", split="test")
 """
 
-_OPTIONS = ("data_dir", "split", "pool", "nli", "judge", "fuzzy_threshold", "cd_gate", "pc_window", "radius_km",
-            "rouge_stemmer", "check_pool", "grounding_turns")  # fmt: skip
+# the metric options come from their declarations (trace_metrics.specs.SUITE_OPTIONS)
+_OPTIONS = ("data_dir", "split", "pool", "nli", "judge", *specs.SUITE_OPTIONS, "check_pool")
 
 
 def _arrow_row(row: dict) -> dict:

@@ -8,8 +8,15 @@ import json
 
 import pytest
 
-from baselines.collab_rec.agents import AgentCaller, Task, load_prompts, load_settings, prompt_files
-from baselines.collab_rec.moderator import ModeratorConfig
+from baselines.collab_rec.agents import (
+    AgentCaller,
+    Task,
+    load_prompts,
+    load_settings,
+    number_word,
+    prompt_files,
+)
+from baselines.collab_rec.moderator import Moderator, ModeratorConfig
 from baselines.collab_rec.negotiation import run_mami, run_sasi
 from tests.support.collab_rec import DEAD, recorded_llm
 from trace_llm import load_llm
@@ -60,6 +67,24 @@ def test_prompts_are_app_d_with_the_hashes_recorded():
     assert "Structured filters: {}" in code.sasi_prompt(task())  # the query has no sustainability filter
 
 
+def test_negotiation_prompt_keeps_app_d3_as_printed():
+    """App. D.3 writes the counts in words and tells the agent not to phrase the rule as "reject <= 3"."""
+    cfg = ModeratorConfig()  # k = 10, at most 3 replacements
+    t = task()
+    mod = Moderator(CITIES, t.filters, t.role_filters(), lambda c, n, v: False, cfg)
+    mod.step({a: list(CITIES) for a in load_settings().names})
+    prompt = AgentCaller(load_llm(DEAD, cache_path=False), cfg).agent_prompt(t, "popularity", mod)
+    for phrase in (
+        "1. **Keep at least seven (>= 7) cities that already appear in the Current Offer.** - This limits you to "
+        'at most 3 replacements without ever phrasing it as "reject <= 3."',
+        "3. Pick the ten highest-scoring cities **while honoring Rule 1**.",
+        "4. Sort the chosen ten from highest to lowest score.",
+        "simply re-rank and keep all ten.",
+    ):
+        assert phrase in prompt, phrase
+    assert number_word(7) == "seven" and number_word(25) == "25"
+
+
 def test_replies_read_validated_and_hallucinations_counted(tmp_path):
     cfg = ModeratorConfig(k=3, t_max=2, stopping="fixed")
     t = task()
@@ -98,7 +123,7 @@ def test_replies_read_validated_and_hallucinations_counted(tmp_path):
     second = caller.agent_prompt(t, "popularity", mods[0])
     assert "REVISION CONTEXT (Round 2)" in second and json.dumps(rnd["offer"]) in second
     assert '"Lisbon"' in second.split("Moderator feedback for you:")[1].split("Your previous")[0]
-    assert '"feedback_acknowledged": true' in second and "Keep at least 1 (>= 1) cities" in second
+    assert '"feedback_acknowledged": true' in second and "Keep at least one (>= 1) cities" in second
     failed = caller.agent_prompt(t, "sustainability", mods[0])
     assert "could not be read as the required JSON" in failed
 

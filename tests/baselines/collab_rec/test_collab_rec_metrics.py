@@ -10,7 +10,8 @@ import pytest
 
 from baselines.collab_rec.moderator import ModeratorConfig
 from trace_harness.collab_rec.metrics import compute_metrics, early_stopping
-from trace_metrics.lib.collab_rec import collab_rec_scores, mean
+from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.collab_rec import collab_rec_scores
 from trace_metrics.lib.exposure import (
     coverage,
     exposure_counts,
@@ -175,6 +176,26 @@ def test_collab_rec_scores_and_metrics_json():
         "agent_failures": 1,
         "hallucinated_names": 1,
     }
-    assert early_stopping(records, "M_eq13") == {} and mean([None]) is None
+    assert early_stopping(records, "M_eq13") == {} and mean_or_none([None]) is None
     with pytest.raises(ValueError, match="one per list"):
         collab_rec_scores([["a"]], [], ["a"])
+
+
+def test_tables_say_which_eq10_reading_each_row_used():
+    from baselines.collab_rec.moderator import ModeratorConfig
+    from trace_harness.collab_rec.tables import eq10_reading, table1, table3
+
+    def run(config: ModeratorConfig, success: float) -> tuple[dict, dict]:
+        system = {"moderator_success": success, "gini": 0.6, "entropy": 0.8, "coverage": 0.5,
+                  "avg_recs_per_item": 2.0}
+        return ({"strategy": "mami", "config": config.to_dict(), "llm": {"model": "org/m"}},
+                {"systems": {"M_1": system, "M_eq13": system}})
+
+    printed, code = ModeratorConfig(), ModeratorConfig(code_behaviours={"mu2_is_mu1"})
+    assert printed.to_dict()["eq10"] == "printed" and code.to_dict()["eq10"] == "code"
+    assert eq10_reading({"config": {"code_behaviours": ["mu2_is_mu1"]}}) == "code"  # a run.json without "eq10"
+    runs = [run(printed, 0.6), run(code, 0.7)]
+    t1, t3 = table1(runs).splitlines(), table3(runs).splitlines()
+    assert t1[0].startswith("| Model | Rej. | Eq. 10 | M_1 | M_eq13 |") and t3[0].startswith("| Model | Rej. | Eq. 10 |")
+    assert "| m | A | code | 0.700 | 0.700 |" in t1[2] and "| m | A | printed | 0.600 | 0.600 |" in t1[3]
+    assert [line.split(" | ")[2] for line in t3[2:]] == ["code", "printed"]

@@ -71,16 +71,36 @@ def test_majority_rejection_round_two_by_hand():
     rec = mod.step(ROUND2)
     assert rec.newly_rejected == [] and all(a.hallucination == 0 for a in rec.agents.values())
     a = rec.agents
-    # p: drops C (3) and adds F (3, not in the offer): 6 / 18; q: drops B, D (6), adds C (in the offer at rank 3,
-    # now rank 2: 1) and G (3): 10 / 18; s: C moves 2 -> 3 (1), drops E (3), adds B (offer rank 2 = rank 2: 0)
+    # p: drops C (3) and adds F (3, not in the offer): 6 over 3 x (3 + 3); q: drops B, D (6), adds C (in the
+    # offer at rank 3, now rank 2: mu2 1) and G (mu2 3): 10 over 3 x (3 + mean mu2 2); s: C moves 2 -> 3 (1),
+    # drops E (3), adds B (offer rank 2 = rank 2: mu2 0): 4 over 3 x (3 + 0)
     assert (a["p"].reliability, a["q"].reliability, a["s"].reliability) == approx(
-        (1 - 6 / 18, 1 - 10 / 18, 1 - 4 / 18)
+        (1 - 6 / 18, 1 - 10 / 15, 1 - 4 / 9)
     )
-    wp, wq, ws = 2 - 6 / 18, 2 - 10 / 18, 2 - 4 / 18
+    wp, wq, ws = 2 - 6 / 18, 2 - 10 / 15, 2 - 4 / 9
     assert rec.scores["A"] == approx(6 + wp + wq + ws)
     assert rec.scores["B"] == approx(2 + wp / 2 + ws / 2)
     assert rec.scores["C"] == approx(2 / 3 + 1 + wq / 2 + ws / 3)
     assert rec.offer == ["A", "B", "C"]
+
+
+def test_eq10_printed_formula_and_the_code_reading():
+    # One dropped city (J: mu1 = 10), one new city (X: in the previous offer at rank 4, now rank 10: mu2 = 6),
+    # A and B swapped (2): Delta = 18. Printed: 1 - 18 / (10 x (10 + 6)); the authors' code: 1 - 18 / (10 x 20).
+    previous, offer = list("ABCDEFGHIJ"), list("ABCXDEFGHI")
+    current = ["B", "A", "C", "D", "E", "F", "G", "H", "I", "X"]
+    assert rank_deviation(previous, current, offer, mu1=10) == 18
+    assert reliability(previous, current, offer) == approx(0.8875)
+    assert reliability(previous, current, offer, mu2_is_mu1=True) == approx(0.91)
+    # no new item: mu2 = mu1 in both readings (a list that only reorders)
+    assert reliability(["A", "B"], ["B", "A"], []) == reliability(["A", "B"], ["B", "A"], [], mu2_is_mu1=True)
+    # through the moderator: the switch gives the majority round two the code's values
+    mod = no_filters("majority", code_behaviours={"mu2_is_mu1"})
+    mod.step(ROUND1)
+    a = mod.step(ROUND2).agents
+    assert (a["p"].reliability, a["q"].reliability, a["s"].reliability) == approx(
+        (1 - 6 / 18, 1 - 10 / 18, 1 - 4 / 18)
+    )
 
 
 def test_abstaining_agent_casts_no_omit_vote():

@@ -9,11 +9,17 @@ import re
 import pytest
 
 from baselines import LLM_BASELINES, pipeline
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
-from baselines.llm.common import complete_ranking, ranking_schema
+from baselines.llm import (
+    APP_F_MAX_NEW_TOKENS,
+    APP_F_TEMPERATURE,
+    PROVIDER_DEFAULT_TEMPERATURE,
+    is_reasoning_model,
+)
+from baselines.llm.common import complete_ranking, completion_scores, ranking_schema
 from baselines.llm.itinerary_llm import graph_section
-from baselines.non_llm.itinerary import ProximityGraph
-from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from baselines.toolkit.proximity import ProximityGraph
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 from trace_llm.jsonout import validation_errors
@@ -37,12 +43,24 @@ def test_ranking_schema_and_completion():
     assert complete_ranking(["c", "a"], ["a", "b", "c"], ["d", "e"]) == ["c", "a", "b", "d", "e"]
 
 
+def _settings(kb, spec: str, **kw) -> tuple:
+    settings = pipeline("llm_zero_shot", kb=kb, llm=spec, llm_cache=False, **kw).describe()["parameters"]["llm"]["settings"]
+    return settings["temperature"], settings["max_new_tokens"], settings["seed"]
+
+
 def test_app_f_decoding_is_the_default(kb):
-    pipe = pipeline("llm_zero_shot", kb=kb, llm="openai:http://127.0.0.1:9/v1#m", llm_cache=False)
-    settings = pipe.describe()["parameters"]["llm"]["settings"]
-    assert (settings["temperature"], settings["max_new_tokens"], settings["seed"]) == (APP_F_TEMPERATURE,
-                                                                                     APP_F_MAX_NEW_TOKENS, 42)
-    assert (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS) == (1.0, 600)
+    # DSPy 3.0.3's defaults (the release the paper's gpt-5.4-mini setting implies): temperature 0.0 for a
+    # non-reasoning backbone, 1.0 and 16,000 tokens for a reasoning one; max_tokens 600 is the paper's own.
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#Qwen/Qwen3-8B") == (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS, 42)
+    assert (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS) == (0.0, 600)
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#gpt-5.4-mini") == (1.0, 16000, 42)
+    # the other reading of "no explicit temperature override" is an explicit 1.0; a flag always wins
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#m", temperature=PROVIDER_DEFAULT_TEMPERATURE) == (1.0, 600, 42)
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#gpt-5.4-mini", temperature=0.0, max_new_tokens=64) == (
+        0.0, 64, 42)
+    assert [is_reasoning_model(m) for m in ("gpt-5.4-mini", "openai/gpt-5-nano", "o3-mini", "gpt-4o-mini",
+                                            "Qwen/Qwen3-8B", "smollm2", "hf:Qwen/Qwen3-8B")] == [
+        True, True, True, False, False, False, False]
 
 
 @pytest.mark.parametrize("name", LLM_BASELINES)
@@ -106,7 +124,7 @@ def test_tfidf_prefilter_cuts_a_large_pool_and_keeps_the_rest_after(kb):
 
 
 def test_dense_prefilter(kb, tmp_path):
-    from baselines.non_llm.dense import DenseIndex
+    from baselines.toolkit.dense import DenseIndex
 
     llm = ScriptedLLM(ranking_reply(("P1",)))
     pipe = pipeline("rag_citation", kb=kb, llm=llm, prefilter="dense", prefilter_k=2)
@@ -144,3 +162,30 @@ def test_same_inputs_same_bytes(kb):
     a = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
     b = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
     assert a == b
+
+
+def test_completed_rankings_report_their_ties():
+    """The model's list is strict; the shown candidates it left out tie (their card order is no judgement);
+    the prefilter's cut ones follow by its scores (`baselines.base` "Ties")."""
+    scores = completion_scores(["c", "a"], ["a", "b", "c", "x"], ["d", "e"], {"d": 0.3, "e": 0.3})
+    order = complete_ranking(["c", "a"], ["a", "b", "c", "x"], ["d", "e"])
+    assert order == ["c", "a", "b", "x", "d", "e"]
+    assert [scores[p] for p in order] == [(2, 0), (2, -1), (1, 0), (1, 0), (0, 0.3), (0, 0.3)]
+    assert sorted(order, key=lambda p: scores[p], reverse=True)[:2] == ["c", "a"]
+
+
+@pytest.mark.parametrize("name", ["llm_zero_shot", "dst", "multi_review_synthesis"])
+def test_llm_baselines_record_the_scores_of_their_rankings(kb, name):
+    pipe = pipeline(name, kb=kb, llm=ScriptedLLM(ranking_reply(("P2",))))
+    pipe.record_scores = {}
+    d = next(iter_dialogues(kb.root.parent, "test"))
+    preds = list(pipe(turn_rows(d, "closed")))
+    for p in preds:
+        scores = pipe.record_scores[(p["dialogue_id"], p["turn_id"])]
+        assert set(scores) == set(p["ranked_poi_ids"]), name
+        values = [scores[q] for q in p["ranked_poi_ids"]]
+        assert values == sorted(values, reverse=True), name  # the ranking sorts by them
+    if name == "llm_zero_shot":  # one chosen, the rest of the shown cards tied
+        first = pipe.record_scores[(preds[0]["dialogue_id"], preds[0]["turn_id"])]
+        assert sorted(first.values(), reverse=True)[0] == (2, 0) and len(set(list(first.values())[1:])) <= 2
+    assert "scores" not in json.dumps(preds)  # never written to a prediction

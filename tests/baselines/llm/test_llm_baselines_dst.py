@@ -8,7 +8,7 @@ import json
 from baselines import pipeline
 from baselines.llm.dst import DELTA_SCHEMA, DSTState, filter_candidates, merge, names_matching
 from baselines.toolkit.constraints import CategoryMatcher
-from tests.support.llm_baselines import ScriptedLLM
+from tests.support.llm import ScriptedLLM
 from trace_llm.jsonout import validation_errors
 
 ALL = ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"]

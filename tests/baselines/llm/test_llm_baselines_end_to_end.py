@@ -40,7 +40,7 @@ def runs(transformers_server, tmp_path_factory):
     data = write_data_dir(root / "data")
     cache = root / "llm.sqlite"
     spec = transformers_server.spec
-    from baselines.non_llm.dense import load_encoder
+    from baselines.toolkit.dense import load_encoder
 
     encoder = load_encoder()  # Memory-Aug.'s all-MiniLM-L6-v2, loaded once for both runs
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from baselines import pipeline
-from baselines.llm.memory import MemoryEntry, PreferenceMemory, decay
-from tests.support.llm_baselines import ScriptedLLM, WordEncoder, ranking_reply
+from baselines.llm.memory_aug import MemoryEntry, PreferenceMemory, decay
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 from trace_harness.runner import run_baseline

@@ -1,12 +1,9 @@
-"""Prompt files and prompt blocks: sections, placeholders, hashes, POI cards, citations of a response."""
+"""The LLM baselines' prompt files and prompt blocks: POI cards, history, citations of a response (the file
+format itself: tests/trace_llm/test_prompts.py)."""
 
 from __future__ import annotations
 
-import hashlib
-
-import pytest
-
-from baselines import BASELINES, LLM_BASELINES
+from baselines import BASELINES, LLM_BASELINES, identity
 from baselines.llm.prompting import (
     PROMPTS_DIR,
     LabelMap,
@@ -14,7 +11,6 @@ from baselines.llm.prompting import (
     clip,
     format_history,
     load_prompt,
-    parse_prompt,
     poi_cards,
     response_citations,
 )
@@ -22,33 +18,13 @@ from baselines.llm.prompting import (
 ACTIONS = ("ask_preference", "recommend", "compare", "farewell")
 
 
-def test_sections_comments_and_hash():
-    text = "# v1\n# about\n=== system ===\nHi $city.\n=== user ===\nA {json} $x\n\nend\n"
-    p = parse_prompt(text, "t")
-    assert p.sections == {"system": "Hi $city.", "user": "A {json} $x\n\nend"}
-    assert p.sha256 == hashlib.sha256(text.encode()).hexdigest()
-    assert p.render("system", city="Reno") == "Hi Reno."
-    with pytest.raises(KeyError, match="placeholder 'x'"):
-        p.render("user")
-    with pytest.raises(KeyError, match="no section 'nope'"):
-        p.render("nope")
-
-
-@pytest.mark.parametrize("text, match", [("no sections", "no '=== section ==='"),
-                                          ("stray\n=== a ===\nx", "must be '#' comments"),
-                                          ("=== a ===\nx\n=== a ===\ny", "defined twice")])
-def test_bad_prompt_files_are_refused(text, match):
-    with pytest.raises(ValueError, match=match):
-        parse_prompt(text, "bad")
-
-
 def test_every_baseline_has_its_prompt_file_with_the_sections_it_renders():
     files = {p.stem for p in PROMPTS_DIR.glob("*.txt")}
     for name in LLM_BASELINES:
         cls = BASELINES[name]
-        assert cls.prompt_name in files and cls.family == "LLM" and cls.name == name
-        prompt = load_prompt(cls.prompt_name)
-        assert prompt.describe() == {"file": f"{cls.prompt_name}.txt", "sha256": prompt.sha256}
+        assert name in files and identity(name).family == "LLM" and cls.name == name
+        prompt = load_prompt(name)
+        assert prompt.describe() == {"file": f"{name}.txt", "sha256": prompt.sha256}
         assert set(ACTIONS) <= set(prompt.sections)
     assert {"extract_system", "extract_user", "respond_system", "respond_user", "no_candidates"} <= set(
         load_prompt("dst").sections)

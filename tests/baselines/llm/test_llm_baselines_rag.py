@@ -10,7 +10,7 @@ import pytest
 from baselines import pipeline
 from baselines.llm.rag_citation import jaccard, quote_check, top_sentences
 from baselines.toolkit.responses import EvidenceIndex
-from tests.support.llm_baselines import ScriptedLLM
+from tests.support.llm import ScriptedLLM
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tests.support.llm_baselines import ScriptedLLM, ranking_reply
+from tests.support.llm import ScriptedLLM
+from tests.support.llm_baselines import ranking_reply
 from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError, read_json
@@ -54,6 +55,16 @@ def test_a_subset_run_is_scored_against_its_data_directory(data_dir, tmp_path):
     assert result["counts"]["dialogues"] == 1
     with pytest.raises(TraceDataError, match="missing"):
         evaluate_run(data_dir, out, split="validation", pool="open")  # the full split has two dialogues
+    # another subset in the same runs folder (the docs' promise): refused, naming both subset folders
+    other = subset_dirname("validation", 2, 42)
+    message = rf"already holds the subset {sub.name}, and this run asks for {other}"
+    with pytest.raises(TraceDataError, match=message):
+        run_baseline("popularity", data_dir, tmp_path / "runs" / "pop.jsonl", split="validation", pool="open",
+                     subset=2, progress=False)
+    assert not (tmp_path / "runs" / other).exists()
+    # the same subset is shared by every run of the folder
+    run_baseline("popularity", data_dir, tmp_path / "runs" / "pop.jsonl", split="validation", pool="open",
+                 subset=1, progress=False)
 
 
 def test_summary_sums_row_counts_and_usage(data_dir, tmp_path):
@@ -106,7 +117,10 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
     zs, dst = llm_params(args, "llm_zero_shot"), llm_params(args, "dst")
     assert zs["prefilter"] == "dense" and "prefilter" not in dst
     assert zs["llm"] == "openai:http://a/v1,http://b/v1#m" and zs["llm_options"] == {"concurrency": 8}
-    assert (zs["temperature"], zs["max_new_tokens"]) == (1.0, 600)  # App. F's decoding
+    # not given: the pipeline takes App. F's decoding for its model (0.0 / 600 here; 1.0 / 16,000 for gpt-5*)
+    assert (zs["temperature"], zs["max_new_tokens"]) == (None, None)
+    args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o", "--temperature", "1", "--max-new-tokens", "9"])
+    assert (llm_params(args, "dst")["temperature"], llm_params(args, "dst")["max_new_tokens"]) == (1.0, 9)
     args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o"])
     assert args.llm is None and llm_params(args, "dst")["llm"] == "smollm2"
 

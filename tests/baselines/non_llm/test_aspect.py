@@ -6,12 +6,12 @@ from collections import Counter
 
 import pytest
 
-from baselines.non_llm.aspect import (
+from baselines.non_llm.aspect import AspectBaseline
+from baselines.toolkit.aspect import (
     ASPECT_KEYWORDS,
     ASPECTS,
     NEGATIVE_WORDS,
     POSITIVE_WORDS,
-    AspectBaseline,
     aspect_hits,
     aspect_mentions,
     aspect_score,

@@ -8,10 +8,10 @@ import zlib
 import numpy as np
 import pytest
 
-from baselines.non_llm.dense import (
+from baselines.non_llm.dense import DenseBaseline
+from baselines.toolkit.dense import (
     HUB_MODEL_ID,
     QUERY_BATCH_SIZE,
-    DenseBaseline,
     DenseIndex,
     DenseUnavailable,
     dense_document,
@@ -156,7 +156,7 @@ def test_cache_is_written_once_and_reused(tmp_path, minilm):
     other = DenseIndex(kb, encoder=minilm, cache_dir=cache, review_chars=50)
     assert other.encoded_documents == 6 and other.cache_path != first.cache_path
     # another KB version too, even with the same documents
-    kb2 = load_kb(tmp_path / "v2", CELL_POIS, CELL_REVIEWS, version="g2-test-2")
+    kb2 = load_kb(tmp_path / "v2", CELL_POIS, CELL_REVIEWS, version="non-llm-test-2")
     assert DenseIndex(kb2, encoder=minilm, cache_dir=cache).cache_path != first.cache_path
 
 

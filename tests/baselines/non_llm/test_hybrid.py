@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-import baselines.non_llm.hybrid as hybrid
+import baselines.non_llm.hybrid_rrf as hybrid
 from baselines.base import rank_by_score
 from baselines.non_llm.aspect import AspectBaseline
-from baselines.non_llm.dense import DenseIndex, DenseUnavailable
-from baselines.non_llm.hybrid import HybridRRFBaseline, rrf_fuse, stars_price_ranking
+from baselines.non_llm.hybrid_rrf import HybridRRFBaseline, rrf_fuse, stars_price_ranking
 from baselines.non_llm.tfidf import TfidfBaseline
+from baselines.toolkit.dense import DenseIndex, DenseUnavailable
 from tests.support.non_llm import CELL_IDS, poi, row
 from trace_dataset.records import Poi
 

@@ -6,7 +6,7 @@ import pytest
 
 from baselines.non_llm.knowledge import KnowledgeEnhancedBaseline
 from baselines.toolkit.constraints import (
-    Constraint,
+    AttributeConstraint,
     category_aliases,
     check_constraint,
     constraint_counts,
@@ -78,31 +78,32 @@ def make(attrs=None, price=2, stars=4.0, categories=("Restaurants",)) -> Poi:
 
 
 def test_check_constraint_true_false_unknown():
-    quiet = Constraint("noise", "enum", "noise_level", ("quiet", "average"))
+    quiet = AttributeConstraint("noise", "enum", "noise_level", ("quiet", "average"))
     assert check_constraint(quiet, make({"noise_level": "quiet"})) is True
     assert check_constraint(quiet, make({"noise_level": "loud"})) is False
     assert check_constraint(quiet, make({})) is None
-    outdoor = Constraint("bool:outdoor_seating", "bool", "outdoor_seating", (True,))
+    outdoor = AttributeConstraint("bool:outdoor_seating", "bool", "outdoor_seating", (True,))
     assert check_constraint(outdoor, make({"outdoor_seating": True})) is True
     assert check_constraint(outdoor, make({"outdoor_seating": False})) is False
-    parking = Constraint("parking", "any_list", "parking")
+    parking = AttributeConstraint("parking", "any_list", "parking")
     assert check_constraint(parking, make({"parking": ["lot"]})) is True
     assert check_constraint(parking, make({"parking": []})) is False
-    romantic = Constraint("ambience:romantic", "list", "ambience", ("romantic",))
+    romantic = AttributeConstraint("ambience:romantic", "list", "ambience", ("romantic",))
     assert check_constraint(romantic, make({"ambience": ["romantic", "classy"]})) is True
     assert check_constraint(romantic, make({"ambience": ["casual"]})) is False
-    price = Constraint("price", "price_max", "price", (2,))
+    price = AttributeConstraint("price", "price_max", "price", (2,))
     assert check_constraint(price, make(price=2)) is True
     assert check_constraint(price, make(price=3)) is False
     assert check_constraint(price, make(price=None)) is None
-    floor = Constraint("price", "price_min", "price", (3,))
+    floor = AttributeConstraint("price", "price_min", "price", (3,))
     assert check_constraint(floor, make(price=4)) is True
-    assert check_constraint(Constraint("rating", "rating_min", "stars", (4.5,)), make(stars=4.0)) is False
-    vegan = Constraint("dietary:vegan", "dietary", "dietary", ("vegan",))
+    rating = AttributeConstraint("rating", "rating_min", "stars", (4.5,))
+    assert check_constraint(rating, make(stars=4.0)) is False
+    vegan = AttributeConstraint("dietary:vegan", "dietary", "dietary", ("vegan",))
     assert check_constraint(vegan, make({}, categories=("Vegan", "Restaurants"))) is True  # category says so
     assert check_constraint(vegan, make({"dietary": ["vegetarian"]})) is False
     assert check_constraint(vegan, make({})) is None
-    cat = Constraint("category", "category", "categories", ("sushi bars", "seafood"))
+    cat = AttributeConstraint("category", "category", "categories", ("sushi bars", "seafood"))
     assert check_constraint(cat, make(categories=("Seafood",))) is True
     assert check_constraint(cat, make(categories=("Pizza",))) is False
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.non_llm.aspect import ASPECTS
 from baselines.non_llm.persona import (
     PERSONA_ASPECT_WEIGHTS,
     PersonaGroundedBaseline,
     mixed_weights,
     persona_weights,
 )
+from baselines.toolkit.aspect import ASPECTS
 from tests.support.non_llm import load_kb, poi, row
 from trace_dataset.constants import PERSONA_TYPES
 from trace_dataset.io import TraceDataError

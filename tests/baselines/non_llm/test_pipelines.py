@@ -1,5 +1,5 @@
-"""What every G2 baseline owes the contract: every action, rejections excluded, pools, verbatim quotes with
-[Rn] labels, determinism, session isolation, serialisable configs, construction by name."""
+"""What every baseline of this folder owes the contract: every action, rejections excluded, pools, verbatim
+quotes with [Rn] labels, determinism, session isolation, serialisable configs, construction by name."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def build(name, kb, tmp_path, minilm=None):
     if name == "hybrid_rrf" and minilm is None:
         return baselines.pipeline(name, kb=kb, use_dense=False)
     if name in ("dense", "hybrid_rrf"):
-        from baselines.non_llm.dense import DenseIndex
+        from baselines.toolkit.dense import DenseIndex
 
         index = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "dense-cache")
         return baselines.pipeline(name, kb=kb, **({"index": index} if name == "dense" else {"dense_index": index}))
@@ -40,12 +40,13 @@ def dialogue(closed, pool_16, open_set):
         turn(7, "system", "farewell", "Enjoy!"),
     ]
     return {
-        "dialogue_id": "g2_0001", "split": "test",
+        "dialogue_id": "cell_0001", "split": "test",
         "scenario": {"persona_type": "couple", "persona": "a couple", "travel_context": "a weekend getaway",
                      "city": "Philadelphia", "poi_type": "restaurant", "difficulty": "Easy"},
         "candidate_poi_ids": closed, "pool_16_poi_ids": pool_16, "pool_32_poi_ids": pool_16,
         "open_set_poi_ids": open_set, "turns": turns, "quote_spans": [],
-        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42, "kb_version": "g2"},
+        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42,
+                     "kb_version": "non-llm-test"},
     }
 
 
@@ -101,7 +102,7 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
     assert json.dumps(first) == json.dumps(again)
     # another dialogue before this one changes nothing (no state crosses dialogues)
     other = dialogue(["p_bbq", "p_caf"], ["p_bbq", "p_caf"], ["p_bbq", "p_caf"])
-    other["dialogue_id"] = "g2_0000"
+    other["dialogue_id"] = "cell_0000"
     other_rows = list(turn_rows(other, "closed"))
     mixed = run(build(name, cell_kb, tmp_path), other_rows + rows)
     assert json.dumps(mixed[len(other_rows):]) == json.dumps(first)
@@ -114,8 +115,8 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
 @pytest.mark.parametrize("name", ALL)
 def test_registry_and_config(name):
     cls = baselines.BASELINES[name]
-    assert cls.name == name and cls.family == "non-LLM"
-    assert cls.config_keys  # every G2 baseline has parameters worth recording
+    assert cls.name == name and baselines.identity(name).family == "non-LLM"
+    assert cls.config_keys  # every baseline of this folder has parameters worth recording
 
 
 @pytest.mark.parametrize("name", FAST)

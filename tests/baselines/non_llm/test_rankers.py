@@ -7,8 +7,8 @@ import math
 import pytest
 
 from baselines import pipeline
-from baselines.non_llm.tfidf import TfidfIndex, TfidfScorer, log_tf, smooth_idf
 from baselines.toolkit.geo import haversine_m
+from baselines.toolkit.tfidf import TfidfIndex, TfidfScorer, log_tf, smooth_idf
 from tests.support.baselines import CITY, poi, row, turn, write_kb
 from trace_dataset.kb.store import KnowledgeBase
 

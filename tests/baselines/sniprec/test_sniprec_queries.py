@@ -123,6 +123,17 @@ def test_prompts_render_their_fields_and_are_hashed():
     assert hashes["clarify.txt"] == hashlib.sha256((PROMPT_DIR / "clarify.txt").read_bytes()).hexdigest()
 
 
+def test_item_snippet_prompt_keeps_app_c1_as_printed():
+    """C.1's instruction, restored whole: the topic and attitude clause (its examples and our JSON answer stay
+    a list of sentences)."""
+    system = render("item_snippets", "restaurant", review="Good.")[0]["content"]
+    assert ("related to a specific aspect of the restaurant, and subsequently you also need to (1) identify the "
+            "topic of each atomic sentence and (2) the attitude towards the restaurant in terms of this "
+            "proposition. The topics should be the aspects relevant to restaurant domains.") in system
+    hotel = render("item_snippets", "hotel", review="Good.")[0]["content"]
+    assert "the attitude towards the hotel in terms of this proposition" in hotel
+
+
 @pytest.mark.parametrize(("reply", "line"), [
     ("Recommender: What kind of cuisine do you enjoy?\nSeeker: ...", "What kind of cuisine do you enjoy?"),
     ('\n\n"The food truck is recommended."', "The food truck is recommended."),

@@ -55,3 +55,18 @@ def synthetic_corpus(synthetic_kb, tmp_path_factory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("gen_synth_corpus") / "corpus"
     report = generate_corpus(synthetic_kb, out, n=1000, seed=42, workers=2, progress=False)
     return out, report
+
+
+@pytest.fixture(scope="session")
+def full_scale_corpus(tmp_path_factory) -> Path:
+    """1,000 dialogues over the built-in corpus's knowledge base (the synthetic bundle at scale 1, 100 POIs per
+    cell, as the main job builds it): every name the built-in corpus can use. About 45 s here (slow tests)."""
+    from trace_dataset.generate import generate_corpus
+    from trace_dataset.kb.build import build_kb
+    from trace_dataset.yelp.synth import write_synthetic_bundle
+
+    root = tmp_path_factory.mktemp("gen_full")
+    bundle = write_synthetic_bundle(root / "bundle", seed=42, scale=1.0)
+    build_kb(bundle, root / "kb", per_cell=100)
+    generate_corpus(root / "kb", root / "corpus", n=1000, seed=42, workers=2, progress=False)
+    return root / "corpus"

@@ -1,5 +1,5 @@
-"""The llm backend's prompt, parsing, quote snapping, validation, retries and fallback, with an in-process
-fake LLM (a test double of trace_llm's generate_json protocol)."""
+"""The llm backend's prompt, parsing, quote snapping, validation, retries and fallback, with a scripted model
+through the real LLM layer (tests/support/llm.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections import Counter
 
 import pytest
 
+from tests.support.llm import ScriptedLLM
 from trace_dataset.generate.attempts import build_context, plan_for
 from trace_dataset.generate.llm_backend import PromptBuilder, parse_turns, run_llm, snap_quote
 from trace_dataset.generate.template_backend import render_template
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
-from trace_llm import LLMOutputError
 
 N = 4
 
@@ -39,37 +39,27 @@ def answer_for(ctx, index: int, mutate=None) -> dict:
     return mutate(out) if mutate else out
 
 
-class FakeLLM:
-    """Answers by looking up the persona in the prompt; `script` gives, per call number of a dialogue,
-    either a JSON value, an exception to return, or None for the good answer."""
+def plan_llm(ctx, script=None) -> ScriptedLLM:
+    """A model that answers like a good one (`answer_for`, found by the persona in the prompt), through the real
+    LLM layer. `script[index][k]` replaces its k-th answer for dialogue `index` (JSON repairs count): a JSON
+    value, a function of the good answer, or a text the layer cannot read as JSON. `calls` counts the answers
+    per dialogue."""
+    personas = {plan_for(ctx, i, 0, Counter())[0].persona: i for i in range(N)}
+    calls: Counter = Counter()
 
-    def __init__(self, ctx, script=None):
-        self.ctx = ctx
-        self.script = script or {}
-        self.calls: Counter = Counter()
-        self.prompts: list[list[dict]] = []
-        self.usage = {"requests": 0}
-        self.answers = {}
-        for i in range(N):
-            plan, _ = plan_for(ctx, i, 0, Counter())
-            self.answers[plan.persona] = i
-
-    def describe(self):
-        return {"backend": "fake", "model": "fake-llm-1", "settings": {"temperature": 0.0}}
-
-    def generate_json(self, messages, schema, settings=None, max_repairs=2):
-        self.usage["requests"] += 1
-        self.prompts.append(messages)
-        index = next(i for p, i in self.answers.items() if p in messages[1]["content"])
-        call = self.calls[index]
-        self.calls[index] += 1
-        step = self.script.get(index, [])
-        todo = step[call] if call < len(step) else None
-        if isinstance(todo, Exception):
-            raise todo
+    def reply(conversation):
+        index = next(i for persona, i in personas.items() if persona in conversation[1]["content"])
+        k = calls[index]
+        calls[index] += 1
+        step = (script or {}).get(index, [])
+        todo = step[k] if k < len(step) else None
         if callable(todo):
-            return answer_for(self.ctx, index, todo)
-        return todo if todo is not None else answer_for(self.ctx, index)
+            return answer_for(ctx, index, todo)
+        return todo if todo is not None else answer_for(ctx, index)
+
+    llm = ScriptedLLM(reply, model="fake-llm-1")
+    llm.calls = calls
+    return llm
 
 
 def test_snap_quote():
@@ -94,7 +84,7 @@ def test_prompt_has_the_app_g_instructions(ctx):
 
 
 def test_good_answers_are_grounded_and_snapped(ctx):
-    llm = FakeLLM(ctx)
+    llm = plan_llm(ctx)
     run = run_llm(ctx, llm, attempts=2)
     assert run.llm_dialogues == N and run.fallbacks == 0 and run.attempts == N
     for r in run.results:
@@ -118,20 +108,21 @@ def test_retry_with_feedback_then_success(ctx):
                 t["text"] = re.sub(r'"[^"]+"', '"the lobby smelled of fresh lilies every single morning"', t["text"], count=1)
         return out
 
-    llm = FakeLLM(ctx, {0: [drop_turn], 1: [invent_quote, invent_quote], 2: [{"nonsense": 1}]})
+    llm = plan_llm(ctx, {0: [drop_turn], 1: [invent_quote, invent_quote], 2: [{"nonsense": 1}]})
     run = run_llm(ctx, llm, attempts=3)
     assert run.llm_dialogues == N and run.fallbacks == 0
     assert run.reasons["llm_turn_count"] == 1 and run.reasons["quote_mismatch"] == 2
-    assert run.reasons["llm_json_shape"] == 1
+    # JSON outside the schema never reaches the backend: the LLM layer asks again (one JSON repair)
+    assert "llm_json_shape" not in run.reasons and llm.usage["json_repairs"] == 1
     assert llm.calls == Counter({0: 2, 1: 3, 2: 2, 3: 1})
-    # the retry carries the previous answer and what was wrong with it
-    retry = [p for p in llm.prompts if len(p) > 2]
-    assert retry and "problems" in retry[0][-1]["content"]
+    # the backend's retries carry the previous answer and what was wrong with it
+    retries = [p for p in llm.seen if p[-2]["role"] == "assistant" and "problems" in p[-1]["content"]]
+    assert len(retries) == 3
 
 
 def test_fallback_to_template_and_error_mode(ctx):
-    bad = LLMOutputError("no JSON", raw="{", error="cut off", attempts=2)
-    llm = FakeLLM(ctx, {1: [bad, bad]})
+    bad = ["{"] * 4  # cut off, at both attempts and their JSON repair
+    llm = plan_llm(ctx, {1: bad})
     run = run_llm(ctx, llm, attempts=2, fallback="template")
     assert run.fallbacks == 1 and run.llm_dialogues == N - 1
     assert run.reasons["llm_invalid_json"] == 2
@@ -140,15 +131,17 @@ def test_fallback_to_template_and_error_mode(ctx):
     report = run.report()
     assert report["template_fallbacks"] == 1 and report["describe"]["model"] == "fake-llm-1"
     with pytest.raises(TraceDataError, match="failed validation 2 times"):
-        run_llm(ctx, FakeLLM(ctx, {1: [bad, bad]}), attempts=2, fallback="error")
+        run_llm(ctx, plan_llm(ctx, {1: bad}), attempts=2, fallback="error")
     with pytest.raises(ValueError, match="unknown llm fallback"):
-        run_llm(ctx, FakeLLM(ctx), fallback="retry")
+        run_llm(ctx, plan_llm(ctx), fallback="retry")
 
 
 def test_parse_turns_checks_the_plan(ctx):
     plan, _ = plan_for(ctx, 0, 0, Counter())
     good = answer_for(ctx, 0)
     assert len(parse_turns(good, plan, ctx)) == len(plan.turns)
+    with pytest.raises(Exception, match="llm_json_shape"):
+        parse_turns({"nonsense": 1}, plan, ctx)  # what a model outside the LLM layer's schema check could send
     swapped = json.loads(json.dumps(good))
     swapped["turns"][1]["action"] = "recommend"
     with pytest.raises(Exception, match="llm_plan_mismatch"):
@@ -172,7 +165,7 @@ def test_parse_turns_checks_the_plan(ctx):
 def test_generate_corpus_llm_backend_end_to_end(fixture_kb, tmp_path, ctx):
     from trace_dataset.generate import generate_corpus
 
-    report = generate_corpus(fixture_kb, tmp_path / "c", n=N, backend="llm", llm=FakeLLM(ctx), progress=False)
+    report = generate_corpus(fixture_kb, tmp_path / "c", n=N, backend="llm", llm=plan_llm(ctx), progress=False)
     assert report["llm"]["dialogues_written_by_llm"] == N
     assert report["parameters"]["llm"]["model"] == "fake-llm-1"
     assert report["parameters"]["llm_fallback"] == "template"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -103,3 +104,13 @@ def test_user_turns_state_each_constraint_in_words(planned):
                     assert c.value in t["text"]
                 if c.kind in ("location", "category"):
                     assert c.value in t["text"]
+
+
+def test_small_cells_give_one_warning_line(fixture_kb, caplog):
+    """A small knowledge base (every cell under 32 POIs, as the README's `--per-cell 9`) warns once, in one
+    line."""
+    with caplog.at_level(logging.WARNING, logger="trace_dataset.generate.attempts"):
+        build_context(KnowledgeBase.load(fixture_kb), 4, 42)
+    (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert record.getMessage() == ("6 of 6 city x type cells hold fewer than 32 POIs (14 POIs): pool_16 / "
+                                   "pool_32 are capped at the cell size")

@@ -126,9 +126,9 @@ def test_kb_build_refuses_an_output_holding_the_bundle(world, tmp_path, capsys):
 
 
 def test_a_killed_build_leaves_nothing_once_another_output_is_staged_beside_it(world, tmp_path, capsys):
-    """The killed build's hidden staging folder `.kb1.PID.*.tmp` stayed until the same --out was built again
-    (issue 25, item 12): now any folder output staged beside it removes what dead writers left; a live
-    writer's staging folder is kept."""
+    """The killed build's hidden staging folder `.kb1.PID.*.tmp` stayed until the same --out was built again;
+    now any folder output staged beside it removes what dead writers left; a live writer's staging folder is
+    kept."""
     killed = run_subprocess("kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb1", "--per-cell", "10",
                             code=KILL_AFTER_SECOND_FILE)
     assert killed.returncode == -9

@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 from datasets import Features
 
+from trace_bench.citation import TRACE_CITATION
 from trace_dataset.release import hydrate_release
 from trace_dataset.release.card import FIELD_DESCRIPTIONS, collect_stats, render_card, write_card
 from trace_dataset.schema import DIALOGUE_FEATURES, POI_FEATURES, REVIEW_FEATURES, REVIEW_INDEX_FEATURES
@@ -56,7 +57,9 @@ def test_card_text(release_dir):
     assert "CC BY 4.0" in text and "never redistributed" in text
     assert "trace-bench corpus hydrate --release" in text and "--allow-partial" in text
     assert "Release (no review text)" in text
-    assert "| Dialogues | 12 (train 6 / validation 3 / test 3) |" in text
+    assert "| statistic | value |\n|---|---|\n| Dialogues | 12 (train 6 / validation 3 / test 3) |" in text
+    assert "| | |" not in text  # no table with an empty header row
+    assert f"```bibtex\n{TRACE_CITATION}```" in text  # the one citation (trace_bench.citation)
     assert "| Tampa | 12 | 0 | 0 |" in text
 
 

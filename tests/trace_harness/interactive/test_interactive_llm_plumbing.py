@@ -4,11 +4,10 @@ scripted object below stands in for the model's *replies* only; decisions are th
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.support.interactive import HAND_POIS, hand_goal
+from tests.support.llm import QueueLLM
 from trace_harness.interactive.report import traveler_counts
 from trace_harness.interactive.simulator.goal import World
 from trace_harness.interactive.simulator.llm import LLMSimulator, clean_reply, remove_names
@@ -18,26 +17,9 @@ from trace_llm.errors import LLMError
 NAMES = {p["business_id"]: p["name"] for p in HAND_POIS}
 
 
-class Replies:
-    """Answers every conversation with the next scripted reply (an LLMError for `None`), records prompts."""
-
-    def __init__(self, replies: list[str | None]):
-        self.replies = list(replies)
-        self.prompts: list[list[dict[str, str]]] = []
-        self.model = "scripted"
-
-    def generate_batch(self, conversations: list[list[dict[str, str]]]) -> list[str]:
-        out = []
-        for conv in conversations:
-            self.prompts.append(conv)
-            reply = self.replies.pop(0)
-            if reply is None:
-                raise LLMError("scripted failure")
-            out.append(reply)
-        return out
-
-    def describe(self) -> dict[str, Any]:
-        return {"backend": "scripted", "model": self.model}
+def replies(script: list[str | None]) -> QueueLLM:
+    """A model answering with the next scripted reply; None is a failed call (an LLMError)."""
+    return QueueLLM([LLMError("scripted failure") if r is None else r for r in script])
 
 
 def test_remove_names_and_clean_reply():
@@ -51,13 +33,13 @@ def test_remove_names_and_clean_reply():
 
 def test_llm_traveler_words_the_rules_decisions_and_falls_back_when_needed(hand_kb):
     world = World(hand_kb)
-    replies = Replies([
+    llm = replies([
         "Hello! We want somewhere calm, like Copper Spoon.",  # names a target: that sentence goes
         "Copper Spoon. Blue Table.",  # every sentence names a target: empty -> rules wording
         None, None,  # the call fails (the batch, then the retry alone) -> rules wording
         "Thanks, Maple Grill is not for us; we want it calm.",  # rejects the POI just recommended: kept
     ])
-    sim = LLMSimulator(world, replies)
+    sim = LLMSimulator(world, llm)
     rules = RulesSimulator(world)
     [t] = sim.start([hand_goal()])
     [r] = rules.start([hand_goal()])
@@ -78,10 +60,10 @@ def test_llm_traveler_words_the_rules_decisions_and_falls_back_when_needed(hand_
     assert counts["fallbacks"] == {"empty_after_filter": 1, "llm_error": 1} and counts["sentences_removed"] == 3
     # no target's name ever reaches the model; the wishes it words are the held ones
     targets = [NAMES[p] for p in ("r1", "r2", "r8")]
-    for conv in replies.prompts:
+    for conv in llm.seen:
         text = " ".join(m["content"] for m in conv)
         assert not any(name in text for name in targets)
-    assert "Maple Grill" in replies.prompts[-1][1]["content"]  # the recommended POI, named by the system
+    assert "Maple Grill" in llm.seen[-1][1]["content"]  # the recommended POI, named by the system
     assert sim.describe()["prompt"]["sha256"] and sim.describe()["name_similarity"] == 90
 
 
@@ -107,20 +89,20 @@ def test_llm_seeker_never_sees_or_says_the_venue(tmp_path):
     votes = load_votes(kb)
     pair = next(p for p in seed_pairs(votes, SeedCriteria(user_reviews=(1, 9)), n_validation=0) if p.business_id == "v0")
     ctx = seeker_context(kb, pair, {v.review_id: v for v in votes})
-    replies = Replies(["I want Italian, like at Trattoria Rosa.", "Pasta, please."])
-    seeker = LLMSeeker(World(kb), replies)
+    llm = replies(["I want Italian, like at Trattoria Rosa.", "Pasta, please."])
+    seeker = LLMSeeker(World(kb), llm)
     [s] = seeker.start([ctx], list(kb.pois))
     first = seeker.answer([s], ["Hello, what category of restaurant are you looking for?"])[0]
     assert first.meta["wording"] == "rules_fallback" and first.meta["fallback"] == "empty_after_filter"
     assert first.meta["stated"] == ["category:Italian"]
     second = seeker.answer([s], ["Anything else?"])[0]
     assert second.text == "Pasta, please." and second.meta["wording"] == "llm"
-    assert all("Trattoria Rosa" not in m["content"] for conv in replies.prompts for m in conv)
+    assert all("Trattoria Rosa" not in m["content"] for conv in llm.seen for m in conv)
 
 
 @pytest.mark.parametrize("bad", ["", "   "])
 def test_empty_replies_fall_back(hand_kb, bad):
-    sim = LLMSimulator(World(hand_kb), Replies([bad]))
+    sim = LLMSimulator(World(hand_kb), replies([bad]))
     [t] = sim.start([hand_goal()])
     [u] = sim.open([t])
     assert u.meta["fallback"] == "empty_reply" and u.text

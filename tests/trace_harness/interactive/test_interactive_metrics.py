@@ -55,10 +55,14 @@ def test_equal_scores_form_tie_groups():
     assert target_position(["a", "b", "c", "d", "e"], ["d"], CANDS, random.Random(1)) == 4
 
 
+SNIPREC_IDS = ("sniprec_hit@1", "sniprec_hit@5", "sniprec_hit@10", "sniprec_mrr", "avg_position")
+
+
 def test_scores_of_one_turn():
-    assert position_scores(1) == {"hit@1": 1.0, "hit@5": 1.0, "hit@10": 1.0, "mrr": 1.0, "avg_position": 1.0}
-    assert position_scores(7) == {"hit@1": 0.0, "hit@5": 0.0, "hit@10": 1.0, "mrr": 1 / 7, "avg_position": 7.0}
-    assert position_scores(None) == dict.fromkeys(("hit@1", "hit@5", "hit@10", "mrr", "avg_position"))
+    """SnipRec's per-turn ranks have ids of their own (Trace's hit@k / mrr are top-k metrics of the list)."""
+    assert position_scores(1) == dict(zip(SNIPREC_IDS, (1.0, 1.0, 1.0, 1.0, 1.0), strict=True))
+    assert position_scores(7) == dict(zip(SNIPREC_IDS, (0.0, 0.0, 1.0, 1 / 7, 7.0), strict=True))
+    assert position_scores(None) == dict.fromkeys(SNIPREC_IDS)
 
 
 def test_per_turn_table_on_hand_computed_logs():
@@ -71,15 +75,19 @@ def test_per_turn_table_on_hand_computed_logs():
     ]
     t0, t1 = per_turn_table(items)
     assert t0["turn"] == 0 and t0["n"] == 3 and t0["n_undefined"] == 0
-    assert t0["hit@1"] == pytest.approx(1 / 3)
-    assert t0["hit@5"] == pytest.approx(2 / 3)
-    assert t0["hit@10"] == pytest.approx(2 / 3)
-    assert t0["mrr"] == pytest.approx((1 + 1 / 12 + 1 / 4) / 3)
+    assert t0["sniprec_hit@1"] == pytest.approx(1 / 3)
+    assert t0["sniprec_hit@5"] == pytest.approx(2 / 3)
+    assert t0["sniprec_hit@10"] == pytest.approx(2 / 3)
+    assert t0["sniprec_mrr"] == pytest.approx((1 + 1 / 12 + 1 / 4) / 3)
     assert t0["avg_position"] == pytest.approx(17 / 3)
-    assert t1["n"] == 1 and t1["n_undefined"] == 1 and t1["mrr"] == 0.5 and t1["hit@1"] == 0.0
+    assert t1["n"] == 1 and t1["n_undefined"] == 1 and t1["sniprec_mrr"] == 0.5 and t1["sniprec_hit@1"] == 0.0
     table = turn_table_markdown([t0, t1])
     assert "| Turn | Hits@1 | Hits@5 | Hits@10 | Avg Pos | Avg MRR | n |" in table
     assert "| 0 | 0.333 | 0.667 | 0.667 | 5.7 | 0.4444 | 3 |" in table
+    # a per-turn row of a metrics.json written before the SnipRec ids (hit@k, mrr) prints the same
+    former = {"sniprec_hit@1": "hit@1", "sniprec_hit@5": "hit@5", "sniprec_hit@10": "hit@10", "sniprec_mrr": "mrr"}
+    old = [{former.get(k, k): v for k, v in row.items()} for row in (t0, t1)]
+    assert "sniprec_mrr" not in old[0] and turn_table_markdown(old) == table
 
 
 def test_cluster_bootstrap_interval_of_a_mean():
@@ -108,3 +116,22 @@ def test_turn_items_and_lost_counts_read_the_prediction_meta():
                                  {"dialogue_id": "d1", "turn": 2, "position": 5}]
     assert lost_counts(preds) == {"total": 1, "by_reason": {"timeout": 1}, "dialogues_with_lost_turns": 1,
                                   "system_turns": 4}
+
+
+def test_tie_positions_are_uniform_over_seeds_on_a_constructed_ranking():
+    """SnipRec §5.1: a random rank within the tied group, seeded by (seed, dialogue, turn). A full ranking of
+    10 venues as SnipRec's pipeline gives it: two retrieved (scores 0.9, 0.4), one disliked (-0.2) and seven
+    never retrieved, all at 0 and listed in business_id order; the target is the last of the seven."""
+    cands = [f"v{i}" for i in range(10)]
+    scores = {"v0": 0.9, "v1": 0.4, **{f"v{i}": 0.0 for i in range(2, 9)}, "v9": -0.2}
+    ranked = sorted(cands, key=lambda p: (-scores[p], p))  # the pipeline's own order: ties by business_id
+    assert ranked[-2:] == ["v8", "v9"]
+    seen = Counter(target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2), scores)
+                   for s in range(3500))
+    assert set(seen) == set(range(3, 10))  # anywhere in the zero group (places 3-9), never after the disliked v9
+    assert all(380 < v < 620 for v in seen.values())  # 500 expected each (7 places)
+    # the same ranking without its scores is a strict order: the target always sits where the list put it
+    assert {target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2)) for s in range(50)} == {9}
+    # with scores, a ranked candidate without one joins the unranked tail (ties at the end)
+    assert {target_position(["v0", "v1", "v2"], ["v2"], cands, random.Random(s), {"v0": 1.0, "v1": 0.5})
+            for s in range(300)} == set(range(3, 11))

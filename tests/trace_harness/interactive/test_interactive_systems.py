@@ -165,3 +165,44 @@ def test_params_do_not_apply_to_external_systems(small_corpus, spec):
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     with pytest.raises(ValueError, match="--param does not apply"):
         load_system(spec, kb, params={"k": 1})
+
+
+def test_every_package_system_reports_its_ties_to_the_protocol(tmp_path):
+    """The scores behind a ranking reach the turn metrics for any pipeline that reports them (`baselines.base`
+    "Ties"): SnipRec's never-retrieved venues tie at 0, so a never-retrieved target lands anywhere among them
+    (before this, SnipRec reported nothing and such a target always sat where business_id order put it)."""
+    from baselines import pipeline
+    from tests.support.kb import turn, turn_row
+    from tests.support.sniprec import WordEncoder, write_kb
+    from trace_harness.interactive.systems import PipelineSystem
+    from trace_metrics.lib.interactive import target_position, turn_rng
+
+    kb = KnowledgeBase.load(write_kb(tmp_path / "kb"))
+    cands = tuple(sorted(kb.pois))
+    row = turn_row([turn(0, "user", "provide_preference", "Fresh seafood and oysters, please.")], "ask_preference",
+                   cands, did="sniprec_00001")
+    snip = PipelineSystem(pipeline("sniprec", kb=kb, encoder_model=WordEncoder(), k=1,
+                                   cache_dir=str(tmp_path / "c"))).respond([row])[0]
+    assert snip.scores is not None and set(snip.scores) == set(cands)
+    never = [p for p in snip.ranked_poi_ids if snip.scores[p] == 0]
+    assert len(never) >= 2 and snip.ranked_poi_ids[-len(never):] == sorted(never)  # the pipeline's order
+    first = len(cands) - len(never) + 1
+    seen = {target_position(snip.ranked_poi_ids, [never[-1]], cands, turn_rng(s, "sniprec_00001", 0), snip.scores)
+            for s in range(200)}
+    assert seen == set(range(first, len(cands) + 1))
+    tfidf = PipelineSystem(pipeline("tfidf", kb=kb)).respond([row])[0]
+    assert set(tfidf.scores) == set(cands)  # a non-LLM baseline's own scores, as before
+    assert PipelineSystem(pipeline("tfidf", kb=kb), tie_scores=False).respond([row])[0].scores is None
+
+
+def test_http_reply_may_send_the_scores_of_its_ranking():
+    from tests.support.kb import turn, turn_row
+    from trace_harness.interactive.systems import parse_http_reply
+
+    row = turn_row([turn(0, "user", "greet_and_seek", "Hi")], "recommend", ("a", "b", "c"))
+    body = {"ranked_poi_ids": ["a", "b", "c"], "response": "Try a.", "scores": {"a": 2, "b": 1.0, "c": 1.0}}
+    assert parse_http_reply(row, body).scores == {"a": 2, "b": 1.0, "c": 1.0}
+    assert parse_http_reply(row, {**body, "scores": None}).scores is None
+    for bad in ({"a": "high"}, ["a"], {"a": float("nan")}, {"a": True}):
+        reply = parse_http_reply(row, {**body, "scores": bad})
+        assert reply.lost == "garbage" and "scores" in reply.meta["detail"]

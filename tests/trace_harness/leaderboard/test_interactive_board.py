@@ -52,6 +52,7 @@ def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus
     assert tf_at < live_at  # after the teacher-forced tables
     live = printed[live_at:].splitlines()
     assert "Live success (TSR)↑" in live[1] and "TF TSR" in live[1]
+    assert live[1].split()[:6] == ["System", "Simulator", "Pool", "Split", "Turns", "Dialogues"]
     tfidf = next(line for line in live if line.startswith("TF-IDF"))  # the leaderboard's names
     aspect = next(line for line in live if line.startswith("Aspect"))
     assert "±" in tfidf and tfidf.count(" - ") == 0  # every cell filled, with its interval
@@ -71,6 +72,7 @@ def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus
     table = list(csv.DictReader(io.StringIO((out / "interactive_trace.csv").read_text())))
     assert [r["system"] for r in table] == ["TF-IDF", "Aspect"]  # Table 5's order
     assert float(table[0]["success_ci_low"]) == sr["ci_low"] and table[1]["tf_tsr"] == ""
+    assert (table[0]["split"], table[0]["turns"], table[0]["fallback_share"]) == ("test", "8", "0.0")
 
 
 def test_a_teacher_forced_row_of_another_corpus_is_not_put_beside(board_dirs):
@@ -84,24 +86,20 @@ def test_a_teacher_forced_row_of_another_corpus_is_not_put_beside(board_dirs):
     assert "0.500 ±0.100" in format_interactive([live])
 
 
-def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path, monkeypatch):
-    from spaces_app.interactive_tab import BOARD_COLUMNS, board_rows, board_source
+def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path):
+    from spaces_app.interactive_tab import read_board
     from trace_bench.cli import main
 
     out = tmp_path / "board"
     assert main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
                  "--interactive", str(board_dirs / "interactive"), "--out", str(out), "--n-boot", "0"]) == 0
-    from_file = board_rows(out / BOARD_FILE)
-    assert from_file[:1] and board_source(out / BOARD_FILE)[0] == (board_dirs / "interactive").absolute()
-    tfidf = dict(zip(BOARD_COLUMNS, next(r for r in from_file if r[0] == "TF-IDF"), strict=True))
-    assert tfidf["TF TSR"] is not None and tfidf["Run"] == "tfidf"
-    # the folder gives the same live cells (no teacher-forced values without a leaderboard)
-    from_dir = {r[0]: r for r in board_rows(board_dirs / "interactive")}
-    assert from_dir["TF-IDF"][:13] == next(r for r in from_file if r[0] == "TF-IDF")[:13]
+    from_file = read_board([out / BOARD_FILE])
+    tfidf = next(r for r in from_file.rows if r["system"] == "TF-IDF")
+    assert tfidf["teacher_forced"]["metrics"]["tsr"] is not None and tfidf["run"] == "tfidf"
+    assert from_file.folders["tfidf"] == (board_dirs / "interactive" / "tfidf").absolute()
+    assert (tfidf["split"], tfidf["turns"]) == ("test", 8)
+    # the folder gives the same live cells, and the teacher-forced ones from the baseline rows it is given
+    tf_rows = read_json(out / "leaderboard.json")["rows"]
+    from_dir = next(r for r in read_board([board_dirs / "interactive"], tf_rows).rows if r["system"] == "TF-IDF")
+    assert from_dir["metrics"] == tfidf["metrics"] and from_dir["teacher_forced"] == tfidf["teacher_forced"]
     assert read_interactive(out / BOARD_FILE)[1][0]["run"] in {"aspect", "tfidf"}
-    gr = pytest.importorskip("gradio")
-    from spaces_app.interactive_tab import INTERACTIVE_ENV, interactive_tab
-
-    monkeypatch.setenv(INTERACTIVE_ENV, str(out / BOARD_FILE))
-    with gr.Blocks():
-        interactive_tab(None)

@@ -161,6 +161,12 @@ def test_build_leaderboard_and_the_command(data_dir, reference_rows, tmp_path, c
     assert "Table 5: headline — pool: closed" in printed and "±" in printed and PER_DIALOGUE_FILE in printed
     board_rows = read_leaderboard(out / "leaderboard.json")
     assert board_rows[0]["config"]["grounding"]["turns"] == "system" and board_rows[0]["ci_method"]["n_boot"] == 300
+    assert board_rows[0]["config"]["conventions"]["t2r"] == "count"  # the default reading
+    assert main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--out", str(tmp_path / "b2"),
+                 "--n-boot", "0", "--t2r", "turn_index", "--compare-hit", "top1"]) == 0
+    switched = read_leaderboard(tmp_path / "b2" / "leaderboard.json")
+    assert {r["config"]["conventions"]["t2r"] for r in switched} == {"turn_index"}
+    assert {r["config"]["conventions"]["compare_hit"] for r in switched} == {"top1"}
     with pytest.raises(SystemExit) as refused:  # refused while the options are parsed
         main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--n-boot", "-1"])
     assert refused.value.code == 2

@@ -1,4 +1,4 @@
-"""One prediction-row limit (issue 25, item 12): a run that would write a row `trace-bench submit` refuses (a 2 MB
+"""One prediction-row limit: a run that would write a row `trace-bench submit` refuses (a 2 MB
 response line) stops there, naming the dialogue and turn, instead of writing a file nobody can submit."""
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
+from baselines import BASELINES
 from tests.support.baselines import sample_dialogues, write_data_dir
 from trace_bench.cli import main
 from trace_dataset.io import TraceDataError
@@ -148,7 +150,7 @@ def test_run_all_reports_failures_and_continues(data_dir, tmp_path):
 
 
 def test_turns_config_dataset_gives_the_runner_predictions(data_dir, tmp_path):
-    """The `datasets` turns config (area C's builder) feeds a pipeline the same rows the runner uses."""
+    """The `datasets` turns config (trace_dataset.builder) feeds a pipeline the same rows the runner uses."""
     from baselines import pipeline
     from trace_dataset import load_trace
 
@@ -179,3 +181,12 @@ def test_split_all_is_run_scored_and_ranked_as_one_full_corpus_table(data_dir, t
                  "--out", str(tmp_path / "board")]) == 0
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     assert [r["split"] for r in board["rows"]] == ["all"]
+
+
+def test_run_help_lists_every_registered_name():
+    from trace_bench.cli import build_parser
+
+    run = next(a for a in build_parser()._actions if a.dest == "command").choices["run"]
+    text = " ".join(run.format_help().split())  # the wrapped help as one line
+    for name in BASELINES:
+        assert re.search(rf"\b{name}\b", text), name

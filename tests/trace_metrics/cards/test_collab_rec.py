@@ -36,10 +36,13 @@ def test_bad_inputs(metric):
         metric.compute(predictions=[["a"]], satisfied=[[1.5]], catalogue=["a"])
 
 
-def test_not_in_the_trace_registry(metric):
-    """Collab-REC's metrics are on its own benchmark, not Trace items: no key is a Trace metric id (README)."""
+def test_declared_on_its_own_benchmark(metric):
+    """Collab-REC's metrics are declared on its own benchmark, apart from Trace's (README): every metric key
+    the module returns is one of those declarations, and none is a metric of the Trace suite."""
     from trace_metrics import specs
 
+    declared = {s.id for s in specs.by_module("collab_rec")}
+    assert {s.benchmark for s in specs.by_module("collab_rec")} == {"collab_rec"}
     out = metric.compute(predictions=[["a"]], satisfied=[[1.0]], catalogue=["a", "b"], return_per_item=True)
-    assert set(out) & set(specs.METRIC_IDS) == set()
-    assert specs.by_module("collab_rec") == ()
+    assert set(out) & set(specs.METRIC_IDS) == declared
+    assert declared & {s.id for s in specs.SUITE_METRICS} == set()

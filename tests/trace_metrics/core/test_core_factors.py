@@ -14,7 +14,7 @@ from trace_dataset.io import TraceDataError
 from trace_llm import load_llm
 from trace_metrics.core.conversation import build_log
 from trace_metrics.core.factors import FactorJob, factor_messages, parse_rating, rate_factors
-from trace_metrics.core.prompts import FACTOR_IDS, PROMPTS_DIR, fill, load_prompts, parse_factor_file
+from trace_metrics.core.prompts import FACTOR_IDS, PROMPTS_DIR, load_prompts, parse_factor_file
 from trace_metrics.lib.toy import reference_predictions, toy_dialogues
 
 RECORDED = Path(__file__).with_name("data") / "recorded_outputs.json"
@@ -92,15 +92,19 @@ def test_factor_prompt_follows_table_2(prompts, conversation):
         assert "<groundtruth_list>" in text and "Bayou Grill" in text
 
 
-def test_fill_replaces_known_placeholders_once():
-    assert fill("{A} and {B} and {score}", A="{B}", B="x") == "{B} and x and {score}"
+def test_templates_fill_their_placeholders_once(prompts):
+    text = prompts.retry.render("retry", FACTOR="$PROBLEM", PROBLEM="{score}")
+    assert "($$" not in text and "the $PROBLEM of the system" in text and "({score})" in text
+    assert text.endswith("<rating>{score}</rating>.")  # the literal braces of the template stay
 
 
 def test_bad_prompt_folders_are_refused(tmp_path):
     with pytest.raises(TraceDataError, match="not a CoRE prompts folder"):
         load_prompts(tmp_path)
     with pytest.raises(TraceDataError, match=r"missing or empty section\(s\) \['evaluation_steps'\]"):
-        parse_factor_file("[definition]\nd\n[evaluation_standard]\ns\n", "x.txt")
+        parse_factor_file("=== definition ===\nd\n=== evaluation_standard ===\ns\n", "x.txt")
+    with pytest.raises(TraceDataError, match="x.txt: prompt x.txt: no '=== section ===' line"):
+        parse_factor_file("[definition]\nd\n", "x.txt")  # the format before the prompt formats were merged
     folder = tmp_path / "prompts"
     import shutil
 
@@ -110,6 +114,10 @@ def test_bad_prompt_folders_are_refused(tmp_path):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(TraceDataError, match="share the twelve factors"):
         load_prompts(folder)
+    shutil.copytree(PROMPTS_DIR, tmp_path / "other")
+    (tmp_path / "other" / "retry.txt").write_text("=== retry ===\nRate the ${FACTOR} again, ${NAME}.\n")
+    with pytest.raises(TraceDataError, match=r"retry.txt: placeholders \['NAME'\]; expected some of"):
+        load_prompts(tmp_path / "other")
 
 
 def test_edited_prompts_change_the_hash(tmp_path, prompts):

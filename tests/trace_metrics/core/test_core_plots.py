@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from html import unescape
 
 import pytest
 
+from tests.support.tables import cells
 from trace_metrics.core.meta import meta_evaluate
 from trace_metrics.core.plots import (
     AGREEMENT_PNG,
@@ -64,9 +66,19 @@ def test_paper_reference_figures():
     assert ref["overall_table7"]["CoRE (Multi-Agent)"] == {"spearman": 0.698, "kendall_tau_b": 0.538}
 
 
-def test_space_tab(result, tmp_path):
+def _tab_view(core_dirs, meta):
+    """The CoRE tab built as the app builds it; its page-load reader's updates."""
     gr = pytest.importorskip("gradio")
-    from spaces_app.core_tab import agreement_frame, build_core_tab, core_meta_path, load_meta, ranking_frame
+    from spaces_app.core_tab import build_core_tab
+
+    loaders = []
+    with gr.Blocks(), gr.Tab("CoRE"):
+        build_core_tab(gr, core_dirs, meta, lambda fn, inputs, outputs: loaders.append(fn))
+    return loaders[0]()
+
+
+def test_space_tab(result, tmp_path):
+    from spaces_app.core_tab import NO_META, NO_SCORES, agreement_frame, load_meta, ranking_frame
 
     path = tmp_path / "meta.json"
     path.write_text(json.dumps(result))
@@ -77,30 +89,45 @@ def test_space_tab(result, tmp_path):
     assert frame.loc[0, "Paper QWK (GPT-4o-mini)"] == 0.592
     systems = ranking_frame(loaded)
     assert set(systems["System"]) == {"tfidf", HOSTILE}  # the name as data, unchanged
-    assert core_meta_path({}) is None and core_meta_path({"TRACE_SPACE_CORE_META": str(path)}) == path
-    assert load_meta(None)[0] is None
+    assert load_meta(None) == (None, NO_META)
     (tmp_path / "bad.json").write_text("[1, 2]")
     bad, why = load_meta(tmp_path / "bad.json")
     assert bad is None and "not a CoRE meta-evaluation result" in why
-    for meta in (path, tmp_path / "missing.json", None):
-        with gr.Blocks() as app, gr.Tab("CoRE"):
-            build_core_tab(gr, meta)
-        assert app is not None
+    scores, status, table, agreement, coupling, ranking = _tab_view([tmp_path / "no-runs"], path)
+    assert NO_SCORES.split(".")[0] in unescape(scores["value"])  # a plain line, no empty table
+    assert table["visible"] and "0.592" in cells(table["value"]) and "<script" not in ranking["value"]
+    assert agreement["visible"] and agreement["value"] is not None and coupling["value"] is not None
+    for meta in (tmp_path / "missing.json", None):  # nothing to show: one line, no table, no plot
+        scores, status, table, agreement, coupling, ranking = _tab_view([], meta)
+        assert not any(u["visible"] for u in (table, agreement, coupling, ranking)) and status["value"]
 
 
-def test_the_app_mounts_the_tab(result, tmp_path, monkeypatch):
-    gr = pytest.importorskip("gradio")
-    from spaces_app.app import tab_specs
+def test_the_tab_shows_core_score_folders(tmp_path):
+    from trace_dataset.io import write_json
+
+    folder = tmp_path / "core" / "tfidf"
+    factors = {f: {"mean": 2.0, "n": 1, "n_missing": 0} for f in FACTOR_IDS}
+    factors[FACTOR_IDS[0]] = {"mean": None, "n": 0, "n_missing": 1}
+    write_json(folder / "summary.json", {
+        "n_logs": 1, "factors": factors, "factor_mean": {"mean": 2.0, "n": 1},
+        "ratings": {"total": 12, "ok": 11, "missing": 1, "by_status": {"ok": 11, "invalid": 1}},
+        "overall": {"mean": 55.0, "n": 1, "n_failed": 0},
+        "identity": {"source": {"system": HOSTILE}, "llm": {"model": "/x/SmolLM2-135M-Instruct"}}})
+    scores, *_ = _tab_view([tmp_path / "core"], None)
+    html = scores["value"]
+    body = html.split("</style>", 1)[1]
+    assert HOSTILE in cells(html) and "<b>" not in body and "$" not in body  # shown as text: no markup, no math
+    shown = cells(html)
+    assert {"1 of 12 (8%)", "55.0", "2.000", "SmolLM2-135M-Instruct"} <= set(shown)
+
+
+def test_the_app_mounts_the_tab(result, tmp_path):
+    from spaces_app.app import build_app, tab_specs
     from spaces_app.core_tab import core_tab
+    from spaces_app.settings import Settings
 
-    assert (
-        "core" in [t.id for t in tab_specs()]
-        and next(t for t in tab_specs() if t.id == "core").build is core_tab
-    )
+    assert next(t for t in tab_specs() if t.id == "core").build is core_tab
     path = tmp_path / "meta.json"
     path.write_text(json.dumps(result))
-    monkeypatch.setenv("TRACE_SPACE_CORE_META", str(path))
-    with gr.Blocks() as app, gr.Tab("CoRE"):
-        core_tab(None)
-    plots = [c for c in app.blocks.values() if isinstance(c, gr.Plot)]
-    assert len(plots) == 2 and all(p.value for p in plots)
+    app = build_app(Settings(results_dir=tmp_path / "results", core_meta=path, core_dirs=(tmp_path / "core",)))
+    assert app is not None

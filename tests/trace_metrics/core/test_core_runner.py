@@ -119,8 +119,12 @@ def test_collect_logs_inputs(data_dir, predictions, tmp_path):
     assert system_name(predictions) == "tfidf"
     (tmp_path / "x.jsonl.meta.json").write_text(json.dumps({"baseline": "bm25"}))
     assert system_name(tmp_path / "x.jsonl") == "bm25"
-    with pytest.raises(TraceDataError, match="not among"):
+    # an id that is not in the split: the split searched, a valid id, and the split it is in
+    message = r"\['nope'\] are not in the test split of .*trace \(3 dialogues\); its first is 'toy_00001'$"
+    with pytest.raises(TraceDataError, match=message):
         collect_logs(predictions, data_dir, dialogue_ids=["nope"])
+    with pytest.raises(TraceDataError, match=r"toy_00004 is in the train split \(--split train, with"):
+        collect_logs(predictions, data_dir, dialogue_ids=["toy_00004"])
     short = tmp_path / "short.jsonl"
     write_jsonl(short, reference_predictions(toy_dialogues()[:1]))
     with pytest.raises(TraceDataError, match="predictions do not match"):

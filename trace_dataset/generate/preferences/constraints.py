@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from trace_dataset.constants import CITY_LANDMARKS, PRICE_KEYWORDS
+from trace_dataset.constants import CITY_LANDMARKS, NEGATION_WINDOW, PRICE_KEYWORDS, REVIEW_NEGATORS
 
 KINDS: tuple[str, ...] = (
     "category", "price", "rating", "location", "noise", "amenity", "ambience", "dietary", "meal", "aspect",
@@ -42,11 +42,6 @@ PRICE_WORDS_BY_CEILING: dict[int, tuple[str, ...]] = {
     3: tuple(w for w, c in PRICE_KEYWORDS.items() if c == 3),
 }
 
-NEGATORS = frozenset(
-    "no not never without nothing none lack lacks lacking lacked isn't wasn't aren't weren't don't didn't "
-    "doesn't hardly barely zero cannot can't couldn't wouldn't".split()
-)
-NEGATION_WINDOW = 3  # words before a mention that can negate it
 
 # Review-evidence lexicon: constraint key -> phrases (lower case, matched on word boundaries).
 EVIDENCE_PHRASES: dict[str, tuple[str, ...]] = {
@@ -146,7 +141,10 @@ GENERIC_CATEGORIES = frozenset(
 
 @dataclass(frozen=True, order=True)
 class Constraint:
-    """One stated preference: kind + value (+ radius for a location anchor)."""
+    """One preference of the traveller's goal: kind + value (+ radius for a location anchor).
+
+    Systems never see it; what a system reads from the user's words is `baselines.toolkit.constraints.
+    AttributeConstraint`, checked against structured fields only."""
 
     kind: str
     value: str
@@ -200,7 +198,7 @@ _FIRST_WORDS = frozenset(t[0] for t in _PHRASES)
 
 
 def _is_negator(word: str) -> bool:
-    return word in NEGATORS or word.endswith("n't") or word.endswith("n\u2019t")
+    return word in REVIEW_NEGATORS or word.endswith("n't") or word.endswith("n\u2019t")
 
 
 def tokenize(text: str) -> tuple[list[re.Match], list[str]]:

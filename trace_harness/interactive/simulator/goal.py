@@ -92,10 +92,6 @@ class World:
             cell = self._cells[key] = build_cell(city, poi_type, [build_profile(p, self.kb) for p in pois])
         return cell
 
-    def set_cell(self, cell: CellIndex) -> None:
-        """Register a cell built elsewhere (the seeding step builds the same cells)."""
-        self._cells[(cell.city, cell.poi_type)] = cell
-
     # -- the acceptance check ------------------------------------------------------------------------------
     def violations(self, goal: TravelerGoal, poi_id: str) -> list[Constraint]:
         """The held preferences `poi_id` violates, in the goal's order; [] = acceptable.

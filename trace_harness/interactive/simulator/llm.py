@@ -15,18 +15,20 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import trace_dataset.generate.phrases as P
 from trace_dataset.constants import SEED
 from trace_harness.interactive.simulator.goal import World
 from trace_harness.interactive.simulator.policy import Decision
-from trace_harness.interactive.simulator.prompts import Prompt, load_prompt
 from trace_harness.interactive.simulator.rules import Simulator, Traveler, rules_text
 from trace_llm.errors import LLMConnectionError, LLMError
+from trace_llm.prompts import Prompt, load_prompt
 
 log = logging.getLogger(__name__)
 
+PROMPTS_DIR = Path(__file__).with_name("prompts")  # the simulators' prompt files (trace_llm.prompts)
 PROMPT_FILE = "traveler_v1.txt"
 NAME_SIMILARITY = 90  # rapidfuzz partial_ratio (0-100) at or above which a sentence names a target
 MIN_NAME_CHARS = 4  # names shorter than this are not filtered (they match too much ordinary text)
@@ -119,7 +121,7 @@ class LLMWording:
     def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
         super().__init__(world, seed)  # type: ignore[call-arg]
         self.llm = llm
-        self.prompt = prompt or load_prompt(self.prompt_file)
+        self.prompt = prompt or load_prompt(PROMPTS_DIR / self.prompt_file)
 
 
 def _phrase(kind: str, what: str) -> str:
@@ -147,11 +149,13 @@ class LLMSimulator(LLMWording, Simulator):
         fill = {"type_noun": type_noun, "city": g.city, "persona": s["persona"], "travel_context": s["travel_context"]}
         whats = [_phrase(c.kind, lang.what(c)) for c in d.constraints]
         name = self.world.kb.pois[d.poi_id].name if d.poi_id in self.world.kb.pois else ""
-        clause = self.prompt.format(f"{d.form}_wish", wishes_inline=_inline(whats)) if whats and d.form in ("greet", "nudge") else ""
-        instruction = self.prompt.format(d.form, **fill, what=whats[0] if whats else "", name=name, wish_clause=clause)
-        system = self.prompt.format("system", **fill, wishes="\n".join(f"- {w}" for w in wishes(t)))
+        clause = (self.prompt.render(f"{d.form}_wish", wishes_inline=_inline(whats))
+                  if whats and d.form in ("greet", "nudge") else "")
+        instruction = self.prompt.render(d.form, **fill, what=whats[0] if whats else "", name=name,
+                                         wish_clause=clause)
+        system = self.prompt.render("system", **fill, wishes="\n".join(f"- {w}" for w in wishes(t)))
         lines = [f"{'Traveler' if role == 'user' else 'Recommender'}: {text}" for role, text in t.transcript[-TRANSCRIPT_TURNS:]]
-        user = self.prompt.format("user", transcript="\n".join(lines) or "(nothing yet: you speak first)",
+        user = self.prompt.render("user", transcript="\n".join(lines) or "(nothing yet: you speak first)",
                                   instruction=instruction)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -141,10 +141,10 @@ class LLMSeeker(LLMWording, SeekerSimulator):
         def bullets(items: Sequence[str]) -> str:
             return "\n".join(f"- {x}" for x in items) or "- (none)"
 
-        system = self.prompt.format("system", info=bullets(ctx.info), seed_review=ctx.seed_review,
+        system = self.prompt.render("system", info=bullets(ctx.info), seed_review=ctx.seed_review,
                                     positive=bullets(ctx.positive), negative=bullets(ctx.negative))
         lines = [f"{'You' if role == 'user' else 'Recommender'}: {text}" for role, text in s.transcript[:-1][-12:]]
-        user = self.prompt.format("user", transcript="\n".join(lines) or "(nothing yet)", question=question)
+        user = self.prompt.render("user", transcript="\n".join(lines) or "(nothing yet)", question=question)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def words(self, seekers, questions, decisions) -> list[tuple[str, dict[str, Any]]]:

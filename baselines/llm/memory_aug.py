@@ -1,5 +1,6 @@
 """Memory-Aug. (App. F "MemoryAugmentedBaseline"): LLM Zero-Shot with a persistent, persona-keyed preference
-memory across dialogues. Not session-isolated (`session_isolated = False`): the paper reports it apart from
+memory across dialogues. Not session-isolated (`session_isolated=False` in its record, `baselines.identity`):
+the paper reports it apart from
 the 13 session-isolated rows, and so does the leaderboard.
 
 - Written: when the pipeline moves on to the next dialogue, the previous one's user turns that state
@@ -32,8 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from baselines.base import DEFAULT_BATCH_SIZE
-from baselines.llm.common import add_count
-from baselines.llm.zero_shot import LLMZeroShotBaseline
+from baselines.llm.common import ZeroShotPipeline, add_count
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -119,19 +119,17 @@ def memory_section(hits: Sequence[MemoryHit], now_hour: float) -> str:
     return "\n".join(f"- {' '.join(h.entry.text.split())} ({age_text(now_hour - h.entry.hour)})" for h in hits)
 
 
-class MemoryAugmentedBaseline(LLMZeroShotBaseline):
+class MemoryAugmentedBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "memory_aug"
-    prompt_name: ClassVar[str] = "memory"
-    session_isolated: ClassVar[bool] = False
     config_keys: ClassVar[tuple[str, ...]] = (
-        *LLMZeroShotBaseline.config_keys, "half_life_hours", "hours_per_dialogue", "memory_k", "encoder_model",
+        *ZeroShotPipeline.config_keys, "half_life_hours", "hours_per_dialogue", "memory_k", "encoder_model",
     )  # fmt: skip
 
     def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
                  half_life_hours: float = HALF_LIFE_HOURS, hours_per_dialogue: float = HOURS_PER_DIALOGUE,
                  memory_k: int = DEFAULT_MEMORY_K, encoder_model: str | None = None, encoder: Any = None,
                  query_cache: bool = True, **params: Any):
-        from baselines.non_llm.dense import HUB_MODEL_ID
+        from baselines.toolkit.dense import HUB_MODEL_ID
 
         if hours_per_dialogue < 0 or isinstance(memory_k, bool) or not isinstance(memory_k, int) or memory_k < 0:
             raise ValueError(f"need hours_per_dialogue >= 0 and an integer memory_k >= 0, got {hours_per_dialogue!r}, "
@@ -155,7 +153,7 @@ class MemoryAugmentedBaseline(LLMZeroShotBaseline):
         if not todo:
             return
         if self.use_query_cache and self._query_cache is None:
-            from baselines.non_llm.dense import QUERY_CACHE_FILE, QueryCache, default_cache_dir
+            from baselines.toolkit.dense import QUERY_CACHE_FILE, QueryCache, default_cache_dir
 
             self._query_cache = QueryCache(default_cache_dir() / "dense" / QUERY_CACHE_FILE,
                                            f"{self.encoder_model}|normalized")  # DenseIndex's key
@@ -165,7 +163,7 @@ class MemoryAugmentedBaseline(LLMZeroShotBaseline):
         if not todo:
             return
         if self._encoder is None:
-            from baselines.non_llm.dense import load_encoder
+            from baselines.toolkit.dense import load_encoder
 
             self._encoder = load_encoder(self.encoder_model)
         emb = np.asarray(self._encoder.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,

@@ -1,4 +1,4 @@
-"""Collab-REC's benchmark command on hostile inputs (issue 25, items 1, 4 and 10): query ids that sanitise to
+"""Collab-REC's benchmark command on hostile inputs: query ids that sanitise to
 one file name, non-finite and out-of-range numbers, CSVs that are not UTF-8, hold a field past the csv module's
 limit or an unhashable literal, and a run.json of the wrong JSON type. Each ends in one line and exit 2, and
 nothing is lost or overwritten."""

@@ -1,4 +1,4 @@
-"""Submissions against takeover and loss (issue 25, items 2, 3 and 12): the submitter token is shown before
+"""Submissions against takeover and loss: the submitter token is shown before
 the row is stored (a closed pipe or a kill cannot leave a row whose token exists nowhere), look-alike and
 mixed-script names are refused against existing rows (Unicode TR39 skeletons), names in other scripts get a real
 slug, and closed-pool predictions cannot become an open-pool row."""

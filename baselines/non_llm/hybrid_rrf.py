@@ -3,9 +3,9 @@
     score(d) = sum_r 1 / (k + rank_r(d)),   k = 60,   rank_r 1-based within the usable candidates
 
 Rankers, each ranking the same usable candidates (pool minus rejected POIs), ties by business_id:
-- `tfidf`: `baselines.non_llm.tfidf.TfidfScorer` (cosine TF-IDF of the user turns),
-- `aspect`: `baselines.non_llm.aspect` (sum_a w_a * s_a + 0.1 * stars),
-- `dense`: `baselines.non_llm.dense` (all-MiniLM-L6-v2 with the rejection shift),
+- `tfidf`: `baselines.toolkit.tfidf.TfidfScorer` (cosine TF-IDF of the user turns),
+- `aspect`: `baselines.toolkit.aspect` (sum_a w_a * s_a + 0.1 * stars),
+- `dense`: `baselines.toolkit.dense` (all-MiniLM-L6-v2 with the rejection shift),
 - `stars_price` ("structured attributes (stars + price)"; our definition): POIs within the stated price
   ceiling first (`baselines.toolkit.state`: the latest budget word of `constants.PRICE_KEYWORDS`; unknown price
   counts as within), then stars descending, then price ascending (unknown last), then review_count
@@ -24,16 +24,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline, rank_by_score
-from baselines.non_llm.aspect import AspectIndex, query_aspect_weights
-from baselines.non_llm.dense import (
+from baselines.toolkit.aspect import AspectIndex, query_aspect_weights
+from baselines.toolkit.dense import (
     DEFAULT_QUERY_MODE,
     HUB_MODEL_ID,
     QUERY_MODES,
     DenseIndex,
     DenseUnavailable,
 )
-from baselines.non_llm.tfidf import TfidfScorer
 from baselines.toolkit.text import user_turns
+from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.records import Poi
 
 if TYPE_CHECKING:

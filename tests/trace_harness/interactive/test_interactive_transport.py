@@ -1,4 +1,4 @@
-"""External systems that misbehave at the transport level (issue 25, items 5 to 8 and 10): a reply dripped past
+"""External systems that misbehave at the transport level: a reply dripped past
 the deadline, a reply larger than the cap, text that is not valid Unicode, JSON nested too deeply, a malformed
 URL, and a system that cannot be reached. A bad reply loses its turn; an unreachable system stops the run, which
 the same call resumes. Scripted loopback servers (tests/support/scripted_http.py) play the systems."""

@@ -1,0 +1,87 @@
+"""The one identity table (baselines/identity.py): names, modules, prompt files, labels, and who reads it."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
+from baselines.identity import BY_NAME, IDENTITIES, identity, label, markdown_table
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = (
+    "trace_bench",
+    "trace_llm",
+    "trace_dataset",
+    "trace_metrics",
+    "baselines",
+    "trace_harness",
+    "spaces_app",
+    "benchmarks",
+    "scripts",
+)
+
+
+def test_names_are_unique_and_the_registry_is_the_table():
+    names = [i.name for i in IDENTITIES]
+    assert len(set(names)) == len(names) and len({i.label for i in IDENTITIES}) == len(names)
+    assert tuple(BASELINES) == tuple(names)
+    assert NON_LLM_BASELINES + LLM_BASELINES + SYSTEM_BASELINES == tuple(names)
+    assert len(NON_LLM_BASELINES) == 9 and len(LLM_BASELINES) == 6
+
+
+@pytest.mark.parametrize("record", IDENTITIES, ids=lambda i: i.name)
+def test_each_record_names_its_class_module_and_prompt(record):
+    cls = getattr(importlib.import_module(record.module), record.cls)
+    assert cls.name == record.name
+    # name = module: a one-module baseline's module is named after it; a system of several modules, its folder
+    parts = record.module.split(".")
+    if parts[1] in ("non_llm", "llm"):
+        assert parts[2] == record.name
+    else:
+        assert record.name.startswith(parts[1])
+    # name = prompt file, for the one-prompt LLM baselines
+    if record.group == "llm":
+        assert (ROOT / "baselines" / "llm" / "prompts" / f"{record.name}.txt").is_file()
+
+
+def test_pipelines_take_family_and_isolation_from_the_record(small_kb):
+    pipe = BASELINES["tfidf"](small_kb)
+    assert (pipe.family, pipe.session_isolated) == ("non-LLM", True)
+    assert pipe.describe()["family"] == identity("tfidf").family
+    assert not identity("memory_aug").session_isolated
+    assert [i.name for i in IDENTITIES if not i.session_isolated] == ["memory_aug"]
+
+
+def test_labels_and_unknown_names():
+    assert label("knowledge") == "Knowledge-Enh." and label("my_system") == "my_system"
+    with pytest.raises(KeyError, match="unknown baseline 'nope'; expected one of"):
+        identity("nope")
+
+
+def test_the_docs_print_the_table():
+    assert markdown_table() in (ROOT / "docs" / "baselines.md").read_text(encoding="utf-8")
+
+
+def test_no_second_list_of_labels():
+    """A label appears as a string only in the table: everything else asks `baselines.identity`."""
+    found = []
+    for top in PRODUCT:
+        for path in sorted((ROOT / top).rglob("*")):
+            if (
+                path.suffix not in (".py", ".json")
+                or path.name == "identity.py"
+                or "__pycache__" in path.parts
+            ):
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found += [
+                f"{path.relative_to(ROOT)}: {i.label}"
+                for i in IDENTITIES
+                if re.search(rf"""(["']){re.escape(i.label)}\1""", text)
+            ]
+    assert not found, found
+    assert set(BY_NAME) == {i.name for i in IDENTITIES}

@@ -1,0 +1,167 @@
+"""Fallbacks and failures reach every table that shows a run: constructed runs with known fallback shares, the
+not-own rule (over half of the turns), copies of one run, and rows scored on one dialogue."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import logging
+
+import pytest
+
+from tests.support.leaderboard import write_run
+from trace_harness.leaderboard import fallbacks as fb
+from trace_harness.leaderboard.build import build_leaderboard, format_tables, mark_best, write_leaderboard
+
+
+@pytest.mark.parametrize(
+    ("counts", "share", "own", "mark"),
+    [
+        ({}, 0.0, True, ""),
+        ({"memory_hits": 9, "quote_retries": 4}, 0.0, True, ""),  # not fallbacks: not counted
+        ({"fallback_popularity": 3}, 0.3, True, " [fb 30%]"),
+        (
+            {"fallback_popularity": 5},
+            0.5,
+            True,
+            " [fb 50%]",
+        ),  # exactly half: still its own (over half is not)
+        ({"fallback_popularity": 6}, 0.6, False, " [fb 60%: not own]"),
+        (
+            {"dst_extraction_failed": 9, "empty_response": 1},
+            0.9,
+            False,
+            " [fb 90%: not own]",
+        ),  # the largest kind
+        (
+            {"agent_failures": 3, "agent_calls": 4},
+            0.75,
+            False,
+            " [fb 75%: not own]",
+        ),  # per call, not per turn
+        ({"quote_fallbacks": 25}, 1.0, False, " [fb 100%: not own]"),  # capped at all turns
+    ],
+)
+def test_share_and_mark(counts, share, own, mark):
+    field = fb.fallbacks_of(counts, 10)
+    assert field["share"] == pytest.approx(share) and field["own_result"] is own
+    assert fb.mark({"fallbacks": field}) == mark and fb.own_result({"fallbacks": field}) is own
+    assert field["system_turns"] == 10 and set(field["counts"]) <= set(fb.KINDS)
+
+
+def test_reading_the_run_metadata():
+    meta = {"n_rows": 28, "summary": {"rows": {"fallback_popularity": 28, "unknown_labels": 3}}}
+    assert fb.run_fallbacks(meta) == {
+        "system_turns": 28,
+        "counts": {"fallback_popularity": 28},
+        "share": 1.0,
+        "own_result": False,
+    }
+    assert fb.run_fallbacks({"n_rows": 5})["share"] == 0.0  # a run that counted nothing
+    assert fb.run_fallbacks({}) is None  # unknown: no field, no mark
+    assert fb.mark({}) == "" and fb.own_result({}) is True and fb.csv_fields({}) == [None, None, None]
+    text = fb.describe({"fallbacks": fb.run_fallbacks(meta)})
+    assert (
+        "answered by the Popularity fallback: 28 of 28 system turns" in text
+        and "not the system's own" in text
+    )
+    assert fb.share_text(0.004) == "<1%" and fb.share_text(1.0) == "100%"
+
+
+@pytest.fixture
+def fallback_runs(data_dir, reference_rows, tmp_path):
+    """TF-IDF (the reference answers, no counts); an LLM baseline with the same answers but every turn from
+    the Popularity fallback; DST with 30% failed extractions and worse answers."""
+    runs = tmp_path / "runs"
+    n = len(reference_rows)
+    write_run(runs, "tfidf", reference_rows, n_rows=n)
+    write_run(
+        runs,
+        "llm_zero_shot",
+        reference_rows,
+        family="LLM",
+        n_rows=n,
+        summary={"rows": {"fallback_popularity": n}},
+    )
+    worse = copy.deepcopy(reference_rows)
+    for r in worse:
+        r["ranked_poi_ids"] = r["ranked_poi_ids"][::-1]
+    write_run(runs, "dst", worse, family="LLM", n_rows=n, summary={"rows": {"dst_extraction_failed": 3}})
+    return runs
+
+
+def test_rows_tables_and_files_carry_the_fallbacks(data_dir, fallback_runs, reference_rows, tmp_path):
+    rows = build_leaderboard(data_dir, fallback_runs, split="test", n_boot=300)
+    by = {r["baseline"]: r for r in rows}
+    assert (
+        by["llm_zero_shot"]["fallbacks"]["own_result"] is False
+        and by["llm_zero_shot"]["fallbacks"]["share"] == 1
+    )
+    assert (
+        by["dst"]["fallbacks"]["share"] == pytest.approx(0.3) and by["dst"]["fallbacks"]["own_result"] is True
+    )
+    assert by["tfidf"]["fallbacks"]["share"] == 0.0
+    # the fallback's numbers are the best on the board, but a row that is not its own is marked against nothing
+    assert "tied_best" not in by["llm_zero_shot"] and by["tfidf"]["tied_best"]["recall@1"] is True
+    assert (
+        "tied_best" not in mark_best(rows, n_boot=300)[[r["baseline"] for r in rows].index("llm_zero_shot")]
+    )
+    text = format_tables(rows)
+    assert "LLM Zero-Shot [fb 100%: not own]" in text and "DST [fb 30%]" in text and fb.LEGEND in text
+    assert "TF-IDF [fb" not in text
+    paths = write_leaderboard(rows, tmp_path / "board")
+    with open(paths["table5_closed"], newline="") as f:
+        table = {r["system"]: r for r in csv.DictReader(f)}
+    assert table["LLM Zero-Shot"]["fallback_share"] == "1.0" and table["LLM Zero-Shot"]["own_result"] == "0"
+    assert table["LLM Zero-Shot"]["fallbacks"] == f"fallback_popularity={len(reference_rows)}"
+    assert table["DST"]["own_result"] == "1" and table["TF-IDF"]["fallbacks"] == ""
+
+
+def test_the_space_shows_the_marks(data_dir, fallback_runs):
+    from spaces_app.board_html import render_board
+    from spaces_app.gap import NOT_OWN_NAME, gap_figure
+    from spaces_app.leaderboard import board_lines, clean_rows
+
+    rows = clean_rows(build_leaderboard(data_dir, fallback_runs, split="test", n_boot=0), "test")
+    assert len(rows) == 3  # the field passes the app's row check
+    view = "Table 5: headline"
+    html = render_board(board_lines(rows, view), view)
+    assert 'class="not-own"' in html and ">fb 100%: not own</span>" in html and ">fb 30%</span>" in html
+    assert "answered by the Popularity fallback: 10 of 10 system turns" in html
+    fig = gap_figure(rows, "closed", "cgs")
+    [not_own] = [t for t in fig.data if t.name == NOT_OWN_NAME]
+    assert not_own.marker.symbol == "circle-x-open" and "Popularity fallback" in not_own.customdata[0][4]
+    hostile = {**rows[0], "fallbacks": {"share": "all", "counts": {}}}
+    assert clean_rows([hostile], "test") == []  # a malformed field is refused, not shown
+
+
+def test_two_copies_of_one_run_are_named(data_dir, reference_rows, tmp_path, caplog):
+    runs = tmp_path / "runs"
+    first = write_run(runs, "tfidf", reference_rows)
+    second = write_run(runs / "copy", "tfidf", reference_rows)
+    with caplog.at_level(logging.WARNING, logger="trace_harness.leaderboard.build"):
+        rows = build_leaderboard(data_dir, runs, split="test", n_boot=0)
+    assert len(rows) == 2
+    [warning] = [r.message for r in caplog.records if "rows named" in r.message]
+    assert "copies of one run" in warning and str(first) in warning and str(second) in warning
+
+
+def test_one_dialogue_gives_no_interval_and_no_mark(caplog):
+    from tests.support.leaderboard import fake_result
+    from trace_harness.leaderboard.build import result_row
+
+    def row(name, recall):
+        per_item = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "recall@1": recall}}
+        return result_row(fake_result(per_item), system=name, family="non-LLM", source="baseline", n_boot=200)
+
+    from spaces_app.board_html import ONE_DIALOGUE_LABEL, render_board
+    from spaces_app.leaderboard import board_lines
+
+    with caplog.at_level(logging.WARNING):
+        rows = mark_best([row("A", [1.0, 1.0]), row("B", [0.0, 1.0])], n_boot=200)
+    assert all(not r.get("ci") and "tied_best" not in r for r in rows)
+    assert any("resampling has no variance" in r.message for r in caplog.records)
+    table = format_tables(rows).split("Table 5: headline — pool: closed\n", 1)[1].split("\n\n", 1)[0]
+    assert "1.000" in table and "0.500" in table and "±" not in table and "*" not in table  # bare values
+    html = render_board(board_lines(rows, "Table 5: headline"), "Table 5: headline")
+    assert ONE_DIALOGUE_LABEL.split(" (")[0] in html and "interval (dialogues resampled):" not in html
