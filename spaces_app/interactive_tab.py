@@ -125,7 +125,7 @@ def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
 
 def boards_html(board: Board) -> str:
     """Every protocol's table with its title, the notes under them and the warnings (duplicate runs)."""
-    from trace_harness.leaderboard import fallbacks as fb
+    from trace_harness import fallbacks as fb
     from trace_harness.leaderboard.interactive import VIEWS
 
     parts = []

@@ -3,7 +3,8 @@ read; the mark of a run that is not the system's own result."""
 
 from __future__ import annotations
 
-from trace_harness.fallbacks import NOT_OWN_THRESHOLD, fallback_line, fallback_report
+from trace_dataset.constants import NOT_OWN_SHARE
+from trace_harness.fallbacks import fallback_line, fallback_report
 
 
 def meta(rows: dict, usage: dict | None = None, n_rows: int = 20) -> dict:
@@ -31,13 +32,15 @@ def test_shares_per_kind_and_the_own_result_mark():
         "count": 1,
         "of": 20,
         "share": 0.05,
-        "per": "prediction",
-        "what": "empty responses",
+        "per": "system turn",
+        "what": "empty response",
+        "marked": True,
         "replaces": False,
     }
     assert kinds["dialect_fallbacks"]["share"] == 1.0 and kinds["json_repairs"]["of"] == 40  # answers: sent + cached
     assert kinds["constraint_violations"]["share"] is None  # nothing was constrained
-    assert report["fallback_share"] == 0.15 > NOT_OWN_THRESHOLD and report["own_result"] is False
+    assert report["replaced_share"] == report["share"] == 0.15 > NOT_OWN_SHARE and report["own_result"] is False
+    assert not kinds["json_failures"]["marked"]  # the turns it touched are counted as fallback_popularity
     line = fallback_line(report)
     assert "fallback_popularity 3/20 (15%)" in line and "NOT THE SYSTEM'S OWN RESULT" in line
 

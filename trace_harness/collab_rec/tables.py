@@ -8,8 +8,8 @@ row's runs used: "printed" (the paper's formula, the default) or "code" (the aut
 `--code-behaviour mu2_is_mu1`); the paper's own rows come from the authors' code.
 
 Every LLM row shows its failed agent calls (a failed call is an agent abstaining that round, never filled in)
-as a share of its calls, in both tables; a row whose share is over `NOT_OWN_THRESHOLD` (10%,
-trace_harness.fallbacks) is marked with a dagger and a footnote: its numbers are not the system's own result.
+as a share of its calls, in both tables; a row whose share is over `NOT_OWN_SHARE` (10%,
+trace_dataset.constants, the leaderboard's rule) is marked with a dagger and a footnote: its numbers are not the system's own result.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trace_dataset.constants import NOT_OWN_SHARE
 from trace_dataset.io import TraceDataError, read_json
 from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
-from trace_harness.fallbacks import NOT_OWN_THRESHOLD
 from trace_metrics.tables import format_value, markdown_table
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
@@ -101,14 +101,14 @@ def _failure_cells(row: dict[str, Any]) -> tuple[str, str]:
     share = failure_share(row)
     if share is None:
         return "", "-"
-    mark = " †" if share > NOT_OWN_THRESHOLD else ""
+    mark = " †" if share > NOT_OWN_SHARE else ""
     return mark, f"{row['failures']}/{row['calls']} ({100 * share:.0f}%)"
 
 
 def failure_note(rows: dict[tuple[str, str, str], dict[str, Any]]) -> str:
-    if not any((failure_share(r) or 0) > NOT_OWN_THRESHOLD for r in rows.values()):
+    if not any((failure_share(r) or 0) > NOT_OWN_SHARE for r in rows.values()):
         return ""
-    return (f"† more than {NOT_OWN_THRESHOLD:.0%} of the row's agent calls failed (no valid reply after the "
+    return (f"† more than {NOT_OWN_SHARE:.0%} of the row's agent calls failed (no valid reply after the "
             "repairs; the agent abstained): its numbers are not the system's own result.")
 
 
