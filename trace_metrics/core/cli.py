@@ -122,6 +122,8 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+MISSING_NOTE = (f"† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
+                "retries): the mean is not the evaluator's result on this set")
 
 
 def missing_cell(missing: int, n: int) -> tuple[str, bool]:
@@ -154,8 +156,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         rows.append(["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell])
     text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
     if marked:
-        text += (f"\n† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
-                 "retries): the mean is not the evaluator's result on this set")
+        text += "\n" + MISSING_NOTE
     r = summary["ratings"]
     text += (f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: "
              + ", ".join(f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"))  # fmt: skip
