@@ -37,5 +37,5 @@ def test_six_baselines_answer_valid_json_by_construction(tmp_path):
         assert meta["summary"]["rows"].get("fallback_popularity", 0) == 0, name
         assert meta["summary"]["rows"].get("dst_extraction_failed", 0) == 0, name
         assert usage["json_failures"] == 0 and usage["dialect_fallbacks"] == 0, (name, usage)
-        if name != "mrs":  # MRS answers in free text
+        if name != "multi_review_synthesis":  # MRS answers in free text
             assert usage["constrained"] > 0, (name, usage)
