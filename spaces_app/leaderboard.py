@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -83,6 +83,7 @@ def baseline_rows(path) -> list[dict[str, Any]]:
         read_leaderboard,  # puts back the per-dialogue data of the side file
     )
 
+    rows: list[dict[str, Any]] | None
     try:
         rows = read_leaderboard(path)
     except ValueError as e:  # not JSON
@@ -340,7 +341,8 @@ def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
     index = next(i for i, c in enumerate(columns) if header(c) == sort_by)
     descending = columns[index].higher_is_better != reverse
     present = [x for x in lines if x.cells[index].value is not None]
-    present.sort(key=lambda line: line.cells[index].value, reverse=descending)  # stable: ties keep row order
+    # the values of `present` are not None
+    present.sort(key=lambda line: cast(float, line.cells[index].value), reverse=descending)  # stable: ties keep row order
     return present + [x for x in lines if x.cells[index].value is None]
 
 

@@ -112,7 +112,7 @@ def register_run(subparsers) -> None:
     for action in llm._group_actions:
         if action.dest in APP_F_HELP:
             action.help = APP_F_HELP[action.dest]
-        elif action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
+        elif action.dest in DECODING_FLAGS and action.help:  # the help keeps App. F's value, which the six LLM baselines use
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
     # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
     p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))

@@ -190,13 +190,14 @@ class AgentCaller:
         return self.prompts.render(specific if specific in self.prompts.sections else name, **fields)
 
     def _common(self, task: Task) -> dict[str, Any]:
-        k = self.config.k
+        k, k_reject = self.config.k, self.config.k_reject
+        assert k_reject is not None  # ModeratorConfig resolves None to its default
         return {
             **self._vocab(task),
             "k": k,
             "k_word": number_word(k),
-            "k_keep": k - self.config.k_reject,
-            "k_keep_word": number_word(k - self.config.k_reject),
+            "k_keep": k - k_reject,
+            "k_keep_word": number_word(k - k_reject),
             "k_reject": self.config.k_reject,
             "query": task.text,
         }

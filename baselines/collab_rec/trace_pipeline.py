@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline
 from baselines.collab_rec.agents import AgentCaller, load_settings, prompt_files
-from baselines.collab_rec.moderator import ModeratorConfig
+from baselines.collab_rec.moderator import ModeratorConfig, Rejection, Stopping
 from baselines.collab_rec.negotiation import LLM_STRATEGIES, QueryResult, run_mami, run_sasi
 from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, trace_task
 from baselines.toolkit.constraints import CategoryMatcher
@@ -98,8 +98,8 @@ class CollabRecBaseline(TracePipeline):
         llm: str | LLM = DEFAULT_SPEC,
         strategy: str = "mami",
         k: int = DEFAULT_TRACE_K,
-        rejection: str = "aggressive",
-        stopping: str = "eq13",
+        rejection: Rejection = "aggressive",
+        stopping: Stopping = "eq13",
         t_max: int = 10,
         temperature: float | None = None,
         top_p: float | None = None,

@@ -198,7 +198,7 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
             now = self.hour(did)
             inp["memory_now"] = now
             inp["memory_hits"] = (self.memory.retrieve(persona, query / norm, now, self.memory_k, exclude_dialogue=did)
-                                  if norm > 0 else [])
+                                  if query is not None and norm > 0 else [])
         keep = set(self._current[2]) if self._current else set()
         self._vectors = {t: v for t, v in self._vectors.items() if t in keep}
 

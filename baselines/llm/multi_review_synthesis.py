@@ -184,7 +184,8 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
         shown = ranked[: 2 if action == "compare" else 1]
         instruction = ("no_candidates" if action in RANKED_ACTIONS and not shown
                        else "recommend" if action == "compare" and len(shown) < 2 else action)
-        labels, seen = LabelMap(), {}
+        labels = LabelMap()
+        seen: dict[Sentence, str] = {}
         blocks = [consensus_block(self.kb, p, self.clusters(p), labels, self.sentences_per_aspect, self.review_chars,
                                   seen) for p in shown]
         fields = {"city": inp["city"], "poi_type": inp["poi_type"], "consensus": "\n".join(blocks) or "(none)",

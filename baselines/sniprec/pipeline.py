@@ -263,7 +263,7 @@ class SnipRecBaseline(TracePipeline):
             by_set: dict[tuple[tuple[str, ...], int], list[str]] = {}
             for text, cands, k in todo:
                 by_set.setdefault((cands, k), []).append(text)
-            raw = {}
+            raw: dict[tuple, list[Hit]] = {}
             for (cands, k), group in by_set.items():  # one candidate view per candidate set
                 hits = self.index.top_k_many(np.stack([vectors[t] for t in group]), cands, k)
                 raw.update(((t, cands, k), h) for t, h in zip(group, hits, strict=True))

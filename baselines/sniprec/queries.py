@@ -164,7 +164,7 @@ def informative(text: str) -> bool:
 def query_clauses(text: str) -> list[str]:
     """A user turn's sentences cut at , ; : and at and / but / although / though / whereas (stripped, non-empty):
     one topic per snippet, as C.2 asks ("a lively spot with good music and maybe outdoor seating" -> two)."""
-    out = []
+    out: list[str] = []
     for a, b in sentence_spans(text):
         out.extend(p.strip() for p in _QUERY_CLAUSE_RE.split(text[a:b]) if p.strip())
     return out

@@ -346,6 +346,7 @@ class Planner:
                     add_user("provide_preference", focus=rng.choice(active), pois=[pid[gold]])
             else:
                 add_user("accept", pois=[pid[gold]])
+        assert prev_gold is not None  # every plan recommends at least once before the farewell
         turns.append(PlannedTurn("system", "farewell", pois=(pid[prev_gold],), active=tuple(active),
                                  rejected=tuple(pid[i] for i in cell.members(rejected))))
 

@@ -169,6 +169,7 @@ class PromptBuilder:
             what = "; ".join(self._c(c) for c in t.new)
             return f"{i}. user greet_and_seek: greet, introduce yourself as the persona, ask for a {self.plan.poi_type} in {self.plan.city}; state: {what}."
         if t.action == "ask_preference":
+            assert t.focus is not None  # the planner gives every ask_preference turn a focus
             return f"{i}. system ask_preference: ask about the user's {t.focus.kind} preference."
         if t.action == "provide_preference":
             if t.new:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import trace_dataset.generate.phrases as P
@@ -287,6 +288,7 @@ class TemplateRenderer:
 
     def _ask_preference(self, t: PlannedTurn, prev, rt) -> str:
         c = t.focus
+        assert c is not None  # the planner gives every ask_preference turn a focus
         lead = self.pick(P.ASK_LEADS) if prev and prev.action == "greet_and_seek" else self.pick(P.PERSONA_NODS)
         lead = lead.format(your=self.your_context())
         q = self.pick(P.ASK[c.kind]).format(city=self.plan.city, type=P.TYPE_SHORT[self.plan.poi_type])
@@ -345,6 +347,7 @@ class TemplateRenderer:
             sentence = ""
         spans = self.quote_spans(bid, prefer, k)
         quotes = []
+        options: Sequence[str]
         for j, s in enumerate(spans):
             q = self.cite(rt, s, bid)
             if j == 0:

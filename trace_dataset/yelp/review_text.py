@@ -13,6 +13,7 @@ any review.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,9 +201,10 @@ def _hotel_amenity(rng: random.Random, facts: PoiFacts, pol: str) -> str:
     return rng.choice(options)
 
 
-def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[str]:
-    """The menu of aspect sentence makers for this POI, each a zero-argument callable's result."""
+def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[Callable[[str], str]]:
+    """The menu of aspect sentence makers for this POI, each a callable from a polarity to a sentence."""
     t = facts.poi_type
+    makers: list[Callable[[str], str]]
     if t == "restaurant":
         makers = [
             lambda p: _by_polarity(rng, p, FOOD_POS, FOOD_NEG, FOOD_MIX),
@@ -254,7 +256,7 @@ def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[str
             makers.append(lambda p: "Dogs are welcome on a leash, so it is a good pet-friendly outing.")
     else:
         makers = [lambda p: _by_polarity(rng, p, OTHER_POS, OTHER_NEG)] * 3
-    return makers  # type: ignore[return-value]
+    return makers
 
 
 class _Slots(dict):

@@ -238,7 +238,7 @@ def _attributes(rng: random.Random, kind: Kind, price: int, city: str) -> tuple[
     put("BusinessAcceptsCreditCards", "accepts_credit_cards", _bool(rng, 0.95))
     if t in ("restaurant", "hotel") or (t == "attraction" and rng.random() < 0.6):
         raw["RestaurantsPriceRange2"] = "None" if rng.random() < 0.01 else str(price)
-    parking = {k: rng.random() < p for k, p in (("garage", 0.2), ("street", 0.45), ("validated", 0.05),
+    parking: dict[str, bool | None] = {k: rng.random() < p for k, p in (("garage", 0.2), ("street", 0.45), ("validated", 0.05),
                                                   ("lot", 0.45), ("valet", 0.08 + 0.2 * (price >= 3)))}
     if rng.random() < 0.15:
         parking[rng.choice(list(parking))] = None  # Yelp's None inside the dict
@@ -264,7 +264,7 @@ def _attributes(rng: random.Random, kind: Kind, price: int, city: str) -> tuple[
             alcohol = "none"
         put("Alcohol", "alcohol", alcohol)
         ambience_keys = ("romantic", "intimate", "classy", "hipster", "divey", "touristy", "trendy", "upscale", "casual")
-        amb = {k: False for k in ambience_keys}
+        amb: dict[str, bool | None] = {k: False for k in ambience_keys}
         if price >= 3:
             amb[rng.choice(("classy", "upscale", "romantic", "intimate"))] = True
         else:

@@ -150,8 +150,10 @@ def run_benchmark(
         elif strategy == "toppop":
             results = run_toppop(chunk, toppop_ranking(kb), config.k)
         elif strategy == "sasi":
+            assert caller is not None  # sasi and mami use the LLM
             results = run_sasi(chunk, caller)
         else:
+            assert caller is not None
             results = run_mami(chunk, caller.propose, config, strategy)
         for task, result in zip(chunk, results, strict=True):
             write_json(
@@ -163,7 +165,7 @@ def run_benchmark(
     records = [_query_record(qdir / files[t.id], t.id) for t in tasks]
     metrics = compute_metrics(records, kb.names, config)
     metrics["strategy"] = strategy
-    if uses_llm:
+    if caller is not None:
         metrics["llm"] = {
             "model": llm.describe(),
             "usage_this_process": llm.usage,

@@ -167,11 +167,11 @@ def converse(system: System, simulator: Simulator, goals: Sequence[TravelerGoal]
             live.add_system(row, reply, world, seed)
         talking = [x for x in active if not x.done]
         answers = simulator.respond([x.traveler for x in talking], [x.view() for x in talking])
-        for live, ut in zip(talking, answers, strict=True):
-            if ut is None:
+        for live, answer in zip(talking, answers, strict=True):
+            if answer is None:
                 live.done = True
             else:
-                live.add_user(ut)
+                live.add_user(answer)
         if progress is not None:
             progress.set_postfix(turn=active[0].system_turns, refresh=False)
     for live in lives:

@@ -94,7 +94,7 @@ def make_simulator(name: str, world: World, llm: Any = None, seed: int = SEED) -
 
 def simulator_identity(sim: Simulator) -> dict[str, Any]:
     d = sim.describe()
-    keep = {k: d[k] for k in ("simulator", "version", "seed", "topics_sha256") if k in d}
+    keep: dict[str, Any] = {k: d[k] for k in ("simulator", "version", "seed", "topics_sha256") if k in d}
     if "prompt" in d:
         keep["prompt"] = d["prompt"]
         keep["llm"] = {k: d["llm"].get(k) for k in ("spec", "model", "settings")}

@@ -158,6 +158,7 @@ class DebateState:
             }
             if isinstance(reply, Mapping):
                 message["claimed_evaluator"] = reply.get("evaluator")
+                score: float | None
                 try:
                     score = score_value(reply.get("score"))
                     statement = reply.get("statement")

@@ -12,6 +12,7 @@ decision; both are counted and marked in the turn's meta.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -165,7 +166,7 @@ class LLMSimulator(LLMWording, Simulator):
         for t, d, raw in zip(travelers, decisions, replies, strict=True):
             targets = [] if raw is None else [
                 self.world.kb.pois[p].name for p in self.world.targets(t.goal, t.goal.pool("open")) if p != d.poi_id]
-            out.append(worded(raw, targets, lambda t=t, d=d: rules_text(t, d)))
+            out.append(worded(raw, targets, functools.partial(rules_text, t, d)))
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ MAX_PREFERENCES. Whether the venue satisfies a constraint is the generator's pre
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -153,7 +154,7 @@ class LLMSeeker(LLMWording, SeekerSimulator):
         out = []
         for s, d, raw in zip(seekers, decisions, replies, strict=True):
             name = self.world.kb.pois[s.context.pair.business_id].name if s.context else ""
-            out.append(worded(raw, [name], lambda s=s, d=d: rules_text(s, d)))
+            out.append(worded(raw, [name], functools.partial(rules_text, s, d)))
         return out
 
     def describe(self) -> dict[str, Any]:
