@@ -71,9 +71,9 @@ RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
 # The response's length bound in the schema: under constrained decoding the string must close within it, so a
 # small model that would ramble until max_new_tokens (600, App. F) still gives a complete, valid answer. A token
 # is at least one character and some tokenizers read digits one at a time (SmolLM2 rambling "2022-01-01T00:00"
-# filled 800 characters past 600 tokens), so the bound is in the worst case one token a character: 480 plus a
-# full ranking of 16 ids (~110 characters) stays within App. F's 600 tokens.
-RESPONSE_MAX_CHARS = 480
+# filled 800 characters past 600 tokens), so the bound is in the worst case one token a character: 450 plus a
+# full ranking of 16 ids with the keys (~150 characters) stays within App. F's 600 tokens.
+RESPONSE_MAX_CHARS = 450
 ERROR_CHARS = 300  # of an error or raw output kept in a prediction's meta
 
 
