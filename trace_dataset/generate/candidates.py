@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from trace_dataset.constants import CANDIDATES_PER_DIALOGUE, POOL_SIZES, REJECTIONS_PER_TIER
 from trace_dataset.generate.difficulty import target_constraints
 from trace_dataset.generate.index import CellIndex
-from trace_dataset.generate.personas import ARCHETYPES
+from trace_dataset.generate.personas import personas
 from trace_dataset.generate.plan import DialoguePlan, PlanError, PlannedTurn
 from trace_dataset.generate.preferences.constraints import (
     REVISABLE_KINDS,
@@ -131,7 +131,7 @@ class Planner:
         self.a = assignment
         self.rng = rng
         self.quotable = cell.quotable_mask
-        self.arche = ARCHETYPES[assignment.persona_type]
+        self.arche = personas().archetypes[assignment.persona_type]
 
     # -- constraint helpers --------------------------------------------------------------------
     def _left(self, active: list[Constraint], rejected: int) -> int:

@@ -146,7 +146,7 @@ class LLMSimulator(LLMWording, Simulator):
         g = t.goal
         s = g.scenario
         lang = t.language
-        type_noun = P.TYPE_NOUNS[g.poi_type][1] if g.poi_type in P.TYPE_NOUNS else g.poi_type
+        type_noun = P.bank().type_nouns[g.poi_type][1] if g.poi_type in P.bank().type_nouns else g.poi_type
         fill = {"type_noun": type_noun, "city": g.city, "persona": s["persona"], "travel_context": s["travel_context"]}
         whats = [_phrase(c.kind, lang.what(c)) for c in d.constraints]
         name = self.world.kb.pois[d.poi_id].name if d.poi_id in self.world.kb.pois else ""
