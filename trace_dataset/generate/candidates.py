@@ -60,14 +60,6 @@ for _pair in INCOMPATIBLE:
         _INCOMPATIBLE_WITH[_k] = _INCOMPATIBLE_WITH.get(_k, frozenset()) | (_pair - {_k})
 
 
-def _sorted_universe(cell: CellIndex) -> list[Constraint]:
-    cached = getattr(cell, "_sorted_universe", None)
-    if cached is None:
-        cached = [c for _, c in sorted(cell.universe.items())]
-        cell._sorted_universe = cached
-    return cached
-
-
 @dataclass
 class Skeleton:
     pairs: int
@@ -156,7 +148,7 @@ class Planner:
         seen: set[str] = set()
         for key in keys:
             if key in ("location", "category"):
-                group = [c for c in _sorted_universe(self.cell) if c.kind == key]
+                group = [c for c in self.cell.sorted_universe() if c.kind == key]
                 rng.shuffle(group)
                 picked = group[:6]
             else:
@@ -166,7 +158,7 @@ class Planner:
                     seen.add(c.key)
                     out.append(c)
         self.n_persona = len(out)
-        rest = [c for c in _sorted_universe(self.cell) if c.key not in seen]
+        rest = [c for c in self.cell.sorted_universe() if c.key not in seen]
         rng.shuffle(rest)
         return out + rest
 

@@ -184,7 +184,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
                 "complete": False}
         store.write_meta(meta)
         metadata = {"generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)", "backend": sim.name,
-                    "model": str(getattr(getattr(sim, "llm", None), "model", "") or ""), "seed": seed,
+                    "model": str(getattr(sim.llm, "model", "") or ""), "seed": seed,
                     "kb_version": kb.version}
         todo = [c for c in contexts if f"sniprec_{c.pair.index + 1:05d}" not in store.done]
         bar = tqdm(total=len(contexts), initial=len(contexts) - len(todo), desc=f"sniprec {sys_.name}"[:40],
@@ -199,7 +199,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
         items = [store.done[f"sniprec_{c.pair.index + 1:05d}"] for c in contexts]
         write_outputs(out, items, {pid: kb.pois[pid].name for pid in catalogue})
         meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
-        if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process, not resumed ones
+        if sim.llm is not None:  # tokens and cache hits of this process, not resumed ones
             meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     finally:
         if not isinstance(system, System):

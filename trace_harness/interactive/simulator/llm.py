@@ -22,8 +22,10 @@ from typing import Any
 import trace_dataset.generate.phrases as P
 from trace_dataset.constants import SEED
 from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.policy import Decision
 from trace_harness.interactive.simulator.rules import Simulator, Traveler, rules_text
+from trace_llm.base import LLM
 from trace_llm.errors import LLMConnectionError, LLMError
 from trace_llm.prompts import Prompt, load_prompt
 
@@ -109,7 +111,7 @@ def worded(raw: str | None, names: Iterable[str], fallback: Callable[[], str]) -
     return text, extra
 
 
-class LLMWording:
+class LLMWording(SimulatedUser):
     """What both LLM-worded simulators hold beside their rules parent: the model and the versioned prompt.
 
     Mixed in before the rules class (`class LLMSimulator(LLMWording, Simulator)`); `prompt_file` names the
@@ -119,8 +121,10 @@ class LLMWording:
     name = "llm"
     prompt_file: str = PROMPT_FILE
 
-    def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
-        super().__init__(world, seed)  # type: ignore[call-arg]
+    llm: LLM
+
+    def __init__(self, world: World, llm: LLM, seed: int = SEED, prompt: Prompt | None = None):
+        super().__init__(world, seed)
         self.llm = llm
         self.prompt = prompt or load_prompt(PROMPTS_DIR / self.prompt_file)
 
