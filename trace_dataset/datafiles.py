@@ -5,6 +5,11 @@ A table file is one JSON object; its arrays are read as tuples (tables are never
 module that owns a table reads it once, on first use (`functools.cache`), never at import time. The SHA-256 of
 each file goes into the metadata of what it feeds (the synthetic Yelp manifest, corpus.json), so a changed
 table makes a different bundle or corpus, as a changed prompt file does.
+
+Keys JSON cannot hold (ints, floats, None, tuples such as `("outdoor_seating", True)`) are written as a list
+of rows instead of an object: each row is the key's parts followed by the value, `[1, [...]]` for the key `1`,
+`["outdoor_seating", true, [...]]` for the key `("outdoor_seating", True)`. `from_rows` rebuilds the dict in
+row order; the owning module says which of its tables are written that way.
 """
 
 from __future__ import annotations
@@ -33,6 +38,12 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _frozen(v) for k, v in value.items()}
     return value
+
+
+def from_rows(rows: tuple[tuple[Any, ...], ...]) -> dict[Any, Any]:
+    """The dict a list of rows encodes: a row of two items is (key, value); of more, its leading items are the
+    parts of a tuple key and its last item the value."""
+    return {(row[0] if len(row) == 2 else tuple(row[:-1])): row[-1] for row in rows}
 
 
 def table_hashes(*paths: Path) -> dict[str, str]:

@@ -43,27 +43,12 @@ from trace_dataset.constants import (
     YELP_BUSINESS_FILE,
     YELP_REVIEW_FILE,
 )
+from trace_dataset.datafiles import table_hashes
 from trace_dataset.io import atomic_open, check_output_dir, write_json
 from trace_dataset.yelp.reader import SYNTHETIC_MANIFEST
-from trace_dataset.yelp.review_text import FIRST_NAMES, PoiFacts, compose_review
-from trace_dataset.yelp.synth_catalogue import (
-    ATTRACTION_KINDS,
-    CITY_SPELLINGS,
-    CITY_WORDS,
-    DAYS,
-    HOTEL_KINDS,
-    KINDS_BY_TYPE,
-    NAME_WORDS,
-    OTHER_CITIES,
-    OTHER_KINDS,
-    POSTAL_PREFIX,
-    RESTAURANT_KINDS,
-    STAR_WEIGHTS,
-    STREET_TYPES,
-    STREETS,
-    SURNAMES,
-    Kind,
-)
+from trace_dataset.yelp.review_banks import REVIEW_BANKS_FILE, banks
+from trace_dataset.yelp.review_text import PoiFacts, compose_review
+from trace_dataset.yelp.synth_catalogue import CATALOGUE_FILE, Kind, catalogue
 
 log = logging.getLogger(__name__)
 
@@ -180,18 +165,19 @@ def repeats_a_word(name: str) -> bool:
 
 
 def _name(rng: random.Random, kind: Kind, city: str, used: set[str]) -> str:
+    c = catalogue()
     noun = rng.choice(kind.nouns)
     for attempt in range(50):
         pattern = rng.randrange(5)
-        word = rng.choice(NAME_WORDS)
+        word = rng.choice(c.name_words)
         if pattern == 0:
-            name = f"{rng.choice(SURNAMES)}'s {noun}"
+            name = f"{rng.choice(c.surnames)}'s {noun}"
         elif pattern == 1:
-            name = f"{rng.choice(CITY_WORDS[city]) if city in CITY_WORDS else word} {noun}"
+            name = f"{rng.choice(c.city_words[city]) if city in c.city_words else word} {noun}"
         elif pattern == 2:
             name = f"The {word} {noun}"
         elif pattern == 3:
-            name = f"{word} & {rng.choice(NAME_WORDS)} {noun}" if attempt > 10 else f"{word} {noun}"
+            name = f"{word} & {rng.choice(c.name_words)} {noun}" if attempt > 10 else f"{word} {noun}"
         else:
             name = f"{word} {rng.choice(('House', 'Street', 'Corner', 'Yard', 'Row'))} {noun}"
         if kind.name == "museum_art" and rng.random() < 0.5:
@@ -314,12 +300,13 @@ def _attributes(rng: random.Random, kind: Kind, price: int, city: str) -> tuple[
 def _hours(rng: random.Random, kind: Kind) -> dict[str, str] | None:
     if rng.random() < 0.15:
         return None
+    days = catalogue().days
     if kind.poi_type == "hotel":
-        return {d: "0:0-0:0" for d in DAYS}
+        return {d: "0:0-0:0" for d in days}
     open_h = rng.choice((6, 7, 9, 10, 11, 16, 17)) if kind.poi_type != "attraction" else rng.choice((8, 9, 10, 17, 19))
     close_h = min(open_h + rng.choice((6, 8, 10, 11)), 26)
-    days = list(DAYS) if rng.random() < 0.6 else [d for d in DAYS if d != "Monday"]
-    return {d: f"{open_h}:0-{close_h % 24}:{rng.choice(('0', '30'))}" for d in days}
+    open_days = list(days) if rng.random() < 0.6 else [d for d in days if d != "Monday"]
+    return {d: f"{open_h}:0-{close_h % 24}:{rng.choice(('0', '30'))}" for d in open_days}
 
 
 def _n_reviews(rng: random.Random, factor: float) -> int:
@@ -332,11 +319,12 @@ def _n_reviews(rng: random.Random, factor: float) -> int:
 def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout: _CityLayout | None,
                    other_coords: tuple[float, float] | None, used_names: set[str], factor: float,
                    city_spelling: str) -> _Business:
+    c = catalogue()
     key = f"trace-synth:{seed}:{i}"
     rng = random.Random(key)
     business_id = _yelp_id(rng)
     price = rng.choice(kind.price)
-    stars = _weighted(rng, STAR_WEIGHTS)
+    stars = _weighted(rng, c.star_weights)
     if layout is not None:
         lat, lon = layout.place(rng)
         landmark = layout.nearest_landmark(lat, lon)
@@ -353,10 +341,10 @@ def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout:
     record = {
         "business_id": business_id,
         "name": name,
-        "address": f"{rng.randint(10, 9899)} {rng.choice(STREETS)} {rng.choice(STREET_TYPES)}",
+        "address": f"{rng.randint(10, 9899)} {rng.choice(c.streets)} {rng.choice(c.street_types)}",
         "city": city_spelling,
         "state": state,
-        "postal_code": f"{POSTAL_PREFIX.get(city, '100')}{rng.randint(0, 99):02d}",
+        "postal_code": f"{c.postal_prefix.get(city, '100')}{rng.randint(0, 99):02d}",
         "latitude": lat,
         "longitude": lon,
         "stars": stars,
@@ -370,13 +358,14 @@ def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout:
         record["categories"] = None  # Yelp has a few businesses without categories
     facts_obj = PoiFacts(
         poi_type=kind.poi_type, kind=kind.name, name=name, city=city, price=price if raw_attrs else None,
-        specialties=specialties, staff=rng.sample(FIRST_NAMES, 3), landmark=landmark, attrs=facts,
+        specialties=specialties, staff=rng.sample(banks().first_names, 3), landmark=landmark, attrs=facts,
     )
     return _Business(record, facts_obj, n_reviews, stars, key)
 
 
 def generate_businesses(seed: int = SEED, scale: float = 1.0) -> list[_Business]:
     """All businesses of the bundle, in file order (shuffled across cities and types, as Yelp's file is)."""
+    c = catalogue()
     n_cell = pois_per_cell(scale)
     factor = review_factor(scale)
     rng = random.Random(f"trace-synth:{seed}:layout")
@@ -386,21 +375,21 @@ def generate_businesses(seed: int = SEED, scale: float = 1.0) -> list[_Business]
         layout = _CityLayout(city, rng)
         state = CITIES[city].state
         used: set[str] = set()
-        spellings = CITY_SPELLINGS.get(city, ((city, 1.0),))
+        spellings = c.city_spellings.get(city, ((city, 1.0),))
         plan: list[Kind] = []
-        for kinds in KINDS_BY_TYPE.values():
+        for kinds in c.kinds_by_type.values():
             plan += [_pick_kind(rng, kinds, city) for _ in range(n_cell)]
         n_other = max(1, round(len(plan) * NON_TOURISM_SHARE))
-        plan += [rng.choice(OTHER_KINDS) for _ in range(n_other)]
+        plan += [rng.choice(c.other_kinds) for _ in range(n_other)]
         for kind in plan:
             spelling = _weighted(rng, spellings)
             out.append(_make_business(i, seed, kind, city, state, layout, None, used, factor, spelling))
             i += 1
     n_outside = max(2, round(len(out) * OTHER_CITY_SHARE))
     used_outside: set[str] = set()
-    all_kinds = RESTAURANT_KINDS + HOTEL_KINDS + ATTRACTION_KINDS + OTHER_KINDS
+    all_kinds = c.all_kinds
     for _ in range(n_outside):
-        city, state, lat, lon = rng.choice(OTHER_CITIES)
+        city, state, lat, lon = rng.choice(c.other_cities)
         kind = rng.choice(all_kinds)
         out.append(_make_business(i, seed, kind, city, state, None, (lat, lon), used_outside, factor, city))
         i += 1
@@ -480,6 +469,7 @@ def write_synthetic_bundle(out_dir: str | os.PathLike, seed: int = SEED, scale: 
         "businesses": len(businesses),
         "reviews": n_reviews,
         "pois_per_cell": pois_per_cell(scale),
+        "data_tables": table_hashes(REVIEW_BANKS_FILE, CATALOGUE_FILE),
         "note": "Synthetic data in the Yelp Open Dataset schema; not Yelp data. Built by trace_dataset.yelp.synth.",
     })
     log.info("synthetic bundle: %d businesses, %d reviews -> %s", len(businesses), n_reviews, out)
