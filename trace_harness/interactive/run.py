@@ -32,18 +32,18 @@ from trace_dataset.io import TraceDataError, sha256_file, write_json
 from trace_dataset.kb.store import KnowledgeBase
 from trace_harness.interactive.loop import GENERATOR, LiveDialogue, converse
 from trace_harness.interactive.output import METRICS_FILE, Progress, write_outputs
+from trace_harness.interactive.reply import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+)
 from trace_harness.interactive.report import build_metrics
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.rules import RulesSimulator, Simulator
 from trace_harness.interactive.simulator.seeding import CorpusSeeder
-from trace_harness.interactive.systems import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_TIMEOUT_S,
-    System,
-    load_system,
-)
+from trace_harness.interactive.systems import load_system
 
 log = logging.getLogger(__name__)
 

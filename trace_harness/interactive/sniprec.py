@@ -29,6 +29,12 @@ from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
 from trace_harness.interactive.loop import GENERATOR, _turn, citation_list, new_record
 from trace_harness.interactive.output import METRICS_FILE, Progress, write_outputs
+from trace_harness.interactive.reply import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+)
 from trace_harness.interactive.report import build_metrics
 from trace_harness.interactive.run import simulator_identity, system_label
 from trace_harness.interactive.simulator.goal import World
@@ -41,13 +47,7 @@ from trace_harness.interactive.simulator.sniprec_seeds import (
     seed_pairs,
     seeker_context,
 )
-from trace_harness.interactive.systems import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_TIMEOUT_S,
-    System,
-    load_system,
-)
+from trace_harness.interactive.systems import load_system
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 log = logging.getLogger(__name__)
