@@ -212,7 +212,7 @@ def frame_html(frame, digits: Mapping[str, int], elem_class: str) -> str:
     return data_table(headings, rows, elem_class=elem_class, drop_empty=False)
 
 
-def meta_view(result: Mapping[str, Any]) -> tuple[str, str, Any, Any]:
+def meta_view(result: dict[str, Any]) -> tuple[str, str, Any, Any]:
     """(agreement table, ranking part, coupling figure, agreement figure) of a meta-evaluation result."""
     from trace_metrics.core.plots import agreement_figure, coupling_figure
 
@@ -239,7 +239,7 @@ def core_view(gr, core_dirs: Sequence[Path], meta_path: Path | None) -> tuple:
     rows = scored_rows(core_dirs)
     result, message = load_meta(meta_path)
     have = result is not None
-    table, ranking, coupling_fig, agreement_fig = meta_view(result) if have else ("", "", None, None)
+    table, ranking, coupling_fig, agreement_fig = meta_view(result) if result is not None else ("", "", None, None)
     return (gr.update(value=scores_html(rows) if rows else line_html(NO_SCORES)),
             gr.update(value=line_html(message)),
             gr.update(value=table, visible=have), gr.update(value=agreement_fig, visible=have),

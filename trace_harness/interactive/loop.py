@@ -28,9 +28,9 @@ from typing import Any
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_row
+from trace_harness.interactive.reply import System, SystemReply
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.rules import Simulator, SystemView, Traveler, UserTurn
-from trace_harness.interactive.systems import System, SystemReply
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 GENERATOR = "trace-bench interactive v1"
