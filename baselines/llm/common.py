@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines import BASELINES
-from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
+from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, add_count, rank_by_score
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
     APP_F_TEMPERATURE,
@@ -124,12 +124,6 @@ def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequenc
     scores = prefilter_scores or {}
     out.update((p, (0, scores.get(p, 0.0))) for p in rest if p not in out)
     return out
-
-
-def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
-    if n:
-        counts = meta.setdefault("counts", {})
-        counts[key] = counts.get(key, 0) + n
 
 
 class LLMPipeline(TracePipeline):

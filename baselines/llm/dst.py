@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, failure_text, messages
+from baselines.base import add_count, rank_by_score
+from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
 from baselines.toolkit.constraints import (
     AttributeConstraint,

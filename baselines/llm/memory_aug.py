@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE
-from baselines.llm.common import ZeroShotPipeline, add_count
+from baselines.base import DEFAULT_BATCH_SIZE, add_count
+from baselines.llm.common import ZeroShotPipeline
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase

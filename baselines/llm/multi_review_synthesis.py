@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import DEFAULT_BATCH_SIZE, rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, messages
+from baselines.base import DEFAULT_BATCH_SIZE, add_count, rank_by_score
+from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
 from baselines.toolkit.aspect import (
     ASPECTS,

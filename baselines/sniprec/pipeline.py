@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
+from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, add_count, rank_by_score
 from baselines.sniprec.index import DEFAULT_ENCODER, Hit, UnitIndex
 from baselines.sniprec.llm_snippets import POST_CHECK_MODES, LLMExtractor
 from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS, PromptRunner, load_llm_from, prompt_hashes
@@ -60,13 +60,6 @@ SNIPPET_SOURCES: tuple[str, ...] = ("rules", "llm")
 DEFAULT_T_ENT = 0.5  # not given in the paper; the Trace entailment metric's threshold
 SCORE_DECIMALS = 12
 _GROUP_MEMO_LIMIT = 500_000
-
-
-def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
-    """Per-row counters in `meta.counts`, which `trace-bench run` sums into the run's `summary.rows`."""
-    if n:
-        counts = meta.setdefault("counts", {})
-        counts[key] = counts.get(key, 0) + n
 
 
 def _short(model: str) -> str:
