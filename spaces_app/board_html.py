@@ -22,7 +22,7 @@ from spaces_app.leaderboard import (
     view_columns,
 )
 from spaces_app.markup import esc
-from trace_harness.leaderboard import fallbacks as fb
+from trace_harness import fallbacks as fb
 from trace_metrics.tables import Column, format_value, header
 
 NOTE_MARKS = ("†", "‡", "§", "¶")
@@ -69,8 +69,8 @@ CSS = """
 ONE_DIALOGUE_LABEL = ("Warning: a row scored on one dialogue has no interval and no mark (resampling one "
                       "dialogue has no variance; any difference would look significant).")
 FALLBACK_LABEL = ("fb N%: share of the run's system turns that fell back or failed (hover it for what and how "
-                  f"often); red, values struck through: over {fb.share_text(fb.NOT_OWN_SHARE)}, not the "
-                  "system's own result (no best mark)")
+                  f"often); red, values struck through: over {fb.share_text(fb.NOT_OWN_SHARE)} of its answers were not "
+                  "its own, not the system's own result (no best mark)")
 
 
 def words(text: str) -> str:
@@ -222,5 +222,5 @@ def fallback_markup(row: dict) -> str:
     if not fb.mark(row):
         return ""
     own = fb.own_result(row)
-    shown = f"fb {fb.share_text(row['fallbacks']['share'])}" + ("" if own else ": not own")
+    shown = fb.mark_text(row)
     return f'<span class="trace-fb{"" if own else " not-own"}" title="{esc(fb.describe(row))}">{esc(shown)}</span>'

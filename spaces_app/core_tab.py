@@ -88,6 +88,8 @@ def _short(model: str) -> str:
 
 def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """The systems' table (means and what is missing) and the per-factor means (factors x systems)."""
+    from spaces_app.markup import esc
+    from trace_metrics.core.cli import MISSING_NOTE
     from trace_metrics.core.prompts import FACTOR_IDS
 
     headings = [Heading("System"), Heading("Judge model"), Heading("Logs", numeric=True),
@@ -96,30 +98,43 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
                 Heading("Missing ratings", "factor ratings that never parsed / all factor ratings", True),
                 Heading("Failed debates", "logs whose debate gave no overall score / logs debated", True),
                 Heading("Folder")]
-    body = []
+    body, marked = [], False
     for r in rows:
         ratings, overall = r["ratings"], r["overall"] or {}
         total, missing = ratings.get("total", 0), ratings.get("missing", 0)
         share = f" ({100 * missing / total:.0f}%)" if total else ""
+        over = _over(missing, total - missing)
+        marked |= over
         body.append([
             Field(r["system"]), Field(_short(r["model"]), r["model"]), Field(str(r["logs"])),
             Field(format_value(r["factor_mean"], missing="")), Field(format_value(overall.get("mean"), 1, missing="")),
-            Field(f"{missing} of {total}{share}", ", ".join(f"{k}: {v}" for k, v in (ratings.get("by_status") or {}).items())),
+            Field(f"{missing} of {total}{share}" + (" †" if over else ""),
+                  ", ".join(f"{k}: {v}" for k, v in (ratings.get("by_status") or {}).items())),
             Field(f"{overall.get('n_failed', 0)} of {r['logs']}" if overall else ""), Field(r["folder"].as_posix()),
         ])
     factors = [f for f in FACTOR_IDS if any(f in r["factors"] for r in rows)]
     per_factor = [[Field(f), *(_factor_field(r["factors"].get(f)) for r in rows)] for f in factors]
+    marked |= any(field.text.endswith(" †") for line in per_factor for field in line)
     return (data_table(headings, body, elem_class="trace-core-systems")
             + "<h4>Per factor: CoRE's mean rating (0-4); hover for how many logs were rated and missing</h4>"
             + data_table([Heading("Factor"), *(Heading(r["system"], numeric=True) for r in rows)], per_factor,
-                         elem_class="trace-core-factors"))
+                         elem_class="trace-core-factors")
+            + (f"<p>{esc(MISSING_NOTE)}</p>" if marked else ""))
+
+
+def _over(missing: int, rated: int) -> bool:
+    """More than NOT_OWN_SHARE of the ratings missing (CoRE's own rule, `core score`'s table)."""
+    from trace_metrics.core.cli import missing_cell
+
+    return missing_cell(missing, rated)[1]
 
 
 def _factor_field(stats: Mapping[str, Any] | None) -> Field:
     if not stats:
         return Field("")
-    return Field(format_value(stats.get("mean"), missing="-"),
-                 f"rated {stats.get('n', 0)}, missing {stats.get('n_missing', 0)}")
+    n, missing = stats.get("n", 0), stats.get("n_missing", 0)
+    return Field(format_value(stats.get("mean"), missing="-") + (" †" if _over(missing, n) else ""),
+                 f"rated {n}, missing {missing}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -197,7 +212,7 @@ def frame_html(frame, digits: Mapping[str, int], elem_class: str) -> str:
     return data_table(headings, rows, elem_class=elem_class, drop_empty=False)
 
 
-def meta_view(result: Mapping[str, Any]) -> tuple[str, str, Any, Any]:
+def meta_view(result: dict[str, Any]) -> tuple[str, str, Any, Any]:
     """(agreement table, ranking part, coupling figure, agreement figure) of a meta-evaluation result."""
     from trace_metrics.core.plots import agreement_figure, coupling_figure
 
@@ -224,7 +239,7 @@ def core_view(gr, core_dirs: Sequence[Path], meta_path: Path | None) -> tuple:
     rows = scored_rows(core_dirs)
     result, message = load_meta(meta_path)
     have = result is not None
-    table, ranking, coupling_fig, agreement_fig = meta_view(result) if have else ("", "", None, None)
+    table, ranking, coupling_fig, agreement_fig = meta_view(result) if result is not None else ("", "", None, None)
     return (gr.update(value=scores_html(rows) if rows else line_html(NO_SCORES)),
             gr.update(value=line_html(message)),
             gr.update(value=table, visible=have), gr.update(value=agreement_fig, visible=have),

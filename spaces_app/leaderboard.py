@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -83,6 +83,7 @@ def baseline_rows(path) -> list[dict[str, Any]]:
         read_leaderboard,  # puts back the per-dialogue data of the side file
     )
 
+    rows: list[dict[str, Any]] | None
     try:
         rows = read_leaderboard(path)
     except ValueError as e:  # not JSON
@@ -130,16 +131,22 @@ def row_problem(row: Any) -> str | None:
         return "per_dialogue is not an object"
     fallbacks = row.get("fallbacks")
     if fallbacks is not None and not (
-            isinstance(fallbacks, dict) and _is_number(fallbacks.get("share"))
-            and 0 <= fallbacks["share"] <= 1 and isinstance(fallbacks.get("own_result"), bool)
-            and isinstance(fallbacks.get("system_turns"), int) and isinstance(fallbacks.get("counts"), dict)
-            and all(isinstance(k, str) and isinstance(v, int) for k, v in fallbacks["counts"].items())):
-        return "fallbacks is not {system_turns, counts, share, own_result}"
+            isinstance(fallbacks, dict) and all(_is_share(fallbacks.get(k)) for k in ("share", "replaced_share"))
+            and isinstance(fallbacks.get("own_result"), bool) and isinstance(fallbacks.get("rows"), int)
+            and isinstance(fallbacks.get("kinds"), dict)
+            and all(isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("count"), int)
+                    and isinstance(v.get("of"), int) and isinstance(v.get("what"), str)
+                    and isinstance(v.get("per"), str) for k, v in fallbacks["kinds"].items())):
+        return "fallbacks is not {rows, kinds, share, replaced_share, own_result} (trace_harness.fallbacks)"
     return None
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_share(value: Any) -> bool:
+    return _is_number(value) and 0 <= value <= 1
 
 
 def clean_rows(rows: Iterable[Any], origin: str) -> list[dict[str, Any]]:
@@ -334,7 +341,8 @@ def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
     index = next(i for i, c in enumerate(columns) if header(c) == sort_by)
     descending = columns[index].higher_is_better != reverse
     present = [x for x in lines if x.cells[index].value is not None]
-    present.sort(key=lambda line: line.cells[index].value, reverse=descending)  # stable: ties keep row order
+    # the values of `present` are not None
+    present.sort(key=lambda line: cast(float, line.cells[index].value), reverse=descending)  # stable: ties keep row order
     return present + [x for x in lines if x.cells[index].value is None]
 
 

@@ -48,7 +48,8 @@ def slug(name: str) -> str:
     """The file-name key of `name` (module docstring); ValueError when it has no letter or digit."""
     folded = unicodedata.normalize("NFKD", name.casefold())
     bare = unicodedata.normalize("NFC", "".join(c for c in folded if unicodedata.combining(c) < ACCENT_CLASS))
-    words, current = [], []
+    words: list[str] = []
+    current: list[str] = []
     for c in _word_chars(bare):
         if c is None:
             if current:

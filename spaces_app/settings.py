@@ -28,6 +28,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from trace_dataset.constants import SPLITS
 
@@ -93,7 +94,7 @@ class Settings:
             max_upload_mb = int(max_mb) if max_mb else DEFAULT_MAX_UPLOAD_MB
         except ValueError:
             raise ValueError(f"TRACE_SPACE_MAX_UPLOAD_MB must be an integer number of MB; got {max_mb!r}") from None
-        values = {
+        values: dict[str, Any] = {
             "data_dir": path("TRACE_SPACE_DATA"),
             "results_dir": path("TRACE_SPACE_RESULTS"),
             "results_repo": env.get("TRACE_SPACE_RESULTS_REPO") or None,

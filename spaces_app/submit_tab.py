@@ -9,6 +9,7 @@ profile object or a token without a browser or a login.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -79,14 +80,17 @@ def submit_tab(ctx) -> None:
                            elem_id="submit-token")
     button = gr.Button("Submit", variant="primary", elem_id="submit-button")
     status = gr.HTML(elem_id="submit-status")
-    if login is None:
-        def on_submit(path, name_, desc_, pool_, token_):
+    on_submit: Callable[..., Any]
+    inputs: list[Any] = [upload, name, description, pool]
+    if token is not None:  # no sign-in: the submitter token identifies the row's owner
+        def submit_with_token(path, name_, desc_, pool_, token_):
             return submit_action(ctx, path, name_, desc_, pool_, token=token_)
 
-        inputs = [upload, name, description, pool, token]
-    else:
-        def on_submit(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
+        on_submit = submit_with_token
+        inputs.append(token)
+    else:  # gradio fills `profile` from the signed-in user (the parameter's annotation tells it to)
+        def submit_signed_in(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
             return submit_action(ctx, path, name_, desc_, pool_, profile=profile)
 
-        inputs = [upload, name, description, pool]
+        on_submit = submit_signed_in
     button.click(on_submit, inputs, status, concurrency_limit=2).then(ctx.table, ctx.board_inputs, ctx.board)

@@ -71,3 +71,23 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_server(tmp_path_factory):
+    """llama-cpp-python's OpenAI-compatible server on 127.0.0.1 serving the packaged SmolLM2 GGUF (one thread)."""
+    import importlib.util
+
+    from trace_llm import LLMConfigError
+    from trace_llm.local_server import llama_cpp_serve
+    from trace_llm.smollm2 import smollm2_gguf_path
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)")
+    try:
+        gguf = smollm2_gguf_path()
+    except LLMConfigError as e:
+        pytest.skip(str(e))
+    log_path = tmp_path_factory.mktemp("llama-serve") / "serve.log"
+    with llama_cpp_serve(gguf, threads=1, log_path=log_path) as server:
+        yield server

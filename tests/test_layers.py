@@ -14,16 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-LAYERS: tuple[str, ...] = (
-    "trace_bench",  # the kernel: seed, user-facing error base, printed commands, the root command
-    "trace_llm",  # the LLM layer, self-contained
-    "trace_dataset",  # data: Yelp reader, knowledge base, generator, release, datasets builder
-    "trace_metrics",  # metrics and evaluators (CoRE)
-    "baselines",  # the systems and the toolkit they share
-    "trace_harness",  # runner, interactive evaluation with the simulator, leaderboard building
-    "spaces_app",  # the Space and the main job
-)
+from tests.support.layout import LAYERS, ROOT
+
 SIMULATOR = "trace_harness.interactive.simulator"
 SIMULATOR_USERS = ("trace_harness.interactive",)  # the loop and its protocols
 

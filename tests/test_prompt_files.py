@@ -19,19 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.layout import LAYERS, ROOT
 from trace_llm.prompts import SECTION_RE, load_prompt
 
-ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).with_name("prompt_renders.json")
-PRODUCT = (
-    "trace_bench",
-    "trace_llm",
-    "trace_dataset",
-    "trace_metrics",
-    "baselines",
-    "trace_harness",
-    "spaces_app",
-)
 
 
 def value(name: str) -> str:
@@ -40,7 +31,7 @@ def value(name: str) -> str:
 
 
 def prompt_files() -> list[Path]:
-    return sorted(p for top in PRODUCT for p in (ROOT / top).rglob("prompts/**/*.txt"))
+    return sorted(p for top in LAYERS for p in (ROOT / top).rglob("prompts/**/*.txt"))
 
 
 def renders() -> dict[str, str]:
@@ -136,7 +127,7 @@ def test_the_text_the_model_receives_is_unchanged():
 def test_one_loader():
     """No module but trace_llm/prompts.py defines a prompt class or parser, or reads section lines itself."""
     wrong = []
-    for top in PRODUCT:
+    for top in LAYERS:
         for path in sorted((ROOT / top).rglob("*.py")):
             if path == ROOT / "trace_llm" / "prompts.py":
                 continue

@@ -309,3 +309,7 @@ CITY_LANDMARKS: dict[str, dict[str, tuple[float, float]]] = {
         "Armory Park": (32.2150, -110.9680),
     },
 }  # fmt: skip
+
+# A result whose answers were not made by the system itself (fallbacks, failed agent calls, missing ratings) on
+# more than this share is marked as not the system's own in every table that shows it (docs/llm.md).
+NOT_OWN_SHARE = 0.10

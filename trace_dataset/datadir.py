@@ -77,5 +77,6 @@ def corpus_meta(root: str | os.PathLike) -> dict[str, Any]:
 
 def corpus_version(meta: dict[str, Any]) -> str:
     """The corpus version of a corpus.json: `versions.corpus_version` (the generator's), else top-level keys."""
-    nested = meta.get("versions") if isinstance(meta.get("versions"), dict) else {}
+    versions = meta.get("versions")
+    nested = versions if isinstance(versions, dict) else {}
     return str(nested.get("corpus_version") or meta.get("corpus_version") or meta.get("version") or "")

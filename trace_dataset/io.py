@@ -30,7 +30,7 @@ import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from trace_bench.errors import TraceBenchError
 
@@ -302,7 +302,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", *, gzip_level: int | N
                 level = GZIP_LEVEL if gzip_level is None else gzip_level
                 with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=level) as gz:
                     if binary:
-                        yield gz
+                        yield cast(IO[bytes], gz)  # a GzipFile is a binary file object
                     else:
                         with io.TextIOWrapper(gz, encoding="utf-8", newline="\n") as text:
                             yield text
@@ -365,7 +365,7 @@ def open_binary(path: str | os.PathLike) -> IO[bytes]:
     """Open a file for reading bytes, transparently un-gzipping `.gz`."""
     path = Path(path)
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))  # a GzipFile is a binary file object
     return open(path, "rb")
 
 

@@ -112,7 +112,7 @@ def register_run(subparsers) -> None:
     for action in llm._group_actions:
         if action.dest in APP_F_HELP:
             action.help = APP_F_HELP[action.dest]
-        elif action.dest in DECODING_FLAGS:  # the help keeps App. F's value, which the six LLM baselines use
+        elif action.dest in DECODING_FLAGS and action.help:  # the help keeps App. F's value, which the six LLM baselines use
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
     # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
     p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
@@ -128,7 +128,7 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
     options = {"concurrency": args.llm_concurrency, "batch_size": args.llm_batch_size, "device": args.llm_device,
                "dtype": args.llm_dtype, "threads": args.llm_threads, "timeout": args.llm_timeout,
-               "max_response_bytes": args.llm_max_response_bytes}
+               "max_response_bytes": args.llm_max_response_bytes, "structured": args.structured}
     own = name not in LLM_BASELINES
     params: dict[str, Any] = {"llm": args.llm if own else args.llm or DEFAULT_SPEC}
     for flag, (key, app_f) in DECODING_FLAGS.items():
@@ -152,6 +152,10 @@ def _report(name: str, meta: dict[str, Any], out: str, line: str | None = None) 
     usage = (summary.get("usage") or {}).get("llm_usage")
     if usage:
         line += "\n  LLM usage: " + ", ".join(f"{k} {v}" for k, v in usage.items())
+    if summary.get("rows") or usage:
+        from trace_harness.fallbacks import fallback_line, fallback_report
+
+        line += "\n  fallbacks and failures: " + fallback_line(fallback_report(meta))
     if meta.get("subset"):
         results = Path(out).with_name(Path(out).name.removesuffix(".jsonl") + ".results.json")  # one per run
         score = trace_bench_command("evaluate", "--data", Path(meta["subset"]["data_dir"]), "--predictions", Path(out),

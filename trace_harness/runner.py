@@ -17,7 +17,8 @@ run has. `subset=N` runs on the seeded N-dialogue subset of the split(s) (App. Q
 leaderboard score it like any corpus. At the end the metadata gets `summary`: `rows`, the sum of every
 prediction's `meta.counts` (fallbacks, retries, failed checks) over the whole file, and the pipelines'
 `summary()` (LLM usage), summed over worker processes, for this invocation (`usage`) and all of them so far
-(`usage_all_invocations`).
+(`usage_all_invocations`), and `fallbacks`: `trace_harness.fallbacks.fallback_report` of the two (per kind of
+fallback or failure its count and share, and whether the run is the system's own result).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from trace_dataset.io import (
 )
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
+from trace_harness.fallbacks import fallback_report
 from trace_harness.resume import verify_rows
 from trace_llm import LLMError
 
@@ -414,6 +416,7 @@ def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike,
     if rows or this_run or earlier:
         meta["summary"] = {"rows": rows, "usage": this_run,
                            "usage_all_invocations": add_counts(json.loads(json.dumps(earlier)), this_run)}
+        meta["summary"]["fallbacks"] = fallback_report(meta)  # the one shape every table reads
     write_json(mpath, meta)
     log.info("%s: %d predictions in %s", name, written, out)
     return meta

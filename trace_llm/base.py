@@ -4,6 +4,10 @@ Backends implement one hook, `_complete(conversations, settings, on_done)`, whic
 conversations and calls `on_done(i, completion)` as each answer is ready. Everything else lives here once:
 message checks, cache look-up and write-back (per answer, so an interrupted run resumes), de-duplication inside a
 batch, usage accounting, JSON parsing, validation and repair retries.
+
+Structured outputs (trace_llm.structured): `generate_json*` pass their schema down as a `Constraint`; a backend
+that can honour it implements `_complete_structured(conversations, settings, on_done, constraint, dialect)` and
+says which dialect a request gets (`_dialect_for`). Every other backend answers by prompt (`_complete`).
 """
 
 from __future__ import annotations
@@ -27,12 +31,18 @@ from trace_llm.jsonout import (
     schema_instruction,
 )
 from trace_llm.settings import DecodingSettings
+from trace_llm.structured import DEFAULT_STRUCTURED, PROMPT, Constraint, check_structured
 
 log = logging.getLogger(__name__)
 
 Message = dict[str, str]
 ROLES = ("system", "user", "assistant")
-USAGE_KEYS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "json_repairs", "json_failures")
+# constrained: requests sent under a grammar or a server's response_format; dialect_fallbacks: requests that asked
+# for one and were answered by prompt (the server refused it, or no grammar engine is installed);
+# constraint_violations: constrained replies that still failed the schema (cut at max_new_tokens, or a server
+# that accepted response_format and ignored it)
+USAGE_KEYS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "json_repairs", "json_failures",
+              "constrained", "dialect_fallbacks", "constraint_violations")
 DEFAULT_MAX_REPAIRS = 2
 
 CachePath = str | os.PathLike[str] | ResponseCache | None | bool
@@ -74,6 +84,12 @@ def with_instruction(messages: list[Message], instruction: str) -> list[Message]
     return [*messages, {"role": "user", "content": instruction}]
 
 
+def request_bar(total: int, desc: str, *, hidden: bool = False) -> tqdm:
+    """The per-request progress bar of one batch (with rate and ETA); hidden for a single request, and where a
+    run's own progress (`LLM.progress`, per part) shows the requests instead."""
+    return tqdm(total=total, desc=desc[:60], unit="req", disable=hidden or total < 2 or None, dynamic_ncols=True)
+
+
 class LLM(ABC):
     """One model behind one interface. Build it with `load_llm(spec)`; record `describe()` with results."""
 
@@ -85,12 +101,14 @@ class LLM(ABC):
         settings: DecodingSettings | None = None,
         cache_path: CachePath = None,
         spec: str | None = None,
+        structured: str = DEFAULT_STRUCTURED,
     ):
         if settings is not None and not isinstance(settings, DecodingSettings):
             raise LLMConfigError(f"settings: expected DecodingSettings, got {type(settings).__name__}")
         self.model = model
         self.settings = settings or DecodingSettings()
         self.spec = spec or f"{self.backend}:{model}"
+        self.structured = check_structured(structured)
         self.cache = open_cache(cache_path)
         self._owns_cache = not isinstance(cache_path, ResponseCache)
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
@@ -107,6 +125,34 @@ class LLM(ABC):
         on_done: Callable[[int, Completion], None],
     ) -> None:
         """Answer every conversation; call on_done(index, completion) as each answer is ready."""
+
+    def _complete_structured(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+        constraint: Constraint,
+        dialect: str,
+    ) -> None:
+        """Answer every conversation under `constraint` in `dialect` (backends that support constraints)."""
+        raise LLMConfigError(f"the {self.backend} backend cannot decode under a constraint ({dialect})")
+
+    def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
+        """(dialect, fell_back) for a request under `constraint`: `prompt` unless the backend can do better;
+        fell_back says a constrained dialect was wanted and is not available (counted)."""
+        return PROMPT, False
+
+    def _learn_dialect(
+        self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint
+    ) -> tuple[str, bool, Completion | None]:
+        """Backends whose dialect depends on the server (`_dialect_for` gave "") find it out here, possibly by
+        answering conversations[0] (returned as the third item, already counted in usage; see OpenAILLM)."""
+        return PROMPT, False, None
+
+    def _key(self, conversation: list[Message], settings_dict: dict[str, Any], dialect: str,
+             constraint: Constraint | None) -> str:
+        structured = f"{dialect}:{constraint.digest}" if dialect != PROMPT and constraint is not None else None
+        return cache_key(self.backend, self.cache_model, settings_dict, conversation, structured)
 
     def _describe_extra(self) -> dict[str, Any]:
         return {}
@@ -127,6 +173,7 @@ class LLM(ABC):
             "model": self.model,
             "spec": self.spec,
             "settings": self.settings.to_dict(),
+            "structured": self.structured,
             **self._describe_extra(),
         }
 
@@ -155,27 +202,56 @@ class LLM(ABC):
         raise LLMConfigError(f"settings: expected DecodingSettings, a dict or None, got {type(settings).__name__}")
 
     def complete_batch(
-        self, conversations: Sequence[list[Message]], settings: DecodingSettings | dict | None = None
+        self,
+        conversations: Sequence[list[Message]],
+        settings: DecodingSettings | dict | None = None,
+        constraint: Constraint | None = None,
     ) -> list[Completion]:
-        """Like generate_batch, with token counts and finish reasons."""
+        """Like generate_batch, with token counts and finish reasons; `constraint` asks for constrained decoding
+        (honoured as the `structured` mode and the backend allow, else answered by prompt)."""
+        return self.complete_batch_dialect(conversations, settings, constraint)[0]
+
+    def complete_batch_dialect(
+        self,
+        conversations: Sequence[list[Message]],
+        settings: DecodingSettings | dict | None = None,
+        constraint: Constraint | None = None,
+    ) -> tuple[list[Completion], str]:
+        """complete_batch, and the dialect the requests were sent in (`prompt`, `grammar`, `json_schema`...)."""
+        if constraint is not None and not isinstance(constraint, Constraint):
+            raise LLMConfigError(f"constraint: expected a trace_llm.structured.Constraint, got {type(constraint).__name__}")
         settings = self._resolve_settings(settings)
         convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
         settings_dict = settings.to_dict()
-        keys = [cache_key(self.backend, self.cache_model, settings_dict, c) for c in convs]
+        probed: Completion | None = None
+        if constraint is None or self.structured == PROMPT:
+            dialect, fell_back = PROMPT, False
+        else:
+            dialect, fell_back = self._dialect_for(constraint)
+            if dialect == "":  # not known yet (a server not asked before): find it out with these requests
+                dialect, fell_back, probed = self._learn_dialect(convs, settings, constraint)
+        keys = [self._key(c, settings_dict, dialect, constraint) for c in convs]
         results: dict[str, Completion] = self.cache.get_many(keys) if self.cache is not None else {}
+        newly = 0
+        if probed is not None and keys[0] not in results:  # the request that found the dialect out
+            results[keys[0]] = probed
+            newly = 1
+            if self.cache is not None:
+                self.cache.put(keys[0], self.backend, self.cache_model, settings_dict, probed)
         todo: list[str] = [k for k in dict.fromkeys(keys) if k not in results]
         first = {}
         for key, conv in zip(keys, convs, strict=True):
             first.setdefault(key, conv)
-        self._count(cache_hits=len(keys) - len(todo))
+        self._count(cache_hits=len(keys) - len(todo) - newly)
         progress = self.progress
         if progress is not None:
-            progress.served_from_cache(len(keys) - len(todo))
+            progress.served_from_cache(len(keys) - len(todo) - newly)
+            if newly and probed is not None:
+                progress.answered(probed)
         if not todo:
-            return [results[k] for k in keys]
+            return [results[k] for k in keys], dialect
         log.debug("%s %s: %d requests (%d answered from cache)", self.backend, self.model, len(todo), len(keys) - len(todo))
-        bar = tqdm(total=len(todo), desc=f"{self.backend} {self.model}"[:60], unit="req",
-                   disable=progress is not None or len(todo) < 8 or None)
+        bar = request_bar(len(todo), f"{self.backend} {self.model}", hidden=progress is not None)
 
         def on_done(index: int, completion: Completion) -> None:
             key = todo[index]
@@ -189,14 +265,21 @@ class LLM(ABC):
             if progress is not None:
                 progress.answered(completion)
 
+        if dialect != PROMPT:
+            self._count(constrained=len(todo))
+        elif fell_back:
+            self._count(dialect_fallbacks=len(todo))
         try:
-            self._complete([first[k] for k in todo], settings, on_done)
+            if dialect == PROMPT or constraint is None:
+                self._complete([first[k] for k in todo], settings, on_done)
+            else:
+                self._complete_structured([first[k] for k in todo], settings, on_done, constraint, dialect)
         finally:
             bar.close()
         missing = [i for i, k in enumerate(todo) if k not in results]
         if missing:
             raise LLMError(f"{self.backend} {self.model}: no answer for {len(missing)} of {len(todo)} requests")
-        return [results[k] for k in keys]
+        return [results[k] for k in keys], dialect
 
     def generate_batch(
         self, conversations: Sequence[list[Message]], settings: DecodingSettings | dict | None = None
@@ -228,13 +311,16 @@ class LLM(ABC):
         ]
         results: list[Any] = [None] * len(convs)
         pending = list(range(len(convs)))
+        constraint = Constraint.json(schema)
         for attempt in range(max_repairs + 1):
-            outputs = self.complete_batch([convs[i] for i in pending], settings)
+            outputs, dialect = self.complete_batch_dialect([convs[i] for i in pending], settings, constraint)
             still: list[int] = []
             for i, out in zip(pending, outputs, strict=True):
                 try:
                     results[i] = parse_json_output(out.text, schema)
                 except JSONOutputInvalid as e:
+                    if dialect != PROMPT:
+                        self._count(constraint_violations=1)
                     error = str(e)
                     if out.finish_reason == "length":
                         error += " (the reply hit max_new_tokens and may be cut off)"

@@ -66,9 +66,18 @@ def default_cache_path() -> Path:
     return default_cache_dir() / CACHE_FILE
 
 
-def cache_key(backend: str, model: str, settings: dict[str, Any], messages: list[dict[str, str]]) -> str:
-    """sha256 over a canonical JSON of everything that decides the answer."""
-    payload = {"v": KEY_VERSION, "backend": backend, "model": model, "settings": settings, "messages": messages}
+def cache_key(
+    backend: str, model: str, settings: dict[str, Any], messages: list[dict[str, str]], structured: str | None = None
+) -> str:
+    """sha256 over a canonical JSON of everything that decides the answer.
+
+    `structured` names the dialect and constraint of a constrained request (`"json_schema:<digest>"`); a request
+    decoded freely (prompt dialect) leaves it out, so its key is the one it had before constrained decoding.
+    """
+    payload: dict[str, Any] = {"v": KEY_VERSION, "backend": backend, "model": model, "settings": settings,
+                               "messages": messages}
+    if structured:
+        payload["structured"] = structured
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

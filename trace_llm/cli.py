@@ -18,6 +18,7 @@ from trace_bench import SEED
 from trace_bench.options import byte_size, number_in, positive_seconds
 from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
+from trace_llm.structured import DEFAULT_STRUCTURED, STRUCTURED_MODES
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,17 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         "--llm-max-response-bytes", type=byte_size, default=None, metavar="BYTES",
         help="openai: a longer answer fails its request, read no further (default: 4M; suffixes K, M, G)",
     )
+    add_structured_argument(group)
+
+
+def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    """`--structured MODE`: how JSON answers are constrained (trace_llm.structured; docs/llm.md)."""
+    group.add_argument(
+        "--structured", choices=STRUCTURED_MODES, default=None,
+        help="JSON answers: auto = a grammar in process, the server's response_format dialect with a counted "
+             "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
+             f"constraint (default: {DEFAULT_STRUCTURED})",
+    )
 
 
 def llm_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -95,6 +107,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "dtype": args.llm_dtype,
         "threads": args.llm_threads,
         "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
+        "structured": getattr(args, "structured", None),
     }
 
 

@@ -12,6 +12,10 @@ unit of work (a batch of turn rows, a chunk of dialogues) again after answering 
   that depend on earlier answers (round 2, 3, ...). Round 1 is exact; later rounds are estimates.
 - batch path: round 1 goes out as OpenAI batch files (trace_llm.batch) and comes back into the cache.
 - cache-only runs: a miss stops the run (AnswersPending) instead of sending.
+
+A request under a JSON constraint is keyed and written in the target's structured-output dialect; where the
+target is a server whose dialect `auto` has not learnt yet, in BATCH_DIALECT (`json_schema`, which OpenAI's and
+vLLM's batch endpoints take), and the live run then finds those answers in the cache under that dialect.
 """
 
 from __future__ import annotations
@@ -22,10 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from trace_llm.base import LLM, Message
-from trace_llm.cache import Completion, ResponseCache, cache_key
+from trace_llm.cache import Completion, ResponseCache
 from trace_llm.errors import AnswersPending
 from trace_llm.jsonout import schema_example, validation_errors
 from trace_llm.settings import DecodingSettings
+from trace_llm.structured import PROMPT, Constraint
+
+# the response_format dialect of requests exported for a server whose dialect is not known yet (`auto`)
+BATCH_DIALECT = "json_schema"
 
 SYNTHETIC_TEXT = "(a synthetic answer of a trace-bench dry run)"
 
@@ -127,15 +135,30 @@ class CollectingLLM(LLM):
     def describe(self) -> dict[str, Any]:
         return self.target.describe()
 
-    def request_body(self, messages: list[Message], settings: DecodingSettings) -> dict[str, Any] | None:
-        """What the live backend would send (the openai backend's own `_body`); None for in-process models."""
+    def request_body(self, messages: list[Message], settings: DecodingSettings, constraint: Constraint | None = None,
+                     dialect: str = PROMPT) -> dict[str, Any] | None:
+        """What the live backend would send (the openai backend's own `_body`, with the response_format of the
+        dialect); None for in-process models."""
         body = getattr(self.target, "_body", None)
-        return body(messages, settings) if body is not None else None
+        return body(messages, settings, constraint, dialect) if body is not None else None
+
+    def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
+        """The target's dialect; a server not asked yet under `auto` is taken to accept BATCH_DIALECT (what
+        OpenAI's and vLLM's batch endpoints take), and the live run finds those answers in the cache under it."""
+        dialect, fell_back = self.target._dialect_for(constraint)
+        return (BATCH_DIALECT, False) if dialect == "" else (dialect, fell_back)
 
     def _complete(self, conversations, settings, on_done) -> None:
+        self._collect(conversations, settings, None, PROMPT)
+
+    def _complete_structured(self, conversations, settings, on_done, constraint, dialect) -> None:
+        self._collect(conversations, settings, constraint, dialect)
+
+    def _collect(self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint | None,
+                 dialect: str) -> None:
         settings_dict = settings.to_dict()
         for messages in conversations:
-            key = cache_key(self.backend, self.cache_model, settings_dict, messages)
+            key = self._key(messages, settings_dict, dialect, constraint)
             if key not in self.ledger.requests:
                 self.ledger.add(
                     PendingRequest(
@@ -145,7 +168,7 @@ class CollectingLLM(LLM):
                         self.cache_model,
                         settings_dict,
                         messages,
-                        self.request_body(messages, settings),
+                        self.request_body(messages, settings, constraint, dialect),
                         self.ledger.round,
                         self.ledger.label,
                         self.role,

@@ -13,6 +13,9 @@
   loaded 2-core machine).
 * GGUF files are de-quantised and saved ONCE as a safetensors folder under `<cache dir>/models/` (model and
   tokenizer, `save_pretrained`); later loads read that folder in about a second.
+* Constrained decoding (`structured` auto/json_schema/json_object): a request under a `Constraint` is decoded
+  with a grammar logits processor (trace_llm.grammar, xgrammar), one matcher per row of the batch; without
+  xgrammar installed the request is answered by prompt and counted as a dialect fallback.
 * Token counts: the prompt is counted after the chat template; the completion by re-tokenising its text (the
   pipeline returns text only), and finish_reason is "length" when that count reaches max_new_tokens.
 """
@@ -35,6 +38,7 @@ from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion, default_cache_dir
 from trace_llm.errors import LLMConfigError, LLMError
 from trace_llm.settings import DecodingSettings
+from trace_llm.structured import DEFAULT_STRUCTURED, GRAMMAR, PROMPT, Constraint
 
 if TYPE_CHECKING:
     import torch
@@ -45,6 +49,7 @@ DEFAULT_BATCH_SIZE = 8
 CONVERTED_MARKER = "trace-bench-gguf.json"  # written last: a folder without it is an unfinished conversion
 _FINGERPRINT_BYTES = 1 << 20
 DTYPES = ("auto", "float32", "float16", "bfloat16")
+_WARNED: list[str] = []  # the missing grammar engine is logged once per process
 
 
 def models_cache_dir() -> Path:
@@ -174,6 +179,7 @@ class HFLLM(LLM):
         trust_remote_code: bool = False,
         models_dir: str | os.PathLike[str] | None = None,
         threads: int | None = None,
+        structured: str = DEFAULT_STRUCTURED,
     ):
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise LLMConfigError(f"threads={threads!r}: expected a positive integer or None (torch's default)")
@@ -192,8 +198,12 @@ class HFLLM(LLM):
         self._tokenizer: Any = None
         self._chat = True
         self._lock = threading.Lock()  # one pipeline call at a time when threads share this object
+        self._grammars: Any = None
+        self.mask_seconds = 0.0  # time spent in grammar matching and masking (benchmarks/structured.py)
+        self.decode_seconds = 0.0  # time spent in the pipeline's generate calls
         label = model_label or (f"{self.model_id}#{gguf_file}" if gguf_file else self.model_id)
-        super().__init__(label, settings, cache_path, spec or f"hf:{model_id}" + (f"#{gguf_file}" if gguf_file else ""))
+        super().__init__(label, settings, cache_path, spec or f"hf:{model_id}" + (f"#{gguf_file}" if gguf_file else ""),
+                         structured=structured)
 
     @property
     def cache_model(self) -> str:
@@ -202,6 +212,34 @@ class HFLLM(LLM):
 
     def _describe_extra(self) -> dict[str, Any]:
         return {"dtype": str(self.dtype).removeprefix("torch."), "batch_size": self.batch_size}
+
+    def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
+        from trace_llm.grammar import ENGINE, grammar_available
+
+        if grammar_available():
+            return GRAMMAR, False
+        if not _WARNED:
+            _WARNED.append(ENGINE)
+            log.warning("%s is not installed: answering by prompt + repair without constrained decoding", ENGINE)
+        return PROMPT, True
+
+    def _complete_structured(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+        constraint: Constraint,
+        dialect: str,
+    ) -> None:
+        with self._lock:
+            self._complete_locked(conversations, settings, on_done, constraint)
+
+    def _grammar_processor(self, constraint: Constraint, rows: int) -> Any:
+        from trace_llm.grammar import GrammarCompiler
+
+        if self._grammars is None:
+            self._grammars = GrammarCompiler(self._tokenizer, vocab_size=self._model.config.vocab_size)
+        return self._grammars.processor(constraint, rows)
 
     def weights_path(self) -> str:
         """Folder or Hub id that from_pretrained reads (the converted folder for a GGUF file)."""
@@ -287,7 +325,10 @@ class HFLLM(LLM):
         conversations: list[list[Message]],
         settings: DecodingSettings,
         on_done: Callable[[int, Completion], None],
+        constraint: Constraint | None = None,
     ) -> None:
+        import time
+
         import torch
 
         self._load()
@@ -298,10 +339,22 @@ class HFLLM(LLM):
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             inputs = [conversations[i] if self._chat else prompts[i] for i in chunk]
+            extra: dict[str, Any] = {}
+            processor = None
+            if constraint is not None:
+                processor = self._grammar_processor(constraint, len(chunk))
+                from transformers import LogitsProcessorList
+
+                extra["logits_processor"] = LogitsProcessorList([processor])
+            started = time.perf_counter()
             # Seed a forked RNG: sampling is reproducible and the caller's global torch RNG is left as it was.
             with torch.random.fork_rng(devices=list(range(torch.cuda.device_count()))):
                 torch.manual_seed(settings.seed)
-                outputs = self._pipe(inputs, batch_size=len(chunk), generation_config=config, return_full_text=False)
+                outputs = self._pipe(inputs, batch_size=len(chunk), generation_config=config, return_full_text=False,
+                                     **extra)
+            self.decode_seconds += time.perf_counter() - started
+            if processor is not None:
+                self.mask_seconds += processor.seconds
             for i, out in zip(chunk, outputs, strict=True):
                 text = out[0]["generated_text"]
                 if not isinstance(text, str):  # some versions return the chat with the new assistant turn

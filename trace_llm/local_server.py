@@ -119,3 +119,52 @@ def transformers_serve(
             proc.wait()
         if out is not subprocess.DEVNULL:
             out.close()
+
+
+@contextlib.contextmanager
+def llama_cpp_serve(
+    gguf_path: str | os.PathLike[str],
+    *,
+    port: int | None = None,
+    model: str = "smollm2",
+    threads: int | None = None,
+    context: int = 8192,
+    log_path: str | os.PathLike[str] | None = None,
+    startup_timeout: float = 120.0,
+) -> Iterator[LocalServer]:
+    """Start llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`) on 127.0.0.1 for a
+    GGUF file, wait until it answers, yield it, stop it. It takes `response_format={"type": "json_object",
+    "schema": ...}` and refuses `json_schema` (docs/llm.md "Structured outputs")."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LLMConfigError("llama-cpp-python's server needs llama-cpp-python[server] (docs/development.md)")
+    port = port or free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
+           "--port", str(port), "--n_ctx", str(context), "--model_alias", model]  # fmt: skip
+    if threads is not None:
+        cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    out = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            if proc.poll() is not None:
+                raise LLMConnectionError(f"llama_cpp.server exited with code {proc.returncode} before answering", base_url)
+            try:
+                if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise LLMConnectionError(f"llama_cpp.server not up at {base_url} after {startup_timeout:.0f}s", base_url)
+            time.sleep(0.5)
+        yield LocalServer(base_url, model, proc.pid, Path(log_path) if log_path else None)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if out is not subprocess.DEVNULL:
+            out.close()

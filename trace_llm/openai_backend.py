@@ -29,6 +29,13 @@ the response cache, so a rerun resumes. `max_error_rate=1` (or None) turns the c
 
 Preflight (`preflight()`): one one-token request to every server, each named in the error when it fails, and
 what each server says about itself (`/models`, vLLM's `/version`, the `server` header) for the run manifest.
+
+Structured outputs (`structured=`, trace_llm.structured): a request under a JSON constraint carries the
+`response_format` of its dialect. In `auto`, the first constrained request to a server (its base URLs) is sent
+alone, trying `json_schema`, then `json_object`, then prompt, moving on when the server refuses the field (HTTP
+400/422 naming it) or accepts it and answers something the schema refuses (it ignored the field: a constrained
+reply that ends before max_tokens always validates); the dialect it accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a
+batch whose every answer is already cached under one dialect needs no server at all.
 """
 
 from __future__ import annotations
@@ -50,6 +57,15 @@ from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import ErrorRateExceeded, LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
 from trace_llm.settings import DecodingSettings
+from trace_llm.structured import (
+    DEFAULT_STRUCTURED,
+    PROMPT,
+    SERVER_DIALECT_MEMORY,
+    Constraint,
+    dialects_to_try,
+    is_refusal,
+    response_format,
+)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +126,23 @@ class ClientPool:
             self._free.put_nowait(client)
 
 
+class DialectRefused(LLMError):
+    """The server refused the request's response_format (HTTP 400/422 naming it)."""
+
+
+def honoured(completion: Completion, constraint: Constraint) -> bool:
+    """Does a reply sent under a response_format look constrained? One cut at max_tokens proves nothing."""
+    from trace_llm.jsonout import JSONOutputInvalid, parse_json_output
+
+    if completion.finish_reason == "length":
+        return True
+    try:
+        parse_json_output(completion.text, constraint.schema)
+    except JSONOutputInvalid:
+        return False
+    return True
+
+
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after")
     try:
@@ -136,6 +169,7 @@ class OpenAILLM(LLM):
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
         max_retries: int = DEFAULT_MAX_RETRIES,
         backoff: float = DEFAULT_BACKOFF_S,
+        structured: str = DEFAULT_STRUCTURED,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_error_rate: float | None = DEFAULT_MAX_ERROR_RATE,
         error_window: int = DEFAULT_ERROR_WINDOW,
@@ -171,7 +205,67 @@ class OpenAILLM(LLM):
         self._api_key = api_key
         self._api_key_env = api_key_env
         self._init_error_window(max_error_rate, error_window)
-        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}")
+        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
+                         structured=structured)
+
+    @property
+    def server_key(self) -> str:
+        """What the dialect memory remembers a server by: its base URL(s)."""
+        return ",".join(self.base_urls)
+
+    def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
+        if constraint is None or constraint.kind != "json":
+            return PROMPT, False  # a grammar constraint has no portable server dialect: answered by prompt
+        if self.structured != "auto":
+            return self.structured, False
+        known = SERVER_DIALECT_MEMORY.get(self.server_key)
+        if known is None:
+            return "", False
+        return known, known == PROMPT
+
+    def _learn_dialect(
+        self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint
+    ) -> tuple[str, bool, Completion | None]:
+        """`auto` on a server not asked before: the first conversation, sent alone in each dialect in turn."""
+        candidates = dialects_to_try("auto")
+        if not conversations:
+            return candidates[0], False, None
+        if self.cache is not None:  # a rerun answered wholly from the cache needs no server
+            settings_dict = settings.to_dict()
+            for dialect in candidates:
+                keys = [self._key(c, settings_dict, dialect, constraint) for c in conversations]
+                if len(self.cache.get_many(keys)) == len(set(keys)):
+                    return dialect, dialect == PROMPT, None
+        answers: list[Completion] = []
+        refusals: list[str] = []
+        for dialect in candidates:
+            try:
+                body = self._body(conversations[0], settings, constraint, dialect)
+                run_sync(self._run_bodies([body], lambda _i, c: answers.append(c)))
+            except DialectRefused as e:
+                refusals.append(f"{dialect}: {str(e)[:200]}")
+                log.info("%s refused response_format %s; trying the next dialect", self.server_key, dialect)
+                continue
+            if dialect != PROMPT and not honoured(answers[-1], constraint):
+                # accepted and ignored (transformers serve logs "Ignoring unsupported fields"): a constrained
+                # reply that ends before max_tokens always parses, so this one was not constrained
+                refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
+                log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
+                self._count(requests=1, prompt_tokens=answers[-1].prompt_tokens,
+                            completion_tokens=answers[-1].completion_tokens)
+                continue
+            SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
+            fell_back = dialect == PROMPT
+            if fell_back:
+                log.warning("%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                            "fallbacks", self.server_key, "; ".join(refusals))
+            else:
+                log.info("%s: structured outputs as %s", self.server_key, dialect)
+            done = answers[-1]
+            self._count(requests=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+                        **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}))
+            return dialect, fell_back, done
+        raise LLMError(f"{self.server_key}: even the prompt dialect was refused")  # prompt sends no response_format
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
@@ -193,8 +287,14 @@ class OpenAILLM(LLM):
             key = next((os.environ[n] for n in names if os.environ.get(n)), None)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _body(self, messages: list[Message], settings: DecodingSettings) -> dict[str, Any]:
-        return {
+    def _body(
+        self,
+        messages: list[Message],
+        settings: DecodingSettings,
+        constraint: Constraint | None = None,
+        dialect: str = PROMPT,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "max_tokens": settings.max_new_tokens,
@@ -202,6 +302,11 @@ class OpenAILLM(LLM):
             "top_p": settings.top_p,
             "seed": settings.seed,
         }
+        if constraint is not None:
+            fmt = response_format(dialect, constraint)
+            if fmt is not None:
+                body["response_format"] = fmt
+        return body
 
     def _complete(
         self,
@@ -209,23 +314,32 @@ class OpenAILLM(LLM):
         settings: DecodingSettings,
         on_done: Callable[[int, Completion], None],
     ) -> None:
-        run_sync(self._run(conversations, settings, on_done))
+        run_sync(self._run_bodies([self._body(c, settings) for c in conversations], on_done))
 
-    async def _run(
+    def _complete_structured(
         self,
         conversations: list[list[Message]],
         settings: DecodingSettings,
         on_done: Callable[[int, Completion], None],
+        constraint: Constraint,
+        dialect: str,
     ) -> None:
+        bodies = [self._body(c, settings, constraint, dialect) for c in conversations]
+        try:
+            run_sync(self._run_bodies(bodies, on_done))
+        except DialectRefused as e:
+            raise LLMError(f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)") from e
+
+    async def _run_bodies(self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]) -> None:
         slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
         async with ClientPool(slots, self.timeout, self._headers()) as pool:
 
-            async def one(index: int, messages: list[Message]) -> None:
+            async def one(index: int, body: dict[str, Any]) -> None:
                 async with pool.lease() as client:  # at most `slots` requests in flight
-                    completion = await self._request(client, self._body(messages, settings))
+                    completion = await self._request(client, body)
                 on_done(index, completion)
 
-            tasks = [asyncio.ensure_future(one(i, conv)) for i, conv in enumerate(conversations)]
+            tasks = [asyncio.ensure_future(one(i, body)) for i, body in enumerate(bodies)]
             try:
                 for finished in asyncio.as_completed(tasks):
                     await finished  # the first failure propagates; finished answers are already cached
@@ -256,6 +370,8 @@ class OpenAILLM(LLM):
                     return self._parse(response)
                 status = response.status_code
                 excerpt = response.text[:500]
+                if "response_format" in body and is_refusal(response.status_code, response.text):
+                    raise DialectRefused(f"{url} answered HTTP {response.status_code}: {excerpt}")
                 if response.status_code not in RETRY_STATUS and response.status_code < 500:
                     raise LLMError(
                         f"{url} answered HTTP {response.status_code} for model {self.model!r}: {excerpt}"

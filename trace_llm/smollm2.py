@@ -3,7 +3,8 @@
 
 The package is located WITHOUT importing it (its __init__ imports `llm` and `llama_cpp`, which trace-bench does
 not need): importlib.util.find_spec gives its folder, importlib.metadata its file list as a fallback. The file is
-run by the `hf` backend (converted once to safetensors, see hf.py).
+run by llama.cpp (the `llamacpp` backend) where llama-cpp-python is installed, else by the `hf` backend
+(converted once to safetensors, see hf.py); `smollm2:hf` / `smollm2:llamacpp` pick one.
 """
 
 from __future__ import annotations
@@ -58,12 +59,16 @@ def smollm2_model_dir(models_dir: str | os.PathLike[str] | None = None) -> Path:
     return convert_gguf(smollm2_gguf_path(), Path(models_dir) if models_dir is not None else None)
 
 
-def load_smollm2(settings=None, cache_path=None, **options):
-    """An HFLLM over the packaged GGUF file."""
-    from trace_llm.hf import HFLLM
-
+def load_smollm2(settings=None, cache_path=None, runtime: str = "hf", **options):
+    """The packaged GGUF file run by llama.cpp (runtime="llamacpp") or by transformers (an HFLLM, "hf")."""
     gguf = smollm2_gguf_path()
     label = f"{DISTRIBUTION}=={smollm2_version() or 'unknown'}/{GGUF_NAME}"
+    if runtime == "llamacpp":
+        from trace_llm.llamacpp import LlamaCppLLM
+
+        return LlamaCppLLM(str(gguf), settings, cache_path, spec="smollm2:llamacpp", model_label=label, **options)
+    from trace_llm.hf import HFLLM
+
     return HFLLM(
-        str(gguf.parent), settings, cache_path, spec="smollm2", gguf_file=gguf.name, model_label=label, **options
+        str(gguf.parent), settings, cache_path, spec="smollm2:hf", gguf_file=gguf.name, model_label=label, **options
     )

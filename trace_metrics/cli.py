@@ -224,7 +224,7 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
                 continue
             mean_a, mean_b = intervals.point_value(ta, m), intervals.point_value(tb, m)
             parts = intervals.COMPOSITES[m]
-            out[m] = {"mean_a": mean_a, "mean_b": mean_b, "delta": mean_a - mean_b, "ci_low": ci[0], "ci_high": ci[1],
+            out[m] = {"mean_a": mean_a, "mean_b": mean_b, "delta": None if mean_a is None or mean_b is None else mean_a - mean_b, "ci_low": ci[0], "ci_high": ci[1],
                       "significant": bool(ci[0] > 0 or ci[1] < 0), "n": int(ta.counts[parts[0]].sum()),
                       "n_clusters": ta.n_dialogues, "ttest_t": None, "ttest_p": None, "ttest_n_dialogues": None}  # fmt: skip
     return out

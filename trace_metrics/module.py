@@ -56,7 +56,7 @@ class TraceMetric(evaluate.Metric):
             )
         return out
 
-    def _score(self, **kwargs: Any) -> dict:
+    def _score(self, *args: Any, **kwargs: Any) -> dict:
         raise NotImplementedError
 
 

@@ -8,6 +8,12 @@ both files' SHA-256 go into the run metadata (`prompt_files`). One round of ever
 fields are optional); a reply that stays invalid after the repairs is a failed agent call: the agent abstains
 that round (counted, never filled in). Names outside the catalogue are passed on as they came: the moderator
 counts them as hallucinations (Eq. 11) and lists them in the round's output.
+
+Under the LLM layer's constrained decoding (`--structured auto`, the default) the schema is the grammar:
+with `catalogue_enum=True` (default) `candidates` is an `enum` of the task's catalogue, so a constrained model
+can name only catalogue items and Eq. 11's hallucination rate is 0 by construction; `catalogue_enum=False`
+(`--param catalogue_enum=false`) keeps the paper's open list of strings, whose out-of-catalogue names the
+moderator counts. Either way the schema requires `candidates`; the grammar allows no other key (App. D's optional fields pass the validator in prompt mode and are recorded).
 """
 
 from __future__ import annotations
@@ -36,9 +42,21 @@ AGENT_SCHEMA: dict[str, Any] = {
     "required": ["candidates"],
     "properties": {
         "candidates": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "explanation": {"type": ["string", "null"]},
+        # bounded (closes before max_new_tokens); anyOf, as a type list loses its bounds in llama.cpp's converter
+        "explanation": {"anyOf": [{"type": "string", "maxLength": 500}, {"type": "null"}]},
     },
-}
+}  # other keys pass the validator (App. D's optional fields are recorded); the grammars allow none (strict)
+
+
+def agent_schema(catalogue: Sequence[str] | None = None) -> dict[str, Any]:
+    """AGENT_SCHEMA, with `candidates` an enum of `catalogue` (at most one entry per item) when one is given."""
+    if not catalogue:
+        return AGENT_SCHEMA
+    names = list(dict.fromkeys(catalogue))
+    items = {"type": "string", "enum": names}
+    props = {**AGENT_SCHEMA["properties"], "candidates": {"type": "array", "items": items, "minItems": 1,
+                                                          "maxItems": len(names)}}
+    return {**AGENT_SCHEMA, "properties": props}
 
 
 # App. D.3 writes the counts in words ("Keep at least seven (>= 7)", "Pick the ten highest-scoring cities").
@@ -152,8 +170,10 @@ def _json(values: Sequence[str]) -> str:
 class AgentCaller:
     """Builds App. D's prompts for (task, agent, moderator state) and asks the LLM, one batch per round."""
 
-    def __init__(self, llm: LLM, config: ModeratorConfig | None = None, max_repairs: int | None = None):
+    def __init__(self, llm: LLM, config: ModeratorConfig | None = None, max_repairs: int | None = None,
+                 catalogue_enum: bool = True):
         self.llm = llm
+        self.catalogue_enum = catalogue_enum
         self.config = config or ModeratorConfig()
         self.settings = load_settings()
         self.prompts = load_prompts()
@@ -170,13 +190,14 @@ class AgentCaller:
         return self.prompts.render(specific if specific in self.prompts.sections else name, **fields)
 
     def _common(self, task: Task) -> dict[str, Any]:
-        k = self.config.k
+        k, k_reject = self.config.k, self.config.k_reject
+        assert k_reject is not None  # ModeratorConfig resolves None to its default
         return {
             **self._vocab(task),
             "k": k,
             "k_word": number_word(k),
-            "k_keep": k - self.config.k_reject,
-            "k_keep_word": number_word(k - self.config.k_reject),
+            "k_keep": k - k_reject,
+            "k_keep_word": number_word(k - k_reject),
             "k_reject": self.config.k_reject,
             "query": task.text,
         }
@@ -252,12 +273,24 @@ class AgentCaller:
         )  # fmt: skip
 
     # -- asking ------------------------------------------------------------------------------------
-    def ask(self, prompts: Sequence[str]) -> list[Reply]:
-        """One reply per prompt (a user message each); failures are counted and come back with items None."""
+    def ask(self, prompts: Sequence[str], catalogues: Sequence[Sequence[str]] | None = None) -> list[Reply]:
+        """One reply per prompt (a user message each); failures are counted and come back with items None.
+
+        catalogues: each prompt's catalogue (the enum of its schema with catalogue_enum); one batch per catalogue.
+        """
         if not prompts:
             return []
         convs = [[{"role": "user", "content": p}] for p in prompts]
-        answers = self.llm.generate_json_batch(convs, AGENT_SCHEMA, max_repairs=self.max_repairs)
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i in range(len(convs)):
+            key = tuple(catalogues[i]) if catalogues is not None and self.catalogue_enum else ()
+            groups.setdefault(key, []).append(i)
+        answers: list[Any] = [None] * len(convs)
+        for catalogue, idx in groups.items():
+            got = self.llm.generate_json_batch([convs[i] for i in idx], agent_schema(catalogue),
+                                               max_repairs=self.max_repairs)
+            for i, answer in zip(idx, got, strict=True):
+                answers[i] = answer
         self.calls += len(convs)
         out = []
         for answer in answers:
@@ -277,4 +310,5 @@ class AgentCaller:
 
     def propose(self, requests: Sequence[tuple[Task, str, Moderator]]) -> list[Reply]:
         """The agents' replies for (task, agent, moderator) requests of one round."""
-        return self.ask([self.agent_prompt(task, agent, mod) for task, agent, mod in requests])
+        return self.ask([self.agent_prompt(task, agent, mod) for task, agent, mod in requests],
+                        [task.catalogue for task, _, _ in requests])

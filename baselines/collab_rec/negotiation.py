@@ -93,7 +93,7 @@ def run_sasi(tasks: Sequence[Task], caller: AgentCaller) -> list[QueryResult]:
     that stays invalid JSON is a failed query with an empty list (success 0).
     """
     k = caller.config.k
-    replies = caller.ask([caller.sasi_prompt(task) for task in tasks])
+    replies = caller.ask([caller.sasi_prompt(task) for task in tasks], [task.catalogue for task in tasks])
     out = []
     for task, reply in zip(tasks, replies, strict=True):
         known = set(task.catalogue)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline
 from baselines.collab_rec.agents import AgentCaller, load_settings, prompt_files
-from baselines.collab_rec.moderator import ModeratorConfig
+from baselines.collab_rec.moderator import ModeratorConfig, Rejection, Stopping
 from baselines.collab_rec.negotiation import LLM_STRATEGIES, QueryResult, run_mami, run_sasi
 from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, trace_task
 from baselines.toolkit.constraints import CategoryMatcher
@@ -87,6 +87,7 @@ class CollabRecBaseline(TracePipeline):
         "t_max",
         "max_repairs",
         "code_behaviours",
+        "catalogue_enum",
     )
 
     def __init__(
@@ -97,8 +98,8 @@ class CollabRecBaseline(TracePipeline):
         llm: str | LLM = DEFAULT_SPEC,
         strategy: str = "mami",
         k: int = DEFAULT_TRACE_K,
-        rejection: str = "aggressive",
-        stopping: str = "eq13",
+        rejection: Rejection = "aggressive",
+        stopping: Stopping = "eq13",
         t_max: int = 10,
         temperature: float | None = None,
         top_p: float | None = None,
@@ -108,9 +109,11 @@ class CollabRecBaseline(TracePipeline):
         code_behaviours: Sequence[str] = (),
         llm_cache: str | bool | None = None,
         llm_options: Mapping[str, Any] | None = None,
+        catalogue_enum: bool = True,
         **params: Any,
     ):
         super().__init__(kb, batch_size, **params)
+        self.catalogue_enum = bool(catalogue_enum)
         if strategy not in LLM_STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r} for Trace; expected one of {LLM_STRATEGIES}")
         self.strategy, self.k, self.rejection, self.stopping, self.t_max = (
@@ -173,7 +176,7 @@ class CollabRecBaseline(TracePipeline):
                     "k_reject": None,
                 }
             )
-            caller = AgentCaller(self.llm, config, self.max_repairs)
+            caller = AgentCaller(self.llm, config, self.max_repairs, catalogue_enum=self.catalogue_enum)
             tasks = [turns[i].task for i in members]
             out = (
                 run_sasi(tasks, caller)

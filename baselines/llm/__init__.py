@@ -1,10 +1,10 @@
 """The LLM baselines of the Trace paper (App. F, Table 8 rows 10-14, and Itinerary-LLM of Finding 1d).
 
-    llm_zero_shot           zero_shot.py      history + POI cards + one action sentence -> ranking + response
+    llm_zero_shot           llm_zero_shot.py  history + POI cards + one action sentence -> ranking + response
     dst                     dst.py            LLM state deltas, merged; filters; TF-IDF ranking; LLM response
     rag_citation            rag_citation.py   top-10 Jaccard review sentences; a checked >= 10-token quote
-    multi_review_synthesis  mrs.py            aspect consensus per POI ranks; the LLM writes from it and its sentences
-    memory_aug              memory.py         Zero-Shot + a persona-keyed memory across dialogues (not isolated)
+    multi_review_synthesis  multi_review_synthesis.py  aspect consensus per POI ranks; the LLM writes from it and its sentences
+    memory_aug              memory_aug.py     Zero-Shot + a persona-keyed memory across dialogues (not isolated)
     itinerary_llm           itinerary_llm.py  Zero-Shot + the Itinerary baseline's 500 m proximity graph
 
 Every baseline talks to its model through the package's LLM layer (`trace_llm`: one `--llm SPEC` for

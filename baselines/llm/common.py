@@ -11,7 +11,9 @@ Popularity fallback, the per-row counters the runner sums into the run summary, 
   Dense baseline's all-MiniLM-L6-v2 scorer (`prefilter="dense"`, Table 25), or not at all (`"none"`). The
   shown candidates keep the prefilter's order; the rest follow them in the ranking, in that order too.
 - Ranking answer: the model returns `{"ranked_ids": [...], "response": "..."}` with ids from the cards
-  (P1, P2, ...), checked by the layer's schema validation and repair. The ranking is the model's list, then
+  (P1, P2, ...): under the LLM layer's constrained decoding (`--structured auto`, the default) the schema
+  (`ranking_schema`: an `enum` of the shown ids, at most one per card, no other keys) is the grammar the reply
+  is decoded with; the layer's schema validation and repair stay as the safety net. The ranking is the model's list, then
   the shown candidates it left out (in card order), then the candidates the prefilter cut.
 - Fallback (App. F, Popularity "serves as ... fallback for other baselines when they fail"): when the JSON
   stays invalid after the layer's repairs (`json_repairs`, default 2, the layer's), the turn gets the
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines import BASELINES
-from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
+from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, add_count, rank_by_score
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
     APP_F_TEMPERATURE,
@@ -66,6 +68,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PREFILTER_K = 16  # App. Q: "TF-IDF top-16 prefilter"
 RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
+# The response's length bound in the schema: under constrained decoding the string must close within it, so a
+# small model that would ramble until max_new_tokens (600, App. F) still gives a complete, valid answer. A token
+# is at least one character and some tokenizers read digits one at a time (SmolLM2 rambling "2022-01-01T00:00"
+# filled 800 characters past 600 tokens), so the bound is in the worst case one token a character: 450 plus a
+# full ranking of 16 ids with the keys (~150 characters) stays within App. F's 600 tokens.
+RESPONSE_MAX_CHARS = 450
 ERROR_CHARS = 300  # of an error or raw output kept in a prediction's meta
 
 
@@ -79,14 +87,20 @@ def messages(system: str, user: str) -> list[dict[str, str]]:
 
 
 def ranking_schema(labels: Sequence[str], ranked: bool) -> dict[str, Any]:
-    """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids."""
-    props: dict[str, Any] = {"response": {"type": "string", "minLength": 1}}
+    """The answer's JSON Schema: a response, and on recommend/compare turns a ranking of card ids.
+
+    Under constrained decoding the schema is the grammar, so it says all the caller knows: the ids are an `enum`
+    of the cards shown (the model can name no other), at most one per card, every key required, no other key,
+    and a response of at most RESPONSE_MAX_CHARS characters (so that it closes before max_new_tokens).
+    Repeated ids are not refused (no grammar engine enforces `uniqueItems`); `complete_ranking` keeps the first.
+    """
+    props: dict[str, Any] = {"response": {"type": "string", "minLength": 1, "maxLength": RESPONSE_MAX_CHARS}}
     required = ["response"]
     if ranked and labels:
         props = {"ranked_ids": {"type": "array", "items": {"type": "string", "enum": list(labels)},
-                                "minItems": 1, "uniqueItems": True}, **props}
+                                "minItems": 1, "maxItems": len(labels)}, **props}
         required = ["ranked_ids", "response"]
-    return {"type": "object", "properties": props, "required": required}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
 def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = ()) -> list[str]:
@@ -110,12 +124,6 @@ def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequenc
     scores = prefilter_scores or {}
     out.update((p, (0, scores.get(p, 0.0))) for p in rest if p not in out)
     return out
-
-
-def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
-    if n:
-        counts = meta.setdefault("counts", {})
-        counts[key] = counts.get(key, 0) + n
 
 
 class LLMPipeline(TracePipeline):

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, failure_text, messages
+from baselines.base import add_count, rank_by_score
+from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
 from baselines.toolkit.constraints import (
     AttributeConstraint,
@@ -50,19 +50,24 @@ if TYPE_CHECKING:
     from trace_dataset.records import Poi
 
 LIST_SLOTS: tuple[str, ...] = ("cuisine_likes", "cuisine_avoids", "ambience", "features", "rejected", "accepted")
-_STRINGS = {"type": "array", "items": {"type": "string"}}
+# bounded lists of short strings: a constrained model cannot ramble past max_new_tokens inside one slot
+_STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxItems": 10}
 DELTA_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "price_max": {"type": ["integer", "null"], "minimum": 1, "maximum": 4},
+        # anyOf and enums rather than a type list and bounds: llama-cpp-python's grammar converter drops both
+        "price_max": {"anyOf": [{"type": "integer", "enum": [1, 2, 3, 4]}, {"type": "null"}]},
         "cuisine_likes": _STRINGS, "cuisine_avoids": _STRINGS, "ambience": _STRINGS,
-        "noise": {"type": ["string", "null"], "enum": [*NOISE_LEVELS, None]},
+        "noise": {"anyOf": [{"type": "string", "enum": list(NOISE_LEVELS)}, {"type": "null"}]},
         "features": _STRINGS,
-        "location": {"type": ["string", "null"]},
+        "location": {"anyOf": [{"type": "string", "maxLength": 80}, {"type": "null"}]},
         "rejected": _STRINGS, "accepted": _STRINGS,
     },
     "additionalProperties": False,  # a key of its own means the model did not follow the slots: repaired, not ignored
 }  # fmt: skip
+# Every slot required (an empty list or null when the turn says nothing of it): a constrained model writes the
+# whole delta, and a reply missing a slot is repaired rather than read as "no change".
+DELTA_SCHEMA["required"] = list(DELTA_SCHEMA["properties"])
 # Noise the traveler asks for -> noise levels of a compatible POI.
 NOISE_COMPATIBLE: dict[str, frozenset[str]] = {
     "quiet": frozenset({"quiet", "average"}),

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE
-from baselines.llm.common import ZeroShotPipeline, add_count
+from baselines.base import DEFAULT_BATCH_SIZE, add_count
+from baselines.llm.common import ZeroShotPipeline
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -198,7 +198,7 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
             now = self.hour(did)
             inp["memory_now"] = now
             inp["memory_hits"] = (self.memory.retrieve(persona, query / norm, now, self.memory_k, exclude_dialogue=did)
-                                  if norm > 0 else [])
+                                  if query is not None and norm > 0 else [])
         keep = set(self._current[2]) if self._current else set()
         self._vectors = {t: v for t, v in self._vectors.items() if t in keep}
 

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import DEFAULT_BATCH_SIZE, rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, add_count, messages
+from baselines.base import DEFAULT_BATCH_SIZE, add_count, rank_by_score
+from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
 from baselines.toolkit.aspect import (
     ASPECTS,
@@ -184,7 +184,8 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
         shown = ranked[: 2 if action == "compare" else 1]
         instruction = ("no_candidates" if action in RANKED_ACTIONS and not shown
                        else "recommend" if action == "compare" and len(shown) < 2 else action)
-        labels, seen = LabelMap(), {}
+        labels = LabelMap()
+        seen: dict[Sentence, str] = {}
         blocks = [consensus_block(self.kb, p, self.clusters(p), labels, self.sentences_per_aspect, self.review_chars,
                                   seen) for p in shown]
         fields = {"city": inp["city"], "poi_type": inp["poi_type"], "consensus": "\n".join(blocks) or "(none)",

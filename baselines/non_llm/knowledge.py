@@ -73,8 +73,8 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
 
     def constraints(self, inp: Mapping[str, Any]) -> list[AttributeConstraint]:
         pois = self.kb.pois
-        rejected_prices = [pois[pid].price for pid in inp["state"].rejected_poi_ids
-                           if pid in pois and pois[pid].price is not None]
+        prices = [pois[pid].price for pid in inp["state"].rejected_poi_ids if pid in pois]
+        rejected_prices = [p for p in prices if p is not None]
         if len(self._memo) > MEMO_SIZE:
             self._memo.clear()
         return parse_constraints(user_turns(inp["history"]), self.categories(inp["city"], inp["poi_type"]),

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
 POST_CHECK_MODES: tuple[str, ...] = ("flagged", "all")
-SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+# a JSON list of snippet strings (App. C.1); under constrained decoding each a non-empty string
+SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 300}}
 DEFAULT_CHUNK_POIS = 16
 
 
@@ -82,7 +83,7 @@ class LLMExtractor:
         jobs = [(pid, r.review_id, kb.review_text(r.review_id)) for pid in poi_ids for r in kb.reviews_of(pid)]
         replies = self.runner.json("item_snippets", [(kb.poi(pid).poi_type, {"review": text}) for pid, _, text in jobs],
                                    SNIPPET_SCHEMA)
-        stats = {pid: dict.fromkeys(("reviews", "failed_reviews", "snippets", "name_checked", "name_check_empty",
+        stats: dict[str, dict[str, float]] = {pid: dict.fromkeys(("reviews", "failed_reviews", "snippets", "name_checked", "name_check_empty",
                                      "name_dropped", "unaligned"), 0) for pid in poi_ids}
         drafts: list[tuple[str, str, str]] = []  # (poi id, review id, snippet)
         for (pid, rid, _), reply in zip(jobs, replies, strict=True):
@@ -115,7 +116,7 @@ class LLMExtractor:
         return out
 
     def _post_check(self, kb: KnowledgeBase, drafts: list[tuple[str, str, str]],
-                    stats: dict[str, dict[str, int]]) -> list[tuple[str, str, str]]:
+                    stats: dict[str, dict[str, float]]) -> list[tuple[str, str, str]]:
         names = {pid: kb.poi(pid).name for pid, _, _ in drafts}
         todo = [i for i, (pid, _, s) in enumerate(drafts)
                 if self.post_check == "all" or needs_name_check(s, names[pid])]

@@ -12,6 +12,8 @@ last user turn; the response quotes the reviews behind each recommended POI's be
     sniprec_sentence  Sentence: review sentences instead of snippets
     sniprec_document  Document: whole reviews
 
+(SnipRec here; the three comparison systems, subclasses that fix some of its parameters, in variants.py.)
+
 (The paper's baselines use "no query snippet extraction or expansion", §5.1; `query_mode="snippets"` gives
 them SnipRec's query snippets instead, the issue's "no NLI, no expansion" reading.)
 
@@ -30,11 +32,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, rank_by_score
-from baselines.llm import app_f_decoding
+from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline, add_count, rank_by_score
 from baselines.sniprec.index import DEFAULT_ENCODER, Hit, UnitIndex
 from baselines.sniprec.llm_snippets import POST_CHECK_MODES, LLMExtractor
-from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS, PromptRunner, prompt_hashes
+from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS, PromptRunner, load_llm_from, prompt_hashes
 from baselines.sniprec.queries import (
     QUERY_MODES,
     Exchange,
@@ -43,10 +44,9 @@ from baselines.sniprec.queries import (
     exchanges,
     rejection_dislikes,
 )
-from baselines.sniprec.respond import SnippetEvidence, clarification_questions
+from baselines.sniprec.respond import SnippetEvidence, best_units, clarification_questions
 from baselines.sniprec.scoring import DEFAULT_K_MIN, DEFAULT_KAPPA, accumulate, k_for
 from baselines.sniprec.store import RulesExtractor, UnitStore
-from baselines.sniprec.units import Unit
 from baselines.toolkit.responses import EvidenceIndex, Response, template_response
 from trace_dataset.constants import SEED
 
@@ -62,30 +62,8 @@ SCORE_DECIMALS = 12
 _GROUP_MEMO_LIMIT = 500_000
 
 
-def add_count(meta: dict[str, Any], key: str, n: int = 1) -> None:
-    """Per-row counters in `meta.counts`, which `trace-bench run` sums into the run's `summary.rows`."""
-    if n:
-        counts = meta.setdefault("counts", {})
-        counts[key] = counts.get(key, 0) + n
-
-
 def _short(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1] or model
-
-
-def load_llm_from(llm: str | LLM | None, temperature: float | None, top_p: float, max_new_tokens: int | None,
-                  seed: int, llm_cache: str | bool | None, llm_options: Mapping[str, Any] | None) -> LLM | None:
-    """The LLM a spec names, with these decoding settings (as the LLM baselines load theirs: a None temperature
-    or max_new_tokens is App. F's for that model, `baselines.llm.app_f_decoding`); None for none."""
-    if llm is None or llm == "":
-        return None
-    if not isinstance(llm, str):
-        return llm
-    from trace_llm import DecodingSettings, load_llm
-
-    temperature, max_new_tokens = app_f_decoding(llm, temperature, max_new_tokens)
-    settings = DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
-    return load_llm(llm, settings, cache_path=llm_cache, **dict(llm_options or {}))
 
 
 class SnipRecBaseline(TracePipeline):
@@ -263,7 +241,7 @@ class SnipRecBaseline(TracePipeline):
             by_set: dict[tuple[tuple[str, ...], int], list[str]] = {}
             for text, cands, k in todo:
                 by_set.setdefault((cands, k), []).append(text)
-            raw = {}
+            raw: dict[tuple, list[Hit]] = {}
             for (cands, k), group in by_set.items():  # one candidate view per candidate set
                 hits = self.index.top_k_many(np.stack([vectors[t] for t in group]), cands, k)
                 raw.update(((t, cands, k), h) for t, h in zip(group, hits, strict=True))
@@ -327,106 +305,20 @@ class SnipRecBaseline(TracePipeline):
         replies = clarification_questions(self.runner, [(inp["poi_type"], inp["history"]) for inp in asks])
         return {id(inp): reply for inp, reply in zip(asks, replies, strict=True)}
 
-    def best_units(self, turns: Sequence[Sequence[tuple[int, Sequence[Hit]]]]) -> dict[str, list[Unit]]:
-        """Each POI's retrieved units in preference groups, by 1/(kappa + rank) (ties: later turn, then earlier
-        group). Every retrieved unit counts here, not only the best per group as in the score, so that a POI's
-        second quote can come from its second unit."""
-        ranked: dict[str, list[tuple[float, int, int, Unit]]] = {}
-        order = 0
-        for t, groups in enumerate(turns):
-            for sign, hits in groups:
-                order += 1
-                if sign < 0:
-                    continue
-                for rank, hit in enumerate(hits, start=1):
-                    weight = 1.0 / (self.kappa + rank)
-                    ranked.setdefault(hit.poi_id, []).append(
-                        (-weight, -t, order, self.store.units(hit.poi_id)[hit.unit]))
-        return {pid: [u for *_, u in sorted(items, key=lambda x: x[:3])] for pid, items in ranked.items()}
-
     def _respond(self, inp: Mapping[str, Any], ranked: list[str], res: Mapping[str, Any] | None,
                  question: str | None, meta: dict[str, Any]) -> Response:
         if inp["action"] == "ask_preference" and self.llm is not None:
             if question:
                 return Response(question, {}, ())
             add_count(meta, "clarify_fallbacks")
-        evidence = SnippetEvidence(self.kb, self.evidence, self.best_units(res["turns"]) if res else {})
+        units = best_units(res["turns"], self.kappa, self.store.units) if res else {}
+        evidence = SnippetEvidence(self.kb, self.evidence, units)
         response = template_response(
-            inp["action"], kb=self.kb, evidence=evidence, ranked=ranked, terms=inp["terms"],  # type: ignore[arg-type]
+            inp["action"], kb=self.kb, evidence=evidence, ranked=ranked, terms=inp["terms"],
             city=inp["city"], poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
         )
         add_count(meta, "quote_fallbacks", evidence.fallbacks)
         return response
 
 
-def _refuse_unknown(pipe: TracePipeline, params: Mapping[str, Any]) -> None:
-    """A comparison system passes its own parameters on to SnipRec's constructor, never others SnipRec takes."""
-    if params:
-        raise TypeError(f"{type(pipe).__name__} got unknown parameter(s) {sorted(params)}; "
-                        f"expected {list(pipe.config_keys)}")
-
-
-class SnippetBaseline(SnipRecBaseline):
-    """The paper's Snippet baseline: SnipRec's item snippets, the user turn as the query, no NLI, no expansion."""
-
-    name: ClassVar[str] = "sniprec_snippet"
-    config_keys: ClassVar[tuple[str, ...]] = (
-        "snippets", "encoder", "kappa", "k", "k_min", "post_check", "query_mode", "json_repairs",
-    )  # fmt: skip
-    default_query_mode: ClassVar[str] = "utterance"
-
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float | None = None, top_p: float = 1.0,
-                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
-                 llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
-                 snippets: str | None = None, encoder: str = DEFAULT_ENCODER, kappa: float = DEFAULT_KAPPA,
-                 k: int | None = None, k_min: int = DEFAULT_K_MIN, post_check: str = "flagged",
-                 query_mode: str | None = None, cache_dir: str | None = None, device: str | None = "cpu",
-                 encoder_model: Any = None, encoder_threads: int | None = None, progress: bool | None = None,
-                 **params: Any):
-        _refuse_unknown(self, params)
-        super().__init__(kb, batch_size, llm=llm, temperature=temperature, top_p=top_p,
-                         max_new_tokens=max_new_tokens, seed=seed, llm_cache=llm_cache, llm_options=llm_options,
-                         json_repairs=json_repairs, snippets=snippets, encoder=encoder, kappa=kappa, k=k,
-                         k_min=k_min, post_check=post_check, query_mode=query_mode, cache_dir=cache_dir,
-                         device=device, encoder_model=encoder_model, encoder_threads=encoder_threads,
-                         progress=progress, **params)
-
-
-class _FixedUnits(SnipRecBaseline):
-    """A comparison system whose units are fixed (no `snippets`, `post_check`, NLI or expansion)."""
-
-    config_keys: ClassVar[tuple[str, ...]] = ("encoder", "kappa", "k", "k_min", "query_mode", "json_repairs")
-    default_query_mode: ClassVar[str] = "utterance"
-
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float | None = None, top_p: float = 1.0,
-                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
-                 llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
-                 encoder: str = DEFAULT_ENCODER, kappa: float = DEFAULT_KAPPA, k: int | None = None,
-                 k_min: int = DEFAULT_K_MIN, query_mode: str | None = None, cache_dir: str | None = None,
-                 device: str | None = "cpu", encoder_model: Any = None, encoder_threads: int | None = None,
-                 progress: bool | None = None, **params: Any):
-        _refuse_unknown(self, params)
-        super().__init__(kb, batch_size, llm=llm, temperature=temperature, top_p=top_p,
-                         max_new_tokens=max_new_tokens, seed=seed, llm_cache=llm_cache, llm_options=llm_options,
-                         json_repairs=json_repairs, encoder=encoder, kappa=kappa, k=k, k_min=k_min,
-                         query_mode=query_mode, cache_dir=cache_dir, device=device, encoder_model=encoder_model,
-                         encoder_threads=encoder_threads, progress=progress, **params)
-
-
-class SentenceBaseline(_FixedUnits):
-    """The paper's Sentence baseline: review sentences (plus the attribute templates) instead of snippets."""
-
-    name: ClassVar[str] = "sniprec_sentence"
-    units_kind: ClassVar[str | None] = "sentence"
-
-
-class DocumentBaseline(_FixedUnits):
-    """The paper's Document baseline: whole reviews (plus one document of the attribute templates)."""
-
-    name: ClassVar[str] = "sniprec_document"
-    units_kind: ClassVar[str | None] = "document"
-
-
-__all__ = ["DocumentBaseline", "SentenceBaseline", "SnipRecBaseline", "SnippetBaseline"]
+__all__ = ["SnipRecBaseline"]

@@ -6,6 +6,7 @@ attraction: the paper's prompts say "restaurant"; Trace has three POI types) and
 (`$review`, `$question`, ...); braces in the few-shot JSON are plain text, and values are never read as
 templates. `prompts/prompts.json` gives each prompt's paper section and its max_new_tokens; `prompt_hashes()`
 is the SHA-256 of every file, recorded in run metadata.
+`load_llm_from` loads the LLM a spec names with App. F's decoding, as the LLM baselines do.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from baselines.llm import app_f_decoding
 from trace_dataset.io import TraceDataError
 from trace_llm.prompts import Prompt, load_prompt
 
@@ -138,3 +140,18 @@ class PromptRunner:
             return []
         convs = [render(name, item_type, **fields) for item_type, fields in items]
         return [first_line(r) for r in self.llm.generate_batch(convs, self.settings(name))]
+
+
+def load_llm_from(llm: str | LLM | None, temperature: float | None, top_p: float, max_new_tokens: int | None,
+                  seed: int, llm_cache: str | bool | None, llm_options: Mapping[str, Any] | None) -> LLM | None:
+    """The LLM a spec names, with these decoding settings (as the LLM baselines load theirs: a None temperature
+    or max_new_tokens is App. F's for that model, `baselines.llm.app_f_decoding`); None for none."""
+    if llm is None or llm == "":
+        return None
+    if not isinstance(llm, str):
+        return llm
+    from trace_llm import DecodingSettings, load_llm
+
+    temperature, max_new_tokens = app_f_decoding(llm, temperature, max_new_tokens)
+    settings = DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
+    return load_llm(llm, settings, cache_path=llm_cache, **dict(llm_options or {}))

@@ -53,7 +53,9 @@ QUERY_SCHEMA: dict[str, Any] = {
     "items": {
         "type": "object",
         "required": ["prop", "sentiment"],
-        "properties": {"prop": {"type": "string"}, "sentiment": {"enum": ["preference", "dislike"]}},
+        "properties": {"prop": {"type": "string", "minLength": 1, "maxLength": 120},
+                       "sentiment": {"type": "string", "enum": ["preference", "dislike"]}},
+        "additionalProperties": False,
     },
 }
 _MEMO_LIMIT = 200_000
@@ -162,7 +164,7 @@ def informative(text: str) -> bool:
 def query_clauses(text: str) -> list[str]:
     """A user turn's sentences cut at , ; : and at and / but / although / though / whereas (stripped, non-empty):
     one topic per snippet, as C.2 asks ("a lively spot with good music and maybe outdoor seating" -> two)."""
-    out = []
+    out: list[str] = []
     for a, b in sentence_spans(text):
         out.extend(p.strip() for p in _QUERY_CLAUSE_RE.split(text[a:b]) if p.strip())
     return out

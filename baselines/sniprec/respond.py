@@ -18,7 +18,7 @@ lines), the reply's first line; an empty reply falls back to the template and is
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from baselines.sniprec.prompts import PromptRunner
@@ -27,6 +27,7 @@ from baselines.toolkit.responses import Evidence, EvidenceIndex
 from baselines.toolkit.text import content_tokens
 
 if TYPE_CHECKING:
+    from baselines.sniprec.index import Hit
     from trace_dataset.kb.store import KnowledgeBase
 
 ROLE_NAMES = {"user": "Seeker", "system": "Recommender"}
@@ -71,6 +72,25 @@ class SnippetEvidence:
             self.fallbacks += len(more)
             out.extend(more)
         return out
+
+
+def best_units(turns: Sequence[Sequence[tuple[int, Sequence[Hit]]]], kappa: float,
+               units_of: Callable[[str], Sequence[Unit]]) -> dict[str, list[Unit]]:
+    """Each POI's retrieved units in preference groups, by 1/(kappa + rank) (ties: later turn, then earlier
+    group); `turns` as the scoring accumulates them, `units_of` a POI's units. Every retrieved unit counts
+    here, not only the best per group as in the score, so that a POI's second quote can come from its
+    second unit."""
+    ranked: dict[str, list[tuple[float, int, int, Unit]]] = {}
+    order = 0
+    for t, groups in enumerate(turns):
+        for sign, hits in groups:
+            order += 1
+            if sign < 0:
+                continue
+            for rank, hit in enumerate(hits, start=1):
+                weight = 1.0 / (kappa + rank)
+                ranked.setdefault(hit.poi_id, []).append((-weight, -t, order, units_of(hit.poi_id)[hit.unit]))
+    return {pid: [u for *_, u in sorted(items, key=lambda x: x[:3])] for pid, items in ranked.items()}
 
 
 def dialogue_context(history: Sequence[Mapping[str, Any]]) -> str:

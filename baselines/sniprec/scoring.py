@@ -28,7 +28,8 @@ DEFAULT_K_MIN = 10
 
 
 class RankedUnit(Protocol):
-    poi_id: str
+    @property
+    def poi_id(self) -> str: ...  # read-only, so frozen records (index.Hit) match
 
 
 def k_for(n_items: int, k: int | None = None, k_min: int = DEFAULT_K_MIN) -> int:

@@ -44,7 +44,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -67,7 +67,7 @@ REJECTION_PENALTY = 1.0
 SCORE_DECIMALS = 6
 REVIEW_ORDERS: tuple[str, ...] = ("kb", "stars")
 QUERY_MODES: tuple[str, ...] = ("concat", "turn_mean")
-DEFAULT_QUERY_MODE = "turn_mean"
+DEFAULT_QUERY_MODE: Literal["concat", "turn_mean"] = "turn_mean"
 QUERY_BATCH_SIZE = 16  # texts per forward pass for queries (module docstring)
 CACHE_FORMAT = 1
 QUERY_CACHE_FILE = "queries.sqlite"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from baselines.toolkit.state import DialogueState
 from baselines.toolkit.text import STOP_WORDS, TOKEN_RE
@@ -287,7 +288,15 @@ def poi_name(kb: KnowledgeBase, pid: str) -> str:
     return kb.pois[pid].name.replace('"', "'").replace("\u201c", "'").replace("\u201d", "'")
 
 
-def recommend_text(kb: KnowledgeBase, evidence: EvidenceIndex, poi_id: str, terms: Sequence[str],
+class EvidenceSource(Protocol):
+    """Where the response templates take their quotes from: an `EvidenceIndex`, or a system's own source with
+    the same `evidence` method (SnipRec's `SnippetEvidence`, which quotes the reviews behind its snippets)."""
+
+    def evidence(self, poi_id: str, terms: Iterable[str], n: int = 1,
+                 exclude_review_ids: Iterable[str] = ()) -> list[Evidence]: ...
+
+
+def recommend_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_id: str, terms: Sequence[str],
                    citations: Citations, note: str = "", n_quotes: int = 2) -> str:
     """`I recommend NAME (note), rated X stars. One reviewer says "..." [R1], and another "..." [R2].`"""
     poi = kb.pois[poi_id]
@@ -302,7 +311,7 @@ def recommend_text(kb: KnowledgeBase, evidence: EvidenceIndex, poi_id: str, term
     return head + "".join(parts) + "."
 
 
-def compare_text(kb: KnowledgeBase, evidence: EvidenceIndex, poi_ids: Sequence[str], terms: Sequence[str],
+def compare_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_ids: Sequence[str], terms: Sequence[str],
                  citations: Citations, notes: Mapping[str, str] | None = None) -> str:
     """Two POIs side by side, one quote each, then their ratings."""
     notes = notes or {}
@@ -320,7 +329,7 @@ def compare_text(kb: KnowledgeBase, evidence: EvidenceIndex, poi_ids: Sequence[s
             f"{na} is rated {pa.stars:.1f} stars and {nb} {pb.stars:.1f}.")
 
 
-def template_response(action: str, *, kb: KnowledgeBase, evidence: EvidenceIndex, ranked: Sequence[str],
+def template_response(action: str, *, kb: KnowledgeBase, evidence: EvidenceSource, ranked: Sequence[str],
                       terms: Sequence[str], city: str, poi_type: str, state: DialogueState,
                       n_candidates: int | None = None, notes: Mapping[str, str] | None = None) -> Response:
     """The response for one system action from a ranking (the shared template of the non-LLM baselines).

@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import importlib
 import re
-from pathlib import Path
 
 import pytest
 
 from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
 from baselines.identity import BY_NAME, IDENTITIES, identity, label, markdown_table
+from tests.support.layout import LAYERS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = (
-    "trace_bench",
-    "trace_llm",
-    "trace_dataset",
-    "trace_metrics",
-    "baselines",
-    "trace_harness",
-    "spaces_app",
-    "benchmarks",
-    "scripts",
-)
+PRODUCT = (*LAYERS, "benchmarks", "scripts")
 
 
 def test_names_are_unique_and_the_registry_is_the_table():

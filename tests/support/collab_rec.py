@@ -23,7 +23,9 @@ def recorded_llm(tmp_path: Path, answers: dict[str, str]):
     from trace_llm.cache import Completion, cache_key
     from trace_llm.jsonout import schema_instruction
 
-    llm = load_llm(DEAD, load_settings().settings(), cache_path=tmp_path / "recorded.sqlite", max_retries=0)
+    # recorded free-form outputs: the prompt dialect (their cache keys carry no constraint)
+    llm = load_llm(DEAD, load_settings().settings(), cache_path=tmp_path / "recorded.sqlite", max_retries=0,
+                   structured="prompt")
     cache = ResponseCache(tmp_path / "recorded.sqlite")
     settings = llm.settings.to_dict()
     for prompt, text in answers.items():

@@ -10,8 +10,8 @@ from typing import Any
 import tests.support.kb as fixture_kb
 from tests.support.kb import CITY
 from trace_dataset.generate.preferences.constraints import Constraint
+from trace_harness.interactive.reply import System, SystemReply, check_reply
 from trace_harness.interactive.simulator.goal import TravelerGoal
-from trace_harness.interactive.systems import System, SystemReply, check_reply
 
 
 def poi(bid: str, name: str, *, stars: float = 4.0, price: int | None = 2, noise: str | None = None,

@@ -87,8 +87,9 @@ def ranking_reply(labels: tuple[str, ...] = ("P2", "P1"), response: str = "I sug
             return json.dumps({"ranked_ids": list(labels), "response": response})
         if '"response"' in last:
             return json.dumps({"response": response})
-        if '"price_max"' in last:
-            return json.dumps({})
+        if '"price_max"' in last:  # a DST delta stating nothing (every slot is required)
+            return json.dumps({"price_max": None, "cuisine_likes": [], "cuisine_avoids": [], "ambience": [],
+                               "noise": None, "features": [], "location": None, "rejected": [], "accepted": []})
         return response
 
     return reply

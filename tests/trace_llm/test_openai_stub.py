@@ -33,7 +33,7 @@ def test_request_carries_model_settings_and_key(stub, tmp_path, monkeypatch):
     assert stub.headers[0]["Authorization"] == "Bearer sk-test-123"
     assert llm.usage == {
         "requests": 1, "cache_hits": 0, "prompt_tokens": 11, "completion_tokens": 5, "json_repairs": 0,
-        "json_failures": 0,
+        "json_failures": 0, "constrained": 0, "dialect_fallbacks": 0, "constraint_violations": 0,
     }
     assert llm.describe()["base_url"] == stub.url
     assert "sk-test" not in json.dumps(llm.describe())
@@ -140,7 +140,7 @@ def test_works_inside_a_running_event_loop(stub):
 # ---- JSON output ---------------------------------------------------------------------------------------
 def test_malformed_json_is_repaired(stub):
     stub.script = [(200, "Sure: {name: Cafe"), (200, 'Here:\n```json\n{"name": "Cafe Luna"}\n```')]
-    llm = load_llm(stub.spec(), cache_path=False)
+    llm = load_llm(stub.spec(), cache_path=False, structured="prompt")  # the repair path (no response_format)
     assert llm.generate_json(USER, SCHEMA) == {"name": "Cafe Luna"}
     assert llm.usage["json_repairs"] == 1 and llm.usage["json_failures"] == 0
     first, second = stub.requests
@@ -152,7 +152,7 @@ def test_malformed_json_is_repaired(stub):
 
 def test_malformed_json_forever_raises_with_raw_output(stub):
     stub.responder = lambda body: (200, '{"title": "not the right key"}')
-    llm = load_llm(stub.spec(), cache_path=False)
+    llm = load_llm(stub.spec(), cache_path=False, structured="prompt")
     with pytest.raises(LLMOutputError) as info:
         llm.generate_json(USER, SCHEMA, max_repairs=2)
     assert info.value.raw == '{"title": "not the right key"}'
@@ -179,7 +179,7 @@ def test_json_batch_returns_errors_in_place(stub):
 def test_zero_repairs_means_one_attempt(stub):
     stub.responder = lambda body: (200, "nope")
     with pytest.raises(LLMOutputError):
-        load_llm(stub.spec(), cache_path=False).generate_json(USER, SCHEMA, max_repairs=0)
+        load_llm(stub.spec(), cache_path=False, structured="prompt").generate_json(USER, SCHEMA, max_repairs=0)
     assert len(stub.requests) == 1
 
 

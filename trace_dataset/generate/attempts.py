@@ -50,7 +50,7 @@ class Context:
 
     kb: KnowledgeBase
     cells: dict[tuple[str, str], CellIndex]
-    ngrams: ReviewNgrams
+    ngrams: ReviewNgrams | None  # None: no copy check (the simulator's seeding rebuilds plans only)
     assignments: list[Assignment]
     splits: list[str]
     seed: int

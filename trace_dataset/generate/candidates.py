@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from trace_dataset.constants import CANDIDATES_PER_DIALOGUE, POOL_SIZES, REJECTIONS_PER_TIER
 from trace_dataset.generate.difficulty import target_constraints
 from trace_dataset.generate.index import CellIndex
-from trace_dataset.generate.personas import ARCHETYPES
+from trace_dataset.generate.personas import personas
 from trace_dataset.generate.plan import DialoguePlan, PlanError, PlannedTurn
 from trace_dataset.generate.preferences.constraints import (
     REVISABLE_KINDS,
@@ -58,14 +58,6 @@ _INCOMPATIBLE_WITH: dict[str, frozenset[str]] = {}
 for _pair in INCOMPATIBLE:
     for _k in _pair:
         _INCOMPATIBLE_WITH[_k] = _INCOMPATIBLE_WITH.get(_k, frozenset()) | (_pair - {_k})
-
-
-def _sorted_universe(cell: CellIndex) -> list[Constraint]:
-    cached = getattr(cell, "_sorted_universe", None)
-    if cached is None:
-        cached = [c for _, c in sorted(cell.universe.items())]
-        cell._sorted_universe = cached
-    return cached
 
 
 @dataclass
@@ -131,7 +123,7 @@ class Planner:
         self.a = assignment
         self.rng = rng
         self.quotable = cell.quotable_mask
-        self.arche = ARCHETYPES[assignment.persona_type]
+        self.arche = personas().archetypes[assignment.persona_type]
 
     # -- constraint helpers --------------------------------------------------------------------
     def _left(self, active: list[Constraint], rejected: int) -> int:
@@ -156,7 +148,7 @@ class Planner:
         seen: set[str] = set()
         for key in keys:
             if key in ("location", "category"):
-                group = [c for c in _sorted_universe(self.cell) if c.kind == key]
+                group = [c for c in self.cell.sorted_universe() if c.kind == key]
                 rng.shuffle(group)
                 picked = group[:6]
             else:
@@ -166,7 +158,7 @@ class Planner:
                     seen.add(c.key)
                     out.append(c)
         self.n_persona = len(out)
-        rest = [c for c in _sorted_universe(self.cell) if c.key not in seen]
+        rest = [c for c in self.cell.sorted_universe() if c.key not in seen]
         rng.shuffle(rest)
         return out + rest
 
@@ -346,6 +338,7 @@ class Planner:
                     add_user("provide_preference", focus=rng.choice(active), pois=[pid[gold]])
             else:
                 add_user("accept", pois=[pid[gold]])
+        assert prev_gold is not None  # every plan recommends at least once before the farewell
         turns.append(PlannedTurn("system", "farewell", pois=(pid[prev_gold],), active=tuple(active),
                                  rejected=tuple(pid[i] for i in cell.members(rejected))))
 

@@ -185,10 +185,17 @@ class CellIndex:
     universe: dict[str, Constraint] = field(default_factory=dict)
     sat: dict[str, int] = field(default_factory=dict)  # constraint key -> bitmask over `ids`
     _positions: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _sorted_universe: list[Constraint] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def sorted_universe(self) -> list[Constraint]:
+        """The universe's constraints in key order (listed on first use, once the universe is built)."""
+        if self._sorted_universe is None:
+            self._sorted_universe = [c for _, c in sorted(self.universe.items())]
+        return self._sorted_universe
 
     def position(self, poi_id: str) -> int | None:
         """The POI's bit in the masks (its place in `ids`); None when it is not in the cell."""

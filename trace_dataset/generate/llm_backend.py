@@ -23,7 +23,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from trace_dataset.constants import QUOTE_MATCH_THRESHOLD, RECOMMENDATION_ACTIONS
+from trace_dataset.constants import ACTIONS, QUOTE_MATCH_THRESHOLD, RECOMMENDATION_ACTIONS
 from trace_dataset.generate.attempts import Result, dialogue_rng, no_dialogue_error, plan_for, total_attempts
 from trace_dataset.generate.index import _FORBIDDEN, Span
 from trace_dataset.generate.plan import DialoguePlan, PlannedTurn
@@ -60,8 +60,8 @@ TURN_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "turn_id": {"type": "integer"},
                     "role": {"type": "string", "enum": ["user", "system"]},
-                    "action": {"type": "string"},
-                    "text": {"type": "string"},
+                    "action": {"type": "string", "enum": list(ACTIONS)},
+                    "text": {"type": "string", "minLength": 1},
                     "referenced_poi_ids": {"type": "array", "items": {"type": "string"}},
                     "referenced_review_ids": {"type": "array", "items": {"type": "string"}},
                     "citations": {
@@ -70,12 +70,15 @@ TURN_SCHEMA: dict[str, Any] = {
                             "type": "object",
                             "required": ["label", "review_id"],
                             "properties": {"label": {"type": "string"}, "review_id": {"type": "string"}},
+                            "additionalProperties": False,
                         },
                     },
                 },
+                "additionalProperties": False,
             },
         }
     },
+    "additionalProperties": False,
 }
 
 PROMPT_FILE = Path(__file__).with_name("prompts") / "dialogue.txt"  # system message and rules (App. G, V2)
@@ -166,6 +169,7 @@ class PromptBuilder:
             what = "; ".join(self._c(c) for c in t.new)
             return f"{i}. user greet_and_seek: greet, introduce yourself as the persona, ask for a {self.plan.poi_type} in {self.plan.city}; state: {what}."
         if t.action == "ask_preference":
+            assert t.focus is not None  # the planner gives every ask_preference turn a focus
             return f"{i}. system ask_preference: ask about the user's {t.focus.kind} preference."
         if t.action == "provide_preference":
             if t.new:

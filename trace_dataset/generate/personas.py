@@ -4,13 +4,22 @@
 Each archetype's `wants` are constraint keys in rough priority order; the planner draws the user's
 preferences from them (filtered to what the POI type and the city x type cell can express), so a persona
 yields concrete, checkable preferences.
+
+The tables are data: personas.json beside this module (`archetypes`; `excluded`, the nine archetypes that fit
+each POI type least; `first_names`; `modifiers`), read on first use; corpus.json records its SHA-256
+(`trace_dataset.datafiles`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from trace_dataset.constants import PERSONA_TYPES, PERSONAS_PER_TYPE, POI_TYPES
+from trace_dataset.datafiles import read_table
+
+PERSONAS_FILE = Path(__file__).with_name("personas.json")
 
 
 @dataclass(frozen=True)
@@ -24,323 +33,6 @@ class Archetype:
     voice: str  # "casual" | "warm" | "brisk" | "formal": picks greeting / thanks phrasing
 
 
-def _a(name, label, wants, contexts, intros, ages=(24, 60), voice="casual") -> Archetype:
-    return Archetype(name, label, tuple(wants.split()), tuple(contexts), tuple(intros), ages, voice)
-
-
-ARCHETYPES: dict[str, Archetype] = {a.name: a for a in (
-    _a("accessibility_needs", "a traveller who needs step-free access",
-       "amenity:wheelchair_accessible amenity:parking noise:quiet location rating:4.0 aspect:clean",
-       ("a first visit", "a long weekend", "a family visit"),
-       ("I use a wheelchair, so step-free access is non-negotiable for me.",
-        "Accessibility matters a lot on my trips since I get around in a wheelchair.",
-        "I travel with a mobility aid and plan around accessible places."), (30, 75), "formal"),
-    _a("architecture_buff", "an architecture enthusiast",
-       "category aspect:history aspect:views location rating:4.0 ambience:classy",
-       ("a design-focused city break", "a first visit", "a photography weekend"),
-       ("I'm the kind of traveller who plans a trip around buildings and facades.",
-        "Old buildings and clever design are what I look for wherever I go.",
-        "I love architecture and want my stops to have some character."), (28, 70), "warm"),
-    _a("brunch_enthusiast", "a weekend brunch lover",
-       "meal:brunch amenity:outdoor_seating category price:moderate ambience:trendy location",
-       ("a lazy Sunday", "a girls' weekend", "a birthday weekend"),
-       ("Weekend brunch is basically my favourite meal of the week.",
-        "I plan my weekends around a good late-morning meal.",
-        "My friends and I are always hunting for the next great brunch."), (22, 45), "casual"),
-    _a("budget_traveler", "a thrifty traveller",
-       "price:cheap price:budget location amenity:takeout amenity:wifi rating:4.0",
-       ("a backpacking stop", "a first visit", "a shoestring weekend away"),
-       ("I'm stretching every dollar on this trip.",
-        "Money is tight on this trip, so I'm careful with every booking.",
-        "I travel lean and try hard not to overspend."), (19, 35), "casual"),
-    _a("business", "a business traveller",
-       "amenity:wifi noise:quiet location amenity:reservations rating:4.0 ambience:classy aspect:gym",
-       ("a business trip", "a client visit", "a sales visit"),
-       ("I'm in town for client meetings and my schedule is packed.",
-        "This is a work trip, so I need things to run smoothly.",
-        "I'm travelling for business and have limited free time."), (28, 62), "brisk"),
-    _a("celebration", "someone planning a celebration",
-       "amenity:reservations amenity:good_for_groups ambience:classy amenity:full_bar meal:dessert rating:4.0",
-       ("a birthday trip", "a graduation weekend", "a promotion weekend"),
-       ("We have something big to celebrate this weekend.",
-        "I'm organising a celebration and want it to feel special.",
-        "It's a milestone occasion, so I'd like to make it memorable."), (25, 60), "warm"),
-    _a("conference_attendee", "a conference attendee",
-       "location amenity:wifi amenity:parking aspect:breakfast aspect:shuttle noise:quiet price:moderate",
-       ("a conference week", "a trade-show trip", "an academic conference trip"),
-       ("I'm attending a conference downtown for a few days.",
-        "I'm here for a professional conference and want an easy base.",
-        "I have sessions all day at a conference, so convenience is key."), (26, 60), "brisk"),
-    _a("couple", "a couple on a getaway",
-       "ambience:romantic ambience:intimate noise:quiet amenity:outdoor_seating location aspect:views price:moderate",
-       ("a weekend getaway", "an anniversary weekend", "a long weekend"),
-       ("My partner and I are sneaking away for a couple of days together.",
-        "It's just the two of us on this trip and we want to slow down.",
-        "My partner and I finally booked a trip for ourselves."), (25, 60), "warm"),
-    _a("date_night", "a date-night planner",
-       "ambience:romantic noise:quiet amenity:reservations amenity:full_bar ambience:intimate price:moderate location",
-       ("an anniversary weekend", "a date night", "a first date"),
-       ("I'm planning a date night and want to get it right.",
-        "I have a special evening planned with my partner.",
-        "I'm trying to plan the perfect evening out for two."), (23, 50), "warm"),
-    _a("dietary_restricted", "a diner with dietary restrictions",
-       "dietary:gluten-free dietary:vegan dietary:vegetarian category noise:quiet price:moderate",
-       ("a first visit", "a work trip", "a family visit"),
-       ("I have to be careful about what I eat when I travel.",
-        "Food restrictions make eating out tricky for me.",
-        "I always check menus ahead because of my diet."), (22, 65), "formal"),
-    _a("digital_nomad", "a digital nomad",
-       "amenity:wifi noise:quiet price:affordable location amenity:outdoor_seating rating:4.0",
-       ("a month of remote work", "a working stopover", "a slow-travel stint"),
-       ("I work from my laptop wherever I land.",
-        "I'm a remote worker moving between cities every few weeks.",
-        "My office is wherever I can open my laptop."), (23, 42), "casual"),
-    _a("eco_tourist", "an eco-minded tourist",
-       "aspect:trails aspect:views amenity:dogs_allowed category noise:quiet price:affordable location",
-       ("a green weekend", "a nature trip", "a first visit"),
-       ("I try to travel lightly and spend time outdoors.",
-        "Nature and low-impact travel are what I'm after.",
-        "I like trips that keep me close to green spaces."), (22, 60), "warm"),
-    _a("eco_traveler", "a sustainability-minded traveller",
-       "category aspect:trails noise:quiet dietary:vegetarian amenity:outdoor_seating location price:moderate",
-       ("a slow-travel weekend", "a first visit", "a cycling trip"),
-       ("I care about sustainable choices when I travel.",
-        "I prefer places that feel local and unhurried.",
-        "I'm travelling by bike and keeping things simple."), (22, 60), "warm"),
-    _a("event_group", "someone organising a group outing",
-       "amenity:good_for_groups amenity:reservations noise:lively amenity:full_bar location price:moderate",
-       ("a team outing", "a reunion", "a bachelorette weekend"),
-       ("I'm wrangling a group of about ten people.",
-        "There's a big group of us and I got stuck with the planning.",
-        "I'm organising an outing for a group of friends."), (22, 50), "casual"),
-    _a("event_planner", "a professional event planner",
-       "amenity:good_for_groups amenity:reservations amenity:parking location ambience:classy rating:4.0",
-       ("a corporate offsite", "a wedding weekend", "a client-event scouting trip"),
-       ("I plan events for a living and I'm scouting options.",
-        "I'm organising an event and need venues that can handle a crowd.",
-        "I'm doing some scouting for an upcoming client event."), (26, 58), "brisk"),
-    _a("extended_stay", "an extended-stay guest",
-       "amenity:wifi aspect:spacious amenity:parking price:affordable aspect:clean noise:quiet location",
-       ("a three-month contract", "a long work assignment", "a long stay during a home renovation"),
-       ("I'll be in town for several weeks, so comfort matters.",
-        "This is a long stay for me, more like living there for a while.",
-        "I need somewhere I can settle into for a good while."), (25, 65), "formal"),
-    _a("family", "a parent travelling with kids",
-       "amenity:good_for_kids price:affordable amenity:parking noise:lively amenity:outdoor_seating location aspect:pool",
-       ("a family vacation", "a spring-break trip", "a school holiday"),
-       ("We're travelling with two young kids.",
-        "It's a family trip, so the children get a vote.",
-        "I've got the kids with me and need places that work for everyone."), (28, 50), "warm"),
-    _a("fitness_traveler", "a fitness-focused traveller",
-       "aspect:gym aspect:trails dietary:vegetarian location noise:quiet rating:4.0",
-       ("a marathon weekend", "a training trip", "a work trip"),
-       ("I try to keep my training routine going on the road.",
-        "I'm in town for a race and want to stay on track.",
-        "Staying active is a big part of how I travel."), (22, 55), "brisk"),
-    _a("food_explorer", "a food explorer",
-       "category rating:4.5 ambience:hipster location price:moderate meal:latenight",
-       ("a food-focused weekend", "a first visit", "a culinary trip"),
-       ("I travel mostly to eat my way through a city.",
-        "Food is the main event on all my trips.",
-        "I'm always chasing the dish locals rave about."), (22, 60), "casual"),
-    _a("foodie_explorer", "a foodie hunting for memorable meals",
-       "category rating:4.5 ambience:trendy amenity:reservations location price:mid-range",
-       ("a culinary weekend", "a birthday trip", "a first visit"),
-       ("I plan trips around where I'm going to eat.",
-        "I'm a serious foodie and I do my homework.",
-        "Trying standout dishes is my favourite part of travelling."), (24, 60), "warm"),
-    _a("friends_group", "a group of friends",
-       "amenity:good_for_groups noise:lively amenity:happy_hour amenity:full_bar price:affordable location",
-       ("a friends' weekend", "a bachelor party", "a college reunion"),
-       ("A few friends and I are finally taking that trip we kept talking about.",
-        "There are five of us on a friends' weekend away.",
-        "We're a noisy bunch of friends out for a good time."), (21, 40), "casual"),
-    _a("group_event", "someone arranging a group event",
-       "amenity:good_for_groups amenity:reservations amenity:parking location noise:lively price:moderate",
-       ("a family reunion", "a team celebration", "a club trip"),
-       ("I'm arranging something for a big group.",
-        "I'm in charge of an event for our whole club.",
-        "We're getting a large group together and I'm organising it."), (25, 60), "brisk"),
-    _a("health_conscious", "a health-conscious traveller",
-       "dietary:vegetarian dietary:vegan noise:quiet aspect:gym amenity:outdoor_seating location rating:4.0",
-       ("a wellness weekend", "a work trip", "a first visit"),
-       ("I try to eat well and keep healthy habits when travelling.",
-        "Eating clean is important to me, even on vacation.",
-        "I'm pretty careful about healthy choices on the road."), (24, 65), "warm"),
-    _a("history_buff", "a history buff",
-       "aspect:history aspect:guided_tours category location rating:4.0 noise:quiet",
-       ("a heritage trip", "a first visit", "a long weekend"),
-       ("I love digging into the history of every place I visit.",
-        "History is my thing, so I'm drawn to anything with a story.",
-        "I read up on local history before every trip."), (30, 78), "formal"),
-    _a("international_tourist", "an international tourist",
-       "location rating:4.0 amenity:wifi aspect:guided_tours category price:moderate",
-       ("a first visit to the US", "a two-week road trip", "a holiday abroad"),
-       ("I'm visiting from overseas and it's my first time here.",
-        "I'm a tourist from abroad and don't know the city at all.",
-        "This is my first trip to this part of the country."), (22, 65), "formal"),
-    _a("late_night", "a night owl",
-       "meal:latenight noise:lively amenity:full_bar location price:affordable amenity:takeout",
-       ("a night out", "a concert night", "a late-arrival trip"),
-       ("I'm a night owl and tend to get hungry very late.",
-        "My evenings start late and go on for a while.",
-        "I usually end up looking for food well after dark."), (21, 45), "casual"),
-    _a("layover_traveler", "a traveller on a layover",
-       "location aspect:shuttle amenity:wifi price:affordable noise:quiet aspect:clean",
-       ("a long layover", "an overnight connection", "a rebooked-flight stopover"),
-       ("I'm stuck on a long layover and only have one night.",
-        "I have an overnight connection and want something easy.",
-        "My flight got rebooked, so I need a place for one night."), (22, 65), "brisk"),
-    _a("local_experience", "a traveller after local flavour",
-       "category ambience:casual rating:4.5 location ambience:hipster price:affordable",
-       ("a first visit", "a long weekend", "a visit to friends"),
-       ("I want to see the city the way locals do, not the tourist version.",
-        "I'd rather skip the chains and find the local favourites.",
-        "I'm after authentic, neighbourhood spots."), (22, 60), "casual"),
-    _a("luxury_couple", "a couple who enjoy fine things",
-       "ambience:classy rating:4.5 ambience:romantic amenity:reservations aspect:views location",
-       ("an anniversary weekend", "a honeymoon", "a celebration trip"),
-       ("My spouse and I like to treat ourselves when we travel.",
-        "We're celebrating, so we're happy to spend for something exceptional.",
-        "We enjoy polished service and a bit of glamour."), (30, 70), "formal"),
-    _a("luxury_traveler", "a traveller who expects five-star comfort",
-       "rating:4.5 ambience:classy aspect:views aspect:pool amenity:parking location",
-       ("a five-star break", "a milestone birthday", "a VIP weekend"),
-       ("I'm used to five-star service and want the best available.",
-        "Quality is everything to me; price is not the concern.",
-        "I travel in comfort and expect excellent service."), (30, 72), "formal"),
-    _a("medical_traveler", "someone travelling for medical care",
-       "noise:quiet location amenity:parking amenity:wheelchair_accessible aspect:clean aspect:shuttle",
-       ("a hospital-appointment trip", "a treatment week", "a recovery stay"),
-       ("I'm in town for a medical appointment and need a calm base.",
-        "I'm here for treatment and want things as easy as possible.",
-        "I'm accompanying a relative to the hospital this week."), (30, 80), "formal"),
-    _a("music_lover", "a music lover",
-       "aspect:live_music noise:lively location amenity:full_bar meal:latenight rating:4.0",
-       ("a music festival weekend", "a concert trip", "a first visit"),
-       ("I follow live music wherever I travel.",
-        "I'm here for the music scene above everything else.",
-        "I plan every evening around a show."), (20, 60), "casual"),
-    _a("nightlife_seeker", "a nightlife seeker",
-       "noise:lively amenity:full_bar amenity:happy_hour meal:latenight location ambience:trendy",
-       ("a bachelor party", "a night out", "a birthday weekend"),
-       ("I'm here to enjoy the nightlife and stay out late.",
-        "Evenings out are the highlight of my trips.",
-        "We want a big night out while we're in town."), (21, 40), "casual"),
-    _a("pet_owner", "a traveller with a dog",
-       "amenity:dogs_allowed amenity:outdoor_seating amenity:parking location aspect:trails price:affordable",
-       ("a road trip with the dog", "a weekend away", "a moving trip"),
-       ("My dog comes everywhere with me, so that's the first filter.",
-        "I'm travelling with my dog and can't leave her behind.",
-        "It's me and my very well-behaved dog on this trip."), (22, 70), "warm"),
-    _a("relocation", "someone scouting a relocation",
-       "location amenity:parking amenity:wifi price:moderate aspect:spacious noise:quiet",
-       ("a relocation scouting trip", "a house-hunting trip", "a job interview visit"),
-       ("I'm thinking of moving here and want to get a feel for the area.",
-        "I'm scouting neighbourhoods before a possible move.",
-        "We might relocate for a new job, so this is a scouting trip."), (25, 60), "formal"),
-    _a("remote_worker", "a remote worker",
-       "amenity:wifi noise:quiet price:moderate location amenity:outdoor_seating rating:4.0",
-       ("a working week away", "a month of remote work", "a change-of-scenery trip"),
-       ("I work remotely and need to stay productive while I'm here.",
-        "I'll be on video calls most mornings, so I need to stay connected.",
-        "My job is fully remote, so I'm combining work and travel."), (24, 55), "brisk"),
-    _a("road_tripper", "a road tripper",
-       "amenity:parking price:affordable location amenity:takeout amenity:dogs_allowed rating:4.0",
-       ("a cross-country road trip", "a weekend drive", "a stopover on a long drive"),
-       ("I'm driving through on a long road trip.",
-        "This is one stop on a big road trip, and I have the car with me.",
-        "I'm passing through by car and want an easy stop."), (22, 65), "casual"),
-    _a("senior", "a senior traveller",
-       "noise:quiet amenity:wheelchair_accessible amenity:parking rating:4.0 location ambience:casual",
-       ("a retirement trip", "a visit to the grandchildren", "a heritage tour"),
-       ("I'm retired and I like to take things at an easy pace.",
-        "My husband and I are in our seventies and prefer a relaxed trip.",
-        "At my age I appreciate comfort and a calm atmosphere."), (65, 84), "formal"),
-    _a("solo_traveler", "a solo traveller",
-       "location ambience:casual price:affordable rating:4.0 amenity:wifi noise:lively",
-       ("a solo trip", "a first visit", "a long weekend"),
-       ("I'm travelling on my own this time.",
-        "It's a solo trip, so I want places where I'll feel comfortable alone.",
-        "I'm exploring the city by myself."), (20, 60), "casual"),
-    _a("sports_fan", "a sports fan",
-       "location noise:lively amenity:full_bar amenity:good_for_groups amenity:parking price:affordable",
-       ("a game weekend", "a playoff trip", "a tournament weekend"),
-       ("I'm in town to catch a game.",
-        "We're here for the big game this weekend.",
-        "I follow my team on the road and this is one of the away games."), (20, 60), "casual"),
-    _a("street_art_seeker", "a street-art seeker",
-       "location ambience:hipster category aspect:exhibits rating:4.0 price:affordable",
-       ("a photo-walk weekend", "a first visit", "an art weekend"),
-       ("I spend my trips hunting murals and street art.",
-        "I'm obsessed with murals and anything creative.",
-        "Street art and creative neighbourhoods are my thing."), (20, 50), "casual"),
-    _a("thrill_seeker", "a thrill seeker",
-       "category aspect:trails aspect:views noise:lively location rating:4.0",
-       ("an adventure weekend", "a birthday adventure", "a first visit"),
-       ("I'm always looking for something that gets my heart racing.",
-        "I like adventurous activities more than sightseeing.",
-        "I want this trip to have some adrenaline in it."), (19, 45), "casual"),
-    _a("traveling_nurse", "a travelling nurse",
-       "location amenity:parking amenity:wifi price:affordable aspect:clean noise:quiet",
-       ("a thirteen-week contract", "a hospital assignment", "a run of night shifts"),
-       ("I'm a travel nurse starting a new hospital contract.",
-        "I work long hospital shifts and need somewhere restful.",
-        "I'm on a nursing assignment here for a few months."), (24, 55), "brisk"),
-    _a("urban_explorer", "an urban explorer",
-       "location category ambience:trendy noise:lively rating:4.0 price:affordable",
-       ("a city break", "a first visit", "a long weekend"),
-       ("I like wandering city neighbourhoods on foot.",
-        "I'd rather explore streets than follow a tour bus.",
-        "I love getting lost in a new city."), (20, 55), "casual"),
-    _a("volunteer_tourist", "a volunteer tourist",
-       "price:budget location aspect:history amenity:wifi noise:quiet ambience:casual",
-       ("a volunteering week", "a service trip", "a community-project stint"),
-       ("I'm here volunteering with a community project.",
-        "I'm on a service trip and my free time is limited.",
-        "I'm volunteering in town for a couple of weeks."), (19, 60), "warm"),
-    _a("wellness_seeker", "a wellness seeker",
-       "noise:quiet aspect:pool aspect:trails dietary:vegan ambience:intimate rating:4.0",
-       ("a wellness retreat", "a recharge weekend", "a solo reset"),
-       ("I'm here to unwind and recharge.",
-        "This trip is all about rest and self-care for me.",
-        "I need a calm, restorative few days."), (24, 70), "warm"),
-    _a("wine_enthusiast", "a wine enthusiast",
-       "amenity:full_bar ambience:classy ambience:intimate amenity:reservations rating:4.5 location",
-       ("a wine weekend", "an anniversary trip", "a tasting trip"),
-       ("I'm a big wine lover and like a thoughtful list.",
-        "I always look for places that take their wine seriously.",
-        "Good wine makes or breaks an evening for me."), (26, 70), "warm"),
-)}  # fmt: skip
-
-# App. I: POI-type-specific pools of 38 archetypes each (47 minus the nine that fit the type least).
-_EXCLUDED: dict[str, frozenset[str]] = {
-    "restaurant": frozenset({
-        "extended_stay", "layover_traveler", "medical_traveler", "relocation", "traveling_nurse",
-        "fitness_traveler", "volunteer_tourist", "thrill_seeker", "architecture_buff",
-    }),
-    "hotel": frozenset({
-        "brunch_enthusiast", "food_explorer", "foodie_explorer", "wine_enthusiast", "street_art_seeker",
-        "late_night", "music_lover", "history_buff", "dietary_restricted",
-    }),
-    "attraction": frozenset({
-        "brunch_enthusiast", "food_explorer", "foodie_explorer", "dietary_restricted", "extended_stay",
-        "medical_traveler", "traveling_nurse", "relocation", "conference_attendee",
-    }),
-}  # fmt: skip
-TYPE_POOLS: dict[str, tuple[str, ...]] = {
-    t: tuple(p for p in PERSONA_TYPES if p not in _EXCLUDED[t]) for t in POI_TYPES
-}
-
-# A randomisation layer (App. I): names, ages, and detail modifiers appended with 30% probability.
-FIRST_NAMES: tuple[str, ...] = (
-    "Maya", "Jordan", "Priya", "Marcus", "Elena", "Sam", "Aisha", "Diego", "Hannah", "Kenji", "Olivia", "Tariq",
-    "Grace", "Mateo", "Chloe", "Andre", "Leila", "Noah", "Sofia", "Ravi", "Zoe", "Isaac", "Mei", "Gabriel",
-    "Nora", "Kwame", "Lucia", "Ethan", "Fatima", "Liam", "Ingrid", "Tomas", "Amara", "Caleb", "Yuki", "Rosa",
-    "Owen", "Nadia", "Felix", "Imani", "Hugo", "Clara", "Dev", "Bianca", "Malik", "Freya", "Jonah", "Anika",
-)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Modifier:
     text: str  # appended to the persona description ("who uses a wheelchair")
@@ -348,34 +40,37 @@ class Modifier:
     types: tuple[str, ...]
 
 
-MODIFIERS: tuple[Modifier, ...] = (
-    Modifier("who is vegetarian", "dietary:vegetarian", ("restaurant",)),
-    Modifier("who eats vegan", "dietary:vegan", ("restaurant",)),
-    Modifier("who has to avoid gluten", "dietary:gluten-free", ("restaurant",)),
-    Modifier("who uses a wheelchair", "amenity:wheelchair_accessible", POI_TYPES),
-    Modifier("travelling with a small dog", "amenity:dogs_allowed", POI_TYPES),
-    Modifier("who needs reliable wifi for work", "amenity:wifi", ("restaurant", "hotel")),
-    Modifier("who is driving a rental car", "amenity:parking", POI_TYPES),
-    Modifier("travelling with two young children", "amenity:good_for_kids", POI_TYPES),
-    Modifier("who is a light sleeper", "noise:quiet", ("hotel",)),
-    Modifier("who prefers calm surroundings", "noise:quiet", ("restaurant", "attraction")),
-    Modifier("who loves eating outdoors", "amenity:outdoor_seating", ("restaurant",)),
-    Modifier("who never skips a workout", "aspect:gym", ("hotel",)),
-    Modifier("who likes a proper cocktail", "amenity:full_bar", ("restaurant",)),
-    Modifier("who is keen on photography", "aspect:views", ("hotel", "attraction")),
-)  # fmt: skip
+@dataclass(frozen=True)
+class Personas:
+    archetypes: dict[str, Archetype]  # by name, in file order
+    type_pools: dict[str, tuple[str, ...]]  # POI type -> its 38 archetypes, in constants.PERSONA_TYPES order
+    first_names: tuple[str, ...]
+    modifiers: tuple[Modifier, ...]
+
+
+@functools.cache
+def personas() -> Personas:
+    """The persona tables, read from personas.json once."""
+    table = read_table(PERSONAS_FILE)
+    archetypes = {a["name"]: Archetype(**a) for a in table["archetypes"]}
+    # App. I: POI-type-specific pools of 38 archetypes each (47 minus the nine that fit the type least)
+    excluded = table["excluded"]
+    pools = {t: tuple(p for p in PERSONA_TYPES if p not in excluded[t]) for t in POI_TYPES}
+    modifiers = tuple(Modifier(**m) for m in table["modifiers"])
+    return Personas(archetypes, pools, table["first_names"], modifiers)
 
 
 def check_pools() -> None:
     """The persona tables agree with constants (47 archetypes, 38 per type, every archetype used)."""
-    missing = set(PERSONA_TYPES) - set(ARCHETYPES)
-    extra = set(ARCHETYPES) - set(PERSONA_TYPES)
+    archetypes, pools = personas().archetypes, personas().type_pools
+    missing = set(PERSONA_TYPES) - set(archetypes)
+    extra = set(archetypes) - set(PERSONA_TYPES)
     if missing or extra:
         raise ValueError(f"persona archetypes differ from constants.PERSONA_TYPES: missing {sorted(missing)}, "
                          f"extra {sorted(extra)}")
-    for t, pool in TYPE_POOLS.items():
+    for t, pool in pools.items():
         if len(pool) != PERSONAS_PER_TYPE:
             raise ValueError(f"persona pool of {t!r} has {len(pool)} archetypes; expected {PERSONAS_PER_TYPE}")
-    unused = set(PERSONA_TYPES) - {p for pool in TYPE_POOLS.values() for p in pool}
+    unused = set(PERSONA_TYPES) - {p for pool in pools.values() for p in pool}
     if unused:
         raise ValueError(f"archetypes in no POI-type pool: {sorted(unused)}")

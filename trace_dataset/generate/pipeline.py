@@ -32,6 +32,7 @@ from trace_dataset.constants import (
     SPLITS,
     TIERS,
 )
+from trace_dataset.datafiles import table_hashes
 from trace_dataset.generate.attempts import (
     MAX_ATTEMPTS,
     Context,
@@ -39,6 +40,8 @@ from trace_dataset.generate.attempts import (
     build_context,
     make_dialogue,
 )
+from trace_dataset.generate.personas import PERSONAS_FILE
+from trace_dataset.generate.phrases import PHRASES_FILE
 from trace_dataset.generate.record import GENERATOR
 from trace_dataset.io import (
     TraceDataError,
@@ -231,6 +234,7 @@ def _report(ctx: Context, results: list[Result], files, corpus_version, backend,
             "tier_fallbacks": dict(sorted(tier_changes.items())),
         },
         "versions": {"schema_version": SCHEMA_VERSION, "kb_version": ctx.kb_version, "corpus_version": corpus_version},
+        "data_tables": table_hashes(PERSONAS_FILE, PHRASES_FILE),  # personas (every backend), phrases (template)
         "files": files,
     }
     if llm_info is not None:

@@ -20,7 +20,7 @@ def assemble(plan: DialoguePlan, rendered: Sequence[RenderedTurn], kb: Knowledge
     if len(rendered) != len(plan.turns):
         raise ValueError(f"rendered {len(rendered)} turns for a plan of {len(plan.turns)}")
     turns = []
-    spans = []
+    spans: list[dict] = []
     for i, (pt, rt) in enumerate(zip(plan.turns, rendered, strict=True)):
         turns.append({
             "turn_id": i,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from trace_dataset.constants import DETAIL_MODIFIER_PROBABILITY
 from trace_dataset.generate.difficulty import tier_sequence
-from trace_dataset.generate.personas import ARCHETYPES, FIRST_NAMES, MODIFIERS, TYPE_POOLS, Modifier
+from trace_dataset.generate.personas import Modifier, personas
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def assign(n: int, cells: Sequence[tuple[str, str]], seed: int) -> list[Assignme
     tiers = tier_sequence(n, seed)
     pools = {}
     for t in sorted({t for _, t in cells}):
-        pool = list(TYPE_POOLS[t])
+        pool = list(personas().type_pools[t])
         random.Random(f"{seed}:personas:{t}").shuffle(pool)
         pools[t] = pool
     seen: dict[str, int] = {}
@@ -63,7 +63,7 @@ def pick_modifier(persona_type: str, poi_type: str, available: set[str], rng: ra
     """With probability 0.3, a detail modifier whose implied constraint this cell can express."""
     if rng.random() >= DETAIL_MODIFIER_PROBABILITY:
         return None
-    options = [m for m in MODIFIERS if poi_type in m.types and m.want in available]
+    options = [m for m in personas().modifiers if poi_type in m.types and m.want in available]
     return rng.choice(options) if options else None
 
 
@@ -71,8 +71,8 @@ def persona_text(persona_type: str, city: str, rng: random.Random, context: str,
                  modifier: Modifier | None) -> tuple[str, str]:
     """(first name, description), e.g. 'Maya, 34, a date-night planner on an anniversary weekend in Nashville,
     who is vegetarian'."""
-    arche = ARCHETYPES[persona_type]
-    name = rng.choice(FIRST_NAMES)
+    arche = personas().archetypes[persona_type]
+    name = rng.choice(personas().first_names)
     age = rng.randint(*arche.ages)
     text = f"{name}, {age}, {arche.label} on {context} in {city}"
     if modifier is not None:

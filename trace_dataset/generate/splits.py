@@ -40,7 +40,7 @@ def assign_splits(cells: Sequence[tuple[str, str]], seed: int) -> list[str]:
     indices are shuffled with `seed` and cut by `stratified_counts`."""
     by_cell: dict[tuple[str, str], list[int]] = {}
     for i, cell in enumerate(cells):
-        by_cell.setdefault(tuple(cell), []).append(i)
+        by_cell.setdefault((cell[0], cell[1]), []).append(i)
     counts = stratified_counts({c: len(v) for c, v in by_cell.items()})
     out = [""] * len(cells)
     for cell in sorted(by_cell):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import trace_dataset.generate.phrases as P
 from trace_dataset.generate.index import CellIndex, PoiProfile, Span
-from trace_dataset.generate.personas import ARCHETYPES
+from trace_dataset.generate.personas import personas
 from trace_dataset.generate.plan import DialoguePlan, PlannedTurn
 from trace_dataset.generate.preferences.constraints import (
     Constraint,
@@ -81,7 +82,7 @@ def _join(parts: list[str]) -> str:
 class TemplateRenderer:
     def __init__(self, plan: DialoguePlan, cell: CellIndex, kb: KnowledgeBase, rng: random.Random):
         self.plan, self.cell, self.kb, self.rng = plan, cell, kb, rng
-        self.arche = ARCHETYPES[plan.persona_type]
+        self.arche = personas().archetypes[plan.persona_type]
         self.by_id: dict[str, PoiProfile] = {p.poi.business_id: p for p in cell.profiles}
         self.used: set[Span] = set()
         self.what_cache: dict[str, str] = {}
@@ -106,22 +107,22 @@ class TemplateRenderer:
             return self.what_cache[c.key]
         v = c.value
         if c.kind == "amenity":
-            w = self.pick(P.AMENITY_NAMES[v])
+            w = self.pick(P.bank().amenity_names[v])
         elif c.kind == "aspect":
-            w = self.pick(P.ASPECT_NAMES[v])
+            w = self.pick(P.bank().aspect_names[v])
         elif c.kind == "ambience":
-            w = self.pick(P.AMBIENCE_NAMES[v])
+            w = self.pick(P.bank().ambience_names[v])
         elif c.kind == "dietary":
-            w = self.pick(P.DIETARY_NAMES[v])
+            w = self.pick(P.bank().dietary_names[v])
         elif c.kind == "meal":
-            w = self.pick(P.MEAL_NAMES[v])
+            w = self.pick(P.bank().meal_names[v])
         elif c.kind == "noise":
-            w = self.pick(P.NOISE_NAMES[v])
+            w = self.pick(P.bank().noise_names[v])
         elif c.kind == "rating":
-            w = self.pick(P.RATING_PHRASES)
+            w = self.pick(P.bank().rating_phrases)
             w = w.format(v=v if v != "4.0" else "four")
         elif c.kind == "location":
-            w = self.pick(P.RADIUS_PHRASES[c.radius_km]).format(L=v)
+            w = self.pick(P.bank().radius_phrases[c.radius_km]).format(L=v)
         elif c.kind == "category":
             w = v
         elif c.kind == "price":
@@ -134,7 +135,7 @@ class TemplateRenderer:
     def state(self, c: Constraint) -> str:
         """One user sentence stating constraint c."""
         w = self.what(c)
-        template = self.pick(P.STATE.get(c.key) or P.STATE[c.kind])
+        template = self.pick(P.bank().state.get(c.key) or P.bank().state[c.kind])
         return template.format(word=c.value, what=w, What=_cap(w), a_what=f"{indefinite_article(w)} {w}")
 
     # -- quotes ------------------------------------------------------------------------------------
@@ -186,7 +187,7 @@ class TemplateRenderer:
             "price": "$" * poi.price if poi.price else "",
             "stars": f"{poi.stars:g}",
             "n": str(poi.review_count),
-            "short": P.TYPE_SHORT[poi.poi_type],
+            "short": P.bank().type_short[poi.poi_type],
         }
 
     def claim(self, bid: str, c: Constraint) -> str:
@@ -196,21 +197,21 @@ class TemplateRenderer:
         w = self.what(c)
         if c.kind == "price":
             if poi.price is not None:
-                return self.pick(P.CLAIM["price"]).format(**f)
-            return self.pick(P.CLAIM["price_evidence"])
+                return self.pick(P.bank().claim["price"]).format(**f)
+            return self.pick(P.bank().claim["price_evidence"])
         if c.kind == "rating":
-            return self.pick(P.CLAIM["rating"]).format(**f)
+            return self.pick(P.bank().claim["rating"]).format(**f)
         if c.kind == "location":
             d = f"{landmark_distance_km(poi, c.value):.1f}"
-            return self.pick(P.CLAIM["location"]).format(d=d, L=c.value)
+            return self.pick(P.bank().claim["location"]).format(d=d, L=c.value)
         if c.kind == "category":
-            return self.pick(P.CLAIM["category"]).format(cat=c.value)
+            return self.pick(P.bank().claim["category"]).format(cat=c.value)
         verdict = None if c.kind == "aspect" else _attribute_verdict(poi, c)
         if verdict:
             if c.kind in ("noise", "ambience", "dietary", "meal"):
-                return self.pick(P.CLAIM[c.kind]).format(what=w)
-            return self.pick(P.CLAIM_ATTR).format(what=w)
-        return self.pick(P.CLAIM_EVIDENCE_ADJ if c.kind in ADJECTIVE_KINDS else P.CLAIM_EVIDENCE).format(what=w)
+                return self.pick(P.bank().claim[c.kind]).format(what=w)
+            return self.pick(P.bank().claim_attr).format(what=w)
+        return self.pick(P.bank().claim_evidence_adj if c.kind in ADJECTIVE_KINDS else P.bank().claim_evidence).format(what=w)
 
     def violation(self, bid: str, c: Constraint) -> str:
         """How the system says a POI misses c: a stated fact, or the absence of review evidence."""
@@ -219,24 +220,24 @@ class TemplateRenderer:
         w = self.what(c)
         if violation_is_explicit(poi, c):
             if c.kind == "price":
-                return self.pick(P.COMPARE_MISS_EXPLICIT).format(b=self.name(bid), reason=self.pick(
-                    P.VIOLATION["price"]).format(**f))
+                return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=self.pick(
+                    P.bank().violation["price"]).format(**f))
             if c.kind == "rating":
-                reason = self.pick(P.VIOLATION["rating"]).format(**f)
+                reason = self.pick(P.bank().violation["rating"]).format(**f)
             elif c.kind == "location":
-                reason = self.pick(P.VIOLATION["location"]).format(
+                reason = self.pick(P.bank().violation["location"]).format(
                     d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value)
             elif c.kind == "category":
-                reason = self.pick(P.VIOLATION["category"]).format(cat=c.value)
+                reason = self.pick(P.bank().violation["category"]).format(cat=c.value)
             elif c.kind == "noise":
-                reason = self.pick(P.VIOLATION["noise"]).format(level=(poi.attributes.get("noise_level") or "")
+                reason = self.pick(P.bank().violation["noise"]).format(level=(poi.attributes.get("noise_level") or "")
                                                                 .replace("_", " "))
             else:
-                reason = self.pick(P.VIOLATION["default"]).format(what=w)
-            return self.pick(P.COMPARE_MISS_EXPLICIT).format(b=self.name(bid), reason=reason)
+                reason = self.pick(P.bank().violation["default"]).format(what=w)
+            return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=reason)
         if c.kind == "price":
-            return self.pick(P.COMPARE_MISS_EXPLICIT).format(b=self.name(bid), reason=P.VIOLATION["price_unknown"][0])
-        options = P.COMPARE_MISS_EVIDENCE_ADJ if c.kind in ADJECTIVE_KINDS else P.COMPARE_MISS_EVIDENCE
+            return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=P.bank().violation["price_unknown"][0])
+        options = P.bank().compare_miss_evidence_adj if c.kind in ADJECTIVE_KINDS else P.bank().compare_miss_evidence
         return self.pick(options).format(b=self.name(bid), what=w)
 
     def reason(self, bid: str, c: Constraint) -> str:
@@ -245,20 +246,20 @@ class TemplateRenderer:
         w = self.what(c)
         if violation_is_explicit(poi, c):
             if c.kind == "price":
-                return self.pick(P.REASON_EXPLICIT["price"]).format(price="$" * (poi.price or 0))
+                return self.pick(P.bank().reason_explicit["price"]).format(price="$" * (poi.price or 0))
             if c.kind == "rating":
-                return self.pick(P.REASON_EXPLICIT["rating"]).format(stars=f"{poi.stars:g}")
+                return self.pick(P.bank().reason_explicit["rating"]).format(stars=f"{poi.stars:g}")
             if c.kind == "location":
-                return self.pick(P.REASON_EXPLICIT["location"]).format(
+                return self.pick(P.bank().reason_explicit["location"]).format(
                     d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value)
             if c.kind == "category":
-                return self.pick(P.REASON_EXPLICIT["category"])
+                return self.pick(P.bank().reason_explicit["category"])
             if c.kind == "noise":
-                return self.pick(P.REASON_EXPLICIT["noise"]).format(what=w)
-            return self.pick(P.REASON_EXPLICIT["default"]).format(what=w)
+                return self.pick(P.bank().reason_explicit["noise"]).format(what=w)
+            return self.pick(P.bank().reason_explicit["default"]).format(what=w)
         if c.kind == "price":
-            return self.pick(P.REASON_PRICE_UNKNOWN)
-        return self.pick(P.REASON_MISSING_ADJ if c.kind in ADJECTIVE_KINDS else P.REASON_MISSING).format(what=w)
+            return self.pick(P.bank().reason_price_unknown)
+        return self.pick(P.bank().reason_missing_adj if c.kind in ADJECTIVE_KINDS else P.bank().reason_missing).format(what=w)
 
     # -- turns -----------------------------------------------------------------------------------
     def render(self) -> list[RenderedTurn]:
@@ -275,10 +276,10 @@ class TemplateRenderer:
     def _greet_and_seek(self, t: PlannedTurn, prev, rt) -> str:
         plan = self.plan
         parts = [
-            self.pick(P.GREETINGS[self.arche.voice]),
+            self.pick(P.bank().greetings[self.arche.voice]),
             self.pick(self.arche.intros),
-            self.pick(P.CONTEXT_SENTENCES).format(city=plan.city, context=plan.travel_context),
-            self.pick(P.REQUESTS).format(type=self.pick(P.TYPE_NOUNS[plan.poi_type])),
+            self.pick(P.bank().context_sentences).format(city=plan.city, context=plan.travel_context),
+            self.pick(P.bank().requests).format(type=self.pick(P.bank().type_nouns[plan.poi_type])),
         ]
         if self.rng.random() < 0.5:
             parts[1], parts[2] = parts[2], parts[1]
@@ -287,46 +288,47 @@ class TemplateRenderer:
 
     def _ask_preference(self, t: PlannedTurn, prev, rt) -> str:
         c = t.focus
-        lead = self.pick(P.ASK_LEADS) if prev and prev.action == "greet_and_seek" else self.pick(P.PERSONA_NODS)
+        assert c is not None  # the planner gives every ask_preference turn a focus
+        lead = self.pick(P.bank().ask_leads) if prev and prev.action == "greet_and_seek" else self.pick(P.bank().persona_nods)
         lead = lead.format(your=self.your_context())
-        q = self.pick(P.ASK[c.kind]).format(city=self.plan.city, type=P.TYPE_SHORT[self.plan.poi_type])
+        q = self.pick(P.bank().ask[c.kind]).format(city=self.plan.city, type=P.bank().type_short[self.plan.poi_type])
         return _join([lead, q])
 
     def _provide_preference(self, t: PlannedTurn, prev, rt) -> str:
         if prev is not None and prev.action == "ask_preference":
-            return _join([self.pick(P.ANSWER_LEADS)] + [self.state(c) for c in t.new])
+            return _join([self.pick(P.bank().answer_leads)] + [self.state(c) for c in t.new])
         name = self.name(t.pois[0]) if t.pois else "That one"
-        parts = [self.pick(P.EXTRA_LEADS).format(name=name)]
+        parts = [self.pick(P.bank().extra_leads).format(name=name)]
         if t.new:
             parts.extend(self.state(c) for c in t.new)
         elif t.focus is not None:
             w = self.what(t.focus)
-            parts.append(self.pick(P.PRIORITY).format(what=w, What=_cap(w)))
-        parts.append(self.pick(P.COMPARE_ASKS))
+            parts.append(self.pick(P.bank().priority).format(what=w, What=_cap(w)))
+        parts.append(self.pick(P.bank().compare_asks))
         return _join(parts)
 
     def _reject_and_refine(self, t: PlannedTurn, prev, rt) -> str:
         name = self.name(t.pois[0])
         if t.revised:
             old, new = t.revised[0]
-            tmpl = self.pick(P.REVISE[old.kind])
+            tmpl = self.pick(P.bank().revise[old.kind])
             ow, nw = self.what(old), self.what(new)
             if old.kind == "location":
                 ow, nw = old.value, new.value
             body = tmpl.format(old=ow, new=nw, name=name)
             extra = self.state(new) if old.kind == "location" else ""
-            return _join([self.pick(P.REVISE_LEADS), body, extra, self.pick(P.REJECT_BRIDGES)])
+            return _join([self.pick(P.bank().revise_leads), body, extra, self.pick(P.bank().reject_bridges)])
         c = t.new[0]
-        lead = self.pick(P.REJECT_LEADS).format(name=name)
+        lead = self.pick(P.bank().reject_leads).format(name=name)
         reason = self.reason(t.pois[0], c)
-        return _join([lead, _cap(reason) + ".", self.state(c), self.pick(P.REJECT_BRIDGES)])
+        return _join([lead, _cap(reason) + ".", self.state(c), self.pick(P.bank().reject_bridges)])
 
     def _accept(self, t: PlannedTurn, prev, rt) -> str:
-        return self.pick(P.ACCEPT[self.arche.voice]).format(name=self.name(t.pois[0]))
+        return self.pick(P.bank().accept[self.arche.voice]).format(name=self.name(t.pois[0]))
 
     def _farewell(self, t: PlannedTurn, prev, rt) -> str:
-        main = self.pick(P.FAREWELLS[self.arche.voice]).format(name=self.name(t.pois[0]), city=self.plan.city)
-        return _join([main, self.pick(P.FAREWELL_CONTEXT).format(your=self.your_context())])
+        main = self.pick(P.bank().farewells[self.arche.voice]).format(name=self.name(t.pois[0]), city=self.plan.city)
+        return _join([main, self.pick(P.bank().farewell_context).format(your=self.your_context())])
 
     def _prefer(self, t: PlannedTurn, prev: PlannedTurn | None) -> list[Constraint]:
         """Constraints to back with evidence: the newest first (what the user just asked for)."""
@@ -338,39 +340,40 @@ class TemplateRenderer:
         """(claims sentence, quote sentences) for one POI."""
         claims = [self.claim(bid, c) for c in prefer[:2]]
         if len(claims) == 2:
-            sentence = self.pick(P.CLAIM_JOIN).format(a=claims[0], b=claims[1])
+            sentence = self.pick(P.bank().claim_join).format(a=claims[0], b=claims[1])
         elif claims:
             sentence = claims[0]
         else:
             sentence = ""
         spans = self.quote_spans(bid, prefer, k)
         quotes = []
+        options: Sequence[str]
         for j, s in enumerate(spans):
             q = self.cite(rt, s, bid)
             if j == 0:
-                options = P.QUOTE_INTROS
+                options = P.bank().quote_intros
             else:
-                options = P.QUOTE_SAME if s.review_id == spans[j - 1].review_id else P.QUOTE_ADDS
+                options = P.bank().quote_same if s.review_id == spans[j - 1].review_id else P.bank().quote_adds
             quotes.append(self.pick(options).format(q=q))
         if not sentence:
             return "", quotes
-        return (_cap(self.pick(P.CLAIM_LEADS) + sentence) if lead else sentence) + ".", quotes
+        return (_cap(self.pick(P.bank().claim_leads) + sentence) if lead else sentence) + ".", quotes
 
     def _recommend(self, t: PlannedTurn, prev, rt) -> str:
         bid = t.gold[0]
         parts = []
         if prev is not None and prev.action == "reject_and_refine":
-            parts.append(self.pick(P.AFTER_REVISION) if prev.revised else
-                         self.pick(P.AFTER_REJECT).format(old=self.name(prev.pois[0])))
-        parts.append(self.pick(P.REC_OPENERS).format(name=self.name(bid)))
+            parts.append(self.pick(P.bank().after_revision) if prev.revised else
+                         self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0])))
+        parts.append(self.pick(P.bank().rec_openers).format(name=self.name(bid)))
         f = self._facts(bid)
-        facts = [x for x in P.FACTS if f["price"] or "{price}" not in x]
+        facts = [x for x in P.bank().facts if f["price"] or "{price}" not in x]
         if self.rng.random() < 0.6:
             parts.append(self.pick(facts).format(**f))
         claims, quotes = self._support(bid, self._prefer(t, prev), rt, 2 if self.rng.random() < 0.55 else 1)
         parts.append(claims)
         parts.extend(quotes)
-        parts.append(self.pick(P.REC_CLOSERS))
+        parts.append(self.pick(P.bank().rec_closers))
         return _join(parts)
 
     def _compare(self, t: PlannedTurn, prev, rt) -> str:
@@ -378,9 +381,9 @@ class TemplateRenderer:
         na, nb = self.name(a), self.name(b)
         parts = []
         if prev is not None and prev.action == "reject_and_refine":
-            parts.append(self.pick(P.AFTER_REVISION) if prev.revised else
-                         self.pick(P.AFTER_REJECT).format(old=self.name(prev.pois[0])))
-        parts.append(self.pick(P.COMPARE_OPENERS).format(a=na, b=nb))
+            parts.append(self.pick(P.bank().after_revision) if prev.revised else
+                         self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0])))
+        parts.append(self.pick(P.bank().compare_openers).format(a=na, b=nb))
         prefer = self._prefer(t, prev)
         claims, quotes = self._support(a, prefer, rt, 1, lead=False)
         parts.append(f"{na}: {claims}" if claims else "")
@@ -390,14 +393,14 @@ class TemplateRenderer:
         missed.sort(key=lambda c: not violation_is_explicit(prof_b.poi, c))
         if missed:
             parts.append(self.violation(b, missed[0]))
-            verdict = self.pick(P.VERDICT_STRONG)
+            verdict = self.pick(P.bank().verdict_strong)
         else:
-            parts.append(self.pick(P.COMPARE_BOTH_FIT).format(b=nb, stars=f"{prof_b.poi.stars:g}"))
+            parts.append(self.pick(P.bank().compare_both_fit).format(b=nb, stars=f"{prof_b.poi.stars:g}"))
             pa, pb = self.by_id[a].poi, prof_b.poi
-            verdict = self.pick(P.VERDICT_BOTH) if pa.stars > pb.stars else self.pick(P.VERDICT_TIE)
+            verdict = self.pick(P.bank().verdict_both) if pa.stars > pb.stars else self.pick(P.bank().verdict_tie)
         b_spans = self.quote_spans(b, [c for c in prefer if c not in missed], 1)
         for s in b_spans:
-            parts.append(self.pick(P.QUOTE_INTROS).format(q=self.cite(rt, s, b)))
+            parts.append(self.pick(P.bank().quote_intros).format(q=self.cite(rt, s, b)))
         parts.append(verdict.format(a=na))
         return _join(parts)
 

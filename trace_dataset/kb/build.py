@@ -21,16 +21,16 @@
    Table 3 counts, file SHA256s and kb_version = SHA256 over them) into a hidden staging folder beside the
    output, and swap it in whole (`trace_dataset.io.staged_dir`): a killed build leaves the previous knowledge
    base untouched, never a mix of old and new files, and a rerun removes the staging folder it left.
+
+Steps 3 and 5 (the streaming pass and the review quotas) are in `trace_dataset.kb.reviews`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import logging
 import os
 import random
-import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -59,39 +59,24 @@ from trace_dataset.io import (
     write_jsonl,
 )
 from trace_dataset.kb.classify import classify, rating_bucket, stratum_category
+from trace_dataset.kb.reviews import RESERVOIR, IdHasher, review_quotas, stream_reviews
 from trace_dataset.yelp.reader import (
     MalformedLog,
     YelpBundle,
     YelpBusiness,
     open_bundle,
     parse_line,
-    parse_review_core,
 )
 
 log = logging.getLogger(__name__)
 
 BUILDER_VERSION = "1"
-RESERVOIR = 48  # reviews held per tracked POI while streaming (the review cap can never exceed it)
 TRACK_FACTOR = 2  # candidates per cell tracked while streaming: TRACK_FACTOR x per_cell (+ TRACK_EXTRA)
 TRACK_EXTRA = 20
-
-_BID = b'"business_id":"'
-_RID = b'"review_id":"'
-_SIMPLE_ID = re.compile(r"[A-Za-z0-9_\-]+")
 
 Cell = tuple[str, str]  # (city, poi_type)
 # an existing output folder is replaced only when it holds one of these (an earlier knowledge base)
 KB_MARKERS: tuple[str, ...] = (KB_META_FILE, POIS_FILE)
-
-
-class _Hasher:
-    """Seeded 64-bit hash of an id: the order reviews are sampled in (independent of file order)."""
-
-    def __init__(self, seed: int, purpose: str):
-        self.key = hashlib.sha256(f"trace-kb:{purpose}:{seed}".encode()).digest()[:32]
-
-    def __call__(self, value: str) -> int:
-        return int.from_bytes(hashlib.blake2b(value.encode("utf-8"), digest_size=8, key=self.key).digest(), "big")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -156,135 +141,6 @@ def collect_candidates(
             ordered[(city, poi_type)] = stratified_order(by_cell.get((city, poi_type), []), poi_type, rng)
     info = {"businesses": n, "candidates": sum(len(v) for v in ordered.values()), "dropped": dict(sorted(dropped.items()))}
     return ordered, info
-
-
-# ---------------------------------------------------------------------------------------------------
-# 3. one streaming pass over the reviews
-# ---------------------------------------------------------------------------------------------------
-_Entry = tuple[int, str, float, str, str, int]  # (-hash, review_id, stars, date, text[:500], original length)
-
-
-def stream_reviews(
-    bundle: YelpBundle,
-    candidates: set[str],
-    tracked: set[str],
-    hasher: _Hasher,
-    malformed: MalformedLog,
-    *,
-    progress: bool = False,
-) -> tuple[Counter, dict[str, list[_Entry]], int]:
-    """Count reviews of every candidate; keep the RESERVOIR smallest-hash reviews of tracked ones.
-
-    The hot loop works on raw bytes: `business_id` and `review_id` are read with a byte search (exact for
-    the dump's compact layout, and any line where the search fails is parsed in full instead), so most lines
-    are never JSON-decoded: those of non-candidates, and those whose hash cannot enter a full reservoir.
-    """
-    fast = all(_SIMPLE_ID.fullmatch(bid) for bid in candidates)  # ids whose JSON bytes are the id itself
-    cand_b: dict[bytes, str] = {bid.encode(): bid for bid in candidates} if fast else {}
-    counts: Counter = Counter()
-    heaps: dict[str, list[_Entry]] = {bid: [] for bid in tracked}
-    label = bundle.label("review")
-    key = hasher.key
-    blake2b = hashlib.blake2b
-    from_bytes = int.from_bytes
-    heappush, heapreplace = heapq.heappush, heapq.heapreplace
-    n_bid, n_rid = len(_BID), len(_RID)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
-    lineno = n_lines = 0
-    with bundle.open("review") as f:
-        for raw in f:
-            lineno += 1
-            if len(raw) < 16 and not raw.strip():
-                continue
-            n_lines += 1
-            if bar is not None and not n_lines & 0xFFFF:
-                bar.update(0x10000)
-            core = None
-            bid = None
-            if fast:
-                i = raw.find(_BID)
-                if i >= 0:
-                    j = i + n_bid
-                    value = raw[j : raw.find(b'"', j)]
-                    if b"\\" not in value:
-                        bid = cand_b.get(value)
-                        if bid is None:
-                            continue  # not a candidate: no parse
-            if bid is None:  # not the compact layout (or ids that need decoding): parse to find out
-                core = parse_review_core(raw, label, lineno, malformed)
-                if core is None or core[1] not in candidates:
-                    continue
-                bid = core[1]
-            counts[bid] += 1
-            heap = heaps.get(bid)
-            if heap is None:
-                continue
-            h = None
-            rid_b = None
-            if core is None:
-                i = raw.find(_RID)
-                if i >= 0:
-                    j = i + n_rid
-                    rid_b = raw[j : raw.find(b'"', j)]
-                    if b"\\" not in rid_b:
-                        h = from_bytes(blake2b(rid_b, digest_size=8, key=key).digest(), "big")
-                        if len(heap) >= RESERVOIR and -h <= heap[0][0]:
-                            continue  # cannot enter a full reservoir: no parse
-                core = parse_review_core(raw, label, lineno, malformed)
-                if core is None:
-                    counts[bid] -= 1
-                    continue
-                if core[1] != bid:
-                    malformed.add(label, lineno, "ambiguous business_id (the key appears more than once)")
-                    counts[bid] -= 1
-                    continue
-            rid, _, stars, date, text = core
-            if h is None or rid.encode("utf-8") != rid_b:
-                h = from_bytes(blake2b(rid.encode("utf-8"), digest_size=8, key=key).digest(), "big")
-                if len(heap) >= RESERVOIR and -h <= heap[0][0]:
-                    continue
-            entry = (-h, rid, stars, date, text[:REVIEW_MAX_CHARS], len(text))
-            if len(heap) < RESERVOIR:
-                heappush(heap, entry)
-            else:
-                heapreplace(heap, entry)
-    if bar is not None:
-        bar.update(n_lines & 0xFFFF)
-        bar.close()
-    if n_lines == 0:
-        raise TraceDataError("empty file: expected JSON lines of Yelp review records", path=label)
-    return counts, heaps, n_lines
-
-
-# ---------------------------------------------------------------------------------------------------
-# 5. review selection
-# ---------------------------------------------------------------------------------------------------
-def review_quotas(available: dict[str, int], min_reviews: int, target_total: int, hasher: _Hasher) -> tuple[dict[str, int], int]:
-    """Reviews each POI keeps: min(available, cap) with the largest cap whose total stays <= target_total,
-    plus one extra for as many POIs (seeded-hash order) as it takes to reach target_total exactly."""
-    if not available:
-        return {}, min_reviews
-
-    def total(cap: int) -> int:
-        return sum(min(a, cap) for a in available.values())
-
-    cap = min_reviews
-    for c in range(min_reviews, RESERVOIR + 1):
-        if total(c) <= target_total:
-            cap = c
-        else:
-            break
-    quotas = {bid: min(a, cap) for bid, a in available.items()}
-    extra = target_total - sum(quotas.values())
-    if extra > 0:
-        room = sorted((bid for bid, a in available.items() if a > cap), key=lambda bid: (hasher(bid), bid))
-        for bid in room[:extra]:
-            quotas[bid] += 1
-    return quotas, cap
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -399,7 +255,7 @@ def build_kb(
     candidates = {b.business_id for cell in ordered.values() for b in cell}
     track_n = TRACK_FACTOR * per_cell + TRACK_EXTRA
     tracked = {b.business_id for cell in ordered.values() for b in cell[:track_n]}
-    hasher = _Hasher(seed, "review")
+    hasher = IdHasher(seed, "review")
     log.info("streaming reviews: %d candidates, %d tracked", len(candidates), len(tracked))
     counts, heaps, n_lines = stream_reviews(bundle, candidates, tracked, hasher, malformed, progress=progress)
 
@@ -427,7 +283,7 @@ def build_kb(
                  for chosen in selected.values() for b in chosen}
     n_pois = len(available)
     target_total = round(n_pois * KB_TARGET_REVIEWS_PER_POI)
-    quotas, cap = review_quotas(available, min_reviews, target_total, _Hasher(seed, "extra"))
+    quotas, cap = review_quotas(available, min_reviews, target_total, IdHasher(seed, "extra"))
 
     pois: list[dict[str, Any]] = []
     index_rows: list[dict[str, Any]] = []

@@ -192,8 +192,8 @@ def build_catalogue(yelp_path: str | os.PathLike, out_dir: str | os.PathLike, sp
         raise TraceDataError("empty file: expected JSON lines of Yelp review records", path=rlabel)
 
     by_cell: dict[tuple[str, str], list[YelpBusiness]] = defaultdict(list)
-    for bid, (b, kind) in chosen.items():
-        if len(reviews.get(bid, ())) >= spec.min_reviews:
+    for business_id, (b, kind) in chosen.items():
+        if len(reviews.get(business_id, ())) >= spec.min_reviews:
             by_cell[(b.city, kind)].append(b)
     pois, index_rows, review_rows, vote_rows = [], [], [], []
     for city, kind in sorted(by_cell):

@@ -46,8 +46,9 @@ def register(subparsers: Any) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from trace_dataset.kb.build import RESERVOIR, build_kb
+    from trace_dataset.kb.build import build_kb
     from trace_dataset.kb.catalogue import build_from_args, catalogue_requested
+    from trace_dataset.kb.reviews import RESERVOIR
     from trace_dataset.kb.stats import format_table
 
     if catalogue_requested(args):

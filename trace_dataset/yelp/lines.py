@@ -13,7 +13,7 @@ import logging
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 from trace_dataset.constants import CITY_ALIASES, CITY_NAMES
 from trace_dataset.io import TraceDataError
@@ -179,6 +179,10 @@ def _finite(value: int | float, key: str) -> float:
 COORDINATE_RANGES = {"latitude": 90.0, "longitude": 180.0}
 
 
+@overload
+def _number(obj: dict, key: str, *, required: Literal[True]) -> float: ...
+@overload
+def _number(obj: dict, key: str, *, required: Literal[False]) -> float | None: ...
 def _number(obj: dict, key: str, *, required: bool) -> float | None:
     value = obj.get(key)
     if value is None:
@@ -194,6 +198,10 @@ def _number(obj: dict, key: str, *, required: bool) -> float | None:
     return x
 
 
+@overload
+def _integer(obj: dict, key: str, default: int = 0) -> int: ...
+@overload
+def _integer(obj: dict, key: str, default: None) -> int | None: ...
 def _integer(obj: dict, key: str, default: int | None = 0) -> int | None:
     value = obj.get(key)
     if value is None:
@@ -229,8 +237,8 @@ def parse_business_obj(obj: dict[str, Any]) -> YelpBusiness:
         postal_code=_string(obj, "postal_code"),
         latitude=_number(obj, "latitude", required=False),
         longitude=_number(obj, "longitude", required=False),
-        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
-        review_count=_integer(obj, "review_count"),  # type: ignore[arg-type]
+        stars=_number(obj, "stars", required=True),
+        review_count=_integer(obj, "review_count"),
         is_open=_integer(obj, "is_open", default=None),
         categories=split_categories(categories),
         attributes=normalise_attributes(attributes),
@@ -249,12 +257,12 @@ def parse_review_obj(obj: dict[str, Any]) -> YelpReview:
         review_id=review_id,
         business_id=business_id,
         user_id=_string(obj, "user_id"),
-        stars=_number(obj, "stars", required=True),  # type: ignore[arg-type]
+        stars=_number(obj, "stars", required=True),
         date=_string(obj, "date"),
         text=text,
-        useful=_integer(obj, "useful"),  # type: ignore[arg-type]
-        funny=_integer(obj, "funny"),  # type: ignore[arg-type]
-        cool=_integer(obj, "cool"),  # type: ignore[arg-type]
+        useful=_integer(obj, "useful"),
+        funny=_integer(obj, "funny"),
+        cool=_integer(obj, "cool"),
     )
 
 
@@ -268,11 +276,12 @@ def parse_review_core(raw: bytes, file: str, lineno: int, malformed: MalformedLo
         stars = obj.get("stars")
         date = obj.get("date")
         text = obj.get("text")
-        if (type(review_id) is not str or not review_id.strip() or type(business_id) is not str
-                or not business_id.strip() or type(stars) not in (float, int) or type(text) is not str
-                or (date is not None and type(date) is not str)):
-            parse_review_obj(obj)  # raises _Bad with the precise reason
-        return review_id, business_id, _finite(stars, "stars"), date or "", text  # type: ignore[arg-type,return-value]
+        if (type(review_id) is str and review_id.strip() and type(business_id) is str and business_id.strip()
+                and (type(stars) is float or type(stars) is int) and type(text) is str
+                and (date is None or type(date) is str)):
+            return review_id, business_id, _finite(stars, "stars"), date or "", text
+        r = parse_review_obj(obj)  # raises _Bad with the precise reason
+        return r.review_id, r.business_id, r.stars, r.date, r.text
     except _Bad as e:
         malformed.add(file, lineno, str(e))
         return None

@@ -92,7 +92,7 @@ class YelpBundle:
         member = self.members[kind]
         with contextlib.ExitStack() as stack:
             if self.container == "folder":
-                f: IO[bytes] = stack.enter_context(open(member, "rb", buffering=READ_BUFFER))
+                f: IO[bytes] | gzip.GzipFile = stack.enter_context(open(member, "rb", buffering=READ_BUFFER))
             elif self.container == "tar":
                 tar = stack.enter_context(tarfile.open(self.path, "r:*"))
                 f = _extract(tar, member, self.path)
@@ -107,7 +107,7 @@ class YelpBundle:
             if member.endswith(".gz"):
                 f = stack.enter_context(gzip.GzipFile(fileobj=f, mode="rb"))
             try:
-                yield io.BufferedReader(f, READ_BUFFER) if not isinstance(f, io.BufferedReader) else f
+                yield _buffered(f)
             except _READ_ERRORS as e:  # raised while the caller reads: a truncated or mislabelled file
                 what = "truncated or not gzip" if member.endswith(".gz") else "truncated or unreadable"
                 raise TraceDataError(f"unreadable Yelp {kind} file: {what} ({e})", path=self.label(kind)) from None
@@ -126,11 +126,20 @@ class YelpBundle:
             raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=label)
 
 
-def _extract(tar: tarfile.TarFile, name: str, path: Path) -> IO[bytes]:
-    f = tar.extractfile(name)
-    if f is None:
+def _buffered(f: IO[bytes] | gzip.GzipFile) -> io.BufferedReader:
+    """A large read buffer over the stream (fast line iteration), unless it already is a BufferedReader."""
+    if isinstance(f, io.BufferedReader):
+        return f
+    if not isinstance(f, io.BufferedIOBase):  # files, archive members and gzip streams all are
+        raise TypeError(f"expected a buffered binary stream, got {type(f).__name__}")
+    return io.BufferedReader(f, READ_BUFFER)
+
+
+def _extract(tar: tarfile.TarFile, name: str, path: Path) -> io.BufferedReader:
+    f = tar.extractfile(name)  # tarfile's ExFileObject, a BufferedReader; None for a non-file member
+    if not isinstance(f, io.BufferedReader):
         raise TraceDataError(f"{name} in the archive is not a regular file", path=path)
-    return f  # type: ignore[return-value]
+    return f
 
 
 def _match(names: list[str]) -> tuple[dict[str, str], str | None]:

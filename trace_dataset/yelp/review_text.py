@@ -1,4 +1,5 @@
-"""Review text of the synthetic Yelp bundle: the composer (its phrase banks are in review_banks.py).
+"""Review text of the synthetic Yelp bundle: the composer (its phrase banks are review_banks.json, read
+through review_banks.py).
 
 Reviews talk about concrete aspects (dishes, service, ambience, value, location, amenities, rooms, exhibits)
 with a polarity that follows the review's stars, and they draw on the POI's own facts (its signature dishes or
@@ -13,80 +14,11 @@ any review.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trace_dataset.yelp.review_banks import (
-    ADMISSION_NEG,
-    ADMISSION_POS,
-    AMBIENCE_MIX,
-    AMBIENCE_NEG,
-    AMBIENCE_POS,
-    AMBIENCE_WORDS,
-    CLOSERS_MIX,
-    CLOSERS_NEG,
-    CLOSERS_POS,
-    COMPANIONS,
-    CROWD_NEG,
-    CROWD_POS,
-    DAY_PARTS,
-    DECOR,
-    DIET_SENTENCES,
-    EXHIBIT_MIX,
-    EXHIBIT_NEG,
-    EXHIBIT_POS,
-    FIRST_NAMES,
-    FITS,
-    FOOD_MIX,
-    FOOD_MIX_ADJ,
-    FOOD_NEG,
-    FOOD_NEG_ADJ,
-    FOOD_POS,
-    FOOD_POS_ADJ,
-    FRONT_DESK_MIX,
-    FRONT_DESK_NEG,
-    FRONT_DESK_POS,
-    GUIDE_NEG,
-    GUIDE_POS,
-    HOTEL_ACCESS,
-    HOTEL_AMENITIES,
-    HOTEL_NOISE_NEG,
-    HOTEL_NOISE_POS,
-    HOTEL_PETS,
-    HOTEL_VALUE_NEG,
-    HOTEL_VALUE_POS,
-    HOTEL_WIFI,
-    KIDS_NEG,
-    KIDS_POS,
-    LOCATION_FAR,
-    LOCATION_NEAR,
-    MEAL_SENTENCES,
-    MEALS,
-    NIGHT_NEG,
-    NIGHT_POS,
-    NIGHT_VIBE_NEG,
-    NIGHT_VIBE_POS,
-    NOISE_WORDS,
-    OCCASIONS,
-    OTHER_NEG,
-    OTHER_POS,
-    PARKING_SENTENCES,
-    RESTAURANT_EXTRAS,
-    ROOM_MIX,
-    ROOM_NEG,
-    ROOM_POS,
-    SERVICE_MIX,
-    SERVICE_NEG,
-    SERVICE_POS,
-    TIP_BODIES,
-    TIPS,
-    VALUE_MIX,
-    VALUE_NEG,
-    VALUE_POS,
-    VIEW_SPOTS,
-    VIEWS,
-    VISIT_VERBS,
-)
+from trace_dataset.yelp.review_banks import banks
 
 # ---------------------------------------------------------------------------------------------------
 # Per-POI facts the composer draws on (filled in by synth.py)
@@ -135,10 +67,11 @@ def _by_polarity(rng: random.Random, pol: str, pos: tuple, neg: tuple, mix: tupl
 
 
 def _ambience_words(rng: random.Random, facts: PoiFacts) -> tuple[str, str]:
-    words = [AMBIENCE_WORDS[k] for k in facts.attrs.get("ambience") or () if k in AMBIENCE_WORDS]
+    b = banks()
+    words = [b.ambience_words[k] for k in facts.attrs.get("ambience") or () if k in b.ambience_words]
     noise = facts.attrs.get("noise_level")
-    if noise in NOISE_WORDS:
-        words.append(rng.choice(NOISE_WORDS[noise]))
+    if noise in b.noise_words:
+        words.append(rng.choice(b.noise_words[noise]))
     if facts.kind in ("cafe", "bakery", "breakfast"):
         words.append("cozy")
     words += ["welcoming", "warm", "cozy", "bright"][: max(0, 2 - len(words))]
@@ -147,68 +80,75 @@ def _ambience_words(rng: random.Random, facts: PoiFacts) -> tuple[str, str]:
 
 
 def _parking_sentence(rng: random.Random, facts: PoiFacts, pol: str) -> str:
+    b = banks()
     kinds = list(facts.attrs.get("parking") or ())
     key = rng.choice(kinds) if kinds else None
-    options = PARKING_SENTENCES[key]
+    options = b.parking_sentences[key]
     if key == "street" and pol == "neg":
         return options[-1]
     return rng.choice(options)
 
 
 def _location_sentence(rng: random.Random, facts: PoiFacts, pol: str) -> str:
+    b = banks()
     if facts.landmark:
-        return rng.choice(LOCATION_NEAR)
-    return rng.choice(LOCATION_FAR)
+        return rng.choice(b.location_near)
+    return rng.choice(b.location_far)
 
 
 def _value_sentence(rng: random.Random, facts: PoiFacts, pol: str) -> str:
+    b = banks()
     level = facts.price or 2
     if facts.poi_type == "hotel":
-        return _by_polarity(rng, pol, HOTEL_VALUE_POS, HOTEL_VALUE_NEG)
+        return _by_polarity(rng, pol, b.hotel_value_pos, b.hotel_value_neg)
     if facts.poi_type == "attraction" and not facts.kind.startswith("nightlife"):
-        return _by_polarity(rng, pol, ADMISSION_POS, ADMISSION_NEG)
-    return _by_polarity(rng, pol, VALUE_POS[level], VALUE_NEG[level], VALUE_MIX)
+        return _by_polarity(rng, pol, b.admission_pos, b.admission_neg)
+    return _by_polarity(rng, pol, b.value_pos[level], b.value_neg[level], b.value_mix)
 
 
 def _extras(facts: PoiFacts) -> list[str]:
+    b = banks()
     out: list[str] = []
     a = facts.attrs
-    for (key, value), sentences in RESTAURANT_EXTRAS.items():
+    for (key, value), sentences in b.restaurant_extras.items():
         if a.get(key) == value:
             out.extend(sentences)
-    out.extend(DIET_SENTENCES[d] for d in a.get("dietary") or () if d in DIET_SENTENCES)
-    out.extend(MEAL_SENTENCES[m] for m in a.get("good_for_meal") or () if m in MEAL_SENTENCES)
+    out.extend(b.diet_sentences[d] for d in a.get("dietary") or () if d in b.diet_sentences)
+    out.extend(b.meal_sentences[m] for m in a.get("good_for_meal") or () if m in b.meal_sentences)
     return out
 
 
 def _hotel_amenity(rng: random.Random, facts: PoiFacts, pol: str) -> str:
+    b = banks()
     a = facts.attrs
     options: list[str] = []
     for amenity in facts.attrs.get("_amenities", ()):
-        good, bad = HOTEL_AMENITIES[amenity]
+        good, bad = b.hotel_amenities[amenity]
         options.append(good if pol == "pos" or (pol == "mix" and rng.random() < 0.5) else bad)
     wifi = a.get("wifi")
-    if wifi in HOTEL_WIFI:
-        good, bad = HOTEL_WIFI[wifi]
+    if wifi in b.hotel_wifi:
+        good, bad = b.hotel_wifi[wifi]
         options.append(good if pol != "neg" else bad)
     if a.get("dogs_allowed"):
-        options.extend(HOTEL_PETS)
+        options.extend(b.hotel_pets)
     if a.get("wheelchair_accessible"):
-        options.extend(HOTEL_ACCESS)
+        options.extend(b.hotel_access)
     if not options:
         options.append(_parking_sentence(rng, facts, pol))
     return rng.choice(options)
 
 
-def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[str]:
-    """The menu of aspect sentence makers for this POI, each a zero-argument callable's result."""
+def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[Callable[[str], str]]:
+    """The menu of aspect sentence makers for this POI, each a callable from a polarity to a sentence."""
+    b = banks()
     t = facts.poi_type
+    makers: list[Callable[[str], str]]
     if t == "restaurant":
         makers = [
-            lambda p: _by_polarity(rng, p, FOOD_POS, FOOD_NEG, FOOD_MIX),
-            lambda p: _by_polarity(rng, p, FOOD_POS, FOOD_NEG, FOOD_MIX),
-            lambda p: _by_polarity(rng, p, SERVICE_POS, SERVICE_NEG, SERVICE_MIX),
-            lambda p: _by_polarity(rng, p, AMBIENCE_POS, AMBIENCE_NEG, AMBIENCE_MIX),
+            lambda p: _by_polarity(rng, p, b.food_pos, b.food_neg, b.food_mix),
+            lambda p: _by_polarity(rng, p, b.food_pos, b.food_neg, b.food_mix),
+            lambda p: _by_polarity(rng, p, b.service_pos, b.service_neg, b.service_mix),
+            lambda p: _by_polarity(rng, p, b.ambience_pos, b.ambience_neg, b.ambience_mix),
             lambda p: _value_sentence(rng, facts, p),
             lambda p: _location_sentence(rng, facts, p),
         ]
@@ -219,12 +159,12 @@ def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[str
             makers += [lambda p: rng.choice(extras)] * 2
     elif t == "hotel":
         makers = [
-            lambda p: _by_polarity(rng, p, ROOM_POS, ROOM_NEG, ROOM_MIX),
-            lambda p: _by_polarity(rng, p, ROOM_POS, ROOM_NEG, ROOM_MIX),
-            lambda p: _by_polarity(rng, p, FRONT_DESK_POS, FRONT_DESK_NEG, FRONT_DESK_MIX),
+            lambda p: _by_polarity(rng, p, b.room_pos, b.room_neg, b.room_mix),
+            lambda p: _by_polarity(rng, p, b.room_pos, b.room_neg, b.room_mix),
+            lambda p: _by_polarity(rng, p, b.front_desk_pos, b.front_desk_neg, b.front_desk_mix),
             lambda p: _hotel_amenity(rng, facts, p),
             lambda p: _hotel_amenity(rng, facts, p),
-            lambda p: _by_polarity(rng, p, HOTEL_NOISE_POS, HOTEL_NOISE_NEG),
+            lambda p: _by_polarity(rng, p, b.hotel_noise_pos, b.hotel_noise_neg),
             lambda p: _location_sentence(rng, facts, p),
             lambda p: _value_sentence(rng, facts, p),
             lambda p: _parking_sentence(rng, facts, p),
@@ -232,29 +172,29 @@ def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[str
     elif t == "attraction":
         night = facts.kind.startswith("nightlife")
         makers = [
-            lambda p: _by_polarity(rng, p, NIGHT_POS if night else EXHIBIT_POS, NIGHT_NEG if night else EXHIBIT_NEG,
-                                   None if night else EXHIBIT_MIX),
-            lambda p: _by_polarity(rng, p, NIGHT_POS if night else EXHIBIT_POS, NIGHT_NEG if night else EXHIBIT_NEG,
-                                   None if night else EXHIBIT_MIX),
-            lambda p: _by_polarity(rng, p, NIGHT_VIBE_POS if night else CROWD_POS, NIGHT_VIBE_NEG if night else CROWD_NEG),
+            lambda p: _by_polarity(rng, p, b.night_pos if night else b.exhibit_pos, b.night_neg if night else b.exhibit_neg,
+                                   None if night else b.exhibit_mix),
+            lambda p: _by_polarity(rng, p, b.night_pos if night else b.exhibit_pos, b.night_neg if night else b.exhibit_neg,
+                                   None if night else b.exhibit_mix),
+            lambda p: _by_polarity(rng, p, b.night_vibe_pos if night else b.crowd_pos, b.night_vibe_neg if night else b.crowd_neg),
             lambda p: _location_sentence(rng, facts, p),
             lambda p: _value_sentence(rng, facts, p),
         ]
         if rng.random() < PARKING_SHARE:
             makers.append(lambda p: _parking_sentence(rng, facts, p))
         if facts.kind.startswith("tour"):
-            makers += [lambda p: _by_polarity(rng, p, GUIDE_POS, GUIDE_NEG)] * 2
+            makers += [lambda p: _by_polarity(rng, p, b.guide_pos, b.guide_neg)] * 2
         if facts.attrs.get("good_for_kids") and not night:
-            makers.append(lambda p: _by_polarity(rng, p, KIDS_POS, KIDS_NEG))
+            makers.append(lambda p: _by_polarity(rng, p, b.kids_pos, b.kids_neg))
         if facts.kind in ("park", "landmark", "garden", "tour_boat"):
-            makers.append(lambda p: rng.choice(VIEWS))
+            makers.append(lambda p: rng.choice(b.views))
         if facts.attrs.get("wheelchair_accessible") and rng.random() < 0.5:
             makers.append(lambda p: "Mostly wheelchair accessible, with ramps and elevators to every level.")
         if facts.attrs.get("dogs_allowed"):
             makers.append(lambda p: "Dogs are welcome on a leash, so it is a good pet-friendly outing.")
     else:
-        makers = [lambda p: _by_polarity(rng, p, OTHER_POS, OTHER_NEG)] * 3
-    return makers  # type: ignore[return-value]
+        makers = [lambda p: _by_polarity(rng, p, b.other_pos, b.other_neg)] * 3
+    return makers
 
 
 class _Slots(dict):
@@ -276,25 +216,26 @@ class _Slots(dict):
 
 def compose_review(rng: random.Random, facts: PoiFacts, stars: int) -> str:
     """One review: opener, 2-4 aspect sentences (6-9 for long reviews), maybe a tip, a closer."""
+    b = banks()
     pol = _polarity(stars)
-    staff = rng.choice(facts.staff) if facts.staff else rng.choice(FIRST_NAMES)
+    staff = rng.choice(facts.staff) if facts.staff else rng.choice(b.first_names)
     slots = _Slots(
         rng, facts.specialties,
         city=facts.city, staff=staff, landmark=facts.landmark or facts.city,
-        pos=rng.choice(FOOD_POS_ADJ), neg=rng.choice(FOOD_NEG_ADJ), mix=rng.choice(FOOD_MIX_ADJ),
-        decor=rng.choice(DECOR), fits=rng.choice(FITS), wait=rng.choice((20, 25, 30, 40, 45)),
-        spot=rng.choice(VIEW_SPOTS), pool_kind=rng.choice(("rooftop", "outdoor", "heated indoor", "saltwater")),
+        pos=rng.choice(b.food_pos_adj), neg=rng.choice(b.food_neg_adj), mix=rng.choice(b.food_mix_adj),
+        decor=rng.choice(b.decor), fits=rng.choice(b.fits), wait=rng.choice((20, 25, 30, 40, 45)),
+        spot=rng.choice(b.view_spots), pool_kind=rng.choice(("rooftop", "outdoor", "heated indoor", "saltwater")),
         amount=_amount(rng, facts.price, {"hotel": "night", "attraction": "ticket"}.get(facts.poi_type, "meal")),
     )  # fmt: skip
     slots["amb1"], slots["amb2"] = _ambience_words(rng, facts)
 
     parts: list[str] = []
     if rng.random() < 0.6:
-        verb = rng.choice(VISIT_VERBS.get(facts.poi_type, VISIT_VERBS["other"]))
-        verb = verb.format(meal=rng.choice(MEALS), nights=rng.choice(("two", "three", "four", "five")),
-                           part=rng.choice(DAY_PARTS))
-        occasion = rng.choice(OCCASIONS).format(city=facts.city)
-        parts.append(f"{rng.choice(COMPANIONS)} {verb} {occasion}.")
+        verb = rng.choice(b.visit_verbs.get(facts.poi_type, b.visit_verbs["other"]))
+        verb = verb.format(meal=rng.choice(b.meals), nights=rng.choice(("two", "three", "four", "five")),
+                           part=rng.choice(b.day_parts))
+        occasion = rng.choice(b.occasions).format(city=facts.city)
+        parts.append(f"{rng.choice(b.companions)} {verb} {occasion}.")
     makers = _aspect_sentences(rng, facts, pol)
     long_review = rng.random() < LONG_REVIEW_SHARE
     n_aspects = min(len(makers), rng.randint(6, 9) if long_review else rng.randint(2, 4))
@@ -312,9 +253,9 @@ def compose_review(rng: random.Random, facts: PoiFacts, stars: int) -> str:
         used.add(template)
         parts.append(template.format_map(slots))
     if long_review or rng.random() < 0.2:
-        tip_bank = TIP_BODIES.get(facts.poi_type, TIP_BODIES["other"])
-        parts.append(rng.choice(TIPS).format(tip=rng.choice(tip_bank)))
-    closers = {"pos": CLOSERS_POS, "mix": CLOSERS_MIX, "neg": CLOSERS_NEG}[pol]
+        tip_bank = b.tip_bodies.get(facts.poi_type, b.tip_bodies["other"])
+        parts.append(rng.choice(b.tips).format(tip=rng.choice(tip_bank)))
+    closers = {"pos": b.closers_pos, "mix": b.closers_mix, "neg": b.closers_neg}[pol]
     if rng.random() < 0.8:
         parts.append(rng.choice(closers).format(city=facts.city))
     text = " ".join(parts)

@@ -19,6 +19,9 @@ Scale: at `scale=1.0` each city x type cell has 135 POIs (so `kb build --per-cel
 70k reviews in total. Below 1 the number of POIs per cell shrinks linearly (tests use 0.1); above 1 both the
 POIs per cell and the reviews per POI grow with sqrt(scale), so the review file grows linearly: scale 17 writes
 about 1M reviews (the benchmark's bundle). Same seed and scale -> byte-identical files.
+
+Parts: `synth_catalogue` (kinds and word lists, data), `synth_layout` (where POIs sit), `synth_attributes`
+(Yelp-style attributes and hours), `review_text` + `review_banks` (the reviews).
 """
 
 from __future__ import annotations
@@ -37,33 +40,19 @@ from typing import Any
 
 from trace_dataset.constants import (
     CITIES,
-    CITY_LANDMARKS,
     CITY_NAMES,
     SEED,
     YELP_BUSINESS_FILE,
     YELP_REVIEW_FILE,
 )
+from trace_dataset.datafiles import table_hashes
 from trace_dataset.io import atomic_open, check_output_dir, write_json
 from trace_dataset.yelp.reader import SYNTHETIC_MANIFEST
-from trace_dataset.yelp.review_text import FIRST_NAMES, PoiFacts, compose_review
-from trace_dataset.yelp.synth_catalogue import (
-    ATTRACTION_KINDS,
-    CITY_SPELLINGS,
-    CITY_WORDS,
-    DAYS,
-    HOTEL_KINDS,
-    KINDS_BY_TYPE,
-    NAME_WORDS,
-    OTHER_CITIES,
-    OTHER_KINDS,
-    POSTAL_PREFIX,
-    RESTAURANT_KINDS,
-    STAR_WEIGHTS,
-    STREET_TYPES,
-    STREETS,
-    SURNAMES,
-    Kind,
-)
+from trace_dataset.yelp.review_banks import REVIEW_BANKS_FILE, banks
+from trace_dataset.yelp.review_text import PoiFacts, compose_review
+from trace_dataset.yelp.synth_attributes import draw_attributes, draw_hours
+from trace_dataset.yelp.synth_catalogue import CATALOGUE_FILE, Kind, catalogue
+from trace_dataset.yelp.synth_layout import CityLayout
 
 log = logging.getLogger(__name__)
 
@@ -111,62 +100,6 @@ def _weighted(rng: random.Random, pairs: tuple[tuple[Any, float], ...] | dict) -
     return rng.choices([k for k, _ in items], weights=[w for _, w in items], k=1)[0]
 
 
-def _lit(value: Any, rng_u: bool) -> str:
-    """How Yelp writes a value: the repr of a Python literal; strings sometimes with a u prefix."""
-    if isinstance(value, str):
-        return ("u" if rng_u else "") + repr(value)
-    if isinstance(value, dict):
-        inner = ", ".join(f"{'u' if rng_u else ''}{k!r}: {v!r}" for k, v in value.items())
-        return "{" + inner + "}"
-    return repr(value)
-
-
-class _CityLayout:
-    """Neighbourhood clusters around a city's centre: its landmarks plus a few random hubs."""
-
-    def __init__(self, city: str, rng: random.Random):
-        c = CITIES[city]
-        self.city = city
-        self.lat0, self.lon0 = c.latitude, c.longitude
-        self.landmarks = dict(CITY_LANDMARKS.get(city, {}))
-        hubs = list(self.landmarks.values())
-        for _ in range(6):
-            d = rng.uniform(2.0, 9.0)
-            a = rng.uniform(0, 2 * math.pi)
-            hubs.append(self._offset(self.lat0, self.lon0, d * math.cos(a), d * math.sin(a)))
-        self.hubs = hubs
-        self.weights = [3.0] * len(self.landmarks) + [1.0] * (len(hubs) - len(self.landmarks))
-
-    def _offset(self, lat: float, lon: float, north_km: float, east_km: float) -> tuple[float, float]:
-        return lat + north_km / 111.0, lon + east_km / (111.0 * math.cos(math.radians(lat)))
-
-    def place(self, rng: random.Random) -> tuple[float, float]:
-        if rng.random() < 0.72:
-            hub = rng.choices(self.hubs, weights=self.weights, k=1)[0]
-            sigma = rng.choice((0.15, 0.25, 0.4))  # km: dense clusters, many POIs within 500 m
-            lat, lon = self._offset(hub[0], hub[1], rng.gauss(0, sigma), rng.gauss(0, sigma))
-        else:
-            d = 12.0 * math.sqrt(rng.random())
-            a = rng.uniform(0, 2 * math.pi)
-            lat, lon = self._offset(self.lat0, self.lon0, d * math.cos(a), d * math.sin(a))
-        return round(lat, 7), round(lon, 7)
-
-    def nearest_landmark(self, lat: float, lon: float, within_km: float = 1.2) -> str | None:
-        best, best_d = None, within_km
-        for name, (la, lo) in self.landmarks.items():
-            d = _km(lat, lon, la, lo)
-            if d <= best_d:
-                best, best_d = name, d
-        return best
-
-
-def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 6371.0 * 2 * math.asin(math.sqrt(a))
-
-
 def _pick_kind(rng: random.Random, kinds: tuple[Kind, ...], city: str) -> Kind:
     weights = [3.0 if city in k.cities else (1.0 if not k.cities else 0.25) for k in kinds]
     return rng.choices(kinds, weights=weights, k=1)[0]
@@ -180,18 +113,19 @@ def repeats_a_word(name: str) -> bool:
 
 
 def _name(rng: random.Random, kind: Kind, city: str, used: set[str]) -> str:
+    c = catalogue()
     noun = rng.choice(kind.nouns)
     for attempt in range(50):
         pattern = rng.randrange(5)
-        word = rng.choice(NAME_WORDS)
+        word = rng.choice(c.name_words)
         if pattern == 0:
-            name = f"{rng.choice(SURNAMES)}'s {noun}"
+            name = f"{rng.choice(c.surnames)}'s {noun}"
         elif pattern == 1:
-            name = f"{rng.choice(CITY_WORDS[city]) if city in CITY_WORDS else word} {noun}"
+            name = f"{rng.choice(c.city_words[city]) if city in c.city_words else word} {noun}"
         elif pattern == 2:
             name = f"The {word} {noun}"
         elif pattern == 3:
-            name = f"{word} & {rng.choice(NAME_WORDS)} {noun}" if attempt > 10 else f"{word} {noun}"
+            name = f"{word} & {rng.choice(c.name_words)} {noun}" if attempt > 10 else f"{word} {noun}"
         else:
             name = f"{word} {rng.choice(('House', 'Street', 'Corner', 'Yard', 'Row'))} {noun}"
         if kind.name == "museum_art" and rng.random() < 0.5:
@@ -212,116 +146,6 @@ def _categories(rng: random.Random, kind: Kind) -> list[str]:
     return cats
 
 
-def _bool(rng: random.Random, p_true: float) -> bool:
-    return rng.random() < p_true
-
-
-def _attributes(rng: random.Random, kind: Kind, price: int, city: str) -> tuple[dict[str, str] | None, dict[str, Any]]:
-    """Yelp-style stringified attributes and the canonical facts they encode (for the review text)."""
-    t = kind.poi_type
-    u = rng.random() < 0.45  # older records: u'...' strings
-    facts: dict[str, Any] = {}
-    raw: dict[str, str] = {}
-
-    def put(yelp: str, canonical: str | None, value: Any) -> None:
-        if rng.random() < 0.03:  # Yelp sometimes stores the string "None"
-            raw[yelp] = "None"
-            return
-        raw[yelp] = _lit(value, u)
-        if canonical is not None:
-            facts[canonical] = value
-
-    if t == "attraction" and rng.random() < 0.25:
-        return None, {}
-    if t == "other" and rng.random() < 0.4:
-        return None, {}
-    put("BusinessAcceptsCreditCards", "accepts_credit_cards", _bool(rng, 0.95))
-    if t in ("restaurant", "hotel") or (t == "attraction" and rng.random() < 0.6):
-        raw["RestaurantsPriceRange2"] = "None" if rng.random() < 0.01 else str(price)
-    parking = {k: rng.random() < p for k, p in (("garage", 0.2), ("street", 0.45), ("validated", 0.05),
-                                                  ("lot", 0.45), ("valet", 0.08 + 0.2 * (price >= 3)))}
-    if rng.random() < 0.15:
-        parking[rng.choice(list(parking))] = None  # Yelp's None inside the dict
-    put("BusinessParking", None, parking)
-    facts["parking"] = [k for k, v in parking.items() if v]
-    put("WheelchairAccessible", "wheelchair_accessible", _bool(rng, 0.85))
-    put("GoodForKids", "good_for_kids", _bool(rng, 0.75 if t != "attraction" or not kind.name.startswith("nightlife") else 0.1))
-    put("DogsAllowed", "dogs_allowed", _bool(rng, 0.3 if t != "attraction" else 0.2))
-    put("BikeParking", "bike_parking", _bool(rng, 0.7))
-    if t in ("restaurant", "hotel") or kind.name.startswith("nightlife"):
-        put("WiFi", "wifi", rng.choices(("free", "no", "paid"), weights=(6, 3, 0.4 if t != "hotel" else 1.5), k=1)[0])
-    if t == "restaurant" or kind.name.startswith("nightlife"):
-        noise = rng.choices(("quiet", "average", "loud", "very_loud"),
-                            weights=(2, 6, 2, 0.6) if t == "restaurant" else (0.3, 3, 4, 2), k=1)[0]
-        put("NoiseLevel", "noise_level", noise)
-        put("OutdoorSeating", "outdoor_seating", _bool(rng, 0.5))
-        put("RestaurantsGoodForGroups", "good_for_groups", _bool(rng, 0.8))
-        put("HasTV", "has_tv", _bool(rng, 0.6 if "Bars" in kind.categories + kind.optional else 0.4))
-        put("HappyHour", "happy_hour", _bool(rng, 0.4))
-        alcohol = rng.choices(("none", "beer_and_wine", "full_bar"),
-                              weights=(3, 1.5, 3) if t == "restaurant" else (0, 1, 5), k=1)[0]
-        if kind.name in ("cafe", "vegan", "cheesesteak", "sonoran") and rng.random() < 0.7:
-            alcohol = "none"
-        put("Alcohol", "alcohol", alcohol)
-        ambience_keys = ("romantic", "intimate", "classy", "hipster", "divey", "touristy", "trendy", "upscale", "casual")
-        amb = {k: False for k in ambience_keys}
-        if price >= 3:
-            amb[rng.choice(("classy", "upscale", "romantic", "intimate"))] = True
-        else:
-            amb[rng.choice(("casual", "casual", "trendy", "hipster", "divey", "touristy"))] = True
-        if rng.random() < 0.3:
-            amb[rng.choice(ambience_keys)] = True
-        if rng.random() < 0.1:
-            amb[rng.choice(ambience_keys)] = None
-        put("Ambience", None, amb)
-        facts["ambience"] = [k for k in ambience_keys if amb[k]]
-    if t == "restaurant":
-        put("RestaurantsReservations", "reservations", _bool(rng, 0.25 + 0.2 * price))
-        put("RestaurantsTakeOut", "takeout", _bool(rng, 0.9 if price <= 2 else 0.5))
-        put("RestaurantsDelivery", "delivery", _bool(rng, 0.55 if price <= 2 else 0.2))
-        put("RestaurantsAttire", None, "casual" if price <= 2 or rng.random() < 0.6 else rng.choice(("dressy", "formal")))
-        meal_keys = ("dessert", "latenight", "lunch", "dinner", "brunch", "breakfast")
-        meals = {k: False for k in meal_keys}
-        if kind.name in ("breakfast", "cafe"):
-            meals["breakfast"] = meals["brunch"] = True
-        else:
-            meals["dinner"] = True
-            meals["lunch"] = rng.random() < 0.7
-        meals["latenight"] = rng.random() < 0.12
-        meals["dessert"] = rng.random() < 0.15
-        if rng.random() < 0.85:
-            put("GoodForMeal", None, meals)
-            facts["good_for_meal"] = [k for k in meal_keys if meals[k]]
-        if kind.name in ("vegan", "indian", "mediterranean", "thai") or rng.random() < 0.08:
-            diet = {k: False for k in ("dairy-free", "gluten-free", "vegan", "kosher", "halal", "soy-free", "vegetarian")}
-            if kind.name == "vegan":
-                diet["vegan"] = diet["vegetarian"] = diet["dairy-free"] = True
-            else:
-                diet[rng.choice(("gluten-free", "vegan", "vegetarian", "halal"))] = True
-            put("DietaryRestrictions", None, diet)
-            facts["dietary"] = [k for k, v in diet.items() if v]
-    if t == "hotel":
-        amenities = [a for a, p in (("pool", 0.55 if kind.name != "hostel" else 0.0), ("gym", 0.5), ("breakfast", 0.5),
-                                    ("shuttle", 0.25), ("spa", 0.5 if kind.name == "resort" else 0.05),
-                                    ("bar", 0.35)) if rng.random() < p]
-        facts["_amenities"] = amenities
-    keep = rng.random()
-    if keep < 0.1:  # a sparse record, as many real ones are
-        raw = dict(list(raw.items())[: max(1, len(raw) // 3)])
-    return raw, facts
-
-
-def _hours(rng: random.Random, kind: Kind) -> dict[str, str] | None:
-    if rng.random() < 0.15:
-        return None
-    if kind.poi_type == "hotel":
-        return {d: "0:0-0:0" for d in DAYS}
-    open_h = rng.choice((6, 7, 9, 10, 11, 16, 17)) if kind.poi_type != "attraction" else rng.choice((8, 9, 10, 17, 19))
-    close_h = min(open_h + rng.choice((6, 8, 10, 11)), 26)
-    days = list(DAYS) if rng.random() < 0.6 else [d for d in DAYS if d != "Monday"]
-    return {d: f"{open_h}:0-{close_h % 24}:{rng.choice(('0', '30'))}" for d in days}
-
-
 def _n_reviews(rng: random.Random, factor: float) -> int:
     if rng.random() < FEW_REVIEWS_SHARE:
         return rng.randint(0, 2)
@@ -329,14 +153,15 @@ def _n_reviews(rng: random.Random, factor: float) -> int:
     return min(n, int(400 * factor))
 
 
-def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout: _CityLayout | None,
+def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout: CityLayout | None,
                    other_coords: tuple[float, float] | None, used_names: set[str], factor: float,
                    city_spelling: str) -> _Business:
+    c = catalogue()
     key = f"trace-synth:{seed}:{i}"
     rng = random.Random(key)
     business_id = _yelp_id(rng)
     price = rng.choice(kind.price)
-    stars = _weighted(rng, STAR_WEIGHTS)
+    stars = _weighted(rng, c.star_weights)
     if layout is not None:
         lat, lon = layout.place(rng)
         landmark = layout.nearest_landmark(lat, lon)
@@ -346,17 +171,17 @@ def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout:
         lon = round(lon0 + rng.gauss(0, 0.03), 7)
         landmark = None
     name = _name(rng, kind, city, used_names)
-    raw_attrs, facts = _attributes(rng, kind, price, city)
+    raw_attrs, facts = draw_attributes(rng, kind, price, city)
     n_reviews = _n_reviews(rng, factor) if kind.poi_type != "other" else rng.randint(0, 6)
     review_count = n_reviews + int(n_reviews * rng.uniform(0.0, 0.3))
     specialties = rng.sample(kind.items, min(len(kind.items), rng.randint(4, 6))) if kind.items else []
     record = {
         "business_id": business_id,
         "name": name,
-        "address": f"{rng.randint(10, 9899)} {rng.choice(STREETS)} {rng.choice(STREET_TYPES)}",
+        "address": f"{rng.randint(10, 9899)} {rng.choice(c.streets)} {rng.choice(c.street_types)}",
         "city": city_spelling,
         "state": state,
-        "postal_code": f"{POSTAL_PREFIX.get(city, '100')}{rng.randint(0, 99):02d}",
+        "postal_code": f"{c.postal_prefix.get(city, '100')}{rng.randint(0, 99):02d}",
         "latitude": lat,
         "longitude": lon,
         "stars": stars,
@@ -364,43 +189,44 @@ def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout:
         "is_open": 1 if rng.random() < 0.8 else 0,
         "attributes": raw_attrs,
         "categories": ", ".join(_categories(rng, kind)) if rng.random() > 0.003 or kind.poi_type == "other" else None,
-        "hours": _hours(rng, kind),
+        "hours": draw_hours(rng, kind),
     }
     if kind.poi_type == "other" and rng.random() < 0.1:
         record["categories"] = None  # Yelp has a few businesses without categories
     facts_obj = PoiFacts(
         poi_type=kind.poi_type, kind=kind.name, name=name, city=city, price=price if raw_attrs else None,
-        specialties=specialties, staff=rng.sample(FIRST_NAMES, 3), landmark=landmark, attrs=facts,
+        specialties=specialties, staff=rng.sample(banks().first_names, 3), landmark=landmark, attrs=facts,
     )
     return _Business(record, facts_obj, n_reviews, stars, key)
 
 
 def generate_businesses(seed: int = SEED, scale: float = 1.0) -> list[_Business]:
     """All businesses of the bundle, in file order (shuffled across cities and types, as Yelp's file is)."""
+    c = catalogue()
     n_cell = pois_per_cell(scale)
     factor = review_factor(scale)
     rng = random.Random(f"trace-synth:{seed}:layout")
     out: list[_Business] = []
     i = 0
     for city in CITY_NAMES:
-        layout = _CityLayout(city, rng)
+        layout = CityLayout(city, rng)
         state = CITIES[city].state
         used: set[str] = set()
-        spellings = CITY_SPELLINGS.get(city, ((city, 1.0),))
+        spellings = c.city_spellings.get(city, ((city, 1.0),))
         plan: list[Kind] = []
-        for kinds in KINDS_BY_TYPE.values():
+        for kinds in c.kinds_by_type.values():
             plan += [_pick_kind(rng, kinds, city) for _ in range(n_cell)]
         n_other = max(1, round(len(plan) * NON_TOURISM_SHARE))
-        plan += [rng.choice(OTHER_KINDS) for _ in range(n_other)]
+        plan += [rng.choice(c.other_kinds) for _ in range(n_other)]
         for kind in plan:
             spelling = _weighted(rng, spellings)
             out.append(_make_business(i, seed, kind, city, state, layout, None, used, factor, spelling))
             i += 1
     n_outside = max(2, round(len(out) * OTHER_CITY_SHARE))
     used_outside: set[str] = set()
-    all_kinds = RESTAURANT_KINDS + HOTEL_KINDS + ATTRACTION_KINDS + OTHER_KINDS
+    all_kinds = c.all_kinds
     for _ in range(n_outside):
-        city, state, lat, lon = rng.choice(OTHER_CITIES)
+        city, state, lat, lon = rng.choice(c.other_cities)
         kind = rng.choice(all_kinds)
         out.append(_make_business(i, seed, kind, city, state, None, (lat, lon), used_outside, factor, city))
         i += 1
@@ -480,6 +306,7 @@ def write_synthetic_bundle(out_dir: str | os.PathLike, seed: int = SEED, scale: 
         "businesses": len(businesses),
         "reviews": n_reviews,
         "pois_per_cell": pois_per_cell(scale),
+        "data_tables": table_hashes(REVIEW_BANKS_FILE, CATALOGUE_FILE),
         "note": "Synthetic data in the Yelp Open Dataset schema; not Yelp data. Built by trace_dataset.yelp.synth.",
     })
     log.info("synthetic bundle: %d businesses, %d reviews -> %s", len(businesses), n_reviews, out)

@@ -1,9 +1,22 @@
 """The synthetic bundle's catalogue: kinds of POI with their Yelp categories and details, and the word lists
-names, addresses and city spellings are drawn from (data for `trace_dataset.yelp.synth`)."""
+names, addresses and city spellings are drawn from (data for `trace_dataset.yelp.synth`).
+
+The catalogue is data: synth_catalogue.json beside this module, one key per field of `Catalogue` (a kind is an
+object with the fields of `Kind`), read on first use by `catalogue()`; the synthetic bundle's manifest records
+its SHA-256 (`trace_dataset.datafiles`). `star_weights` has float keys and is written as rows
+(`[stars, weight]`, `datafiles.from_rows`).
+"""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
+
+from trace_dataset.datafiles import from_rows, read_table
+
+CATALOGUE_FILE = Path(__file__).with_name("synth_catalogue.json")
+_KIND_TABLES = ("restaurant_kinds", "hotel_kinds", "attraction_kinds", "other_kinds")
 
 
 @dataclass(frozen=True)
@@ -18,304 +31,48 @@ class Kind:
     cities: tuple[str, ...] = ()  # favoured in these cities (weight x3)
 
 
-K = Kind
-RESTAURANT_KINDS: tuple[Kind, ...] = (
-    K("italian", "restaurant", ("Restaurants", "Italian"), ("Pizza", "Wine Bars", "Bars", "Nightlife", "Sicilian", "Salad", "Caterers"),
-      ("wild mushroom risotto", "cacio e pepe", "margherita pizza", "veal saltimbocca", "tiramisu",
-       "burrata with heirloom tomatoes", "lasagna bolognese", "gnocchi in brown butter", "osso buco",
-       "linguine with clams", "toasted ravioli", "arancini", "cannoli"),
-      ("Trattoria", "Osteria", "Ristorante", "Cucina", "Pasta House"), (2, 2, 3, 3, 4), ("Saint Louis", "Philadelphia")),
-    K("mexican", "restaurant", ("Restaurants", "Mexican"), ("Tacos", "Tex-Mex", "Bars", "Nightlife", "Latin American", "Salvadoran", "Juice Bars & Smoothies"),
-      ("carnitas tacos", "mole enchiladas", "chile relleno", "fish tacos", "elote", "pork tamales",
-       "carne asada burrito", "churros", "tableside guacamole", "pozole", "queso fundido", "al pastor tacos"),
-      ("Taqueria", "Cantina", "Cocina", "Mexican Kitchen"), (1, 1, 2, 2), ("Tucson",)),
-    K("sonoran", "restaurant", ("Restaurants", "Mexican", "Tex-Mex"), ("Food Trucks",),
-      ("Sonoran hot dog", "carne seca", "chimichanga", "cheese crisp", "green corn tamales", "menudo",
-       "birria tacos", "horchata"),
-      ("Sonoran Grill", "Cocina", "Hot Dogs"), (1, 1, 2), ("Tucson",)),
-    K("seafood", "restaurant", ("Restaurants", "Seafood"), ("Bars", "Cocktail Bars", "Nightlife", "Live/Raw Food", "Fish & Chips", "Seafood Markets"),
-      ("char-grilled oysters", "shrimp and grits", "blackened redfish", "crab cakes", "lobster roll",
-       "fried catfish", "seafood gumbo", "clam chowder", "grilled octopus", "tuna tartare", "raw oysters",
-       "grouper sandwich"),
-      ("Oyster Bar", "Fish House", "Seafood Kitchen", "Crab Shack"), (2, 2, 3, 3), ("New Orleans", "Tampa")),
-    K("cajun", "restaurant", ("Restaurants", "Cajun/Creole"), ("Seafood", "Southern", "Breakfast & Brunch"),
-      ("crawfish etouffee", "jambalaya", "red beans and rice", "shrimp po'boy", "beignets", "turtle soup",
-       "boudin balls", "shrimp creole", "chargrilled oysters", "bread pudding"),
-      ("Creole Kitchen", "Cafe", "Bistro", "Po-Boys"), (1, 2, 2, 3), ("New Orleans",)),
-    K("barbeque", "restaurant", ("Restaurants", "Barbeque"), ("Southern", "Beer Bar", "Nightlife"),
-      ("smoked brisket", "pulled pork", "burnt ends", "St. Louis ribs", "smoked wings", "mac and cheese",
-       "banana pudding", "smoked turkey", "cornbread", "rib tips"),
-      ("Smokehouse", "BBQ", "Pit", "Barbecue Co."), (1, 2, 2), ("Saint Louis", "Nashville")),
-    K("southern", "restaurant", ("Restaurants", "Southern"), ("Soul Food", "Comfort Food", "Breakfast & Brunch"),
-      ("hot chicken", "biscuits and gravy", "collard greens", "chicken and waffles", "pimento cheese",
-       "peach cobbler", "meat and three", "fried green tomatoes", "shrimp and grits", "pork tenderloin sandwich"),
-      ("Kitchen", "Table", "Diner", "Hot Chicken"), (1, 2, 2), ("Nashville", "Indianapolis")),
-    K("sushi", "restaurant", ("Restaurants", "Japanese", "Sushi Bars"), ("Ramen", "Asian Fusion"),
-      ("spicy tuna roll", "salmon nigiri", "dragon roll", "omakase sushi", "chirashi bowl", "gyoza", "sushi boat",
-       "miso black cod", "yellowtail sashimi", "tempura udon", "tonkotsu ramen"),
-      ("Sushi", "Sushi Bar", "Izakaya", "Ramen House"), (2, 2, 3, 4)),
-    K("chinese", "restaurant", ("Restaurants", "Chinese"), ("Dim Sum", "Szechuan", "Noodles", "Cantonese", "Hot Pot", "Seafood"),
-      ("soup dumplings", "mapo tofu", "dan dan noodles", "General Tso's chicken", "Peking duck",
-       "scallion pancakes", "salt and pepper shrimp", "hot pot", "char siu bao", "dry pot"),
-      ("Dumpling House", "Garden", "Kitchen", "Noodle Bar"), (1, 1, 2, 2)),
-    K("thai", "restaurant", ("Restaurants", "Thai"), ("Noodles", "Vegetarian"),
-      ("pad see ew", "green curry", "tom kha soup", "drunken noodles", "papaya salad", "khao soi",
-       "mango sticky rice", "larb", "massaman curry", "crispy pork belly"),
-      ("Thai Kitchen", "Thai Cafe", "Siam", "Thai Bistro"), (1, 2, 2)),
-    K("indian", "restaurant", ("Restaurants", "Indian"), ("Vegetarian", "Halal", "Buffets"),
-      ("chicken tikka masala", "lamb vindaloo", "garlic naan", "saag paneer", "samosas", "goat biryani",
-       "chana masala", "mango lassi", "butter chicken", "dosa"),
-      ("Tandoor", "Curry House", "Indian Kitchen", "Masala"), (1, 2, 2)),
-    K("american", "restaurant", ("Restaurants", "American (New)"), ("Bars", "Nightlife", "Burgers", "Salad", "Gastropubs", "Farm-to-table", "Wine Bars", "Venues & Event Spaces"),
-      ("smash burger", "truffle fries", "roasted half chicken", "beet salad", "crispy pork belly", "braised short rib",
-       "charred brussels sprouts", "seasonal flatbread", "deviled eggs", "pork tenderloin sandwich"),
-      ("Kitchen", "Tavern", "Grill", "Eatery", "Public House"), (2, 2, 3), ("Indianapolis", "Reno")),
-    K("steakhouse", "restaurant", ("Restaurants", "Steakhouses"), ("Seafood", "Wine Bars", "Cocktail Bars"),
-      ("dry-aged ribeye", "filet mignon", "creamed spinach", "wedge salad", "bone-in strip", "lobster mac",
-       "loaded baked potato", "chocolate lava cake", "shrimp cocktail", "tomahawk chop"),
-      ("Steakhouse", "Chop House", "Prime", "Steak & Oyster"), (3, 3, 4, 4)),
-    K("breakfast", "restaurant", ("Restaurants", "Breakfast & Brunch"), ("American (Traditional)", "Cafes", "Diners"),
-      ("eggs benedict", "lemon ricotta pancakes", "chicken and waffles", "breakfast burrito", "biscuits and gravy",
-       "avocado toast", "brioche French toast", "huevos rancheros", "shrimp and grits", "corned beef hash"),
-      ("Brunch House", "Pancake House", "Morning Cafe", "Diner"), (1, 2, 2)),
-    K("cafe", "restaurant", ("Coffee & Tea", "Cafes"), ("Bakeries", "Food", "Restaurants", "Desserts"),
-      ("oat milk latte", "cold brew", "almond croissant", "breakfast sandwich", "chai latte", "blueberry muffin",
-       "matcha latte", "spinach quiche", "cinnamon roll", "cortado"),
-      ("Coffee", "Coffee Co.", "Espresso Bar", "Cafe"), (1, 1, 2)),
-    K("vegan", "restaurant", ("Restaurants", "Vegan", "Vegetarian"), ("Gluten-Free", "Juice Bars & Smoothies"),
-      ("jackfruit tacos", "cauliflower wings", "Buddha bowl", "vegan burger", "lentil soup", "cashew cheese plate",
-       "tempeh reuben", "acai bowl", "vegan chocolate cake"),
-      ("Plant Kitchen", "Green Table", "Vegan Cafe"), (1, 2, 2)),
-    K("mediterranean", "restaurant", ("Restaurants", "Mediterranean", "Greek"), ("Middle Eastern", "Halal"),
-      ("lamb gyro", "falafel plate", "hummus with lamb", "chicken shawarma", "spanakopita", "baklava",
-       "Greek salad", "chicken souvlaki", "grilled halloumi", "lamb chops"),
-      ("Taverna", "Grill", "Mezze House"), (1, 2, 2, 3)),
-    K("cheesesteak", "restaurant", ("Restaurants", "Cheesesteaks", "Sandwiches"), ("Fast Food", "Delis"),
-      ("cheesesteak wit", "roast pork sandwich", "Italian hoagie", "cheese fries", "chicken cheesesteak",
-       "pizza steak"),
-      ("Steaks", "Hoagies", "Sandwich Shop"), (1, 1), ("Philadelphia",)),
-    K("cuban", "restaurant", ("Restaurants", "Cuban"), ("Latin American", "Sandwiches", "Bakeries"),
-      ("Cuban sandwich", "ropa vieja", "deviled crab", "picadillo", "cafe con leche", "yellow rice and chicken",
-       "tostones", "guava pastry", "black bean soup"),
-      ("Cuban Cafe", "Cafeteria", "Sandwich Shop"), (1, 1, 2), ("Tampa",)),
-    K("korean", "restaurant", ("Restaurants", "Korean"), ("Barbeque", "Asian Fusion", "Soup"),
-      ("bulgogi", "bibimbap in a stone pot", "kimchi fried rice", "Korean fried chicken", "japchae", "galbi",
-       "soft tofu stew", "scallion seafood pancake"),
-      ("Korean BBQ", "Kitchen", "Tofu House"), (2, 2, 3)),
-    K("vietnamese", "restaurant", ("Restaurants", "Vietnamese"), ("Noodles", "Sandwiches", "Soup"),
-      ("pho tai", "banh mi", "bun bo hue", "spring rolls", "broken rice with pork chop", "Vietnamese iced coffee",
-       "crispy egg rolls", "vermicelli bowl"),
-      ("Pho", "Banh Mi Shop", "Noodle House"), (1, 1, 2), ("New Orleans", "Philadelphia")),
-    K("caribbean", "restaurant", ("Restaurants", "Caribbean"), ("Cuban", "Trinidadian", "Jamaican", "Puerto Rican"),
-      ("jerk chicken", "oxtail stew", "curry goat", "beef patties", "plantains", "rice and peas", "doubles"),
-      ("Island Kitchen", "Caribbean Grill", "Jerk Shack"), (1, 2), ("Tampa",)),
-    K("ethiopian", "restaurant", ("Restaurants", "Ethiopian"), ("African", "Vegetarian", "Vegan"),
-      ("doro wat", "veggie combo on injera", "kitfo", "tibs", "shiro", "honey wine"),
-      ("Ethiopian Restaurant", "Injera House"), (1, 2), ("Philadelphia", "Indianapolis")),
-    K("basque", "restaurant", ("Restaurants", "Basque", "Spanish"), ("Tapas Bars", "Wine Bars"),
-      ("lamb chops", "Picon punch", "oxtail stew", "family-style soup", "garlic fries", "paella", "croquetas"),
-      ("Basque Hotel Dining Room", "Basque Restaurant", "Tapas House"), (2, 3), ("Reno",)),
-    K("french", "restaurant", ("Restaurants", "French"), ("Wine Bars", "Bakeries", "Brasseries"),
-      ("steak frites", "duck confit", "French onion soup", "croque madame", "moules frites", "creme brulee",
-       "escargots", "coq au vin"),
-      ("Bistro", "Brasserie", "Cafe", "Maison"), (3, 3, 4)),
-    K("tapas", "restaurant", ("Restaurants", "Tapas/Small Plates"), ("Spanish", "Wine Bars", "Cocktail Bars"),
-      ("patatas bravas", "gambas al ajillo", "jamon iberico", "bacon-wrapped dates", "seafood paella", "churros with chocolate"),
-      ("Tapas Bar", "Small Plates", "Bodega"), (2, 3)),
-    K("diner", "restaurant", ("Restaurants", "Diners", "American (Traditional)"), ("Breakfast & Brunch", "Burgers"),
-      ("patty melt", "chili cheese fries", "chocolate malt", "country fried steak", "club sandwich", "short stack"),
-      ("Diner", "Grill", "Luncheonette"), (1, 1, 2)),
-    K("burgers", "restaurant", ("Restaurants", "Burgers"), ("Fast Food", "Hot Dogs", "American (Traditional)", "Beer Bar"),
-      ("double cheeseburger", "onion rings", "milkshake", "bison burger", "sweet potato fries", "veggie burger"),
-      ("Burger Bar", "Burgers", "Burger Joint"), (1, 1, 2)),
-    K("gastropub", "restaurant", ("Restaurants", "Gastropubs", "Pubs"), ("Beer Bar", "Nightlife", "Irish", "British"),
-      ("fish and chips", "shepherd's pie", "Scotch egg", "pub burger", "beer cheese soup", "bangers and mash"),
-      ("Public House", "Pub", "Alehouse"), (2, 2)),
-    K("poke", "restaurant", ("Restaurants", "Poke", "Hawaiian"), ("Salad", "Seafood"),
-      ("ahi poke bowl", "spicy salmon bowl", "musubi", "shoyu tuna", "acai bowl"),
-      ("Poke", "Poke Bar"), (1, 2)),
-    K("bakery", "restaurant", ("Bakeries", "Food"), ("Desserts", "Coffee & Tea", "Patisserie/Cake Shop", "Cupcakes"),
-      ("kouign-amann", "sourdough loaf", "pain au chocolat", "king cake", "cupcakes", "fruit tart", "morning bun"),
-      ("Bakery", "Bakeshop", "Patisserie"), (1, 2)),
-    K("desserts", "restaurant", ("Desserts", "Ice Cream & Frozen Yogurt", "Food"), ("Gelato", "Donuts", "Shaved Ice"),
-      ("salted caramel gelato", "sundae", "shaved ice", "brown butter donut", "affogato", "banana split"),
-      ("Creamery", "Gelato", "Sweets"), (1, 1)),
-    K("food_truck", "restaurant", ("Food Trucks", "Food"), ("Street Vendors", "Tacos", "Hot Dogs", "Filipino"),
-      ("birria quesadilla", "loaded fries", "Korean tacos", "lumpia", "smash burger", "elote cup"),
-      ("Food Truck", "Street Eats", "Truck"), (1,)),
-    K("pizza", "restaurant", ("Restaurants", "Pizza"), ("Italian", "Salad", "Chicken Wings", "Beer Bar"),
-      ("pepperoni pie", "white pizza", "garlic knots", "calzone", "Detroit-style square", "Sicilian slice",
-       "Provel pizza", "hot honey pizza"),
-      ("Pizza", "Pizzeria", "Pizza Co.", "Slice Shop"), (1, 1, 2), ("Saint Louis",)),
-)
-HOTEL_KINDS: tuple[Kind, ...] = (
-    K("full_service", "hotel", ("Hotels & Travel", "Hotels"), ("Event Planning & Services", "Venues & Event Spaces", "Airport Shuttles", "Restaurants"),
-      ("a view of the skyline", "floor-to-ceiling windows", "a huge walk-in shower", "a separate sitting area",
-       "a desk by the window", "a balcony", "a Nespresso machine", "a deep soaking tub"),
-      ("Hotel", "Grand Hotel", "Hotel & Conference Center", "Marriott-style Tower"), (2, 3, 3, 4)),
-    K("boutique", "hotel", ("Hotels", "Hotels & Travel"), ("Bars", "Cocktail Bars", "Restaurants"),
-      ("exposed brick walls", "a claw-foot tub", "a record player", "original hardwood floors", "a rainfall shower",
-       "local art on the walls", "a rooftop terrace", "velvet armchairs"),
-      ("Hotel", "House Hotel", "Boutique Hotel"), (3, 3, 4)),
-    K("budget", "hotel", ("Hotels", "Hotels & Travel"), ("Motels",),
-      ("a microwave and mini fridge", "two queen beds", "a kitchenette", "a parking spot at the door",
-       "a desk and fast wifi", "an exterior corridor"),
-      ("Inn & Suites", "Motor Lodge", "Express Inn", "Budget Inn"), (1, 1, 2)),
-    K("bnb", "hotel", ("Bed & Breakfast", "Hotels & Travel"), ("Hotels",),
-      ("a four-poster bed", "a wraparound porch", "a garden courtyard", "homemade breakfast", "a fireplace",
-       "antique furniture", "a private balcony"),
-      ("Bed & Breakfast", "Guest House", "Manor Inn"), (2, 2, 3)),
-    K("resort", "hotel", ("Resorts", "Hotels", "Hotels & Travel"), ("Day Spas", "Golf", "Beauty & Spas"),
-      ("a mountain view patio", "a private casita", "a lazy river", "a balcony over the pool", "a spa tub",
-       "a fire pit terrace"),
-      ("Resort & Spa", "Resort", "Golf Resort"), (3, 4, 4), ("Tucson", "Reno", "Tampa")),
-    K("casino_hotel", "hotel", ("Hotels", "Casinos", "Hotels & Travel"), ("Arts & Entertainment", "Buffets"),
-      ("a view of the mountains", "a jacuzzi suite", "a corner room", "a renovated tower room"),
-      ("Casino Resort", "Hotel Casino", "Tower Hotel"), (2, 2, 3), ("Reno",)),
-    K("hostel", "hotel", ("Hostels", "Hotels & Travel"), (),
-      ("bunk beds with curtains", "lockers", "a shared kitchen", "a common room with games"),
-      ("Hostel", "Backpackers"), (1,)),
-    K("extended_stay", "hotel", ("Hotels", "Hotels & Travel"), ("Apartments",),
-      ("a full kitchen", "a washer and dryer", "a separate bedroom", "a work desk"),
-      ("Extended Stay", "Suites", "Residence"), (2, 2)),
-)
-ATTRACTION_KINDS: tuple[Kind, ...] = (
-    K("museum_art", "attraction", ("Museums", "Art Museums", "Arts & Entertainment"), ("Art Galleries", "Cafes"),
-      ("impressionist gallery", "contemporary wing", "sculpture garden", "photography exhibit",
-       "Asian art collection", "glass art room", "folk art collection", "Renaissance gallery"),
-      ("Museum of Art", "Art Museum", "Art Center"), (1, 2)),
-    K("museum_history", "attraction", ("Museums", "Arts & Entertainment"), ("Landmarks & Historical Buildings", "Tours", "Libraries", "Cultural Center"),
-      ("Civil War gallery", "civil rights exhibit", "riverboat exhibit", "pioneer history room", "old maps collection",
-       "World War II exhibit", "music history hall", "streetcar exhibit"),
-      ("History Museum", "Historical Society", "Heritage Center"), (1, 2)),
-    K("museum_science", "attraction", ("Museums", "Arts & Entertainment"), ("Planetarium", "Children's Museums", "Education"),
-      ("planetarium show", "dinosaur hall", "hands-on physics lab", "butterfly house", "mini city for kids",
-       "water play area", "space gallery", "insectarium"),
-      ("Science Center", "Children's Museum", "Discovery Museum"), (2, 2)),
-    K("park", "attraction", ("Parks", "Active Life"), ("Hiking", "Dog Parks", "Playgrounds"),
-      ("lakeside trail", "splash pad", "boardwalk", "sunset overlook", "riverfront lawn", "desert trail",
-       "old oak grove", "bike loop"),
-      ("Park", "State Park", "Riverfront Park", "Nature Preserve"), (1,)),
-    K("garden", "attraction", ("Botanical Gardens", "Active Life"), ("Parks", "Venues & Event Spaces"),
-      ("rose garden", "Japanese garden", "cactus garden", "orchid conservatory", "butterfly garden",
-       "holiday light display"),
-      ("Botanical Garden", "Gardens", "Conservatory"), (1, 2)),
-    K("tour_walking", "attraction", ("Tours", "Walking Tours", "Hotels & Travel"), ("Historical Tours", "Food Tours"),
-      ("ghost tour", "cemetery stop", "historic homes stop", "food tasting stops", "architecture walk",
-       "speakeasy stop", "mural walk"),
-      ("Walking Tours", "Ghost Tours", "History Tours", "Food Tours"), (2, 2)),
-    K("tour_boat", "attraction", ("Tours", "Boat Tours", "Hotels & Travel"), ("Boating", "Active Life"),
-      ("swamp boat ride", "sunset cruise", "dolphin watch", "river cruise", "kayak paddle"),
-      ("Boat Tours", "River Cruises", "Swamp Tours"), (2, 3), ("New Orleans", "Tampa")),
-    K("nightlife_cocktail", "attraction", ("Nightlife", "Bars", "Cocktail Bars"), ("Lounges", "Speakeasies"),
-      ("house old fashioned", "smoked cocktail", "rooftop deck", "mezcal list", "late-night menu"),
-      ("Lounge", "Cocktail Bar", "Social Club", "Speakeasy"), (2, 3)),
-    K("nightlife_music", "attraction", ("Nightlife", "Music Venues", "Arts & Entertainment"), ("Bars", "Jazz & Blues", "Dance Clubs"),
-      ("live jazz", "honky-tonk band", "open mic night", "blues jam", "dance floor", "brass band"),
-      ("Jazz Club", "Honky Tonk", "Music Hall", "Blues Bar"), (1, 2), ("Nashville", "New Orleans")),
-    K("nightlife_brewery", "attraction", ("Breweries", "Food", "Nightlife"), ("Beer Gardens", "Bars"),
-      ("hazy IPA", "barrel-aged stout", "brewery tour", "beer garden", "flight of sours"),
-      ("Brewing Co.", "Brewery", "Beer Hall"), (1, 2)),
-    K("nightlife_comedy", "attraction", ("Nightlife", "Comedy Clubs", "Arts & Entertainment"), ("Bars",),
-      ("comedy lineup", "improv show", "open mic", "headliner set"),
-      ("Comedy Club", "Improv", "Laugh Lounge"), (2,)),
-    K("zoo", "attraction", ("Zoos", "Active Life"), ("Aquariums", "Arts & Entertainment"),
-      ("sea lion show", "giraffe feeding", "shark tunnel", "penguin exhibit", "reptile house", "elephant habitat"),
-      ("Zoo", "Aquarium", "Wildlife Park"), (2, 2)),
-    K("theater", "attraction", ("Performing Arts", "Arts & Entertainment"), ("Opera & Ballet", "Music Venues"),
-      ("Broadway tour", "symphony night", "balcony seats", "historic auditorium", "ballet season"),
-      ("Theatre", "Performing Arts Center", "Opera House", "Playhouse"), (2, 3)),
-    K("landmark", "attraction", ("Landmarks & Historical Buildings", "Public Services & Government"), ("Tours", "Museums"),
-      ("observation deck", "historic lobby", "tram ride", "stained glass dome", "clock tower", "old courthouse steps"),
-      ("Historic Site", "Tower", "Old Courthouse", "Cathedral"), (1,)),
-    K("casino", "attraction", ("Casinos", "Arts & Entertainment"), ("Nightlife", "Bars"),
-      ("poker room", "craps tables", "sportsbook", "slot floor", "high-limit lounge"),
-      ("Casino", "Gaming Hall"), (2, 3), ("Reno",)),
-    K("aquarium", "attraction", ("Aquariums", "Arts & Entertainment"), ("Venues & Event Spaces", "Education"),
-      ("jellyfish gallery", "stingray touch pool", "coral reef tank", "otter habitat", "shark tunnel"),
-      ("Aquarium", "Sea Life Center"), (2, 3), ("New Orleans", "Tampa")),
-    K("stadium", "attraction", ("Stadiums & Arenas", "Arts & Entertainment"), ("Sports Clubs", "Venues & Event Spaces"),
-      ("upper deck views", "stadium tour", "concourse food", "home opener", "bleacher seats"),
-      ("Stadium", "Arena", "Ballpark", "Field"), (2, 3)),
-    K("amusement", "attraction", ("Amusement Parks", "Active Life"), ("Water Parks", "Arcades", "Go Karts"),
-      ("wooden roller coaster", "lazy river", "wave pool", "Ferris wheel", "go-kart track"),
-      ("Adventure Park", "Fun Park", "Water Park"), (2, 3), ("Tampa",)),
-    K("escape", "attraction", ("Escape Games", "Active Life"), ("Arcades", "Team Building Activities", "Bowling"),
-      ("heist room", "haunted mansion room", "lost temple room", "bowling lanes", "retro arcade"),
-      ("Escape Rooms", "Game Room", "Lanes"), (2,)),
-    K("winery", "attraction", ("Wineries", "Food", "Arts & Entertainment"), ("Wine Tasting Room", "Distilleries", "Wine Tours"),
-      ("tasting flight", "barrel room tour", "bourbon tasting", "vineyard patio", "gin flight"),
-      ("Winery", "Distillery", "Cellars"), (2, 3), ("Nashville", "Saint Louis")),
-    K("hiking", "attraction", ("Hiking", "Active Life"), ("Parks", "Mountain Biking", "Nature Preserves", "Rock Climbing"),
-      ("summit trail", "canyon loop", "saguaro forest", "river overlook", "wildflower meadow"),
-      ("Trailhead", "Canyon Trail", "Nature Area"), (1,), ("Tucson", "Reno")),
-    K("beach", "attraction", ("Beaches", "Active Life"), ("Parks", "Paddleboarding", "Kayaking"),
-      ("white sand", "sunset pier", "dolphin sightings", "paddleboard rentals", "shell beach"),
-      ("Beach", "Beach Park", "Shores"), (1,), ("Tampa",)),
-    K("historic_tour", "attraction", ("Historical Tours", "Tours"), ("Bus Tours", "Walking Tours", "Art Tours"),
-      ("trolley ride", "cemetery tour", "mansion tour", "bus loop", "riverfront tour"),
-      ("Trolley Tours", "Heritage Tours", "City Tours"), (2,)),
-    K("cinema", "attraction", ("Cinema", "Arts & Entertainment"), ("Bars", "Music Venues"),
-      ("drive-in screen", "art house screening", "classic movie night", "recliner seats"),
-      ("Cinema", "Picture House", "Drive-In"), (1, 2)),
-    K("gallery", "attraction", ("Art Galleries", "Shopping", "Arts & Entertainment"), ("Public Art",),
-      ("rotating local show", "glassblowing demo", "First Friday opening", "ceramics room"),
-      ("Gallery", "Art Space", "Studio"), (1, 2)),
-)
-OTHER_KINDS: tuple[Kind, ...] = (
-    K("dentist", "other", ("Dentists", "Health & Medical", "General Dentistry"), ("Cosmetic Dentists",), (), ("Dental",), (2,)),
-    K("auto", "other", ("Automotive", "Auto Repair"), ("Oil Change Stations", "Tires"), (), ("Auto Care", "Garage"), (2,)),
-    K("salon", "other", ("Beauty & Spas", "Hair Salons"), ("Nail Salons", "Waxing"), (), ("Salon", "Studio"), (2,)),
-    K("grocery", "other", ("Food", "Grocery"), ("Specialty Food", "Convenience Stores"), (), ("Market", "Grocery"), (1, 2)),
-    K("car_rental", "other", ("Hotels & Travel", "Car Rental"), ("Transportation",), (), ("Car Rental", "Rent-A-Car"), (2,)),
-    K("gym", "other", ("Active Life", "Gyms", "Fitness & Instruction"), ("Trainers",), (), ("Fitness", "Gym"), (2,)),
-    K("plumber", "other", ("Home Services", "Plumbing"), ("Contractors",), (), ("Plumbing", "Rooter"), (2,)),
-    K("shop", "other", ("Shopping", "Fashion", "Women's Clothing"), ("Accessories",), (), ("Boutique", "Outfitters"), (2, 3)),
-)
-KINDS_BY_TYPE = {"restaurant": RESTAURANT_KINDS, "hotel": HOTEL_KINDS, "attraction": ATTRACTION_KINDS}
+@dataclass(frozen=True)
+class Catalogue:
+    """The kinds of POI and the word lists (the keys of synth_catalogue.json)."""
 
-NAME_WORDS = (
-    "Magnolia", "Cypress", "Oak", "Willow", "Copper", "Iron", "Blue Heron", "Red Fox", "Silver", "Golden",
-    "Harbor", "River", "Lantern", "Juniper", "Maple", "Cedar", "Union", "Liberty", "Heritage", "Crescent",
-    "Sparrow", "Starling", "Anchor", "Bluebird", "Olive", "Saffron", "Ember", "Hearth", "Compass", "Canal",
-    "Market", "Station", "Elm", "Birch", "Laurel", "Thistle", "Marigold", "Sunset", "Highland", "Meridian",
-)  # fmt: skip
-CITY_WORDS = {
-    "Indianapolis": ("Circle City", "Hoosier", "Monon", "Mass Ave", "Fountain", "Speedway"),
-    "Nashville": ("Music City", "Cumberland", "Broadway", "Honky", "Gulch", "Belmont"),
-    "New Orleans": ("Bayou", "Crescent City", "Bourbon", "Magazine", "Tchoupitoulas", "Marigny"),
-    "Philadelphia": ("Liberty Bell", "Schuylkill", "Rittenhouse", "Fishtown", "Passyunk", "Penn"),
-    "Reno": ("Sierra", "Truckee", "Comstock", "Tahoe", "Silver State", "Washoe"),
-    "Saint Louis": ("Gateway", "Arch", "Soulard", "Forest Park", "Delmar", "Lafayette"),
-    "Tampa": ("Ybor", "Bayshore", "Gulf", "Hillsborough", "Seminole", "Channel"),
-    "Tucson": ("Saguaro", "Sonoran", "Catalina", "Rincon", "Old Pueblo", "Mesquite"),
-}
-SURNAMES = (
-    "Baker", "Romano", "Nguyen", "Garcia", "O'Malley", "Patel", "Dubois", "Kowalski", "Jackson", "Moreau",
-    "Bianchi", "Schmidt", "Alvarez", "Chen", "Fitzgerald", "Delgado", "Haddad", "Kim", "Lombardi", "Walsh",
-)  # fmt: skip
-STREETS = (
-    "Main", "Market", "Oak", "Magnolia", "Broad", "Washington", "Jefferson", "Lincoln", "Church", "Elm", "Park",
-    "River", "Canal", "Chestnut", "Walnut", "Spruce", "Pine", "Locust", "Grand", "Union", "Mill", "High",
-)  # fmt: skip
-STREET_TYPES = ("St", "Ave", "Blvd", "Rd", "Dr", "Pkwy", "Ln")
-CITY_SPELLINGS = {
-    # canonical city -> (spelling, weight): the quirks the reader must normalise
-    "Saint Louis": (("Saint Louis", 0.6), ("St. Louis", 0.25), ("St Louis", 0.1), ("st. louis ", 0.05)),
-    "New Orleans": (("New Orleans", 0.95), ("new  orleans", 0.05)),
-    "Tampa": (("Tampa", 0.95), ("Tampa Bay", 0.05)),
-    "Philadelphia": (("Philadelphia", 0.97), ("Philly", 0.03)),
-    "Nashville": (("Nashville", 0.97), ("Nashville-Davidson", 0.03)),
-}
-POSTAL_PREFIX = {
-    "Indianapolis": "462", "Nashville": "372", "New Orleans": "701", "Philadelphia": "191", "Reno": "895",
-    "Saint Louis": "631", "Tampa": "336", "Tucson": "857",
-}  # fmt: skip
-OTHER_CITIES = (  # (city, state, lat, lon): businesses outside the 8 Trace cities
-    ("Clearwater", "FL", 27.9659, -82.8001), ("Metairie", "LA", 29.9841, -90.1529), ("Sparks", "NV", 39.5349, -119.7527),
-    ("Franklin", "TN", 35.9251, -86.8689), ("Carmel", "IN", 39.9784, -86.1180), ("Cherry Hill", "NJ", 39.9348, -75.0307),
-    ("Santa Barbara", "CA", 34.4208, -119.6982), ("Edmonton", "AB", 53.5461, -113.4938), ("Boise", "ID", 43.6150, -116.2023),
-    ("Saint Petersburg", "FL", 27.7676, -82.6403), ("Kenner", "LA", 29.9941, -90.2417), ("Clayton", "MO", 38.6426, -90.3237),
-)  # fmt: skip
-STAR_WEIGHTS = {1.0: 1, 1.5: 2, 2.0: 3, 2.5: 5, 3.0: 8, 3.5: 15, 4.0: 26, 4.5: 24, 5.0: 10}  # mean 3.84 (Table 3: 3.8)
-DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+    restaurant_kinds: tuple[Kind, ...]
+    hotel_kinds: tuple[Kind, ...]
+    attraction_kinds: tuple[Kind, ...]
+    other_kinds: tuple[Kind, ...]  # not tourism: exercise the classifier
+    name_words: tuple[str, ...]
+    city_words: dict[str, tuple[str, ...]]  # canonical city -> words for names
+    surnames: tuple[str, ...]
+    streets: tuple[str, ...]
+    street_types: tuple[str, ...]
+    city_spellings: dict[
+        str, tuple[tuple[str, float], ...]
+    ]  # canonical city -> (spelling, weight): the quirks the reader must normalise
+    postal_prefix: dict[str, str]
+    other_cities: tuple[
+        tuple[str, str, float, float], ...
+    ]  # (city, state, lat, lon): outside the 8 Trace cities
+    star_weights: dict[float, int]  # stars -> weight; mean 3.84 (Table 3: 3.8)
+    days: tuple[str, ...]
+
+    @property
+    def kinds_by_type(self) -> dict[str, tuple[Kind, ...]]:
+        """The tourism kinds by POI type (every type a Trace cell has)."""
+        return {
+            "restaurant": self.restaurant_kinds,
+            "hotel": self.hotel_kinds,
+            "attraction": self.attraction_kinds,
+        }
+
+    @property
+    def all_kinds(self) -> tuple[Kind, ...]:
+        return self.restaurant_kinds + self.hotel_kinds + self.attraction_kinds + self.other_kinds
+
+
+@functools.cache
+def catalogue() -> Catalogue:
+    """The catalogue, read from synth_catalogue.json once."""
+    table = read_table(CATALOGUE_FILE)
+    for key in _KIND_TABLES:
+        table[key] = tuple(Kind(**k) for k in table[key])
+    table["star_weights"] = from_rows(table["star_weights"])
+    return Catalogue(**table)

@@ -100,6 +100,11 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--max-repairs", type=number_in(int, 0), default=None, help="JSON repair retries per agent call (default: 2)"
     )
+    run.add_argument(
+        "--open-candidates", action="store_true",
+        help="the paper's open list: agents may name anything (no catalogue enum in the schema); see "
+        "docs/collab_rec.md",
+    )
     run.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_llm_argument(
@@ -156,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
             seed=args.llm_seed,
             max_repairs=args.max_repairs,
             progress=not args.no_progress,
+            catalogue_enum=not args.open_candidates,
         )
     finally:
         if llm is not None:

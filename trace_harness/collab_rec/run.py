@@ -110,6 +110,7 @@ def run_benchmark(
     overwrite: bool = False,
     seed: int = SEED,
     max_repairs: int | None = None,
+    catalogue_enum: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run `strategy` on the queries, write OUT (module docstring) and return metrics.json's content."""
@@ -131,6 +132,8 @@ def run_benchmark(
                                                                         "sha256": sha256_file(queries_path)},
         "llm": _llm_identity(llm) if uses_llm else None, "prompt_files": prompt_files() if uses_llm else None,
     }  # fmt: skip
+    if uses_llm and not catalogue_enum:
+        identity["catalogue_enum"] = False  # the paper's open list (recorded only when asked: older runs resume)
     _prepare(out, identity, overwrite)
     qdir = out / QUERIES_DIR
     tasks = city_tasks(kb, queries, config)
@@ -138,7 +141,7 @@ def run_benchmark(
     todo = [t for t in tasks if not (qdir / files[t.id]).exists()]
     if len(todo) < len(tasks):
         log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
-    caller = AgentCaller(llm, config, max_repairs) if uses_llm else None
+    caller = AgentCaller(llm, config, max_repairs, catalogue_enum=catalogue_enum) if uses_llm else None
     bar = _progress(len(tasks), len(tasks) - len(todo), strategy, progress)
     for start in range(0, len(todo), batch_queries):
         chunk = todo[start : start + batch_queries]
@@ -147,8 +150,10 @@ def run_benchmark(
         elif strategy == "toppop":
             results = run_toppop(chunk, toppop_ranking(kb), config.k)
         elif strategy == "sasi":
+            assert caller is not None  # sasi and mami use the LLM
             results = run_sasi(chunk, caller)
         else:
+            assert caller is not None
             results = run_mami(chunk, caller.propose, config, strategy)
         for task, result in zip(chunk, results, strict=True):
             write_json(
@@ -160,7 +165,7 @@ def run_benchmark(
     records = [_query_record(qdir / files[t.id], t.id) for t in tasks]
     metrics = compute_metrics(records, kb.names, config)
     metrics["strategy"] = strategy
-    if uses_llm:
+    if caller is not None:
         metrics["llm"] = {
             "model": llm.describe(),
             "usage_this_process": llm.usage,

@@ -6,6 +6,10 @@ of its model (one round: no reliability); a MASI run the M_1 column; a MAMI run 
 RandRec and TopPop go into a footnote line, as in the paper. The "Eq. 10" column says which reliability each
 row's runs used: "printed" (the paper's formula, the default) or "code" (the authors' code, μ2 = μ1,
 `--code-behaviour mu2_is_mu1`); the paper's own rows come from the authors' code.
+
+Every LLM row shows its failed agent calls (a failed call is an agent abstaining that round, never filled in)
+as a share of its calls, in both tables; a row whose share is over `NOT_OWN_SHARE` (10%,
+trace_dataset.constants, the leaderboard's rule) is marked with a dagger and a footnote: its numbers are not the system's own result.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trace_dataset.constants import NOT_OWN_SHARE
 from trace_dataset.io import TraceDataError, read_json
 from trace_harness.collab_rec.run import METRICS_FILE, RUN_FILE
 from trace_metrics.tables import format_value, markdown_table
@@ -56,23 +61,55 @@ def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, 
     """(model, rejection, Eq. 10 reading) -> {"systems": {name: metrics}, "early": {...}, "rounds": ...}."""
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     shared: dict[str, dict[str, Any]] = {}  # model -> SASI metrics
+    shared_counts: dict[str, dict[str, Any]] = {}
     for run, metrics in runs:
         if run["strategy"] in ("randrec", "toppop"):
             continue
         model = _model(run)
         if run["strategy"] == "sasi":
             shared[model] = metrics["systems"]["SASI"]
+            shared_counts[model] = metrics
             continue
         key = (model, "A" if run["config"]["rejection"] == "aggressive" else "M", eq10_reading(run))
-        row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})
+        row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
+        _add_calls(row, metrics)
         row["systems"].update(metrics["systems"])
         row["early"] = metrics.get("early_stopping") or row["early"]
         row["rounds"] = (metrics.get("rounds") or {}).get("mean_rounds_run", row["rounds"])
     for model, sasi in shared.items():
         keys = [k for k in rows if k[0] == model] or [(model, "-", "-")]
         for key in keys:
-            rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None})["systems"]["SASI"] = sasi
+            row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
+            row["systems"]["SASI"] = sasi
+            _add_calls(row, shared_counts[model])
     return rows
+
+
+def _add_calls(row: dict[str, Any], metrics: dict[str, Any]) -> None:
+    counts = metrics.get("counts") or {}
+    row["calls"] += int(counts.get("agent_calls") or 0)
+    row["failures"] += int(counts.get("agent_failures") or 0)
+
+
+def failure_share(row: dict[str, Any]) -> float | None:
+    """Failed agent calls / agent calls of a table row (None without calls)."""
+    return row["failures"] / row["calls"] if row["calls"] else None
+
+
+def _failure_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """(model cell suffix, failed-calls cell): a dagger on a row over the threshold."""
+    share = failure_share(row)
+    if share is None:
+        return "", "-"
+    mark = " †" if share > NOT_OWN_SHARE else ""
+    return mark, f"{row['failures']}/{row['calls']} ({100 * share:.0f}%)"
+
+
+def failure_note(rows: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    if not any((failure_share(r) or 0) > NOT_OWN_SHARE for r in rows.values()):
+        return ""
+    return (f"† more than {NOT_OWN_SHARE:.0%} of the row's agent calls failed (no valid reply after the "
+            "repairs; the agent abstained): its numbers are not the system's own result.")
 
 
 def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -94,12 +131,14 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run"]
+    head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run",
+            "Failed calls"]  # fmt: skip
     body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         early = row["early"]
+        mark, failed = _failure_cells(row)
         cells = [
-            model,
+            model + mark,
             rej,
             eq10,
             *(format_value(row["systems"].get(s, {}).get("moderator_success")) for s in systems),
@@ -107,9 +146,10 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             format_value(early.get("avg_convergence_round"), 2),
             format_value(early.get("ties_pct"), 1),
             format_value(row["rounds"], 2),
+            failed,
         ]
         body.append(cells)
-    foot = non_llm_line(runs)
+    foot = "\n\n".join(x for x in (failure_note(rows), non_llm_line(runs)) if x)
     return markdown_table(head, body) + (f"\n\n{foot}" if foot else "")
 
 
@@ -119,14 +159,16 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
         return "(no SASI, MASI or MAMI run given)"
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
     head = ["Model", "Rej.", "Eq. 10", *(f"{s} Gini (Ent.)" for s in systems),
-            *(f"{s} Cov. % (avg)" for s in systems)]  # fmt: skip
+            *(f"{s} Cov. % (avg)" for s in systems), "Failed calls"]  # fmt: skip
     body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
         ge = [f"{m['gini']:.2f} ({m['entropy']:.2f})" if m else "-" for m in ms]
         cov = [f"{100 * m['coverage']:.1f} ({m['avg_recs_per_item']:.1f})" if m else "-" for m in ms]
-        body.append([model, rej, eq10, *ge, *cov])
-    return markdown_table(head, body)
+        mark, failed = _failure_cells(row)
+        body.append([model + mark, rej, eq10, *ge, *cov, failed])
+    note = failure_note(rows)
+    return markdown_table(head, body) + (f"\n\n{note}" if note else "")
 
 
 def reference_tables() -> str:

@@ -90,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
     from trace_llm.cli import llm_from_args
 
     if args.system.startswith(("http://", "https://")):
-        from trace_harness.interactive.systems import check_system_url
+        from trace_harness.interactive.http_system import check_system_url
 
         check_system_url(args.system)  # before anything is loaded or written
     elif not args.system.startswith("openai:"):

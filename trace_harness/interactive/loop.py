@@ -28,9 +28,9 @@ from typing import Any
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_row
+from trace_harness.interactive.reply import System, SystemReply
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.rules import Simulator, SystemView, Traveler, UserTurn
-from trace_harness.interactive.systems import System, SystemReply
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 GENERATOR = "trace-bench interactive v1"
@@ -167,11 +167,11 @@ def converse(system: System, simulator: Simulator, goals: Sequence[TravelerGoal]
             live.add_system(row, reply, world, seed)
         talking = [x for x in active if not x.done]
         answers = simulator.respond([x.traveler for x in talking], [x.view() for x in talking])
-        for live, ut in zip(talking, answers, strict=True):
-            if ut is None:
+        for live, answer in zip(talking, answers, strict=True):
+            if answer is None:
                 live.done = True
             else:
-                live.add_user(ut)
+                live.add_user(answer)
         if progress is not None:
             progress.set_postfix(turn=active[0].system_turns, refresh=False)
     for live in lives:

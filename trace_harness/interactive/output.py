@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def records_path(out: str | Path) -> Path:
 class Progress:
     """Finished dialogues of a run (OUT/progress.jsonl), checked against the run's identity."""
 
-    def __init__(self, out: str | Path, identity: Mapping[str, Any], overwrite: bool = False):
+    def __init__(self, out: str | os.PathLike, identity: Mapping[str, Any], overwrite: bool = False):
         self.out = Path(out)
         self.path = self.out / PROGRESS_FILE
         self.meta_path = self.out / META_FILE
@@ -119,7 +120,7 @@ def read_outputs(out: str | Path) -> list[dict[str, Any]]:
             for r, t in zip(records, travelers, strict=True)]
 
 
-def write_outputs(out: str | Path, items: list[Mapping[str, Any]], names: Mapping[str, str]) -> None:
+def write_outputs(out: str | os.PathLike, items: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> None:
     """The final files from the finished dialogues (in seed order); removes the progress file."""
     out = Path(out)
     write_jsonl(records_path(out), (it["record"] for it in items))

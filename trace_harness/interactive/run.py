@@ -32,17 +32,18 @@ from trace_dataset.io import TraceDataError, sha256_file, write_json
 from trace_dataset.kb.store import KnowledgeBase
 from trace_harness.interactive.loop import GENERATOR, LiveDialogue, converse
 from trace_harness.interactive.output import METRICS_FILE, Progress, write_outputs
-from trace_harness.interactive.report import build_metrics
-from trace_harness.interactive.simulator.goal import TravelerGoal, World
-from trace_harness.interactive.simulator.rules import RulesSimulator, Simulator
-from trace_harness.interactive.simulator.seeding import CorpusSeeder
-from trace_harness.interactive.systems import (
+from trace_harness.interactive.reply import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_REPLY_BYTES,
     DEFAULT_TIMEOUT_S,
     System,
-    load_system,
 )
+from trace_harness.interactive.report import build_metrics
+from trace_harness.interactive.simulator.goal import TravelerGoal, World
+from trace_harness.interactive.simulator.party import SimulatedUser
+from trace_harness.interactive.simulator.rules import RulesSimulator, Simulator
+from trace_harness.interactive.simulator.seeding import CorpusSeeder
+from trace_harness.interactive.systems import load_system
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +101,9 @@ def travelers(data_dir: str | os.PathLike, kb: KnowledgeBase, *, split: str, n: 
     return world, seed_goals(data_dir, kb, world, split, n), make_simulator(simulator, world, llm, seed)
 
 
-def simulator_identity(sim: Simulator) -> dict[str, Any]:
+def simulator_identity(sim: SimulatedUser) -> dict[str, Any]:
     d = sim.describe()
-    keep = {k: d[k] for k in ("simulator", "version", "seed", "topics_sha256") if k in d}
+    keep: dict[str, Any] = {k: d[k] for k in ("simulator", "version", "seed", "topics_sha256") if k in d}
     if "prompt" in d:
         keep["prompt"] = d["prompt"]
         keep["llm"] = {k: d["llm"].get(k) for k in ("spec", "model", "settings")}
@@ -192,7 +193,7 @@ def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, 
     names = {pid: kb.pois[pid].name for g in goals for pid in g.pools.get(pool, ()) if pid in kb.pois}
     write_outputs(out, items, names)
     meta.update({"system": system.describe(), "simulator": sim.describe(), "complete": True})
-    if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process (not of resumed ones)
+    if sim.llm is not None:  # tokens and cache hits of this process (not of resumed ones)
         meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
            "family": desc.get("family", "external"), "session_isolated": desc.get("session_isolated"),

@@ -29,6 +29,12 @@ from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
 from trace_harness.interactive.loop import GENERATOR, _turn, citation_list, new_record
 from trace_harness.interactive.output import METRICS_FILE, Progress, write_outputs
+from trace_harness.interactive.reply import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+)
 from trace_harness.interactive.report import build_metrics
 from trace_harness.interactive.run import simulator_identity, system_label
 from trace_harness.interactive.simulator.goal import World
@@ -41,13 +47,7 @@ from trace_harness.interactive.simulator.sniprec_seeds import (
     seed_pairs,
     seeker_context,
 )
-from trace_harness.interactive.systems import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_MAX_REPLY_BYTES,
-    DEFAULT_TIMEOUT_S,
-    System,
-    load_system,
-)
+from trace_harness.interactive.systems import load_system
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
                 "complete": False}
         store.write_meta(meta)
         metadata = {"generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)", "backend": sim.name,
-                    "model": str(getattr(getattr(sim, "llm", None), "model", "") or ""), "seed": seed,
+                    "model": str(getattr(sim.llm, "model", "") or ""), "seed": seed,
                     "kb_version": kb.version}
         todo = [c for c in contexts if f"sniprec_{c.pair.index + 1:05d}" not in store.done]
         bar = tqdm(total=len(contexts), initial=len(contexts) - len(todo), desc=f"sniprec {sys_.name}"[:40],
@@ -199,7 +199,7 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
         items = [store.done[f"sniprec_{c.pair.index + 1:05d}"] for c in contexts]
         write_outputs(out, items, {pid: kb.pois[pid].name for pid in catalogue})
         meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
-        if getattr(sim, "llm", None) is not None:  # tokens and cache hits of this process, not resumed ones
+        if sim.llm is not None:  # tokens and cache hits of this process, not resumed ones
             meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
     finally:
         if not isinstance(system, System):

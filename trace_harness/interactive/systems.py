@@ -18,120 +18,36 @@ reply must be complete within `timeout` seconds (the whole reply, not each byte;
 answer is cut off at the first read past the deadline). A system that cannot be reached at all (connection
 refused, unknown host; for a chat endpoint: still failing after the LLM layer's bounded retries) stops the run
 with SystemUnreachable: the finished dialogues are kept and the same command resumes.
+
+The interface, the reply check and the limits are in `trace_harness.interactive.reply`; `HTTPSystem` is in
+`trace_harness.interactive.http_system`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
-import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from baselines.base import TracePipeline
 from baselines.toolkit.state import phrase_pattern
-from trace_bench.errors import TraceBenchError, UsageError
-from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, SYSTEM_ACTIONS
-from trace_dataset.io import dumps
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.http_system import HTTPSystem, candidate_cards
+from trace_harness.interactive.reply import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+    SystemReply,
+    check_reply,
+    not_unicode,
+)
 from trace_llm.prompts import Prompt, load_prompt
-from trace_metrics.lib.predictions import normalize_citations
 
 log = logging.getLogger(__name__)
 
-HTTP_PROTOCOL = "trace-bench-interactive/1"
-DEFAULT_TIMEOUT_S = 30.0
-DEFAULT_CONCURRENCY = 8
-DEFAULT_MAX_REPLY_BYTES = MAX_PREDICTION_LINE_BYTES  # a reply longer than the row it becomes could not be submitted
-LOST_REASONS: tuple[str, ...] = ("timeout", "error", "garbage", "out_of_pool")
 CHAT_PROMPT_FILE = "chat_system_v1.txt"
-
-
-class SystemUnreachable(TraceBenchError):
-    """The system under test cannot be reached: the run stops (resumable) instead of losing every turn."""
-
-
-def check_system_url(url: str) -> str:
-    """`url` when httpx can send requests to it; UsageError naming --system otherwise (before any output)."""
-    import httpx
-
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError) as e:
-        raise UsageError(f"--system {url!r}: not a valid URL ({e})") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise UsageError(f"--system {url!r}: expected http(s)://HOST[:PORT]/PATH")
-    return url
-
-
-def not_unicode(*texts: str) -> bool:
-    """Whether a text holds a lone surrogate (valid in a Python str and in JSON escapes, not in UTF-8)."""
-    try:
-        for text in texts:
-            text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-@dataclass
-class SystemReply:
-    """One system turn as the loop records it."""
-
-    action: str
-    ranked_poi_ids: list[str]
-    response: str
-    citations: dict[str, str]
-    meta: dict[str, Any] = field(default_factory=dict)
-    scores: Mapping[str, Any] | None = None  # the system's scores, when known (tie groups of the turn metrics)
-    lost: str | None = None  # why the turn was lost (LOST_REASONS), None when it counts
-
-    @classmethod
-    def lost_turn(cls, action: str, reason: str, detail: str) -> SystemReply:
-        if reason not in LOST_REASONS:
-            raise ValueError(f"unknown lost-turn reason {reason!r}; expected one of {LOST_REASONS}")
-        return cls(action, [], "", {}, {"lost": reason, "detail": detail[:300]}, None, reason)
-
-
-def check_reply(row: Mapping[str, Any], reply: SystemReply) -> SystemReply:
-    """The reply, or a lost turn when it ranks POIs outside the row's candidates (or ranks one twice), holds
-    text that is not valid Unicode, or would make a prediction row over the submission limit."""
-    ranked = reply.ranked_poi_ids
-    if not_unicode(reply.response, *ranked, *reply.citations, *reply.citations.values()):
-        return SystemReply.lost_turn(reply.action, "garbage", "the reply holds a lone surrogate (not valid Unicode)")
-    size = len(dumps({"ranked_poi_ids": ranked, "response": reply.response, "citations": reply.citations}).encode())
-    if size > MAX_PREDICTION_LINE_BYTES:
-        return SystemReply.lost_turn(reply.action, "garbage", f"the reply makes a prediction row of {size:,} bytes; "
-                                     f"the limit is {MAX_PREDICTION_LINE_BYTES:,} (what trace-bench submit accepts)")
-    pool = set(row["candidate_poi_ids"])
-    outside = [p for p in ranked if p not in pool]
-    if outside:
-        return SystemReply.lost_turn(reply.action, "out_of_pool", f"ranked {len(outside)} POI(s) outside the pool: {outside[:3]}")
-    if len(set(ranked)) != len(ranked):
-        return SystemReply.lost_turn(reply.action, "garbage", "ranked_poi_ids lists a POI more than once")
-    return reply
-
-
-class System:
-    """Interface: `respond(rows) -> replies` (one per row, in order) and `describe()`."""
-
-    name: str = ""
-    # False for a system that carries state across dialogues: the loop then runs its dialogues one at a time,
-    # in corpus order, instead of in lockstep (a registered pipeline says so itself; see PipelineSystem).
-    session_isolated: bool = True
-
-    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
-        raise NotImplementedError
-
-    def describe(self) -> dict[str, Any]:
-        return {"system": self.name}
-
-    def close(self) -> None:
-        return None
 
 
 class PipelineSystem(System):
@@ -166,147 +82,6 @@ class PipelineSystem(System):
 
     def describe(self) -> dict[str, Any]:
         return {"system": self.name, "kind": "pipeline", **self.pipe.describe()}
-
-
-def candidate_cards(kb: KnowledgeBase, ids: Sequence[str]) -> list[dict[str, Any]]:
-    """What an external system is told about each candidate (no review text)."""
-    out = []
-    for pid in ids:
-        p = kb.pois[pid]
-        out.append({"business_id": pid, "name": p.name, "address": p.address, "categories": list(p.categories),
-                    "stars": p.stars, "price": p.price, "latitude": p.latitude, "longitude": p.longitude})
-    return out
-
-
-def http_request(row: Mapping[str, Any], kb: KnowledgeBase) -> dict[str, Any]:
-    """The JSON body POSTed for one system turn (docs/interactive.md, "The HTTP contract")."""
-    return {
-        "protocol": HTTP_PROTOCOL,
-        "dialogue_id": row["dialogue_id"],
-        "turn_id": int(row["turn_id"]),
-        "action": row["action"],
-        "scenario": {k: row["scenario"][k] for k in ("city", "poi_type")},
-        "pool": row.get("pool", "closed"),
-        "history": [dict(t) for t in row["history"]],
-        "candidate_poi_ids": list(row["candidate_poi_ids"]),
-        "rejected_poi_ids": list(row["rejected_poi_ids"]),
-        "candidates": candidate_cards(kb, row["candidate_poi_ids"]),
-    }
-
-
-def parse_http_reply(row: Mapping[str, Any], payload: Any) -> SystemReply:
-    """A reply body -> SystemReply, or a lost turn ("garbage") naming what was wrong."""
-    action = row["action"]
-    if not isinstance(payload, dict):
-        return SystemReply.lost_turn(action, "garbage", f"reply is {type(payload).__name__}, expected a JSON object")
-    ranked = payload.get("ranked_poi_ids")
-    if not isinstance(ranked, list) or not all(isinstance(p, str) and p for p in ranked):
-        return SystemReply.lost_turn(action, "garbage", "ranked_poi_ids is not a list of non-empty strings")
-    response = payload.get("response")
-    if not isinstance(response, str):
-        return SystemReply.lost_turn(action, "garbage", "response is not a string")
-    try:
-        citations = normalize_citations(payload.get("citations", {}))
-    except ValueError as e:
-        return SystemReply.lost_turn(action, "garbage", f"citations: {e}")
-    own = payload.get("action", action)
-    if own not in SYSTEM_ACTIONS:
-        return SystemReply.lost_turn(action, "garbage", f"action {own!r} is not one of {SYSTEM_ACTIONS}")
-    scores = payload.get("scores")  # optional: {business_id: number}, the ties of the ranking (equal numbers)
-    if scores is not None and (not isinstance(scores, dict) or not all(
-            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-            for k, v in scores.items())):
-        return SystemReply.lost_turn(action, "garbage", "scores is not an object of finite numbers by business_id")
-    return check_reply(row, SystemReply(own, list(ranked), response, dict(citations), {"http_action": own != action},
-                                        scores or None))
-
-
-class _LostTurn(Exception):
-    def __init__(self, reason: str, detail: str):
-        super().__init__(detail)
-        self.reason, self.detail = reason, detail
-
-
-class HTTPSystem(System):
-    """An external system behind the HTTP contract (one POST per system turn, `concurrency` in flight).
-
-    Each reply is read as a stream: it is lost ("timeout") when it is not complete `timeout` seconds after the
-    request went out, and ("garbage") as soon as it passes `max_reply_bytes`."""
-
-    def __init__(self, url: str, kb: KnowledgeBase, timeout: float = DEFAULT_TIMEOUT_S,
-                 concurrency: int = DEFAULT_CONCURRENCY, max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES):
-        import httpx
-
-        if not 0 < timeout < float("inf") or concurrency < 1 or max_reply_bytes < 1:
-            raise ValueError(f"need 0 < timeout < inf, concurrency >= 1 and max_reply_bytes >= 1, got {timeout}, "
-                             f"{concurrency}, {max_reply_bytes}")
-        self.url = check_system_url(url)
-        self.kb, self.timeout, self.concurrency, self.max_reply_bytes = kb, timeout, concurrency, max_reply_bytes
-        self.name = url
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout), follow_redirects=False)
-
-    def _one(self, row: Mapping[str, Any]) -> SystemReply:
-        import httpx
-
-        action = row["action"]
-        try:
-            status, body = self._post(http_request(row, self.kb))
-        except _LostTurn as e:
-            return SystemReply.lost_turn(action, e.reason, e.detail)
-        except httpx.ConnectError as e:
-            raise SystemUnreachable(f"--system {self.url}: cannot connect ({e}); is the system running? The "
-                                    "finished dialogues are kept: rerun the same command to resume") from None
-        except httpx.TimeoutException as e:
-            return SystemReply.lost_turn(action, "timeout", f"no reply within {self.timeout:g} s ({type(e).__name__})")
-        except httpx.HTTPError as e:
-            return SystemReply.lost_turn(action, "error", f"{type(e).__name__}: {e}")
-        text = body.decode("utf-8", errors="replace")
-        if status != 200:
-            return SystemReply.lost_turn(action, "error", f"HTTP {status}: {text[:200]}")
-        try:
-            payload = json.loads(body)
-        except RecursionError:
-            return SystemReply.lost_turn(action, "garbage", "reply is JSON nested too deeply")
-        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
-            return SystemReply.lost_turn(action, "garbage", f"reply is not JSON: {text[:200]!r}")
-        try:
-            return parse_http_reply(row, payload)
-        except RecursionError:
-            return SystemReply.lost_turn(action, "garbage", "reply is JSON nested too deeply")
-
-    def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
-        """(status, reply bytes) of one POST, read within the deadline and the size cap (or _LostTurn)."""
-        deadline = time.monotonic() + self.timeout
-        late = f"the reply was not complete within {self.timeout:g} s (--timeout bounds the whole reply)"
-        with self._client.stream("POST", self.url, json=body) as r:
-            declared = r.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > self.max_reply_bytes:
-                raise _LostTurn("garbage", f"the reply announces {int(declared):,} bytes; the limit is "
-                                f"{self.max_reply_bytes:,} (--max-reply-bytes)")
-            chunks, size = [], 0
-            for chunk in r.iter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    raise _LostTurn("garbage", f"the reply passed {self.max_reply_bytes:,} bytes (--max-reply-bytes)")
-                if time.monotonic() > deadline:
-                    raise _LostTurn("timeout", late)
-                chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise _LostTurn("timeout", late)
-            return r.status_code, b"".join(chunks)
-
-    def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
-        if len(rows) <= 1 or self.concurrency == 1:
-            return [self._one(r) for r in rows]
-        with ThreadPoolExecutor(min(self.concurrency, len(rows))) as pool:
-            return list(pool.map(self._one, rows))
-
-    def describe(self) -> dict[str, Any]:
-        return {"system": self.url, "kind": "http", "protocol": HTTP_PROTOCOL, "timeout_s": self.timeout,
-                "concurrency": self.concurrency, "max_reply_bytes": self.max_reply_bytes}
-
-    def close(self) -> None:
-        self._client.close()
 
 
 def load_chat_prompt() -> Prompt:

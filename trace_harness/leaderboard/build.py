@@ -24,9 +24,10 @@ come from the metadata. One leaderboard row per (system, pool), a JSON object:
                                 its header and moves the data to the side file leaderboard.per_dialogue.jsonl;
                                 `read_leaderboard` puts it back
     config     {...}            the suite's configuration (grounding turns, conventions, parameters)
-    fallbacks  {...}            (baseline rows) the run's fallbacks and failures: system_turns, counts per kind,
-                                share, own_result (trace_harness/leaderboard/fallbacks.py); a row that is not
-                                the system's own result gets no tied_best and marks no other row
+    fallbacks  {...}            (baseline rows) the run's fallbacks and failures: rows, kinds (count, of, share
+                                per kind), share, replaced_share, own_result (trace_harness/fallbacks.py, the
+                                shape the runner stores in summary.fallbacks); a row that is not the system's
+                                own result gets no tied_best and marks no other row
 
 `result_row` is what both `trace-bench leaderboard` and the Space's submissions call (intervals included);
 `build_leaderboard` scores a runs folder and adds intervals and marks for all rows at once (one resampling
@@ -46,7 +47,7 @@ from baselines.identity import IDENTITIES
 from baselines.identity import label as baseline_label
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
-from trace_harness.leaderboard import fallbacks as fb
+from trace_harness import fallbacks as fb
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib.stats import ALPHA, N_BOOT
 from trace_metrics.specs import spec
@@ -208,7 +209,7 @@ def _without_marks(row: dict[str, Any]) -> dict[str, Any]:
 
 def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], alpha: float) -> None:
     """tied_best of the rows `members` (one dialogue set), compared within each (pool, split). A row that is not
-    the system's own result (fallbacks over fallbacks.NOT_OWN_SHARE) is marked against no other row."""
+    the system's own result (replaced answers over NOT_OWN_SHARE) is marked against no other row."""
     by_pool: dict[tuple[str, str, bool], list[int]] = {}
     for k, i in enumerate(members):
         if not fb.own_result(out[i]):

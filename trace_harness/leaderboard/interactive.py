@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json, write_json, write_text
+from trace_harness import fallbacks as fb
 from trace_harness.interactive.output import METRICS_FILE, PREDICTIONS_FILE
-from trace_harness.leaderboard import fallbacks as fb
+from trace_harness.runner import row_counts
 from trace_metrics.tables import Column, csv_fields, csv_header, csv_text, format_cell, heading, text_table
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
         "split": str(info.get("split", "")), "turns": info.get("turns"), "corpus_version": info.get("corpus_version"),
         "kb_version": info.get("kb_version"), "n_dialogues": n_dialogues,
         "metrics": values, "ci": cis, "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
-        "fallbacks": fb.predictions_fallbacks(run / PREDICTIONS_FILE, int(lost.get("system_turns", 0))),
+        "fallbacks": fb.report_of(row_counts(run / PREDICTIONS_FILE), int(lost.get("system_turns", 0))),
         "run": run.relative_to(root).as_posix(),
     }
 

@@ -44,6 +44,7 @@ from trace_llm.collecting import (
     synthetic_reply,
 )
 from trace_llm.errors import AnswersPending
+from trace_llm.structured import PROMPT
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +81,23 @@ class _AnswerNow(CollectingLLM):
     """Records like CollectingLLM, then answers at once with synthetic replies (a system with cross-dialogue
     state: see the module docstring)."""
 
-    def _complete(self, conversations, settings, on_done) -> None:
+    def _collect(self, conversations, settings, constraint, dialect) -> None:
+        """Record (as CollectingLLM), then answer at once through on_done: see _complete / _complete_structured."""
         try:
-            super()._complete(conversations, settings, on_done)  # records them
+            super()._collect(conversations, settings, constraint, dialect)
         except AnswersPending:
             pass
+
+    def _complete(self, conversations, settings, on_done) -> None:
+        self._collect(conversations, settings, None, PROMPT)
+        self._answer(conversations, on_done)
+
+    def _complete_structured(self, conversations, settings, on_done, constraint, dialect) -> None:
+        self._collect(conversations, settings, constraint, dialect)
+        self._answer(conversations, on_done)
+
+    @staticmethod
+    def _answer(conversations, on_done) -> None:
         for i, messages in enumerate(conversations):
             on_done(i, Completion(synthetic_reply(messages), 0, 0, "stop"))
 

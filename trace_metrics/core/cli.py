@@ -18,7 +18,7 @@ from typing import Any
 
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
-from trace_dataset.constants import SPLITS
+from trace_dataset.constants import NOT_OWN_SHARE, SPLITS
 from trace_metrics.tables import text_table
 
 DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
@@ -122,18 +122,41 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
+MISSING_NOTE = (f"† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
+                "retries): the mean is not the evaluator's result on this set")
+
+
+def missing_cell(missing: int, n: int) -> tuple[str, bool]:
+    """("k (s%)", over): the missing count with its share of n + missing; over the NOT_OWN_SHARE limit or not."""
+    total = missing + n
+    if not total:
+        return "0", False
+    share = missing / total
+    return f"{missing} ({100 * share:.0f}%)", share > NOT_OWN_SHARE
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    """The per-factor table of a CoRE run (what `core score` and `evaluate --core` print)."""
-    rows = [[f, _fmt(s["mean"]), str(s["n"]), str(s["n_missing"])] for f, s in summary["factors"].items()]
-    rows.append(
-        ["factor_mean (0-4)", _fmt(summary["factor_mean"]["mean"]), str(summary["factor_mean"]["n"]), ""]
-    )
+    """The per-factor table of a CoRE run (what `core score` and `evaluate --core` print): every mean beside
+    its missing ratings (count and share); a row whose share is over NOT_OWN_SHARE is marked with a dagger and
+    a footnote, as the mean of the few ratings the model did give is not the evaluator's result on the set."""
+    rows, marked = [], False
+    for f, s in summary["factors"].items():
+        cell, over = missing_cell(s["n_missing"], s["n"])
+        marked |= over
+        rows.append([f + (" †" if over else ""), _fmt(s["mean"]), str(s["n"]), cell])
+    r = summary["ratings"]
+    cell, over = missing_cell(r["missing"], r["ok"])
+    marked |= over
+    rows.append(["factor_mean (0-4)" + (" †" if over else ""), _fmt(summary["factor_mean"]["mean"]),
+                 str(summary["factor_mean"]["n"]), cell])  # fmt: skip
     if "overall" in summary:
         o = summary["overall"]
-        rows.append(["overall (debate, 0-100)", _fmt(o["mean"], 1), str(o["n"]), str(o["n_failed"])])
+        cell, over = missing_cell(o["n_failed"], o["n"])
+        marked |= over
+        rows.append(["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell])
     text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
+    if marked:
+        text += "\n" + MISSING_NOTE
     r = summary["ratings"]
     text += (f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: "
              + ", ".join(f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"))  # fmt: skip

@@ -169,7 +169,7 @@ def _evidence(citations: Mapping[str, str], kb: KnowledgeBase | None) -> tuple[s
         if review is None or review.text is None:
             out.append(f"[{label}] (review {citations[label]} not available)")
             continue
-        poi = kb.pois.get(review.business_id)
+        poi = kb.pois.get(review.business_id) if kb is not None else None
         place = poi.name if poi is not None else review.business_id
         out.append(f"[{label}] (review of {place}) {' '.join(review.text.split())}")
     return tuple(out)

@@ -29,6 +29,7 @@ from trace_metrics.core.prompts import PromptSet, Role
 DEFAULT_MAX_ROUNDS = 4
 DEFAULT_MAX_REPAIRS = 2
 MAX_RATIONALE_CHARS = 3000
+MAX_STATEMENT_CHARS = 1500  # bounded in the schema: a constrained statement closes within the 512-token budget
 SCORE_MIN, SCORE_MAX = 0.0, 100.0
 _SCORE_STRING = r"^\s*(100(\.0+)?|\d{1,2}(\.\d+)?)\s*$"
 # The string form first: the layer shows the first alternative's shape, and "..." is not a score a small model
@@ -36,8 +37,8 @@ _SCORE_STRING = r"^\s*(100(\.0+)?|\d{1,2}(\.\d+)?)\s*$"
 DEBATE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "evaluator": {"type": "string"},
-        "statement": {"type": "string", "minLength": 1},
+        "evaluator": {"type": "string", "maxLength": 60},
+        "statement": {"type": "string", "minLength": 1, "maxLength": MAX_STATEMENT_CHARS},
         "score": {
             "anyOf": [
                 {"type": "string", "pattern": _SCORE_STRING},
@@ -46,6 +47,7 @@ DEBATE_SCHEMA: dict[str, Any] = {
         },
     },
     "required": ["statement", "score"],
+    "additionalProperties": False,
 }
 
 
@@ -156,6 +158,7 @@ class DebateState:
             }
             if isinstance(reply, Mapping):
                 message["claimed_evaluator"] = reply.get("evaluator")
+                score: float | None
                 try:
                     score = score_value(reply.get("score"))
                     statement = reply.get("statement")

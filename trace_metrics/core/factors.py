@@ -15,6 +15,13 @@ appended to the conversation and sent again, at most `max_retries` times (the co
 greedy answer is not simply replayed). A factor still not `ok` is counted as missing with the last status: its
 score is None, never a guess. All requests of a batch of logs go out in one `complete_batch` call per attempt,
 so the LLM layer's concurrency, cache and usage accounting apply.
+
+Constrained decoding (the LLM layer's `--structured`, default auto): the reply keeps the paper's format, not a
+JSON form. In process (llama.cpp, transformers) it is decoded under `RATING_GRAMMAR`, a GBNF grammar: a
+rationale of at most RATIONALE_MAX_CHARS (1,000) characters without `<`, then exactly one `<rating>N</rating>` with N in 0-4, and nothing after, so
+every reply that ends before `max_new_tokens` parses `ok`. Servers get no portable way to carry a grammar, so
+through the openai backend the format is asked by prompt alone and checked as above (the LLM usage's
+`constrained` count says which way the replies were made).
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ STATUSES: tuple[str, ...] = ("ok", "missing", "not_integer", "out_of_range", "am
 _TAG_RE = re.compile(r"<\s*rating\s*>(.*?)<\s*/\s*rating\s*>", re.IGNORECASE | re.DOTALL)
 _INT_RE = re.compile(r"[+-]?\d+")
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)")
+RATIONALE_MAX_CHARS = 1000  # the rationale before the tag, bounded so that the tag always fits (docs/core.md)
+RATING_GRAMMAR = f'root ::= [^<]{{0,{RATIONALE_MAX_CHARS}}} "<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,13 @@ class FactorJob:
         }
 
 
+def rating_constraint() -> Any:
+    """The grammar every factor reply is decoded under where the backend honours one (module docstring)."""
+    from trace_llm.structured import Constraint
+
+    return Constraint.gbnf(RATING_GRAMMAR)
+
+
 def rate_factors(
     llm: Any,
     conversations: Sequence[ConversationLog],
@@ -151,7 +167,7 @@ def rate_factors(
     ]
     pending = list(jobs)
     while pending:
-        completions = llm.complete_batch([j.messages for j in pending], settings)
+        completions = llm.complete_batch([j.messages for j in pending], settings, constraint=rating_constraint())
         if len(completions) != len(pending):
             raise RuntimeError(f"the LLM returned {len(completions)} answers for {len(pending)} requests")
         for job, c in zip(pending, completions, strict=True):

@@ -28,7 +28,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -132,7 +132,7 @@ def load_scores(path: str | os.PathLike, allowed: Sequence[str] = CORE_KEYS) -> 
             raise TraceDataError(
                 f"field 'id' is {log_id!r}; expected a non-empty string", path=path, line=line
             )
-        if factor not in allowed:
+        if not isinstance(factor, str) or factor not in allowed:
             raise TraceDataError(f"factor {factor!r}; expected one of {list(allowed)}", path=path, line=line)
         if "score" not in row:
             raise TraceDataError("missing field 'score' (null for a missing rating)", path=path, line=line)
@@ -207,7 +207,8 @@ def ranking(core: Scores, human: Scores, systems: Mapping[str, str], core_key: s
     human_means = {s: mean_or_none(p[1] for p in per[s]) for s in names}
     out: dict[str, Any] = {"systems": names, "core_means": core_means, "human_means": human_means,
                            "n_logs": {s: len(per[s]) for s in names}}  # fmt: skip
-    corr = correlation([core_means[s] for s in names], [human_means[s] for s in names])
+    # every system has at least one pair, so neither mean is None
+    corr = correlation([cast(float, core_means[s]) for s in names], [cast(float, human_means[s]) for s in names])
     out["kendall_tau_b"] = corr["kendall_tau_b"]
     if corr["kendall_tau_b"] is None:
         out["note"] = "needs two or more systems" if len(names) < 2 else corr.get("note")

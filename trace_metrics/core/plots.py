@@ -21,7 +21,7 @@ from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
 REFERENCE_FILE = Path(__file__).resolve().parent / "paper_reference.json"
 REFERENCE_MODEL = "GPT-4o-mini"
 COUPLING_PNG, AGREEMENT_PNG = "core_coupling.png", "core_agreement.png"
-_NO_MATH = {"parse_math": False}
+_NO_MATH: dict[str, Any] = {"parse_math": False}
 
 
 def paper_reference() -> dict[str, Any]:

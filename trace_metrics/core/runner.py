@@ -112,7 +112,7 @@ def collect_logs(
         dialogues = list(iter_dialogues(data_dir, split))
         index = validate_predictions(rows, dialogues, split=split, known_poi_ids=kb.pois, check_pool=False,
                                      path=predictions_path)  # fmt: skip
-        source = {"split": split, "dialogues_sha256": sha256_file(split_file(data_dir, split))}
+        source: dict[str, Any] = {"split": split, "dialogues_sha256": sha256_file(split_file(data_dir, split))}
     else:
         kb = load_kb(check_data_dir(data_dir, splits=()))
         dialogues = list(read_jsonl(dialogues_path))

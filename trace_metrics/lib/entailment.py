@@ -188,8 +188,8 @@ class NLIScorer:
         if cache_path is False:
             self.cache = None
         else:
-            path = default_cache_dir() / CACHE_FILE if cache_path in (None, True) else cache_path
-            self.cache = NLICache(path)
+            self.cache = NLICache(default_cache_dir() / CACHE_FILE if cache_path is None or cache_path is True
+                                  else cache_path)
 
     def describe(self) -> dict:
         """What produced the scores: record it with every result."""
@@ -391,7 +391,8 @@ def entailment_scores(
     threshold = scorer.threshold if threshold is None else float(threshold)
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold {threshold!r} must lie in [0, 1]")
-    items, pairs = [], []
+    items: list[tuple[list[dict], list[str]]] = []
+    pairs: list[tuple[str, str]] = []
     for i, (response, sources) in enumerate(zip(responses, premises, strict=True)):
         if not isinstance(response, str):
             raise ValueError(f"response {i} is {type(response).__name__}; expected a string")
@@ -429,7 +430,7 @@ def rescore(results: Sequence[dict], threshold: float) -> list[float]:
     return out
 
 
-def category_summary(results: Sequence[dict]) -> dict[str, float]:
+def category_summary(results: Sequence[dict]) -> dict[str, float | None]:
     """Share of claims per category and the entailed rate within each (the calibration mini-audit)."""
     counts = dict.fromkeys(CATEGORIES, 0)
     entailed = dict.fromkeys(CATEGORIES, 0)
@@ -438,7 +439,7 @@ def category_summary(results: Sequence[dict]) -> dict[str, float]:
             counts[c["category"]] += 1
             entailed[c["category"]] += bool(c["entailed"])
     total = sum(counts.values())
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for cat in CATEGORIES:
         slug = cat.lower().replace("-", "_")
         out[f"share_{slug}"] = counts[cat] / total if total else 0.0
@@ -488,12 +489,12 @@ def aggregate_entailment(
     out: dict[str, Any] = {"entailment": mean_or_none(entail)}
     if (citation_density is None) != (provenance_coverage is None):
         raise ValueError("give both citation_density and provenance_coverage for cgs_ent, or neither")
-    if citation_density is not None:
+    if citation_density is not None and provenance_coverage is not None:
         if len(citation_density) != len(results):
             raise ValueError(f"{len(citation_density)} citation_density values for {len(results)} responses")
         per = cgs_ent(entail, citation_density, provenance_coverage, gate)
         cd_mean, pc_mean = mean_or_none(citation_density), mean_or_none(provenance_coverage)
-        out["cgs_ent"] = None if not results else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
+        out["cgs_ent"] = None if not results or cd_mean is None or pc_mean is None else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
         out["cgs_ent_turn_mean"] = mean_or_none(per)
     out["n"] = len(results)
     out["n_claims"] = sum(r["n_claims"] for r in results)

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 from trace_dataset.constants import ASPECT_TERMS, QUOTE_MATCH_THRESHOLD
 from trace_dataset.quotes import CITATION_LABEL_RE, QUOTE_RE, quote_support
@@ -69,7 +69,9 @@ class AspectMatcher:
         self._patterns = tuple(re.compile(r"\b" + re.escape(t) + r"\b", re.IGNORECASE) for t in self.terms)
         by_word: dict[str, list[int]] = {}  # first word of a term -> indices of the terms starting with it
         for k, t in enumerate(self.terms):
-            by_word.setdefault(WORD_RE.match(t).group(), []).append(k)
+            first = WORD_RE.match(t)
+            assert first is not None  # checked above: every term starts with a letter or digit
+            by_word.setdefault(first.group(), []).append(k)
         self._by_word = by_word
         self._by_ascii_word = {w.encode("ascii"): ks for w, ks in by_word.items() if w.isascii()}
 
@@ -83,7 +85,7 @@ class AspectMatcher:
         if text.isascii():
             words: list = ascii_word_tokens(low)  # ASCII lower-casing keeps every word as it is
             n_words = len(words)
-            index = self._by_ascii_word
+            index: Mapping[Any, list[int]] = self._by_ascii_word
         else:
             n_words = len(WORD_RE.findall(text))
             if len(low) != len(text):

@@ -29,7 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -49,7 +49,8 @@ log = logging.getLogger(__name__)
 
 # tie-break order for the majority label: the first (least favourable) of the tied labels wins
 _TIE_ORDER: tuple[str, ...] = ("Not supported", "Partial", "Supported")
-ALPHA_LEVELS: dict[str, str] = {
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]  # krippendorff's levels of measurement
+ALPHA_LEVELS: dict[str, AlphaLevel] = {
     "informativeness": "ordinal",
     "naturalness": "ordinal",
     "citation": "nominal",
@@ -137,7 +138,7 @@ def _aggregate(items: Sequence[dict]) -> dict:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _alpha(matrix: np.ndarray, level: str, domain: Sequence[float] | None = None) -> float | None:
+def _alpha(matrix: np.ndarray, level: AlphaLevel, domain: Sequence[float] | None = None) -> float | None:
     """Krippendorff's alpha of an annotators x units matrix (nan = missing); None when undefined."""
     import krippendorff
 

@@ -101,7 +101,7 @@ def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: S
 
 def position_scores(position: int | None) -> dict[str, float | None]:
     """sniprec_hit@k, sniprec_mrr and the position itself for one turn (all None without a position)."""
-    return {m.id: m.item(position, **m.arguments) for m in SNIPREC_METRICS}
+    return {m.id: m.item_function(position, **m.arguments) for m in SNIPREC_METRICS}
 
 
 def turn_rng(seed: int, dialogue_id: str, turn: int) -> random.Random:

@@ -29,7 +29,7 @@ import base64
 import hashlib
 import logging
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -111,9 +111,10 @@ def point_value(table: DialogueTable, metric: str) -> float | None:
     """The metric's value from the table (what the suite reports, up to float rounding)."""
     if metric in COMPOSITES:
         parts = [point_value(table, p) for p in COMPOSITES[metric]]
-        if any(p is None for p in parts):
+        values = [p for p in parts if p is not None]
+        if len(values) != len(parts):
             return None
-        gs, cd, pc = parts
+        gs, cd, pc = values
         return float(gs * min(1.0, cd / table.cd_gate) * (0.5 + 0.5 * pc))
     c = table.counts[metric].sum()
     return float(table.sums[metric].sum() / c) if c else None
@@ -173,8 +174,8 @@ def bootstrap(
     flat: set[str] = set()
     for i, ms in enumerate(wanted):
         for m in ms:
-            parts = COMPOSITES.get(m, (m,))
-            plan.append((i, m, tuple(ratio(i, p) for p in parts)))
+            names = COMPOSITES.get(m, (m,))
+            plan.append((i, m, tuple(ratio(i, p) for p in names)))
             if no_variance(tables[i], m):
                 flat.add(m)
     if flat:
@@ -231,18 +232,22 @@ def ties_with_best(
     not significantly different from it. The best is the best point value (the first on ties); a run ties when
     the percentile interval of (best - run) over the paired resamples contains 0. None: the run has no value,
     or no defined resample (no variance: fewer than two dialogues), so nothing can be told."""
-    defined = [i for i, (p, r) in enumerate(zip(points, replicates, strict=True))
-               if p is not None and r is not None and not np.isnan(r).all()]
+    values: dict[int, float] = {}
+    reps: dict[int, np.ndarray] = {}
+    for i, (p, r) in enumerate(zip(points, replicates, strict=True)):
+        if p is not None and r is not None and not np.isnan(r).all():
+            values[i], reps[i] = p, r
+    defined = list(values)
     out: list[bool | None] = [None] * len(points)
     if not defined:
         return out
-    key = (lambda i: -points[i]) if higher_is_better else (lambda i: points[i])
+    key: Callable[[int], float] = (lambda i: -values[i]) if higher_is_better else (lambda i: values[i])
     best = min(defined, key=key)
     for i in defined:
-        if i == best or points[i] == points[best]:
+        if i == best or values[i] == values[best]:
             out[i] = True
             continue
-        ci = percentile_interval(replicates[best] - replicates[i], alpha)
+        ci = percentile_interval(reps[best] - reps[i], alpha)
         out[i] = ci is not None and ci[0] <= 0.0 <= ci[1]
     return out
 

@@ -218,7 +218,7 @@ class EpisodeItem(NamedTuple):
     any option; whether the follow-up hits depends on compare_hit)."""
 
     dialogue: DialogueItem
-    index: int  # the reject_and_refine turn's position among the dialogue's turns
+    position: int  # the reject_and_refine turn's position among the dialogue's turns
     dialogue_id: str
     turn_id: int
 
@@ -348,7 +348,7 @@ def turns_to_first_hit(item: DialogueItem, compare_hit: CompareHit, t2r: T2RRead
 
 
 def rejection_recovered(item: EpisodeItem, compare_hit: CompareHit) -> float:
-    return 1.0 if item.dialogue.rejection_hits(compare_hit)[item.index] else 0.0
+    return 1.0 if item.dialogue.rejection_hits(compare_hit)[item.position] else 0.0
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -177,12 +177,12 @@ def validate_predictions(
         field = POOL_FIELDS[pool]
         known = None if known_poi_ids is None else set(known_poi_ids)
         for d in dialogues:
-            allowed = set(d[field]) if check_pool else None
+            pool_ids = set(d[field]) if check_pool else None
             for t in d["turns"]:
                 if t["role"] != "system":
                     continue
                 ranked = index[(d["dialogue_id"], t["turn_id"])]["ranked_poi_ids"]
-                if (allowed is None or allowed.issuperset(ranked)) and (
+                if (pool_ids is None or pool_ids.issuperset(ranked)) and (
                     known is None or known.issuperset(ranked)
                 ):
                     continue
@@ -190,7 +190,7 @@ def validate_predictions(
                     why = None
                     if known is not None and p not in known:
                         why = "not in the knowledge base"
-                    elif allowed is not None and p not in allowed:
+                    elif pool_ids is not None and p not in pool_ids:
                         why = f"not a {pool} candidate"
                     if why:
                         n_problems += 1

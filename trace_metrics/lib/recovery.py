@@ -74,7 +74,9 @@ def score(dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False, t2
           ) -> dict:
     """TSR and T2R over dialogues, rejection recovery over episodes, each with its `<id>_n`."""
     check_t2r(t2r_reading)
-    tsr, t2r, episodes = [], [], []
+    tsr: list[float | None] = []
+    t2r: list[float | None] = []
+    episodes: list[bool | None] = []
     for turns in dialogues:
         tsr.append(task_success(turns))
         t = turns_to_first_hit(turns, t2r_reading)

@@ -22,7 +22,7 @@ NO_VARIANCE = "fewer than two dialogues: resampling has no variance, so there is
 _BOOT_CHUNK = 500  # resamples drawn per step: bounds memory; fixed so results never depend on memory
 
 
-def _as_array(values: Sequence[float], name: str) -> np.ndarray:
+def _as_array(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a flat sequence of numbers; got shape {arr.shape}")
@@ -47,7 +47,7 @@ def per_turn_std(values: Sequence[float], ddof: int = 0) -> float:
     return float(arr.std(ddof=ddof))
 
 
-def cluster_means(values: Sequence[float], clusters: Sequence[Hashable]) -> dict[Hashable, float]:
+def cluster_means(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable]) -> dict[Hashable, float]:
     """Mean of the values of each cluster (dialogue), in order of first appearance."""
     arr = _as_array(values, "values")
     if len(clusters) != arr.size:

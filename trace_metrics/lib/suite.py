@@ -198,7 +198,7 @@ def _evaluate_predictions(
         group = group_of[m.level]
         given = {**opts, **m.arguments}
         positional, keyword = specs.item_parameters(m.item)
-        item = partial(m.item, **{p: given[p] for p in keyword}) if keyword else m.item
+        item = partial(m.item_function, **{p: given[p] for p in keyword}) if keyword else m.item_function
         vals = per_item[group][key] = list(map(item, by_group[group], *(repeat(given[p]) for p in positional)))
         values[key] = aggregate(vals)
         n[key] = len(vals) - vals.count(None)

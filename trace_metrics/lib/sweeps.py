@@ -94,11 +94,11 @@ def grounding_sweeps(
     for w in PC_WINDOW_SWEEP:
         pcw = [a.provenance_coverage(w) for a in analyses]
         out["pc_window"][_key(w)] = {"provenance_coverage": mean_or_none(pcw), **_cgs_pair(gs, cd, pcw, cd_gate)}
-    means = (mean_or_none(gs), mean_or_none(cd), mean_or_none(pc))
+    gs_mean, cd_mean, pc_mean = mean_or_none(gs), mean_or_none(cd), mean_or_none(pc)
     out["cgs_variants"] = {
         name: {
             "mean": mean_or_none([f(x, d, p) for x, d, p in zip(gs, cd, pc, strict=True)]),
-            "of_means": None if means[0] is None else f(*means),
+            "of_means": None if gs_mean is None or cd_mean is None or pc_mean is None else f(gs_mean, cd_mean, pc_mean),
         }
         for name, f in CGS_VARIANTS.items()
     }

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import _count_elements  # the C counting loop behind Counter.update
+
+# the C counting loop behind Counter.update; typeshed does not declare this private helper
+from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Hashable, Sequence
 from itertools import compress
 
@@ -49,7 +51,7 @@ def _count(needle: bytes, text: bytes) -> int:
     return n
 
 
-def _excess(grams: list[tuple[bytes, ...]], ref_text: bytes) -> int:
+def _excess(grams: Sequence[tuple[bytes, ...]], ref_text: bytes) -> int:
     """sum over the distinct matching n-grams of max(0, hypothesis count - reference count).
 
     `grams`: the hypothesis n-grams (every occurrence) that occur in the reference; clipped matches =
@@ -114,7 +116,7 @@ def _bleu4(h: list[bytes], r: list[bytes]) -> float:
     ref_text = b""
     if m2 > 1:
         ref_text = b" " + b" ".join(r) + b" "
-        grams = list(compress(zip(h, h[1:], strict=False), present))
+        grams: list[tuple[bytes, ...]] = list(compress(zip(h, h[1:], strict=False), present))
         if len(set(grams)) != m2:
             repeats = True
             m2 -= _excess(grams, ref_text)

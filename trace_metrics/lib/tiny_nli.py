@@ -95,7 +95,8 @@ def write_tiny_nli_model(
             "initializer_range": initializer_range,
         }
     )
-    config = DebertaV2Config(
+    # num_labels (and id2label) go through PretrainedConfig's **kwargs, which the class's signature omits
+    config = DebertaV2Config(  # type: ignore[call-arg]
         vocab_size=len(vocab),
         num_labels=len(id2label),
         id2label=id2label,

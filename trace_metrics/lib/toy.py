@@ -76,7 +76,7 @@ def _turn(turn_id, role, action, text, *, refs=(), gold=(), alt=(), cites=()):
 def _spans(turns: list[dict]) -> list[dict]:
     from trace_dataset.quotes import extract_quotes, span_checksum
 
-    out = []
+    out: list[dict] = []
     for t in turns:
         texts = {c["review_id"]: _REVIEWS[c["review_id"]][1] for c in t["citations"]}
         for q in extract_quotes(t["text"]):

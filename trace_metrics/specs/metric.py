@@ -108,6 +108,13 @@ class MetricSpec:
         return positional + keyword
 
     @property
+    def item_function(self) -> Callable[..., float | None]:
+        """Its per-item function; TypeError for a metric without one (components, or computed elsewhere)."""
+        if self.item is None:
+            raise TypeError(f"metric {self.id} has no per-item function")
+        return self.item
+
+    @property
     def computed(self) -> bool:
         """Whether the scoring loop computes it from this declaration (an item function or components)."""
         return self.item is not None or bool(self.components)

@@ -98,7 +98,7 @@ def test_replies_read_validated_and_hallucinations_counted(tmp_path):
         first["sustainability"]: '{"name": "no candidates here"}',  # invalid: no repair budget in this test
     }
     llm = recorded_llm(tmp_path, answers)
-    caller = AgentCaller(llm, cfg, max_repairs=0)
+    caller = AgentCaller(llm, cfg, max_repairs=0, catalogue_enum=False)  # the paper's open list of names
     mods = []
 
     def one_round(requests):
@@ -133,7 +133,7 @@ def test_sasi_keeps_hallucinated_names_in_its_list(tmp_path):
     cfg = ModeratorConfig(k=3)
     prompt = AgentCaller(load_llm(DEAD, cache_path=False), cfg).sasi_prompt(t)
     llm = recorded_llm(tmp_path, {prompt: '{"candidates": ["Paris", "Bergen", "Porto", "Riga"]}'})
-    result = run_sasi([t], AgentCaller(llm, cfg, max_repairs=0))[0]
+    result = run_sasi([t], AgentCaller(llm, cfg, max_repairs=0, catalogue_enum=False))[0]
     sasi = result.systems["SASI"]
     assert sasi["offer"] == ["Paris", "Bergen", "Porto"] and sasi["fractions"] == [0.0, 0.5, 0.5]
     assert result.rounds[0]["agents"][0]["invalid"] == {"Paris": "out_of_catalogue"}

@@ -106,7 +106,8 @@ def test_pipeline_with_recorded_outputs(data_dir, kb, tmp_path):
         for agent in load_settings().names:
             answers[caller.agent_prompt(turn.task, agent, None)] = reply
     llm = recorded_llm(tmp_path, answers)
-    pipe = baselines.pipeline("collab_rec", kb, llm=llm, strategy="masi", k=3)
+    # the paper's open list (catalogue_enum=False): names outside the catalogue reach the moderator, counted
+    pipe = baselines.pipeline("collab_rec", kb, llm=llm, strategy="masi", k=3, catalogue_enum=False)
     preds = list(pipe(turn_rows(dialogue())))
     assert [p["turn_id"] for p in preds] == [1, 3, 5] and llm.usage["requests"] == 0
     rec, cmp_, bye = preds

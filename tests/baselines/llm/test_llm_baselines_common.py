@@ -15,7 +15,13 @@ from baselines.llm import (
     PROVIDER_DEFAULT_TEMPERATURE,
     is_reasoning_model,
 )
-from baselines.llm.common import complete_ranking, completion_scores, ranking_schema
+from baselines.llm.common import (
+    DEFAULT_PREFILTER_K,
+    RESPONSE_MAX_CHARS,
+    complete_ranking,
+    completion_scores,
+    ranking_schema,
+)
 from baselines.llm.itinerary_llm import graph_section
 from baselines.toolkit.proximity import ProximityGraph
 from tests.support.llm import ScriptedLLM
@@ -33,10 +39,18 @@ def test_ranking_schema_and_completion():
     schema = ranking_schema(["P1", "P2"], ranked=True)
     assert validation_errors({"ranked_ids": ["P2"], "response": "x"}, schema) == []
     assert validation_errors({"ranked_ids": ["P3"], "response": "x"}, schema)  # not a card id
-    assert validation_errors({"ranked_ids": ["P1", "P1"], "response": "x"}, schema)  # twice
+    # repeats pass (no grammar engine can refuse them; complete_ranking keeps the first), but not more ids than cards
+    assert validation_errors({"ranked_ids": ["P1", "P1"], "response": "x"}, schema) == []
+    assert validation_errors({"ranked_ids": ["P1", "P2", "P1"], "response": "x"}, schema)
+    assert validation_errors({"ranked_ids": ["P1"], "response": "x", "why": "y"}, schema)  # no other key
     assert validation_errors({"ranked_ids": [], "response": "x"}, schema)
     assert ranking_schema(["P1"], ranked=False)["required"] == ["response"]
     assert ranking_schema([], ranked=True)["required"] == ["response"]  # nothing left to rank
+    # the longest reply the schema admits closes within App. F's budget even at one token per character
+    labels = [f"P{i}" for i in range(1, DEFAULT_PREFILTER_K + 1)]
+    longest = {"ranked_ids": [labels[-1]] * len(labels), "response": "9" * RESPONSE_MAX_CHARS}
+    assert validation_errors(longest, ranking_schema(labels, ranked=True)) == []
+    assert len(json.dumps(longest)) <= APP_F_MAX_NEW_TOKENS
     assert complete_ranking(["c", "a"], ["a", "b", "c"], ["d", "e"]) == ["c", "a", "b", "d", "e"]
 
 

@@ -41,12 +41,18 @@ def test_state_dict_and_prompt_text():
     assert DSTState().describe() == "(nothing stated yet)"
 
 
+def delta(**slots):
+    """A full delta (every slot is required): nothing stated but `slots`."""
+    empty = {k: [] for k in DELTA_SCHEMA["properties"]} | {"price_max": None, "noise": None, "location": None}
+    return {**empty, **slots}
+
+
 def test_delta_schema_accepts_nulls_and_rejects_bad_values():
-    assert validation_errors({}, DELTA_SCHEMA) == []
-    assert validation_errors({"price_max": None, "noise": None, "location": None}, DELTA_SCHEMA) == []
-    assert validation_errors({"price_max": 5}, DELTA_SCHEMA)
-    assert validation_errors({"noise": "silent"}, DELTA_SCHEMA)
-    assert validation_errors({"cuisine_name": "thai"}, DELTA_SCHEMA)  # not a slot: sent back for repair
+    assert validation_errors(delta(), DELTA_SCHEMA) == []
+    assert validation_errors({}, DELTA_SCHEMA)  # every slot required: a constrained model writes the whole delta
+    assert validation_errors(delta(price_max=5), DELTA_SCHEMA)
+    assert validation_errors(delta(noise="silent"), DELTA_SCHEMA)
+    assert validation_errors(delta(cuisine_name="thai"), DELTA_SCHEMA)  # not a slot: sent back for repair
 
 
 def test_filters_price_cuisine_noise_features_and_missing_attributes(kb):
@@ -85,8 +91,8 @@ def test_pipeline_keeps_the_state_after_every_turn(kb):
     from trace_dataset.datadir import iter_dialogues
     from trace_dataset.views import turn_rows
 
-    deltas = {"I want vegan food somewhere quiet.": {"cuisine_likes": ["vegan"], "noise": "quiet"},
-              "Not Harbor Fish House, it is too loud for us.": {"rejected": ["Harbor Fish House"]}}
+    deltas = {"I want vegan food somewhere quiet.": delta(cuisine_likes=["vegan"], noise="quiet"),
+              "Not Harbor Fish House, it is too loud for us.": delta(rejected=["Harbor Fish House"])}
 
     def reply(conv):
         content = conv[-1]["content"]
@@ -101,7 +107,7 @@ def test_pipeline_keeps_the_state_after_every_turn(kb):
     first, second = list(pipe(turn_rows(d, "closed")))
     assert first["meta"]["dst_state"]["cuisine_likes"] == ["vegan"] and first["meta"]["dst_state"]["noise"] == "quiet"
     assert first["ranked_poi_ids"][0] == "p_veg"  # the only vegan place; the others follow by TF-IDF
-    assert second["meta"]["dst_delta"] == {"rejected": ["Harbor Fish House"]}
+    assert second["meta"]["dst_delta"] == delta(rejected=["Harbor Fish House"])
     assert second["meta"]["dst_state"]["rejected"] == ["harbor fish house"]
     assert second["citations"] == {"R1": "r_p_veg_0"} and "p_sea" not in second["ranked_poi_ids"]
     extractions = [c for c in llm.seen if '"price_max"' in c[-1]["content"]]

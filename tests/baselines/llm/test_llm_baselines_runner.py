@@ -78,6 +78,14 @@ def test_summary_sums_row_counts_and_usage(data_dir, tmp_path):
     assert (usage["requests"], usage["cache_hits"]) == (6, 2)  # two dialogues ask the very same: sent once
     assert meta["summary"]["usage_all_invocations"] == meta["summary"]["usage"]
     assert read_json(meta_path(out)) == meta
+    # the one shape every table reads: 8 of 8 turns fell back, so the row is not the system's own
+    report = meta["summary"]["fallbacks"]
+    assert report["kinds"]["fallback_popularity"] == {
+        "count": 8, "of": 8, "share": 1.0, "per": "system turn", "marked": True, "replaces": True,
+        "what": "answered by the Popularity fallback"}
+    assert report["kinds"]["json_failures"]["share"] == 1.0  # 8 answers, 6 sent and 2 from the cache
+    assert report["kinds"]["dialect_fallbacks"] == {**report["kinds"]["dialect_fallbacks"], "count": 0, "of": 6}
+    assert (report["replaced_share"], report["own_result"], report["rows"]) == (1.0, False, 8)
 
 
 def test_identity_ignores_where_the_server_runs():

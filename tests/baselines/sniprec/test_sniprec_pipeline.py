@@ -13,9 +13,10 @@ import re
 import pytest
 
 import baselines
-from baselines.sniprec.pipeline import DocumentBaseline, SentenceBaseline, SnippetBaseline, SnipRecBaseline
+from baselines.sniprec.pipeline import SnipRecBaseline
 from baselines.sniprec.queries import QuerySnippet
 from baselines.sniprec.scoring import accumulate
+from baselines.sniprec.variants import DocumentBaseline, SentenceBaseline, SnippetBaseline
 from tests.support.sniprec import CANDIDATES, dialogue, sample_dialogues, turn, write_data_dir
 from trace_bench.cli import main
 from trace_dataset.views import turn_rows

@@ -19,15 +19,15 @@ TOLERATED = frozenset({"somewhere", "something", "feel", "side", "place"})
 
 # Values of each kind of stated preference (phrases.py's own names; a few categories and price words).
 VALUES: dict[str, list[str]] = {
-    "amenity": sorted({w for names in P.AMENITY_NAMES.values() for w in names}),
-    "aspect": sorted({w for names in P.ASPECT_NAMES.values() for w in names}),
-    "ambience": sorted({w for names in P.AMBIENCE_NAMES.values() for w in names}),
-    "dietary": sorted({w for names in P.DIETARY_NAMES.values() for w in names}),
-    "meal": sorted({w for names in P.MEAL_NAMES.values() for w in names}),
-    "noise": sorted({w for names in P.NOISE_NAMES.values() for w in names}),
+    "amenity": sorted({w for names in P.bank().amenity_names.values() for w in names}),
+    "aspect": sorted({w for names in P.bank().aspect_names.values() for w in names}),
+    "ambience": sorted({w for names in P.bank().ambience_names.values() for w in names}),
+    "dietary": sorted({w for names in P.bank().dietary_names.values() for w in names}),
+    "meal": sorted({w for names in P.bank().meal_names.values() for w in names}),
+    "noise": sorted({w for names in P.bank().noise_names.values() for w in names}),
     "category": ["Breakfast & Brunch", "Sicilian", "Italian", "Art Museums", "Bed & Breakfast", "Escape Games"],
-    "rating": [p.format(v=v) for p in P.RATING_PHRASES for v in ("four", "4.5")],
-    "location": [p.format(L="the Riverwalk") for ps in P.RADIUS_PHRASES.values() for p in ps],
+    "rating": [p.format(v=v) for p in P.bank().rating_phrases for v in ("four", "4.5")],
+    "location": [p.format(L="the Riverwalk") for ps in P.bank().radius_phrases.values() for p in ps],
     "price": ["cheap", "affordable", "moderate", "upscale"],
 }
 
@@ -39,12 +39,12 @@ def _fill(template: str, w: str) -> str:
 def statements() -> list[tuple[str, str]]:
     """(sentence, the preference it states) for every STATE and PRIORITY template and value."""
     out = []
-    for key, templates in P.STATE.items():
+    for key, templates in P.bank().state.items():
         if key == "price:budget":
             continue  # no value in the sentence: checked apart
         for template, w in itertools.product(templates, VALUES[key]):
             out.append((_fill(template, w), w))
-    for template, kind in itertools.product(P.PRIORITY, ("amenity", "aspect", "dietary", "meal")):
+    for template, kind in itertools.product(P.bank().priority, ("amenity", "aspect", "dietary", "meal")):
         out.extend((_fill(template, w), w) for w in VALUES[kind])
     return out
 
@@ -53,7 +53,7 @@ def _words(text: str) -> set[str]:
     return set(content_tokens(text))
 
 
-@pytest.mark.parametrize("lead", P.ANSWER_LEADS)
+@pytest.mark.parametrize("lead", P.bank().answer_leads)
 def test_an_answer_gives_the_preference_and_nothing_of_its_lead(lead):
     """The traveler's answer: a lead ("Let me think.", "Good question.", ...) then the stated preference."""
     bad = []
@@ -78,7 +78,7 @@ def test_the_issues_cases():
 
 
 def test_budget_sentences_state_the_budget():
-    for sentence in P.STATE["price:budget"]:
+    for sentence in P.bank().state["price:budget"]:
         got = rules_query_snippets(sentence)
         assert len(got) == 1 and "budget" in got[0].text.lower() and _words(got[0].text) <= {"budget", "tight",
                                                                                               "friendly"}, sentence
@@ -86,13 +86,13 @@ def test_budget_sentences_state_the_budget():
 
 def test_conversation_around_the_preferences_gives_nothing():
     """Greetings, travel context, requests for a type of place, bridges, comparison asks, acceptances."""
-    texts = [g for gs in P.GREETINGS.values() for g in gs]
-    texts += [c.format(city="Tampa", context=ctx) for c in P.CONTEXT_SENTENCES
+    texts = [g for gs in P.bank().greetings.values() for g in gs]
+    texts += [c.format(city="Tampa", context=ctx) for c in P.bank().context_sentences
               for ctx in ("a business trip", "an anniversary weekend")]
-    texts += [r.format(type=t) for r in P.REQUESTS for ts in P.TYPE_NOUNS.values() for t in ts]
-    texts += [*P.REJECT_BRIDGES, *P.COMPARE_ASKS, *P.ANSWER_LEADS]
-    texts += [e.format(name=PLACE) for e in P.EXTRA_LEADS]
-    texts += [a.format(name=PLACE) for acc in P.ACCEPT.values() for a in acc]
+    texts += [r.format(type=t) for r in P.bank().requests for ts in P.bank().type_nouns.values() for t in ts]
+    texts += [*P.bank().reject_bridges, *P.bank().compare_asks, *P.bank().answer_leads]
+    texts += [e.format(name=PLACE) for e in P.bank().extra_leads]
+    texts += [a.format(name=PLACE) for acc in P.bank().accept.values() for a in acc]
     said = {t: [(q.sign, q.text) for q in rules_query_snippets(t)] for t in texts if t}
     assert {t: s for t, s in said.items() if s} == {}
 
@@ -101,10 +101,10 @@ def test_a_rejection_gives_its_reason_as_a_dislike_at_most():
     """A reject turn: the lead (the rejected name is "this place" by then), the reason, the restated preference.
     The lead and a reason that describes the place give nothing; "too X" gives the dislike of X."""
     reasons = [r.format(what=w, price="$$$", stars="3.5", L="the Riverwalk", d="4.2")
-               for rs in (*P.REASON_EXPLICIT.values(), P.REASON_MISSING, P.REASON_MISSING_ADJ, P.REASON_PRICE_UNKNOWN)
+               for rs in (*P.bank().reason_explicit.values(), P.bank().reason_missing, P.bank().reason_missing_adj, P.bank().reason_price_unknown)
                for r in rs for w in ("free parking", "quiet")]
     bad = []
-    for lead, reason in itertools.product(P.REJECT_LEADS, sorted(set(reasons))):
+    for lead, reason in itertools.product(P.bank().reject_leads, sorted(set(reasons))):
         text = f"{lead.format(name=PLACE)} {reason[:1].upper() + reason[1:]}."
         got = rules_query_snippets(text)
         if [(q.sign, q.text) for q in got if not (q.sign == -1 and q.text == "far")]:

@@ -10,6 +10,7 @@ scanned with nothing masked.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 
@@ -96,14 +97,14 @@ def test_synthetic_names_repeat_no_word():
 # ---------------------------------------------------------------------------------------------------
 # The grammar itself: every template filled with every name it can receive (as the renderer picks them)
 # ---------------------------------------------------------------------------------------------------
-NAMES = {"amenity": P.AMENITY_NAMES, "aspect": P.ASPECT_NAMES, "ambience": P.AMBIENCE_NAMES,
-         "dietary": P.DIETARY_NAMES, "meal": P.MEAL_NAMES, "noise": P.NOISE_NAMES}
+NAMES = {"amenity": P.bank().amenity_names, "aspect": P.bank().aspect_names, "ambience": P.bank().ambience_names,
+         "dietary": P.bank().dietary_names, "meal": P.bank().meal_names, "noise": P.bank().noise_names}
 ADJECTIVE_KINDS = ("noise", "ambience")  # = template_backend.ADJECTIVE_KINDS
 NOUN_KINDS = tuple(k for k in NAMES if k not in ADJECTIVE_KINDS)
 VALUES: dict[str, list[str]] = {
     **{k: sorted({w for names in table.values() for w in names}) for k, table in NAMES.items()},
-    "rating": [p.format(v=v) for p in P.RATING_PHRASES for v in ("four", "4.5")],
-    "location": [p.format(L=L) for ps in P.RADIUS_PHRASES.values() for p in ps for L in ("the Riverwalk", "Armory Park")],
+    "rating": [p.format(v=v) for p in P.bank().rating_phrases for v in ("four", "4.5")],
+    "location": [p.format(L=L) for ps in P.bank().radius_phrases.values() for p in ps for L in ("the Riverwalk", "Armory Park")],
     "category": ["Italian", "Art Museums", "Hostels", "Escape Games", "Bed & Breakfast"],  # Yelp categories
 }
 
@@ -120,16 +121,16 @@ def _templates(obj) -> list[str]:
     return [t for v in obj for t in _templates(v)]
 
 
-TEMPLATES = [t for name in dir(P) if name.isupper() for t in _templates(getattr(P, name))]
+TEMPLATES = [t for f in dataclasses.fields(P.Phrases) for t in _templates(getattr(P.bank(), f.name))]
 # (templates, the kinds whose names fill them): template_backend's state/claim/reason/violation choices
 FILLED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
-    *((P.STATE[k], (k,)) for k in VALUES), *((P.CLAIM[k], (k,)) for k in NAMES if k in P.CLAIM),
-    (P.REASON_EXPLICIT["noise"], ("noise",)), (P.REASON_EXPLICIT["default"], NOUN_KINDS),
-    (P.VIOLATION["default"], NOUN_KINDS), (P.CLAIM_ATTR, NOUN_KINDS), (P.PRIORITY, tuple(NAMES)),
-    (P.REASON_MISSING, NOUN_KINDS), (P.CLAIM_EVIDENCE, NOUN_KINDS), (P.COMPARE_MISS_EVIDENCE, NOUN_KINDS),
-    (P.REASON_MISSING_ADJ, ADJECTIVE_KINDS), (P.CLAIM_EVIDENCE_ADJ, ADJECTIVE_KINDS),
-    (P.COMPARE_MISS_EVIDENCE_ADJ, ADJECTIVE_KINDS),
-    *((P.REVISE[k], (k,)) for k in ADJECTIVE_KINDS),
+    *((P.bank().state[k], (k,)) for k in VALUES), *((P.bank().claim[k], (k,)) for k in NAMES if k in P.bank().claim),
+    (P.bank().reason_explicit["noise"], ("noise",)), (P.bank().reason_explicit["default"], NOUN_KINDS),
+    (P.bank().violation["default"], NOUN_KINDS), (P.bank().claim_attr, NOUN_KINDS), (P.bank().priority, tuple(NAMES)),
+    (P.bank().reason_missing, NOUN_KINDS), (P.bank().claim_evidence, NOUN_KINDS), (P.bank().compare_miss_evidence, NOUN_KINDS),
+    (P.bank().reason_missing_adj, ADJECTIVE_KINDS), (P.bank().claim_evidence_adj, ADJECTIVE_KINDS),
+    (P.bank().compare_miss_evidence_adj, ADJECTIVE_KINDS),
+    *((P.bank().revise[k], (k,)) for k in ADJECTIVE_KINDS),
 ]
 CASES = [(t, kinds) for templates, kinds in FILLED for t in templates]
 

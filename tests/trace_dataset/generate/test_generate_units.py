@@ -11,7 +11,7 @@ from trace_dataset.constants import PERSONA_TYPES, PERSONAS_PER_TYPE, POI_TYPES,
 from trace_dataset.generate.copyguard import ReviewNgrams
 from trace_dataset.generate.difficulty import annotate, tier_quota, tier_sequence
 from trace_dataset.generate.index import quotable_spans
-from trace_dataset.generate.personas import ARCHETYPES, TYPE_POOLS, check_pools
+from trace_dataset.generate.personas import check_pools, personas
 from trace_dataset.generate.scenario import assign, dialogue_id
 from trace_dataset.generate.splits import assign_splits, split_counts
 
@@ -69,10 +69,10 @@ def test_split_counts_and_assignment():
 
 def test_persona_pools():
     check_pools()
-    assert set(ARCHETYPES) == set(PERSONA_TYPES) and len(ARCHETYPES) == 47
+    assert set(personas().archetypes) == set(PERSONA_TYPES) and len(personas().archetypes) == 47
     for t in POI_TYPES:
-        assert len(TYPE_POOLS[t]) == PERSONAS_PER_TYPE == 38
-    for a in ARCHETYPES.values():
+        assert len(personas().type_pools[t]) == PERSONAS_PER_TYPE == 38
+    for a in personas().archetypes.values():
         assert a.contexts and a.intros and a.wants and a.voice in ("casual", "warm", "brisk", "formal")
 
 
@@ -82,7 +82,7 @@ def test_assignment_is_balanced_and_cycles_archetypes():
     assert Counter((x.city, x.poi_type) for x in a) == Counter({c: 100 for c in cells})
     for t in POI_TYPES:
         seen = Counter(x.persona_type for x in a if x.poi_type == t)
-        assert set(seen) == set(TYPE_POOLS[t]) and max(seen.values()) - min(seen.values()) <= 1
+        assert set(seen) == set(personas().type_pools[t]) and max(seen.values()) - min(seen.values()) <= 1
     assert a == assign(600, cells, 42)
     assert dialogue_id(0) == "crs_yelp_00001" and dialogue_id(9999) == "crs_yelp_10000"
     with pytest.raises(ValueError):
@@ -91,15 +91,15 @@ def test_assignment_is_balanced_and_cycles_archetypes():
 
 def test_detail_modifiers_near_thirty_percent(fixture_dialogues):
     """30% of personas draw a modifier; it appears only when the dialogue states its constraint."""
-    from trace_dataset.generate.personas import MODIFIERS
+    from trace_dataset.generate.personas import personas
 
-    texts = [m.text for m in MODIFIERS]
+    texts = [m.text for m in personas().modifiers]
     with_mod = sum(any(d["scenario"]["persona"].endswith(t) for t in texts) for d in fixture_dialogues)
     assert 0.05 < with_mod / len(fixture_dialogues) <= 0.4
     rng = random.Random(1)
     from trace_dataset.generate.scenario import pick_modifier
 
-    draws = [pick_modifier("family", "restaurant", {m.want for m in MODIFIERS}, rng) for _ in range(4000)]
+    draws = [pick_modifier("family", "restaurant", {m.want for m in personas().modifiers}, rng) for _ in range(4000)]
     assert abs(sum(d is not None for d in draws) / 4000 - 0.30) < 0.03
 
 

@@ -4,8 +4,9 @@ import random
 
 import pytest
 
-from trace_dataset.kb.build import _Hasher, review_quotas, stratified_order
+from trace_dataset.kb.build import stratified_order
 from trace_dataset.kb.classify import classify, rating_bucket, stratum_category
+from trace_dataset.kb.reviews import IdHasher, review_quotas
 from trace_dataset.yelp.reader import YelpBusiness
 
 
@@ -62,7 +63,7 @@ def test_stratified_order_prefixes_are_proportional():
 
 
 def test_review_quotas_hit_the_target_exactly():
-    hasher = _Hasher(42, "extra")
+    hasher = IdHasher(42, "extra")
     available = {f"p{i}": n for i, n in enumerate([3, 5, 8, 14, 20, 30, 48, 48, 4, 16])}
     quotas, cap = review_quotas(available, 3, 100, hasher)
     assert sum(quotas.values()) == 100

@@ -11,10 +11,13 @@ import pytest
 
 from trace_bench.cli import main
 from trace_dataset.constants import ASPECT_TERMS, CITIES, CITY_NAMES, YELP_BUSINESS_FILE, YELP_REVIEW_FILE
+from trace_dataset.datafiles import from_rows, table_hashes
 from trace_dataset.io import sha256_file
 from trace_dataset.kb.classify import classify
 from trace_dataset.yelp.reader import SYNTHETIC_MANIFEST, iter_businesses, iter_reviews
+from trace_dataset.yelp.review_banks import REVIEW_BANKS_FILE, banks
 from trace_dataset.yelp.synth import pois_per_cell, review_factor, write_synthetic_bundle
+from trace_dataset.yelp.synth_catalogue import CATALOGUE_FILE, catalogue
 
 BUSINESS_KEYS = ["business_id", "name", "address", "city", "state", "postal_code", "latitude", "longitude", "stars",
                  "review_count", "is_open", "attributes", "categories", "hours"]
@@ -147,18 +150,27 @@ def test_cli_synth(tmp_path, capsys):
     manifest = json.loads((tmp_path / "s" / SYNTHETIC_MANIFEST).read_text())
     assert manifest["seed"] == 3 and manifest["scale"] == 0.02
     assert manifest["reviews"] == sum(1 for _ in (tmp_path / "s" / YELP_REVIEW_FILE).open())
+    assert manifest["data_tables"] == table_hashes(REVIEW_BANKS_FILE, CATALOGUE_FILE)
+    assert set(manifest["data_tables"]) == {"review_banks.json", "synth_catalogue.json"}
 
 
 def test_every_catalogue_kind_classifies_as_its_type():
     """Whatever optional categories a synthetic POI gets, the classifier gives it the intended type."""
-    from trace_dataset.yelp.synth_catalogue import (
-        ATTRACTION_KINDS,
-        HOTEL_KINDS,
-        OTHER_KINDS,
-        RESTAURANT_KINDS,
-    )
-
-    for kind in RESTAURANT_KINDS + HOTEL_KINDS + ATTRACTION_KINDS + OTHER_KINDS:
+    for kind in catalogue().all_kinds:
         expected = None if kind.poi_type == "other" else kind.poi_type
         for extra in [(), *((c,) for c in kind.optional), kind.optional]:
             assert classify(kind.categories + extra) == expected, (kind.name, extra)
+
+
+def test_tables_with_keys_json_cannot_hold_come_back_as_written():
+    """Rows rebuild int, float, None and (attribute, value) keys, in file order."""
+    assert from_rows(((2, ("a",)), (1, ("b",)))) == {2: ("a",), 1: ("b",)}
+    assert list(from_rows(((2, ("a",)), (1, ("b",))))) == [2, 1]
+    assert from_rows((("wifi", "free", ("w",)), ("outdoor_seating", True, ("o",)))) == {
+        ("wifi", "free"): ("w",),
+        ("outdoor_seating", True): ("o",),
+    }
+    extras = banks().restaurant_extras
+    assert ("outdoor_seating", True) in extras and ("outdoor_seating", False) in extras
+    assert None in banks().parking_sentences and set(banks().value_pos) == {1, 2, 3, 4}
+    assert all(type(k) is float for k in catalogue().star_weights)

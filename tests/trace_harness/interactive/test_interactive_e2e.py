@@ -89,7 +89,7 @@ def test_reruns_are_byte_identical_and_an_interrupted_run_resumes(small_corpus, 
     run_interactive("tfidf", small_corpus, c, n=N, progress=False, n_boot=200, kb=kb)
     assert _files(c) == _files(a)
     # a finished run reruns from its files (nothing is asked of the system again) and writes the same bytes
-    from trace_harness.interactive.systems import System
+    from trace_harness.interactive.reply import System
 
     class Unreachable(System):
         name = "tfidf"

@@ -16,8 +16,9 @@ from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json
 from trace_dataset.kb.store import KnowledgeBase
 from trace_harness.interactive.output import META_FILE, PREDICTIONS_FILE, PROGRESS_FILE
+from trace_harness.interactive.reply import SystemReply
 from trace_harness.interactive.run import run_interactive
-from trace_harness.interactive.systems import PipelineSystem, SystemReply
+from trace_harness.interactive.systems import PipelineSystem
 
 N = 5
 

@@ -16,8 +16,9 @@ import pytest
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.http_system import HTTP_PROTOCOL
 from trace_harness.interactive.run import run_interactive
-from trace_harness.interactive.systems import HTTP_PROTOCOL, load_system, mentioned
+from trace_harness.interactive.systems import load_system, mentioned
 
 
 class Server:
@@ -197,7 +198,7 @@ def test_every_package_system_reports_its_ties_to_the_protocol(tmp_path):
 
 def test_http_reply_may_send_the_scores_of_its_ranking():
     from tests.support.kb import turn, turn_row
-    from trace_harness.interactive.systems import parse_http_reply
+    from trace_harness.interactive.http_system import parse_http_reply
 
     row = turn_row([turn(0, "user", "greet_and_seek", "Hi")], "recommend", ("a", "b", "c"))
     body = {"ranked_poi_ids": ["a", "b", "c"], "response": "Try a.", "scores": {"a": 2, "b": 1.0, "c": 1.0}}

@@ -14,8 +14,9 @@ from tests.support.scripted_http import Reply, ScriptedHTTP, json_reply
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json, read_jsonl
 from trace_dataset.kb.store import KnowledgeBase
+from trace_harness.interactive.http_system import HTTPSystem
+from trace_harness.interactive.reply import SystemUnreachable
 from trace_harness.interactive.run import run_interactive
-from trace_harness.interactive.systems import HTTPSystem, SystemUnreachable
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,9 @@ def test_score_then_rerun(stub_factory, data_dir, predictions, tmp_path, capsys)
     text = capsys.readouterr().out
     assert "on 2 dialogues of tfidf" in text and "novelty" in text and "ratings: 22 of 24 valid" in text
     assert "missing by reason: missing 2" in text and "consensus in 1.000 of them" in text
+    # the factor SmolLM2-like replies never rated is marked beside its missing share; the mean over all is not
+    assert "novelty †" in text and "2 (100%)" in text and "more than 10% of these ratings are missing" in text
+    assert "factor_mean (0-4) " in text and "2 (8%)" in text and "factor_mean (0-4) †" not in text
     assert "this run: 2 dialogues scored, 0 already done; 32 requests" in text
     identity = read_json(out / "run.json")["identity"]
     assert (

@@ -215,7 +215,7 @@ def evidence_mentions(text: str, tokens: tuple[list[re.Match], list[str]] | None
     """
     matches, words = tokens if tokens is not None else tokenize(text)
     n_words = len(words)
-    out = []
+    out: list[tuple[str, int, int]] = []
     for i in [i for i, w in enumerate(words) if w in _FIRST_WORDS]:
         for n in range(1, min(_MAX_PHRASE, n_words - i) + 1):
             keys = _PHRASES.get(tuple(words[i : i + n]))

@@ -53,12 +53,12 @@ class UserLanguage:
     def priority(self, c: Constraint) -> str:
         """Nothing new to add: repeat what matters most."""
         w = self.what(c)
-        return _join([self.renderer.pick(P.ANSWER_LEADS), self.renderer.pick(P.PRIORITY).format(what=w, What=_cap(w))])
+        return _join([self.renderer.pick(P.bank().answer_leads), self.renderer.pick(P.bank().priority).format(what=w, What=_cap(w))])
 
     def nudge(self, poi_type: str, constraints: tuple[Constraint, ...] = ()) -> str:
         """After a turn that recommended nothing: ask again (and add a preference when one is left)."""
         r = self.renderer
-        ask = r.pick(P.REQUESTS).format(type=r.pick(P.TYPE_NOUNS[poi_type]))
+        ask = r.pick(P.bank().requests).format(type=r.pick(P.bank().type_nouns[poi_type]))
         return _join([ask, *(self.state(c) for c in constraints)])
 
     def reject(self, poi_id: str, c: Constraint) -> str:

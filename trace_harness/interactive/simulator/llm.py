@@ -12,6 +12,7 @@ decision; both are counted and marked in the turn's meta.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,10 @@ from typing import Any
 import trace_dataset.generate.phrases as P
 from trace_dataset.constants import SEED
 from trace_harness.interactive.simulator.goal import World
+from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.policy import Decision
 from trace_harness.interactive.simulator.rules import Simulator, Traveler, rules_text
+from trace_llm.base import LLM
 from trace_llm.errors import LLMConnectionError, LLMError
 from trace_llm.prompts import Prompt, load_prompt
 
@@ -108,7 +111,7 @@ def worded(raw: str | None, names: Iterable[str], fallback: Callable[[], str]) -
     return text, extra
 
 
-class LLMWording:
+class LLMWording(SimulatedUser):
     """What both LLM-worded simulators hold beside their rules parent: the model and the versioned prompt.
 
     Mixed in before the rules class (`class LLMSimulator(LLMWording, Simulator)`); `prompt_file` names the
@@ -118,8 +121,10 @@ class LLMWording:
     name = "llm"
     prompt_file: str = PROMPT_FILE
 
-    def __init__(self, world: World, llm: Any, seed: int = SEED, prompt: Prompt | None = None):
-        super().__init__(world, seed)  # type: ignore[call-arg]
+    llm: LLM
+
+    def __init__(self, world: World, llm: LLM, seed: int = SEED, prompt: Prompt | None = None):
+        super().__init__(world, seed)
         self.llm = llm
         self.prompt = prompt or load_prompt(PROMPTS_DIR / self.prompt_file)
 
@@ -145,7 +150,7 @@ class LLMSimulator(LLMWording, Simulator):
         g = t.goal
         s = g.scenario
         lang = t.language
-        type_noun = P.TYPE_NOUNS[g.poi_type][1] if g.poi_type in P.TYPE_NOUNS else g.poi_type
+        type_noun = P.bank().type_nouns[g.poi_type][1] if g.poi_type in P.bank().type_nouns else g.poi_type
         fill = {"type_noun": type_noun, "city": g.city, "persona": s["persona"], "travel_context": s["travel_context"]}
         whats = [_phrase(c.kind, lang.what(c)) for c in d.constraints]
         name = self.world.kb.pois[d.poi_id].name if d.poi_id in self.world.kb.pois else ""
@@ -165,7 +170,7 @@ class LLMSimulator(LLMWording, Simulator):
         for t, d, raw in zip(travelers, decisions, replies, strict=True):
             targets = [] if raw is None else [
                 self.world.kb.pois[p].name for p in self.world.targets(t.goal, t.goal.pool("open")) if p != d.poi_id]
-            out.append(worded(raw, targets, lambda t=t, d=d: rules_text(t, d)))
+            out.append(worded(raw, targets, functools.partial(rules_text, t, d)))
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
-from trace_dataset.constants import SEED
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.language import UserLanguage
+from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.policy import (
     Decision,
     TravelerState,
@@ -85,14 +85,8 @@ def rules_text(t: Traveler, d: Decision) -> str:
     raise ValueError(f"unknown decision form {d.form!r}")
 
 
-class Simulator:
+class Simulator(SimulatedUser):
     """Base: start travelers, open dialogues, answer system turns (batched). Subclasses word decisions."""
-
-    name: ClassVar[str] = ""
-
-    def __init__(self, world: World, seed: int = SEED):
-        self.world = world
-        self.seed = seed
 
     def start(self, goals: Sequence[TravelerGoal]) -> list[Traveler]:
         return [make_traveler(g, self.world, self.seed) for g in goals]

@@ -22,6 +22,7 @@ from typing import Any
 
 from trace_dataset.datadir import corpus_meta
 from trace_dataset.generate.attempts import Context, plan_for, total_attempts
+from trace_dataset.generate.index import CellIndex
 from trace_dataset.generate.plan import DialoguePlan
 from trace_dataset.generate.scenario import assign
 from trace_dataset.io import TraceDataError
@@ -91,7 +92,7 @@ class CorpusSeeder:
         self.max_attempts = int(params.get("max_attempts") or 50)
         keys = sorted({(p.city, p.poi_type) for p in kb.pois.values()})
         self.ctx = Context(kb=kb, cells=_LazyCells(self.world), ngrams=None, assignments=assign(self.n_total, keys, self.seed),
-                           splits=[], seed=self.seed, kb_version=kb.version, max_attempts=self.max_attempts)  # type: ignore[arg-type]
+                           splits=[], seed=self.seed, kb_version=kb.version, max_attempts=self.max_attempts)
         self.attempts: Counter = Counter()
 
     def goal(self, record: Mapping[str, Any]) -> TravelerGoal:
@@ -121,14 +122,14 @@ class CorpusSeeder:
             yield self.goal(record)
 
 
-class _LazyCells(dict):
+class _LazyCells(dict[tuple[str, str], CellIndex]):
     """The generator context's `cells`: built from the world on first use (only the cells the seeds need)."""
 
     def __init__(self, world: World):
         super().__init__()
         self.world = world
 
-    def __missing__(self, key: tuple[str, str]):
+    def __missing__(self, key: tuple[str, str]) -> CellIndex:
         cell = self.world.cell(*key)
         self[key] = cell
         return cell

@@ -16,16 +16,18 @@ MAX_PREFERENCES. Whether the venue satisfies a constraint is the generator's pre
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from trace_dataset.constants import PRICE_KEYWORDS, SEED
+from trace_dataset.constants import PRICE_KEYWORDS
 from trace_dataset.generate.preferences.constraints import GENERIC_CATEGORIES, Constraint, evidence_mentions
 from trace_harness.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.interactive.simulator.language import UserLanguage
 from trace_harness.interactive.simulator.llm import LLMWording, generate_or_none, worded
+from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.policy import TravelerState, answer_to, decision_meta, topics_sha256
 from trace_harness.interactive.simulator.rules import SIMULATOR_VERSION, Traveler, UserTurn, rules_text
 from trace_harness.interactive.simulator.sniprec_seeds import SeekerContext
@@ -88,14 +90,10 @@ class Seeker(Traveler):
     context: SeekerContext | None = None
 
 
-class SeekerSimulator:
+class SeekerSimulator(SimulatedUser):
     """Rules seeker; `LLMSeeker` words the answers with a model."""
 
     name = "rules"
-
-    def __init__(self, world: World, seed: int = SEED):
-        self.world = world
-        self.seed = seed
 
     def start(self, contexts: Sequence[SeekerContext], catalogue: Sequence[str]) -> list[Seeker]:
         out = []
@@ -153,7 +151,7 @@ class LLMSeeker(LLMWording, SeekerSimulator):
         out = []
         for s, d, raw in zip(seekers, decisions, replies, strict=True):
             name = self.world.kb.pois[s.context.pair.business_id].name if s.context else ""
-            out.append(worded(raw, [name], lambda s=s, d=d: rules_text(s, d)))
+            out.append(worded(raw, [name], functools.partial(rules_text, s, d)))
         return out
 
     def describe(self) -> dict[str, Any]:

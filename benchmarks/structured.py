@@ -1,0 +1,286 @@
+"""Structured outputs with the packaged SmolLM2: the share of schema-valid FIRST answers with and without
+constrained decoding, on the package's real requests, and what the constraint costs per token.
+
+    .venv/bin/python benchmarks/structured.py --data DIR                    # in process (smollm2), both modes
+    .venv/bin/python benchmarks/structured.py --data DIR --server           # + through llama-cpp-python's server
+    .venv/bin/python benchmarks/structured.py --engines                     # xgrammar against llguidance (hf)
+
+Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, itinerary_llm, memory_aug, dst),
+Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
+subset of the test split with no repair or retry (`json_repairs=0`, `max_repairs=0`, `max_retries=0`), once
+with `--structured prompt` and once with `auto`; every first reply is checked against its schema (CoRE: the
+`<rating>N</rating>` parse). Goal: >= 99% valid with constraints for every kind.
+
+Cost: decoding seconds per completion token, constrained against free, in process (llama.cpp: the grammar's
+share of decoding; hf: the logits processor's own time, measured directly) and through the server.
+
+`--engines` compares the two grammar engines that install from wheels here on the hf path: compile time,
+mask time per token, mask share of decoding, and whether the replies validate (what trace_llm.grammar chose
+by). Figures go to stdout as JSON, with the machine (load average included: wall times on a shared machine are
+inflated, CPU seconds much less).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]  # baselines.py would shadow `baselines`
+
+
+def _machine() -> str:
+    """benchmarks/_common.py's machine line, loaded by path (the folder itself stays off sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_common", _HERE / "_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.machine()
+
+JSON_BASELINES = ("llm_zero_shot", "rag_citation", "itinerary_llm", "memory_aug", "dst")
+
+
+class Tally:
+    """Wraps an LLM's generate_json_batch and complete_batch: first replies and their validity, per caller."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.kinds: dict[str, dict[str, int]] = defaultdict(lambda: {"first_answers": 0, "valid": 0})
+        self.label = ""
+        self.decode_s = 0.0
+        self.tokens = 0
+        original = llm.generate_json_batch
+        complete = llm.complete_batch
+
+        def generate_json_batch(conversations, schema, settings=None, max_repairs=2):
+            t, before = time.perf_counter(), llm.usage["completion_tokens"]
+            out = original(conversations, schema, settings, max_repairs=0)
+            self.decode_s += time.perf_counter() - t
+            self.tokens += llm.usage["completion_tokens"] - before
+            kind = self.kinds[self.label or "json"]
+            kind["first_answers"] += len(out)
+            kind["valid"] += sum(not isinstance(v, Exception) for v in out)
+            return out
+
+        def complete_batch(conversations, settings=None, constraint=None):
+            t, before = time.perf_counter(), llm.usage["completion_tokens"]
+            out = complete(conversations, settings, constraint)
+            self.decode_s += time.perf_counter() - t
+            self.tokens += llm.usage["completion_tokens"] - before
+            return out
+
+        llm.generate_json_batch = generate_json_batch
+        llm.complete_batch = complete_batch
+
+
+def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, options: dict[str, Any],
+             core_factors: tuple[str, ...] | None = None) -> dict:
+    from baselines.llm.common import decoding
+    from trace_harness.runner import run_baseline
+    from trace_llm import load_llm
+    from trace_metrics.core.factors import parse_rating, rate_factors
+    from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.runner import collect_logs
+
+    llm = load_llm(spec, decoding(), cache_path=False, structured=mode, **options)
+    tally = Tally(llm)
+    out = work / mode
+    for name in JSON_BASELINES:
+        tally.label = name
+        run_baseline(name, data, out / f"{name}.jsonl", subset=dialogues, progress=False,
+                     params={"llm": llm, "json_repairs": 0}, overwrite=True)  # fmt: skip
+    tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
+    meta = run_baseline("collab_rec", data, out / "collab_rec.jsonl", subset=dialogues, progress=False,
+                        params={"llm": llm, "max_repairs": 0, "strategy": "sasi"}, overwrite=True)  # fmt: skip
+    rows = (meta.get("summary") or {}).get("rows") or {}
+    tally.kinds["collab_rec agent"] = {"first_answers": rows.get("agent_calls", 0),
+                                       "valid": rows.get("agent_calls", 0) - rows.get("agent_failures", 0)}
+    logs, _ = collect_logs(out / "llm_zero_shot.jsonl", meta["subset"]["data_dir"], limit=dialogues)
+    tally.label = "core factor"
+    prompts = load_prompts()
+    results = rate_factors(llm, logs, prompts, max_retries=0, factors=core_factors or FACTOR_IDS,
+                           settings=llm.settings.replace(max_new_tokens=1024))
+    ratings = [r for per_log in results for r in per_log.values()]
+    tally.kinds["core factor"] = {"first_answers": len(ratings),
+                                  "valid": sum(parse_rating(r["rationale"]).status == "ok" for r in ratings)}
+    kinds = {k: {**v, "valid_share": round(v["valid"] / v["first_answers"], 4) if v["first_answers"] else None}
+             for k, v in tally.kinds.items()}  # fmt: skip
+    report = {"mode": mode, "spec": spec, "kinds": kinds, "usage": llm.usage,
+              "seconds_per_completion_token": round(tally.decode_s / tally.tokens, 4) if tally.tokens else None}
+    llm.close()
+    return report
+
+
+def llama_server(gguf: str, threads: int | None, log: Path):
+    """`python -m llama_cpp.server` on a free port serving the packaged GGUF; returns (process, spec)."""
+    import httpx
+
+    from trace_llm.local_server import free_port
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+           "--n_ctx", "8192", "--model_alias", "smollm2"]
+    if threads:
+        cmd += ["--n_threads", str(threads)]
+    proc = subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                return proc, f"openai:http://127.0.0.1:{port}/v1#smollm2"
+        except httpx.TransportError:
+            time.sleep(0.5)
+    proc.terminate()
+    raise SystemExit(f"llama_cpp.server did not start; see {log}")
+
+
+# ---- the engine comparison (hf path) -------------------------------------------------------------------
+ENGINE_PROMPTS = ("a quiet cafe for working", "cheap sushi near the river", "a museum for children")
+
+
+def llguidance_processor(tokenizer: Any, constraint: Any) -> Any:
+    """A transformers logits processor over llguidance, for the comparison only (one row)."""
+    import llguidance
+    import llguidance.hf
+    import llguidance.torch
+
+    lltok = llguidance.hf.from_tokenizer(tokenizer)
+    t = time.perf_counter()
+    if constraint.kind == "json":
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(constraint.schema,
+                                                                 defaults={"whitespace_flexible": False})
+    else:
+        from llguidance.gbnf_to_lark import gbnf_to_lark
+
+        grammar = llguidance.LLMatcher.grammar_from_lark(gbnf_to_lark(constraint.grammar))
+    matcher = llguidance.LLMatcher(lltok, grammar)
+    compile_s = time.perf_counter() - t
+    mask = llguidance.torch.allocate_token_bitmask(1, lltok.vocab_size)
+    state = {"started": False, "seconds": 0.0, "compile_s": compile_s}
+
+    def processor(input_ids: Any, scores: Any) -> Any:
+        t = time.perf_counter()
+        if state["started"]:
+            matcher.consume_token(int(input_ids[0, -1]))
+        state["started"] = True
+        llguidance.torch.fill_next_token_bitmask(matcher, mask, 0)
+        llguidance.torch.apply_token_bitmask_inplace(scores, mask)
+        state["seconds"] += time.perf_counter() - t
+        return scores
+
+    processor.state = state  # type: ignore[attr-defined]
+    return processor
+
+
+def engines(names: list[str], threads: int) -> dict:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
+
+    from trace_harness.constraints import package_constraints
+    from trace_llm.grammar import GrammarCompiler
+    from trace_llm.jsonout import parse_json_output, schema_instruction
+    from trace_llm.smollm2 import smollm2_model_dir
+
+    torch.set_num_threads(threads)
+    folder = smollm2_model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    constraints = package_constraints()
+    out: dict[str, Any] = {}
+    for engine in ("xgrammar", "llguidance"):
+        t = time.perf_counter()
+        compiler = GrammarCompiler(tokenizer, vocab_size=model.config.vocab_size) if engine == "xgrammar" else None
+        rows = {"tokenizer_setup_s": round(time.perf_counter() - t, 2) if compiler else None}
+        for name in names:
+            c = constraints[name]
+            stats = {"replies": 0, "valid": 0, "tokens": 0, "decode_s": 0.0, "mask_s": 0.0, "compile_s": 0.0}
+            for ask in ENGINE_PROMPTS:
+                text = f"A traveller wants {ask}. Answer for the candidates P1 to P8 in Tampa."
+                if c.kind == "json":
+                    text += "\n\n" + schema_instruction(c.schema)
+                msgs = [{"role": "user", "content": text}]
+                inputs = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt",
+                                                       return_dict=True)
+                if compiler is not None:
+                    t = time.perf_counter()
+                    proc = compiler.processor(c, 1)
+                    stats["compile_s"] += time.perf_counter() - t
+                else:
+                    proc = llguidance_processor(tokenizer, c)
+                    stats["compile_s"] += proc.state["compile_s"]
+                t = time.perf_counter()
+                ids = model.generate(**inputs, max_new_tokens=300, do_sample=False,
+                                     logits_processor=LogitsProcessorList([proc]))
+                stats["decode_s"] += time.perf_counter() - t
+                stats["mask_s"] += proc.seconds if compiler is not None else proc.state["seconds"]
+                new = ids[0, inputs["input_ids"].shape[1]:]
+                stats["tokens"] += int(new.shape[0])
+                reply = tokenizer.decode(new, skip_special_tokens=True)
+                stats["replies"] += 1
+                if c.kind == "json":
+                    try:
+                        parse_json_output(reply, c.schema)
+                        stats["valid"] += 1
+                    except ValueError:
+                        pass
+                else:
+                    from trace_metrics.core.factors import parse_rating
+
+                    stats["valid"] += parse_rating(reply).status == "ok"
+            stats["mask_ms_per_token"] = round(1000 * stats["mask_s"] / max(stats["tokens"], 1), 2)
+            stats["mask_share_of_decoding"] = round(stats["mask_s"] / stats["decode_s"], 4)
+            stats["compile_ms_mean"] = round(1000 * stats["compile_s"] / stats["replies"], 1)
+            rows[name] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}
+        out[engine] = rows
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, help="a Trace data directory (validity runs)")
+    parser.add_argument("--dialogues", type=int, default=2, help="test dialogues of the seeded subset (default: 2)")
+    parser.add_argument("--llm", default="smollm2", help="in-process model (default: smollm2)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads of the model (default: 1)")
+    parser.add_argument("--modes", default="prompt,auto", help="structured modes to compare (default: prompt,auto)")
+    parser.add_argument("--server", action="store_true", help="also through llama-cpp-python's server (auto)")
+    parser.add_argument("--engines", action="store_true", help="compare xgrammar and llguidance on the hf path")
+    parser.add_argument("--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent")
+    parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+    report: dict[str, Any] = {"machine": _machine(), "threads": args.threads}
+    if args.engines:
+        report["engines"] = engines([n.strip() for n in args.engine_constraints.split(",")], args.threads)
+    if args.data is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            factors = tuple(f.strip() for f in args.core_factors.split(",")) if args.core_factors else None
+            report["in_process"] = [validity(args.llm, m.strip(), args.data, args.dialogues, work / "in",
+                                             {"threads": args.threads}, factors) for m in args.modes.split(",")]  # fmt: skip
+            if args.server:
+                from trace_llm.smollm2 import smollm2_gguf_path
+
+                proc, spec = llama_server(str(smollm2_gguf_path()), args.threads, work / "server.log")
+                try:
+                    report["server"] = [validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors)
+                                        for m in args.modes.split(",")]  # fmt: skip
+                finally:
+                    proc.terminate()
+                    proc.wait(timeout=30)
+    elif not args.engines:
+        parser.error("give --data DIR (validity) and/or --engines")
+    print(json.dumps(report, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

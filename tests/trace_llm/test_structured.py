@@ -1,0 +1,172 @@
+"""Structured outputs in the LLM layer: the server dialects of `auto` (tried once, a refusal falls back and is
+remembered per server and counted), the dialect in the cache key, and grammar-constrained decoding in process
+(valid by construction, even from a random-weight model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.stub_server import StubOpenAI
+from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
+from trace_llm.jsonout import validation_errors
+from trace_llm.structured import SERVER_DIALECT_MEMORY, Constraint, is_refusal, response_format
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+USER = [{"role": "user", "content": "Name one cafe."}]
+
+
+@pytest.fixture(autouse=True)
+def fresh_memory():
+    SERVER_DIALECT_MEMORY.forget()
+    yield
+    SERVER_DIALECT_MEMORY.forget()
+
+
+def server(accepts: tuple[str, ...], refusal: tuple[int, str]) -> StubOpenAI:
+    """A stub that answers valid JSON when the request's response_format type is one it `accepts` (or absent)."""
+
+    def respond(body):
+        fmt = body.get("response_format")
+        if fmt is not None and fmt["type"] not in accepts:
+            return (refusal[0], {"error": {"message": refusal[1].format(kind=fmt["type"])}})
+        return (200, json.dumps({"name": "Cafe Uno"}))
+
+    return StubOpenAI(respond)
+
+
+def kinds(stub: StubOpenAI) -> list[str | None]:
+    return [(b.get("response_format") or {}).get("type") for b in stub.requests]
+
+
+def test_response_formats_of_the_two_server_dialects():
+    c = Constraint.json(SCHEMA)
+    assert response_format("json_schema", c) == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": SCHEMA, "strict": True},
+    }
+    assert response_format("json_object", c) == {"type": "json_object", "schema": SCHEMA}
+    assert response_format("prompt", c) is None
+    assert is_refusal(400, "Invalid response_format: json_schema not supported")
+    assert not is_refusal(400, "context length exceeded") and not is_refusal(503, "response_format")
+    # llama-cpp-python's server: a 500 carrying the validation error of the field
+    assert is_refusal(500, "{'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text'\"")
+    assert not is_refusal(500, "internal error")
+    with pytest.raises(LLMConfigError, match="gbnf"):
+        Constraint("gbnf", grammar="no start rule")
+
+
+def test_auto_uses_json_schema_where_the_server_takes_it(tmp_path):
+    with server(("json_schema",), (400, "")) as stub:
+        llm = load_llm(stub.spec(), cache_path=False, max_retries=0)
+        assert (
+            llm.generate_json_batch([USER, [{"role": "user", "content": "Another."}]], SCHEMA)
+            == [{"name": "Cafe Uno"}] * 2
+        )
+        assert kinds(stub) == ["json_schema", "json_schema"]
+        assert stub.requests[0]["response_format"]["json_schema"]["schema"] == SCHEMA
+        assert llm.usage["constrained"] == 2 and llm.usage["dialect_fallbacks"] == 0
+
+
+def test_auto_falls_back_on_a_400_once_remembers_the_server_and_counts(tmp_path):
+    # llama-cpp-python's server: json_schema refused with a 400 naming the field, json_object with a schema taken
+    with server(
+        ("json_object",), (400, "response_format.type: '{kind}' is not one of json_object, text")
+    ) as stub:
+        llm = load_llm(stub.spec(), cache_path=tmp_path / "c.sqlite", max_retries=0)
+        convs = [[{"role": "user", "content": f"Cafe {i}?"}] for i in range(3)]
+        assert all(v == {"name": "Cafe Uno"} for v in llm.generate_json_batch(convs, SCHEMA))
+        assert kinds(stub) == ["json_schema", "json_object", "json_object", "json_object"]  # tried once
+        assert SERVER_DIALECT_MEMORY.get(stub.url) == "json_object"
+        again = load_llm(stub.spec(), cache_path=False, max_retries=0)  # another client of the same server
+        again.generate_json(USER, SCHEMA)
+        assert kinds(stub)[-1] == "json_object" and len(stub.requests) == 5
+        assert llm.usage["constrained"] == 3 and llm.usage["requests"] == 3
+
+
+def test_a_server_refusing_response_format_altogether_gets_prompt_and_repair_counted(tmp_path):
+    # transformers serve: any response_format refused (422 naming the field)
+    with server((), (422, "Unexpected fields in the request: {{'response_format'}}")) as stub:
+        llm = load_llm(stub.spec(), cache_path=tmp_path / "c.sqlite", max_retries=0)
+        convs = [[{"role": "user", "content": f"Cafe {i}?"}] for i in range(3)]
+        assert all(v == {"name": "Cafe Uno"} for v in llm.generate_json_batch(convs, SCHEMA))
+        assert kinds(stub) == ["json_schema", "json_object", None, None, None]
+        assert llm.usage["dialect_fallbacks"] == 3 and llm.usage["constrained"] == 0
+        assert (
+            "Reply with only a JSON value" in stub.requests[-1]["messages"][-1]["content"]
+        )  # schema by prompt
+        # the dialect is part of the cache key: the same request asked in prompt mode finds the answers
+        cached = load_llm(stub.spec(), cache_path=tmp_path / "c.sqlite", max_retries=0, structured="prompt")
+        cached.generate_json_batch(convs, SCHEMA)
+        assert cached.usage["cache_hits"] == 3 and len(stub.requests) == 5
+
+
+def test_explicit_dialect_refused_is_an_error_naming_it():
+    with server((), (400, "response_format json_schema is not supported")) as stub:
+        llm = load_llm(stub.spec(), cache_path=False, max_retries=0, structured="json_schema")
+        with pytest.raises(LLMError, match="refused response_format json_schema"):
+            llm.generate_json(USER, SCHEMA)
+
+
+def test_prompt_mode_sends_no_response_format_and_other_errors_are_not_refusals():
+    with server(("json_schema",), (400, "")) as stub:
+        llm = load_llm(stub.spec(), cache_path=False, max_retries=0, structured="prompt")
+        llm.generate_json(USER, SCHEMA)
+        assert kinds(stub) == [None]
+    with StubOpenAI(lambda body: (400, {"error": "bad api key"})) as stub:
+        with pytest.raises(LLMError, match="bad api key"):
+            load_llm(stub.spec(), cache_path=False, max_retries=0).generate_json(USER, SCHEMA)
+        assert len(stub.requests) == 1  # not a refusal of the dialect: no other dialect tried
+
+
+def test_cache_key_carries_the_dialect(tmp_path):
+    with server(("json_schema",), (400, "")) as stub:
+        path = tmp_path / "c.sqlite"
+        load_llm(stub.spec(), cache_path=path, max_retries=0).generate_json(USER, SCHEMA)
+        load_llm(stub.spec(), cache_path=path, max_retries=0, structured="prompt").generate_json(USER, SCHEMA)
+        assert kinds(stub) == ["json_schema", None]  # a prompt-mode answer is not a constrained one
+    SERVER_DIALECT_MEMORY.forget()
+    dead = "openai:http://127.0.0.1:9/v1#stub-model"  # nothing listens: a wholly cached batch needs no server
+    assert load_llm(dead, cache_path=path, max_retries=0).generate_json(USER, SCHEMA) == {"name": "Cafe Uno"}
+
+
+def test_grammar_makes_a_random_model_answer_valid_json(tiny_llama_dir):
+    pytest.importorskip("xgrammar")
+    schema = {
+        "type": "object",
+        "properties": {
+            "ranked_ids": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["P1", "P2", "P3"]},
+                "minItems": 1,
+                "maxItems": 3,
+            },
+            "score": {"type": "integer", "minimum": 1, "maximum": 5},
+        },
+        "required": ["ranked_ids", "score"],
+    }
+    settings = DecodingSettings(max_new_tokens=60)
+    convs = [[{"role": "user", "content": f"Rank the cafes {i}."}] for i in range(3)]
+    free = load_llm(f"hf:{tiny_llama_dir}", settings, cache_path=False, structured="prompt")
+    assert all(isinstance(a, Exception) for a in free.generate_json_batch(convs, schema, max_repairs=0))
+    llm = load_llm(f"hf:{tiny_llama_dir}", settings, cache_path=False, batch_size=2)
+    answers = llm.generate_json_batch(convs, schema, max_repairs=0)  # batches of 2 and 1: one matcher per row
+    assert all(validation_errors(a, schema) == [] for a in answers), answers
+    assert llm.usage["constrained"] == 3 and llm.usage["json_failures"] == 0 and llm.mask_seconds > 0
+    assert llm.describe()["structured"] == "auto"
+
+
+def test_a_server_that_accepts_response_format_and_ignores_it_is_found_out():
+    # transformers serve 5.x: response_format is accepted, logged as ignored, and the reply is free text
+    def respond(body):
+        if body.get("response_format") is not None:
+            return (200, "Sure! Cafe Uno is nice.")
+        return (200, json.dumps({"name": "Cafe Uno"}))
+
+    with StubOpenAI(respond) as stub:
+        llm = load_llm(stub.spec(), cache_path=False, max_retries=0)
+        assert llm.generate_json(USER, SCHEMA) == {"name": "Cafe Uno"}
+        assert kinds(stub) == ["json_schema", "json_object", None]
+        assert SERVER_DIALECT_MEMORY.get(stub.url) == "prompt"
+        assert llm.usage["dialect_fallbacks"] == 1 and llm.usage["requests"] == 3  # the two probes are paid for
