@@ -135,8 +135,13 @@ class CollectingLLM(LLM):
     def describe(self) -> dict[str, Any]:
         return self.target.describe()
 
-    def request_body(self, messages: list[Message], settings: DecodingSettings, constraint: Constraint | None = None,
-                     dialect: str = PROMPT) -> dict[str, Any] | None:
+    def request_body(
+        self,
+        messages: list[Message],
+        settings: DecodingSettings,
+        constraint: Constraint | None = None,
+        dialect: str = PROMPT,
+    ) -> dict[str, Any] | None:
         """What the live backend would send (the openai backend's own `_body`, with the response_format of the
         dialect); None for in-process models."""
         body = getattr(self.target, "_body", None)
@@ -154,8 +159,13 @@ class CollectingLLM(LLM):
     def _complete_structured(self, conversations, settings, on_done, constraint, dialect) -> None:
         self._collect(conversations, settings, constraint, dialect)
 
-    def _collect(self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint | None,
-                 dialect: str) -> None:
+    def _collect(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        constraint: Constraint | None,
+        dialect: str,
+    ) -> None:
         settings_dict = settings.to_dict()
         for messages in conversations:
             key = self._key(messages, settings_dict, dialect, constraint)

@@ -19,9 +19,28 @@ from trace_llm.errors import LLMConfigError
 
 SUPPORTED_KEYWORDS = frozenset(
     {
-        "type", "enum", "const", "properties", "required", "additionalProperties", "items", "minItems",
-        "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "anyOf", "oneOf", "allOf", "not", "minProperties",
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "minProperties",
         "maxProperties",
     }
 )
@@ -43,7 +62,9 @@ def check_schema(schema: Any, path: str = "$") -> None:
     if isinstance(schema, bool):
         return
     if not isinstance(schema, dict):
-        raise LLMConfigError(f"JSON schema at {path}: expected an object or a boolean, got {type(schema).__name__}")
+        raise LLMConfigError(
+            f"JSON schema at {path}: expected an object or a boolean, got {type(schema).__name__}"
+        )
     unknown = sorted(set(schema) - SUPPORTED_KEYWORDS - ANNOTATION_KEYWORDS)
     if unknown:
         raise LLMConfigError(
@@ -223,7 +244,9 @@ def parse_json_output(text: str, schema: Any) -> Any:
             return value
         if first_errors is None:
             first_errors = errors
-    shown = "; ".join(first_errors[:5]) + (f"; and {len(first_errors) - 5} more" if len(first_errors) > 5 else "")
+    shown = "; ".join(first_errors[:5]) + (
+        f"; and {len(first_errors) - 5} more" if len(first_errors) > 5 else ""
+    )
     raise JSONOutputInvalid(f"the JSON does not match the schema: {shown}")
 
 

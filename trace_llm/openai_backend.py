@@ -174,7 +174,11 @@ class OpenAILLM(LLM):
         max_error_rate: float | None = DEFAULT_MAX_ERROR_RATE,
         error_window: int = DEFAULT_ERROR_WINDOW,
     ):
-        urls = [u.strip() for u in base_url.split(",")] if isinstance(base_url, str) else [str(u) for u in base_url]
+        urls = (
+            [u.strip() for u in base_url.split(",")]
+            if isinstance(base_url, str)
+            else [str(u) for u in base_url]
+        )
         for url in urls:
             if not url.startswith(("http://", "https://")):
                 raise LLMConfigError(f"base URL {url!r}: expected http://... or https://...")
@@ -205,8 +209,13 @@ class OpenAILLM(LLM):
         self._api_key = api_key
         self._api_key_env = api_key_env
         self._init_error_window(max_error_rate, error_window)
-        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
-                         structured=structured)
+        super().__init__(
+            model,
+            settings,
+            cache_path,
+            spec or f"openai:{','.join(self.base_urls)}#{model}",
+            structured=structured,
+        )
 
     @property
     def server_key(self) -> str:
@@ -251,21 +260,34 @@ class OpenAILLM(LLM):
                 # reply that ends before max_tokens always parses, so this one was not constrained
                 refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
                 log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
-                self._count(requests=1, prompt_tokens=answers[-1].prompt_tokens,
-                            completion_tokens=answers[-1].completion_tokens)
+                self._count(
+                    requests=1,
+                    prompt_tokens=answers[-1].prompt_tokens,
+                    completion_tokens=answers[-1].completion_tokens,
+                )
                 continue
             SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
             fell_back = dialect == PROMPT
             if fell_back:
-                log.warning("%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
-                            "fallbacks", self.server_key, "; ".join(refusals))
+                log.warning(
+                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                    "fallbacks",
+                    self.server_key,
+                    "; ".join(refusals),
+                )
             else:
                 log.info("%s: structured outputs as %s", self.server_key, dialect)
             done = answers[-1]
-            self._count(requests=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
-                        **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}))
+            self._count(
+                requests=1,
+                prompt_tokens=done.prompt_tokens,
+                completion_tokens=done.completion_tokens,
+                **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}),
+            )
             return dialect, fell_back, done
-        raise LLMError(f"{self.server_key}: even the prompt dialect was refused")  # prompt sends no response_format
+        raise LLMError(
+            f"{self.server_key}: even the prompt dialect was refused"
+        )  # prompt sends no response_format
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
@@ -328,9 +350,13 @@ class OpenAILLM(LLM):
         try:
             run_sync(self._run_bodies(bodies, on_done))
         except DialectRefused as e:
-            raise LLMError(f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)") from e
+            raise LLMError(
+                f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)"
+            ) from e
 
-    async def _run_bodies(self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]) -> None:
+    async def _run_bodies(
+        self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]
+    ) -> None:
         slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
         async with ClientPool(slots, self.timeout, self._headers()) as pool:
 
@@ -388,7 +414,9 @@ class OpenAILLM(LLM):
                 delay = min(MAX_BACKOFF_S, self.backoff * 2**attempt) * (1.0 + 0.1 * random.random())
                 if wait is not None:  # the server's Retry-After, within the request's own deadline
                     delay = max(delay, min(wait, MAX_BACKOFF_S, self.deadline))
-                log.debug("%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay)
+                log.debug(
+                    "%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay
+                )
                 await self.sleep(delay)
         where = ", ".join(self.urls)
         raise LLMConnectionError(
@@ -409,14 +437,23 @@ class OpenAILLM(LLM):
                         break
                     chunks.append(chunk)
                 else:
-                    headers = [(k, v) for k, v in response.headers.items()
-                               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-                    return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
-                                          request=response.request)
+                    headers = [
+                        (k, v)
+                        for k, v in response.headers.items()
+                        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+                    ]
+                    return httpx.Response(
+                        response.status_code,
+                        headers=headers,
+                        content=b"".join(chunks),
+                        request=response.request,
+                    )
         raise LLMOutputError(
             f"{url}: the answer passed {self.max_response_bytes:,} bytes (model {self.model!r}); refused unread "
             "(raise the limit with --llm-max-response-bytes if such answers are expected)",
-            raw="", error=f"answer over {self.max_response_bytes} bytes", attempts=1,
+            raw="",
+            error=f"answer over {self.max_response_bytes} bytes",
+            attempts=1,
         )
 
     def _parse(self, response: httpx.Response) -> Completion:
@@ -437,7 +474,9 @@ class OpenAILLM(LLM):
             raise LLMOutputError(
                 f"{self.url}: the completion's message.content is {type(content).__name__}, expected a string "
                 f"(model {self.model!r}): {raw[:300]}",
-                raw=raw, error=f"message.content is {type(content).__name__}, not a string", attempts=1,
+                raw=raw,
+                error=f"message.content is {type(content).__name__}, not a string",
+                attempts=1,
             )
         finish = choice.get("finish_reason")
         return Completion(
@@ -464,10 +503,13 @@ class OpenAILLM(LLM):
     # ---- the error-rate abort ---------------------------------------------------------------------------
     def _init_error_window(self, max_error_rate: float | None, error_window: int) -> None:
         if max_error_rate is not None and (
-            isinstance(max_error_rate, bool) or not isinstance(max_error_rate, (int, float))
+            isinstance(max_error_rate, bool)
+            or not isinstance(max_error_rate, (int, float))
             or not 0.0 <= max_error_rate <= 1.0
         ):
-            raise LLMConfigError(f"max_error_rate={max_error_rate!r}: expected a share in [0, 1] (1 or None: no abort)")
+            raise LLMConfigError(
+                f"max_error_rate={max_error_rate!r}: expected a share in [0, 1] (1 or None: no abort)"
+            )
         if isinstance(error_window, bool) or not isinstance(error_window, int) or error_window < 1:
             raise LLMConfigError(f"error_window={error_window!r}: expected a positive number of attempts")
         self.max_error_rate = None if max_error_rate is None else float(max_error_rate)
@@ -508,19 +550,23 @@ class OpenAILLM(LLM):
                 except httpx.TransportError as e:
                     raise LLMConnectionError(
                         f"preflight: {url} did not answer ({type(e).__name__}: {e}); is the server running and is "
-                        "the URL in 'openai:BASE_URL#MODEL' right?", url=url,
+                        "the URL in 'openai:BASE_URL#MODEL' right?",
+                        url=url,
                     ) from None
                 if response.status_code != 200:
                     raise LLMConnectionError(
                         f"preflight: {url} answered HTTP {response.status_code} for model {self.model!r}: "
-                        f"{response.text[:300]}", url=url,
+                        f"{response.text[:300]}",
+                        url=url,
                     )
                 self._parse(response)  # the answer must be a chat completion
                 report.append({"url": base, **server_info(client, base, response)})
         return report
 
 
-def server_info(client: httpx.Client, base_url: str, response: httpx.Response | None = None) -> dict[str, Any]:
+def server_info(
+    client: httpx.Client, base_url: str, response: httpx.Response | None = None
+) -> dict[str, Any]:
     """What an OpenAI-compatible server says about itself, best effort (nothing here ever fails a run): the
     models it serves and their `owned_by` (`GET /models`; "vllm" on vLLM), its version (vLLM's `GET /version`),
     its `server` header and the `system_fingerprint` of a completion."""
@@ -549,10 +595,11 @@ def server_info(client: httpx.Client, base_url: str, response: httpx.Response | 
                 info["owned_by"] = owners
         elif key == "version" and isinstance(data, dict) and isinstance(data.get("version"), str):
             info["version"] = data["version"]
-    engine = next((o for o in info.get("owned_by", ()) if o.lower() in ("vllm", "sglang", "tgi", "llamacpp")), None)
+    engine = next(
+        (o for o in info.get("owned_by", ()) if o.lower() in ("vllm", "sglang", "tgi", "llamacpp")), None
+    )
     if engine is None and "version" in info:
         engine = "vllm"  # GET /version answering {"version": ...} is vLLM's
     if engine is not None:
         info["engine"] = engine
     return info
-

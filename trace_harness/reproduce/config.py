@@ -40,9 +40,20 @@ PAPER_SYSTEMS: tuple[str, ...] = (
     "rag_citation",
     "multi_review_synthesis",
 )
-TRANSPORT_KEYS: tuple[str, ...] = ("concurrency", "timeout", "connect_timeout", "max_retries", "backoff",
-                                   "max_error_rate", "error_window", "api_key_env", "batch_size", "device", "dtype",
-                                   "threads")  # fmt: skip
+TRANSPORT_KEYS: tuple[str, ...] = (
+    "concurrency",
+    "timeout",
+    "connect_timeout",
+    "max_retries",
+    "backoff",
+    "max_error_rate",
+    "error_window",
+    "api_key_env",
+    "batch_size",
+    "device",
+    "dtype",
+    "threads",
+)
 EXAMPLES: tuple[str, ...] = ("offline", "paper")
 EXAMPLES_DIR = "configs"  # beside this module
 
@@ -336,17 +347,37 @@ def _model(f: _Fields, role: str) -> ModelConfig | None:
             f"{g.where}options: unknown {unknown}; expected some of {', '.join(TRANSPORT_KEYS)}", path=f.path
         )
     return ModelConfig(
-        llm=llm, temperature=g.number("temperature", None, float, 0, 5, none=True),
+        llm=llm,
+        temperature=g.number("temperature", None, float, 0, 5, none=True),
         top_p=g.number("top_p", None, float, 1e-9, 1, none=True),
-        max_new_tokens=g.number("max_new_tokens", None, low=1, none=True), seed=g.number("seed", SEED),
-        tokenizer=g.text("tokenizer"), price_input=price.number("input", None, float, none=True),
-        price_output=price.number("output", None, float, none=True), options=dict(options),
-    )  # fmt: skip
+        max_new_tokens=g.number("max_new_tokens", None, low=1, none=True),
+        seed=g.number("seed", SEED),
+        tokenizer=g.text("tokenizer"),
+        price_input=price.number("input", None, float, none=True),
+        price_output=price.number("output", None, float, none=True),
+        options=dict(options),
+    )
 
 
-TOP_KEYS: tuple[str, ...] = ("data", "out", "parts", "systems", "closed", "open", "models", "system_params",
-                             "transport", "interactive", "core", "nli", "cache", "batch", "batch_size",
-                             "num_proc", "leaderboard")  # fmt: skip
+TOP_KEYS: tuple[str, ...] = (
+    "data",
+    "out",
+    "parts",
+    "systems",
+    "closed",
+    "open",
+    "models",
+    "system_params",
+    "transport",
+    "interactive",
+    "core",
+    "nli",
+    "cache",
+    "batch",
+    "batch_size",
+    "num_proc",
+    "leaderboard",
+)
 
 
 def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "") -> ReproduceConfig:
@@ -378,48 +409,87 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         "interactive", ("systems", "simulator", "split", "n", "turns", "pool", "batch_dialogues", "seed")
     )
     interactive = InteractiveConfig(
-        systems=i.names("systems", systems, known), simulator=i.choice("simulator", "rules", ("rules", "llm")),
-        split=i.choice("split", "test", SPLITS), n=i.number("n", 1000, low=1, none=True),
-        turns=i.number("turns", 8, low=1), pool=i.choice("pool", "closed", POOLS),
-        batch_dialogues=i.number("batch_dialogues", 64, low=1), seed=i.number("seed", SEED),
-    )  # fmt: skip
-    c = f.sub("core", ("systems", "split", "limit", "factors", "debate", "max_rounds", "max_retries", "max_repairs",
-                       "max_new_tokens", "debate_max_new_tokens", "chunk"))  # fmt: skip
+        systems=i.names("systems", systems, known),
+        simulator=i.choice("simulator", "rules", ("rules", "llm")),
+        split=i.choice("split", "test", SPLITS),
+        n=i.number("n", 1000, low=1, none=True),
+        turns=i.number("turns", 8, low=1),
+        pool=i.choice("pool", "closed", POOLS),
+        batch_dialogues=i.number("batch_dialogues", 64, low=1),
+        seed=i.number("seed", SEED),
+    )
+    c = f.sub(
+        "core",
+        (
+            "systems",
+            "split",
+            "limit",
+            "factors",
+            "debate",
+            "max_rounds",
+            "max_retries",
+            "max_repairs",
+            "max_new_tokens",
+            "debate_max_new_tokens",
+            "chunk",
+        ),
+    )
     from trace_metrics.core.prompts import FACTOR_IDS
 
     factors = c.data.get("factors")
     core = CoreConfig(
-        systems=c.names("systems", systems, known), split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
+        systems=c.names("systems", systems, known),
+        split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
         limit=c.number("limit", None, low=1, none=True),
         factors=None if factors is None else c.names("factors", (), FACTOR_IDS),
-        debate=c.flag("debate", True), max_rounds=c.number("max_rounds", 4, low=1),
-        max_retries=c.number("max_retries", 2), max_repairs=c.number("max_repairs", 2),
+        debate=c.flag("debate", True),
+        max_rounds=c.number("max_rounds", 4, low=1),
+        max_retries=c.number("max_retries", 2),
+        max_repairs=c.number("max_repairs", 2),
         max_new_tokens=c.number("max_new_tokens", 1024, low=1),
-        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1), chunk=c.number("chunk", 16, low=1),
-    )  # fmt: skip
+        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1),
+        chunk=c.number("chunk", 16, low=1),
+    )
     n = f.sub("nli", ("model", "processes", "batch_size", "dtype"))
     processes = n.data.get("processes", 1)
     if processes != "auto" and (
         isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
     ):
         raise n.bad("processes", "a positive integer or auto (every visible GPU)")
-    nli = NLIConfig(model=n.text("model"), processes=processes, batch_size=n.number("batch_size", 32, low=1),
-                    dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")))  # fmt: skip
+    nli = NLIConfig(
+        model=n.text("model"),
+        processes=processes,
+        batch_size=n.number("batch_size", 32, low=1),
+        dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")),
+    )
     b = f.sub("batch", ("max_requests", "max_bytes"))
     lb = f.sub("leaderboard", ("n_boot", "grounding_turns"))
     from trace_metrics.lib.conventions import GROUNDING_TURNS
 
     config = ReproduceConfig(
-        path=path, sha256=sha256, raw=json.loads(json.dumps(data, default=str)),
-        data=_path(f, "data", base, required=True), out=_path(f, "out", base, required=True), parts=parts,
-        systems=systems, closed=_runset(f, "closed", None), open=_runset(f, "open", 1000), models=models,
-        system_params={k: dict(v) for k, v in params.items()}, transport=transport, interactive=interactive,
-        core=core, nli=nli, cache=_path(f, "cache", base),
+        path=path,
+        sha256=sha256,
+        raw=json.loads(json.dumps(data, default=str)),
+        data=_path(f, "data", base, required=True),
+        out=_path(f, "out", base, required=True),
+        parts=parts,
+        systems=systems,
+        closed=_runset(f, "closed", None),
+        open=_runset(f, "open", 1000),
+        models=models,
+        system_params={k: dict(v) for k, v in params.items()},
+        transport=transport,
+        interactive=interactive,
+        core=core,
+        nli=nli,
+        cache=_path(f, "cache", base),
         batch_max_requests=b.number("max_requests", 50_000, low=1, high=50_000),
         batch_max_bytes=b.number("max_bytes", 200_000_000, low=1, high=200_000_000),
-        batch_size=f.number("batch_size", 64, low=1), num_proc=f.number("num_proc", 1, low=1),
-        n_boot=lb.number("n_boot", 10_000), grounding_turns=lb.choice("grounding_turns", None, (None, *GROUNDING_TURNS)),
-    )  # fmt: skip
+        batch_size=f.number("batch_size", 64, low=1),
+        num_proc=f.number("num_proc", 1, low=1),
+        n_boot=lb.number("n_boot", 10_000),
+        grounding_turns=lb.choice("grounding_turns", None, (None, *GROUNDING_TURNS)),
+    )
     check_models(config)
     check_core_split(config)
     return config

@@ -75,18 +75,41 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
             for s in config.systems
         ]
     if config.wants("table6"):
-        jobs += [Job("table6", "run", s, "open", out=config.out / "runs" / "open" / f"{s}.jsonl",
-                     roles=_system_roles(s)) for s in config.systems]  # fmt: skip
+        jobs += [
+            Job(
+                "table6",
+                "run",
+                s,
+                "open",
+                out=config.out / "runs" / "open" / f"{s}.jsonl",
+                roles=_system_roles(s),
+            )
+            for s in config.systems
+        ]
     if config.wants("interactive"):
         traveler = ("simulator",) if config.interactive.simulator == "llm" else ()
-        jobs += [Job("interactive", "interactive", s, config.interactive.pool, config.interactive.split,
-                     out=config.out / "interactive" / s, roles=_system_roles(s) + traveler)
-                 for s in config.interactive.systems]  # fmt: skip
+        jobs += [
+            Job(
+                "interactive",
+                "interactive",
+                s,
+                config.interactive.pool,
+                config.interactive.split,
+                out=config.out / "interactive" / s,
+                roles=_system_roles(s) + traveler,
+            )
+            for s in config.interactive.systems
+        ]
     if config.wants("core"):
         # `all`: every split the closed runs cover (config.check_core_split refuses a split they do not)
-        splits = resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
-        jobs += [Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
-                 for s in config.core.systems for sp in splits]  # fmt: skip
+        splits = (
+            resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
+        )
+        jobs += [
+            Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
+            for s in config.core.systems
+            for sp in splits
+        ]
     if config.wants("judge"):
         jobs += [
             Job("judge", "judge", s, "closed", out=closed_run(config, s), roles=("judge",))

@@ -45,16 +45,23 @@ def data_record(ctx: Context) -> dict[str, Any]:
 
     root = ctx.config.data
     record: dict[str, Any] = {
-        "dir": str(root), "corpus_version": corpus_version(corpus_meta(root)), "kb_version": ctx.kb.version,
+        "dir": str(root),
+        "corpus_version": corpus_version(corpus_meta(root)),
+        "kb_version": ctx.kb.version,
         "data_files": {s: sha256_file(split_file(root, s)) for s in SPLITS if split_file(root, s).exists()},
-    }  # fmt: skip
+    }
     subsets = {}
     for runset in (ctx.config.closed, ctx.config.open):
         folder = ctx.subset_dir(runset) if runset.subset is not None else None
         if folder is not None and folder.is_dir():
-            subsets[folder.name] = {"split": runset.split, "n": runset.subset, "seed": runset.seed,
-                                    "data_files": {s: sha256_file(split_file(folder, s)) for s in SPLITS
-                                                   if split_file(folder, s).exists()}}  # fmt: skip
+            subsets[folder.name] = {
+                "split": runset.split,
+                "n": runset.subset,
+                "seed": runset.seed,
+                "data_files": {
+                    s: sha256_file(split_file(folder, s)) for s in SPLITS if split_file(folder, s).exists()
+                },
+            }
     if subsets:
         record["subsets"] = subsets
     return record
@@ -145,11 +152,20 @@ def build_manifest(
             "sent_all_invocations": _add(_add({}, before), usage.get(part)),
         }
     manifest = {
-        "trace_bench": {"version": package_version(), "python": sys.version.split()[0], "platform": platform.platform()},
+        "trace_bench": {
+            "version": package_version(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        },
         "config": {"file": str(config.path), "sha256": config.sha256, "content": config.raw},
-        "mode": mode, "data": data_record(ctx), "models": models, "prompts": prompts, "parts": parts, "runs": runs,
+        "mode": mode,
+        "data": data_record(ctx),
+        "models": models,
+        "prompts": prompts,
+        "parts": parts,
+        "runs": runs,
         "leaderboard": board.get("paths", {}),
-    }  # fmt: skip
+    }
     if config.wants("nli"):
         manifest["nli"] = {"model": config.nli.model, "processes": config.nli.processes}
     if batch is not None:
