@@ -171,7 +171,8 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
     from baselines import LLM_BASELINES
     from trace_harness.leaderboard.build import build_leaderboard, format_tables
-    from trace_harness.runner import run_baseline, write_subset
+    from trace_harness.runner import run_baseline
+    from trace_harness.subsets import write_subset
     from trace_llm import LLMError
 
     subset = write_subset(hydrated, out / "llm_subset", DEMO_LLM_DIALOGUES, seed=seed, split=split)

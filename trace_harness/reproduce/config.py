@@ -23,6 +23,7 @@ from typing import Any
 from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
+from trace_harness.reproduce.fields import Fields
 
 PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "interactive", "nli", "judge")
 DEFAULT_PARTS: tuple[str, ...] = ("table5", "table6", "table9")
@@ -152,96 +153,6 @@ class ReproduceConfig:
 # ---------------------------------------------------------------------------------------------------------
 # Reading and checking
 # ---------------------------------------------------------------------------------------------------------
-class _Fields:
-    """Typed reads from one mapping of the config, each error naming the file and the dotted field."""
-
-    def __init__(self, data: Any, where: str, path: Path, allowed: tuple[str, ...]):
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise TraceDataError(
-                f"{where or 'the config'}: expected a mapping of keys, got {type(data).__name__}", path=path
-            )
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise TraceDataError(
-                f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; expected some of: "
-                f"{', '.join(allowed)}",
-                path=path,
-            )
-        self.data, self.where, self.path = data, where, path
-
-    def bad(self, key: str, expected: str) -> TraceDataError:
-        return TraceDataError(
-            f"{self.where}{key}: {self.data.get(key)!r}; expected {expected}", path=self.path
-        )
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.data.get(key, default)
-        return default if value is None else value
-
-    def number(
-        self,
-        key: str,
-        default: Any,
-        kind: type = int,
-        low: float = 0,
-        high: float = float("inf"),
-        none: bool = False,
-    ) -> Any:
-        value = self.data.get(key, default)
-        if value is None and (none or default is None):
-            return None
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and (kind is float or isinstance(value, int))
-        )
-        if not ok or not low <= value <= high:
-            what = "an integer" if kind is int else "a number"
-            rng = f" in [{low:g}, {high:g}]" if high < float("inf") else f" >= {low:g}"
-            raise self.bad(key, what + rng + (" or null" if none else ""))
-        return kind(value)
-
-    def choice(self, key: str, default: Any, choices: tuple[str, ...]) -> str:
-        value = self.data.get(key, default)
-        if value not in choices:
-            raise self.bad(key, f"one of {', '.join(map(str, choices))}")
-        return value
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.bad(key, "true or false")
-        return value
-
-    def text(self, key: str, default: str | None = None) -> str | None:
-        value = self.data.get(key, default)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise self.bad(key, "a non-empty string")
-        return value
-
-    def names(self, key: str, default: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, ...]:
-        value = self.data.get(key, list(default))
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.bad(key, "a list of names")
-        unknown = [v for v in value if v not in known]
-        if unknown:
-            raise TraceDataError(
-                f"{self.where}{key}: unknown {', '.join(map(repr, unknown))}; expected some of: "
-                f"{', '.join(known)}",
-                path=self.path,
-            )
-        if len(set(value)) != len(value):
-            raise self.bad(key, "each name once")
-        return tuple(value)
-
-    def sub(self, key: str, allowed: tuple[str, ...]) -> _Fields:
-        return _Fields(self.data.get(key), f"{self.where}{key}.", self.path, allowed)
-
-
 def read_config_file(path: Path) -> tuple[dict[str, Any], bytes]:
     """The mapping a .yaml/.yml or .toml file holds."""
     try:
@@ -298,7 +209,7 @@ def load_config(source: str | os.PathLike) -> ReproduceConfig:
     return parse_config(data, path, base, hashlib.sha256(blob).hexdigest())
 
 
-def _path(f: _Fields, key: str, base: Path, required: bool = False) -> Path | None:
+def _path(f: Fields, key: str, base: Path, required: bool = False) -> Path | None:
     value = f.text(key)
     if value is None:
         if required:
@@ -308,7 +219,7 @@ def _path(f: _Fields, key: str, base: Path, required: bool = False) -> Path | No
     return p if p.is_absolute() else base / p
 
 
-def _runset(f: _Fields, key: str, default_subset: int | None) -> RunSet:
+def _runset(f: Fields, key: str, default_subset: int | None) -> RunSet:
     g = f.sub(key, ("split", "subset", "seed"))
     return RunSet(
         g.choice("split", ALL_SPLITS, (*SPLITS, ALL_SPLITS)),
@@ -317,14 +228,14 @@ def _runset(f: _Fields, key: str, default_subset: int | None) -> RunSet:
     )
 
 
-def _model(f: _Fields, role: str) -> ModelConfig | None:
+def _model(f: Fields, role: str) -> ModelConfig | None:
     value = f.data.get(role)
     if value is None:
         return None
     if isinstance(value, str):
         value = {"llm": value}
     keys = ("llm", "temperature", "top_p", "max_new_tokens", "seed", "tokenizer", "price", "options")
-    g = _Fields(value, f"{f.where}{role}.", f.path, keys)
+    g = Fields(value, f"{f.where}{role}.", f.path, keys)
     llm = g.text("llm")
     if llm is None:
         raise TraceDataError(
@@ -382,7 +293,7 @@ TOP_KEYS: tuple[str, ...] = (
 
 def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "") -> ReproduceConfig:
     """Check a config mapping (see the module docstring); `base` resolves relative paths."""
-    f = _Fields(data, "", path, TOP_KEYS)
+    f = Fields(data, "", path, TOP_KEYS)
     known = tuple(BASELINES)
     parts = f.names("parts", DEFAULT_PARTS, PARTS)
     systems = f.names("systems", PAPER_SYSTEMS, known)

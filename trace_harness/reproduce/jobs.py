@@ -2,7 +2,7 @@
 
     OUT/runs/closed/<system>.jsonl      Table 5 and 9 (and Table 6's GS, PC, NLI, Rej. Rec.): `trace-bench run`
     OUT/runs/open/<system>.jsonl        Table 6's open-set R@1 (the seeded subset, App. Q)
-    OUT/subsets/subset-...              the seeded subsets' data directories (runner.write_subset)
+    OUT/subsets/subset-...              the seeded subsets' data directories (subsets.write_subset)
     OUT/interactive/<system>/           `trace-bench interact` output folders
     OUT/core/<system>/<split>/          CoRE output folders (trace_metrics.core.runner)
     OUT/leaderboard/                    leaderboard.json (the Space's data), per-dialogue file, CSV tables
@@ -25,7 +25,8 @@ from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
-from trace_harness.runner import meta_path, subset_dirname
+from trace_harness.runner import meta_path
+from trace_harness.subsets import subset_dirname
 from trace_llm import DecodingSettings
 
 log = logging.getLogger(__name__)
@@ -165,7 +166,7 @@ class Context:
         """The data directory a run set's runs are scored against (the seeded subset written once)."""
         if runset.subset is None:
             return self.config.data
-        from trace_harness.runner import write_subset
+        from trace_harness.subsets import write_subset
 
         return write_subset(
             self.config.data, self.subset_dir(runset), runset.subset, seed=runset.seed, split=runset.split
