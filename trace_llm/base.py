@@ -17,7 +17,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -108,7 +108,8 @@ def request_bar(total: int, desc: str, *, hidden: bool = False) -> tqdm:
 class LLM(ABC):
     """One model behind one interface. Build it with `load_llm(spec)`; record `describe()` with results."""
 
-    backend: ClassVar[str]
+    # the backend's name: each backend class sets it; an instance may name another (a stand-in: its target's)
+    backend: str
 
     def __init__(
         self,
@@ -265,7 +266,7 @@ class LLM(ABC):
             if self.cache is not None:
                 self.cache.put(keys[0], self.backend, self.cache_model, settings_dict, probed)
         todo: list[str] = [k for k in dict.fromkeys(keys) if k not in results]
-        first = {}
+        first: dict[str, list[Message]] = {}
         for key, conv in zip(keys, convs, strict=True):
             first.setdefault(key, conv)
         self._count(cache_hits=len(keys) - len(todo) - newly)

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def add_llm_argument(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-    default: str = DEFAULT_SPEC,
+    default: str | None = DEFAULT_SPEC,
     *,
     temperature: float = DEFAULT_TEMPERATURE,
     top_p: float = DEFAULT_TOP_P,

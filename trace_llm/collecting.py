@@ -125,7 +125,7 @@ class CollectingLLM(LLM):
         self.target = target
         self.ledger = ledger
         self.role = role
-        self.backend = target.backend  # type: ignore[misc] - an instance's backend: the target's
+        self.backend = target.backend  # an instance's backend: the target's
         super().__init__(target.model, target.settings, cache_path=cache, spec=target.spec)
 
     @property
@@ -230,7 +230,9 @@ def minimal_instance(schema: Any) -> Any:
         return {k: minimal_instance(props.get(k, {})) for k in schema.get("required") or []}
     if kind == "array":
         n = int(schema.get("minItems") or 0)
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            items = {}
         if items.get("enum") and schema.get("uniqueItems"):
             return list(items["enum"][:n])
         return [minimal_instance(items) for _ in range(n)]

@@ -306,9 +306,10 @@ class HFLLM(LLM):
         if not self._chat:
             log.warning("hf model %s has no chat template: prompting with plain 'Role: text' lines", path)
         model.eval()
-        extra = {} if device_map is not None else {"device": self.device}
         self._tokenizer, self._model = tokenizer, model
-        self._pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, **extra)
+        # placed by device_map when loading, else moved by the pipeline (None = its default: leave it be)
+        device = None if device_map is not None else self.device
+        self._pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=device)
         log.info("hf model %s loaded on %s (%s)", path, self.device, self.dtype)
 
     def _generation_config(self, settings: DecodingSettings) -> Any:

@@ -237,12 +237,12 @@ def parse_json_output(text: str, schema: Any) -> Any:
     candidates = json_candidates(text)
     if not candidates:
         raise JSONOutputInvalid("the reply contains no parseable JSON value")
-    first_errors: list[str] | None = None
+    first_errors: list[str] = []  # the first candidate's (never empty: a valid candidate returns)
     for value in candidates:
         errors = validation_errors(value, schema)
         if not errors:
             return value
-        if first_errors is None:
+        if not first_errors:
             first_errors = errors
     shown = "; ".join(first_errors[:5]) + (
         f"; and {len(first_errors) - 5} more" if len(first_errors) > 5 else ""

@@ -134,7 +134,7 @@ def transformers_serve(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if out is not subprocess.DEVNULL:
+        if not isinstance(out, int):  # the log file (subprocess.DEVNULL is an int)
             out.close()
 
 
@@ -200,5 +200,5 @@ def llama_cpp_serve(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if out is not subprocess.DEVNULL:
+        if not isinstance(out, int):  # the log file (subprocess.DEVNULL is an int)
             out.close()

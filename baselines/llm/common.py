@@ -163,7 +163,7 @@ class LLMPipeline(TracePipeline):
         own = inspect.signature(init)
         kept = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
         names = {p.name for p in kept}
-        base = inspect.signature(cls.__mro__[1].__init__)
+        base = inspect.signature(super(cls, cls).__init__)  # the next __init__ in the MRO, unbound
         kept += [p for p in base.parameters.values() if p.kind is p.KEYWORD_ONLY and p.name not in names]
         kept += [p for p in own.parameters.values() if p.kind is p.VAR_KEYWORD]
         init.__signature__ = own.replace(parameters=kept)
