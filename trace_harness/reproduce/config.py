@@ -209,14 +209,19 @@ def load_config(source: str | os.PathLike) -> ReproduceConfig:
     return parse_config(data, path, base, hashlib.sha256(blob).hexdigest())
 
 
-def _path(f: Fields, key: str, base: Path, required: bool = False) -> Path | None:
+def _path(f: Fields, key: str, base: Path) -> Path | None:
     value = f.text(key)
     if value is None:
-        if required:
-            raise TraceDataError(f"{f.where}{key}: missing; expected a path", path=f.path)
         return None
     p = Path(os.path.expanduser(value))
     return p if p.is_absolute() else base / p
+
+
+def _required_path(f: Fields, key: str, base: Path) -> Path:
+    p = _path(f, key, base)
+    if p is None:
+        raise TraceDataError(f"{f.where}{key}: missing; expected a path", path=f.path)
+    return p
 
 
 def _runset(f: Fields, key: str, default_subset: int | None) -> RunSet:
@@ -381,8 +386,8 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         path=path,
         sha256=sha256,
         raw=json.loads(json.dumps(data, default=str)),
-        data=_path(f, "data", base, required=True),
-        out=_path(f, "out", base, required=True),
+        data=_required_path(f, "data", base),
+        out=_required_path(f, "out", base),
         parts=parts,
         systems=systems,
         closed=_runset(f, "closed", None),

@@ -182,6 +182,10 @@ def nli_scorer(ctx: Context, show_progress: bool = True):
     from trace_metrics.lib.entailment import NLIScorer
 
     cfg = ctx.config.nli
+    if cfg.model is None:  # config.check_models refuses this where parts lists nli
+        raise TraceDataError(
+            "nli.model: missing; expected an NLI model folder or Hub id", path=ctx.config.path
+        )
     return NLIScorer(
         cfg.model,
         batch_size=cfg.batch_size,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from trace_dataset.io import TraceDataError
+
+T = TypeVar("T")
 
 
 class Fields:
@@ -59,7 +61,7 @@ class Fields:
             raise self.bad(key, what + rng + (" or null" if none else ""))
         return kind(value)
 
-    def choice(self, key: str, default: Any, choices: tuple[str, ...]) -> str:
+    def choice(self, key: str, default: T, choices: tuple[T, ...]) -> T:
         value = self.data.get(key, default)
         if value not in choices:
             raise self.bad(key, f"one of {', '.join(map(str, choices))}")

@@ -16,7 +16,7 @@ so their jobs are one per closed run (judge) and one for all of them (NLI).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ class Job:
     system: str = ""
     pool: str = "closed"
     split: str = ""  # core: the one split it scores
-    out: Path | None = None
+    out: Path = field(kw_only=True)  # its output file or folder
     roles: tuple[str, ...] = ()  # the model roles whose requests it makes
 
     @property
@@ -160,6 +160,9 @@ class Context:
         return KnowledgeBase.load(kb_dir(self.config.data))
 
     def subset_dir(self, runset: RunSet) -> Path:
+        """The data directory of a run set's seeded subset (only a run set with a subset has one)."""
+        if runset.subset is None:
+            raise ValueError(f"the {runset.split} run set has no seeded subset, so no subset folder")
         return self.config.out / "subsets" / subset_dirname(runset.split, runset.subset, runset.seed)
 
     def root(self, runset: RunSet) -> Path:

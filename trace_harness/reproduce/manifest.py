@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import read_json, sha256_file, write_json
+from trace_harness.reproduce.config import role_model
 from trace_harness.reproduce.jobs import Context, Job, build_jobs, role_settings
 from trace_harness.runner import meta_path
 
@@ -121,7 +122,7 @@ def build_manifest(
     models = {}
     for role, llm in ctx.built().items():
         models[role] = {
-            "llm": config.models.get(role, config.models.get("judge")).llm,
+            "llm": role_model(config, role).llm,
             **llm.describe(),
             "settings": role_settings(config, role).to_dict(),
         }
