@@ -41,7 +41,9 @@ class _Registry(Mapping[str, "type[TracePipeline]"]):
         module_name, class_name = self._table[name]
         cls = getattr(importlib.import_module(module_name), class_name)
         if cls.name != name:
-            raise RuntimeError(f"{module_name}.{class_name}.name is {cls.name!r}; the registry expects {name!r}")
+            raise RuntimeError(
+                f"{module_name}.{class_name}.name is {cls.name!r}; the registry expects {name!r}"
+            )
         return cls
 
     def __iter__(self) -> Iterator[str]:
@@ -65,6 +67,13 @@ def pipeline(name: str, kb: KnowledgeBase | str | os.PathLike, **params: Any) ->
 
 
 __all__ = [
-    "BASELINES", "IDENTITIES", "LLM_BASELINES", "NON_LLM_BASELINES", "SYSTEM_BASELINES", "BaselineIdentity",
-    "identity", "label", "pipeline",
-]  # fmt: skip
+    "BASELINES",
+    "IDENTITIES",
+    "LLM_BASELINES",
+    "NON_LLM_BASELINES",
+    "SYSTEM_BASELINES",
+    "BaselineIdentity",
+    "identity",
+    "label",
+    "pipeline",
+]

@@ -43,8 +43,14 @@ log = logging.getLogger(__name__)
 DEFAULT_BATCH_SIZE = 64
 # Fields of schema.TURN_ROW_FEATURES a pipeline reads; the rest (gold, reference) it must never use.
 REQUIRED_ROW_FIELDS: tuple[str, ...] = (
-    "dialogue_id", "turn_id", "action", "scenario", "history", "candidate_poi_ids", "rejected_poi_ids",
-)  # fmt: skip
+    "dialogue_id",
+    "turn_id",
+    "action",
+    "scenario",
+    "history",
+    "candidate_poi_ids",
+    "rejected_poi_ids",
+)
 
 
 def batched(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
@@ -81,7 +87,7 @@ class TracePipeline:
 
     @property
     def family(self) -> str:
-        """"non-LLM" | "LLM": the baseline's record in `baselines.identity` ("non-LLM" for a pipeline that is
+        """ "non-LLM" | "LLM": the baseline's record in `baselines.identity` ("non-LLM" for a pipeline that is
         not registered, such as a user's own class, which may set the attribute itself)."""
         found = BY_NAME.get(self.name)
         return found.family if found is not None else "non-LLM"
@@ -120,10 +126,14 @@ class TracePipeline:
         missing = [k for k in REQUIRED_ROW_FIELDS if k not in row]
         where = f"turn row {row.get('dialogue_id', '?')}/{row.get('turn_id', '?')}"
         if missing:
-            raise TraceDataError(f"{where}: missing field(s) {missing}; expected the fields of schema.TURN_ROW_FEATURES")
+            raise TraceDataError(
+                f"{where}: missing field(s) {missing}; expected the fields of schema.TURN_ROW_FEATURES"
+            )
         action = row["action"]
         if action not in SYSTEM_ACTIONS:
-            raise TraceDataError(f"{where}: unknown system action {action!r}; expected one of {SYSTEM_ACTIONS}")
+            raise TraceDataError(
+                f"{where}: unknown system action {action!r}; expected one of {SYSTEM_ACTIONS}"
+            )
         pool = row.get("pool", "closed")
         if pool not in POOLS:
             raise TraceDataError(f"{where}: unknown pool {pool!r}; expected one of {POOLS}")
@@ -173,8 +183,9 @@ class TracePipeline:
             record["meta"] = dict(meta)
         return record
 
-    def __call__(self, rows: datasets.Dataset | Iterable[Mapping[str, Any]],
-                 batch_size: int | None = None) -> Iterator[dict[str, Any]]:
+    def __call__(
+        self, rows: datasets.Dataset | Iterable[Mapping[str, Any]], batch_size: int | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Predictions for `rows` (a `turns` Dataset or any iterable of turn rows), in row order."""
         size = self.batch_size if batch_size is None else batch_size
         if not isinstance(size, int) or size < 1:
@@ -183,10 +194,14 @@ class TracePipeline:
             inputs = [self.preprocess(row) for row in chunk]
             outputs = self._forward(inputs)
             if len(outputs) != len(inputs):
-                raise RuntimeError(f"{type(self).__name__}._forward returned {len(outputs)} outputs for {len(inputs)} inputs")
+                raise RuntimeError(
+                    f"{type(self).__name__}._forward returned {len(outputs)} outputs for {len(inputs)} inputs"
+                )
             for output in outputs:
                 if self.record_scores is not None:
-                    self.record_scores[(str(output["dialogue_id"]), int(output["turn_id"]))] = output.get("scores")
+                    self.record_scores[(str(output["dialogue_id"]), int(output["turn_id"]))] = output.get(
+                        "scores"
+                    )
                 yield self.postprocess(output)
 
     # -- configuration -----------------------------------------------------------------------------
@@ -255,8 +270,15 @@ class RankingPipeline(TracePipeline):
 
     def respond(self, inp: Mapping[str, Any], ranked: list[str]) -> Response:
         return template_response(
-            inp["action"], kb=self.kb, evidence=self.evidence, ranked=ranked, terms=inp["terms"],
-            city=inp["city"], poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
+            inp["action"],
+            kb=self.kb,
+            evidence=self.evidence,
+            ranked=ranked,
+            terms=inp["terms"],
+            city=inp["city"],
+            poi_type=inp["poi_type"],
+            state=inp["state"],
+            n_candidates=len(inp["candidates"]),
             notes=self.notes(inp, ranked),
         )
 
@@ -273,15 +295,17 @@ class RankingPipeline(TracePipeline):
         for inp in inputs:
             ranked, scores = ([], {}) if inp["action"] == "farewell" else self.rank_with_scores(inp)
             response = self.respond(inp, ranked)
-            outputs.append({
-                "dialogue_id": inp["dialogue_id"],
-                "turn_id": inp["turn_id"],
-                "ranked_poi_ids": ranked,
-                "response": response.text,
-                "citations": response.citations,
-                "meta": self.meta(inp, ranked),
-                "scores": scores,
-            })
+            outputs.append(
+                {
+                    "dialogue_id": inp["dialogue_id"],
+                    "turn_id": inp["turn_id"],
+                    "ranked_poi_ids": ranked,
+                    "response": response.text,
+                    "citations": response.citations,
+                    "meta": self.meta(inp, ranked),
+                    "scores": scores,
+                }
+            )
         return outputs
 
 

@@ -41,7 +41,10 @@ def build_builtin(root: Path, n: int, workers: int) -> Path:
     bundle = write_synthetic_bundle(root / "yelp")
     build_kb(bundle, root / "kb")
     generate_corpus(root / "kb", corpus, n=n, workers=workers, progress=False)
-    print(f"built the built-in corpus ({n} dialogues) in {time.perf_counter() - t:.0f} s -> {corpus}", file=sys.stderr)
+    print(
+        f"built the built-in corpus ({n} dialogues) in {time.perf_counter() - t:.0f} s -> {corpus}",
+        file=sys.stderr,
+    )
     return corpus
 
 
@@ -57,13 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", type=Path, help="an existing Trace data directory")
-    src.add_argument("--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR")
+    src.add_argument(
+        "--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR"
+    )
     ap.add_argument("--n", type=int, default=10_000, help="dialogues for --build (default 10000)")
     ap.add_argument("--split", default="all", help="split to run (default: all = the full corpus)")
     ap.add_argument("--pool", default="closed")
     ap.add_argument("--num-proc", type=int, default=2)
     ap.add_argument("--baselines", default=None, help="comma-separated names (default: every available one)")
-    ap.add_argument("--out-dir", type=Path, default=None, help="keep the predictions here (default: a temp dir)")
+    ap.add_argument(
+        "--out-dir", type=Path, default=None, help="keep the predictions here (default: a temp dir)"
+    )
     args = ap.parse_args(argv)
 
     from baselines import NON_LLM_BASELINES
@@ -75,24 +82,42 @@ def main(argv: list[str] | None = None) -> int:
     names = args.baselines.split(",") if args.baselines else list(NON_LLM_BASELINES)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir(data))
-    print(f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews, loaded in "
-          f"{time.perf_counter() - t0:.1f} s")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs visible, "
-          f"python {platform.python_version()}; --num-proc {args.num_proc}, split {args.split}, pool {args.pool}")
+    print(
+        f"knowledge base: {len(kb.pois)} POIs, {len(kb.reviews)} reviews, loaded in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs visible, "
+        f"python {platform.python_version()}; --num-proc {args.num_proc}, split {args.split}, pool {args.pool}"
+    )
     print(f"{'baseline':<12} {'rows':>8} {'seconds':>9} {'turns/s':>9} {'cpu s':>9} {'turns/cpu s':>12}")
     total_s, total_cpu, total_rows = 0.0, 0.0, 0
     with tempfile.TemporaryDirectory() as tmp:
         out_dir = args.out_dir or Path(tmp)
         for name in names:
             t, c = time.perf_counter(), cpu_seconds()
-            meta = run_baseline(name, data, out_dir / f"{name}.jsonl", split=args.split, pool=args.pool,
-                                num_proc=args.num_proc, overwrite=True, progress=False, kb=kb)
+            meta = run_baseline(
+                name,
+                data,
+                out_dir / f"{name}.jsonl",
+                split=args.split,
+                pool=args.pool,
+                num_proc=args.num_proc,
+                overwrite=True,
+                progress=False,
+                kb=kb,
+            )
             s, cpu = time.perf_counter() - t, cpu_seconds() - c
             total_s, total_cpu, total_rows = total_s + s, total_cpu + cpu, total_rows + meta["n_rows"]
-            print(f"{name:<12} {meta['n_rows']:>8} {s:>9.1f} {meta['n_rows'] / s:>9.0f} {cpu:>9.1f} "
-                  f"{meta['n_rows'] / cpu:>12.0f}", flush=True)
-    print(f"{'total':<12} {total_rows:>8} {total_s:>9.1f} {total_rows / total_s:>9.0f} {total_cpu:>9.1f} "
-          f"{total_rows / total_cpu:>12.0f}")
+            print(
+                f"{name:<12} {meta['n_rows']:>8} {s:>9.1f} {meta['n_rows'] / s:>9.0f} {cpu:>9.1f} "
+                f"{meta['n_rows'] / cpu:>12.0f}",
+                flush=True,
+            )
+    print(
+        f"{'total':<12} {total_rows:>8} {total_s:>9.1f} {total_rows / total_s:>9.0f} {total_cpu:>9.1f} "
+        f"{total_rows / total_cpu:>12.0f}"
+    )
     return 0
 
 

@@ -78,15 +78,19 @@ def run_costs(dirs: list[str]) -> list[dict]:
         metrics = json.loads((Path(d) / "metrics.json").read_text())
         counts, usage = metrics["counts"], (metrics.get("llm") or {}).get("usage_this_process", {})
         n = counts["queries"]
-        rows.append({
-            "run": d, "strategy": metrics["strategy"], "queries": n,
-            "agent_calls_per_query": counts["agent_calls_per_query"],
-            "mean_rounds_run": (metrics.get("rounds") or {}).get("mean_rounds_run"),
-            "failed_calls": counts["agent_failures"],
-            "prompt_tokens_per_query": round(usage.get("prompt_tokens", 0) / n) if n else None,
-            "completion_tokens_per_query": round(usage.get("completion_tokens", 0) / n) if n else None,
-            "requests_this_process": usage.get("requests"),
-        })  # fmt: skip
+        rows.append(
+            {
+                "run": d,
+                "strategy": metrics["strategy"],
+                "queries": n,
+                "agent_calls_per_query": counts["agent_calls_per_query"],
+                "mean_rounds_run": (metrics.get("rounds") or {}).get("mean_rounds_run"),
+                "failed_calls": counts["agent_failures"],
+                "prompt_tokens_per_query": round(usage.get("prompt_tokens", 0) / n) if n else None,
+                "completion_tokens_per_query": round(usage.get("completion_tokens", 0) / n) if n else None,
+                "requests_this_process": usage.get("requests"),
+            }
+        )
     return rows
 
 

@@ -65,50 +65,77 @@ def main(argv: list[str] | None = None) -> int:
             from trace_llm.local_server import transformers_serve
             from trace_llm.smollm2 import smollm2_model_dir
 
-            server, start_s, _ = timed(lambda: stack.enter_context(
-                transformers_serve(smollm2_model_dir(), log_path=tmp / "serve.log", threads=args.threads)))  # fmt: skip
+            server, start_s, _ = timed(
+                lambda: stack.enter_context(
+                    transformers_serve(smollm2_model_dir(), log_path=tmp / "serve.log", threads=args.threads)
+                )
+            )
             spec = server.spec
         prompts = load_prompts()
         factor = DecodingSettings(max_new_tokens=args.max_new_tokens)
         debate = factor.replace(max_new_tokens=args.debate_max_new_tokens)
-        options = {"max_rounds": args.rounds, "max_retries": args.max_retries, "max_repairs": args.max_repairs,
-               "factor_settings": factor, "debate_settings": debate}  # fmt: skip
+        options = {
+            "max_rounds": args.rounds,
+            "max_retries": args.max_retries,
+            "max_repairs": args.max_repairs,
+            "factor_settings": factor,
+            "debate_settings": debate,
+        }
 
         one = load_llm(spec, factor, cache_path=False, concurrency=1)
         per_dialogue = []
         wall_1 = 0.0
         for log in logs:  # concurrency 1, one dialogue at a time: its own calls and tokens
             stage: dict = {}
-            (record,), wall, _ = timed(lambda log=log, stage=stage: score_logs(one, [log], prompts, stage_usage=stage,
-                                                                               **options))  # fmt: skip
+            (record,), wall, _ = timed(
+                lambda log=log, stage=stage: score_logs(one, [log], prompts, stage_usage=stage, **options)
+            )
             wall_1 += wall
-            per_dialogue.append({
-                "dialogue": log.log_id, "wall_s": round(wall, 1),
-                "factor_calls": stage["factors"]["requests"], "factor_prompt_tokens": stage["factors"]["prompt_tokens"],
-                "debate_calls": stage["debate"]["requests"], "debate_prompt_tokens": stage["debate"]["prompt_tokens"],
-                "debate_rounds": record["debate"]["rounds"], "ratings_missing": record["n_missing"],
-                "debate_json_repairs": stage["debate"]["json_repairs"],
-                "debate_failed_messages": record["debate"]["n_failed_messages"], "overall": record["overall"],
-            })  # fmt: skip
+            per_dialogue.append(
+                {
+                    "dialogue": log.log_id,
+                    "wall_s": round(wall, 1),
+                    "factor_calls": stage["factors"]["requests"],
+                    "factor_prompt_tokens": stage["factors"]["prompt_tokens"],
+                    "debate_calls": stage["debate"]["requests"],
+                    "debate_prompt_tokens": stage["debate"]["prompt_tokens"],
+                    "debate_rounds": record["debate"]["rounds"],
+                    "ratings_missing": record["n_missing"],
+                    "debate_json_repairs": stage["debate"]["json_repairs"],
+                    "debate_failed_messages": record["debate"]["n_failed_messages"],
+                    "overall": record["overall"],
+                }
+            )
         many = load_llm(spec, factor, cache_path=False, concurrency=16)
         _, wall_16, _ = timed(lambda: score_logs(many, logs, prompts, **options))
 
     keys = ("factor_calls", "factor_prompt_tokens", "debate_calls", "debate_prompt_tokens")
     mean = {k: sum(d[k] for d in per_dialogue) / len(per_dialogue) for k in keys}
     figures = {
-        "machine": machine(), "llm": spec if args.spec else "SmolLM2-135M-Instruct via transformers serve",
-        "server_threads": None if args.spec else args.threads, "server_start_s": round(start_s, 1),
-        "n_dialogues": len(logs), "max_new_tokens": args.max_new_tokens,
-        "debate_max_new_tokens": args.debate_max_new_tokens, "rounds": args.rounds,
-        "max_retries": args.max_retries, "max_repairs": args.max_repairs,
-        "per_dialogue": per_dialogue, "mean_per_dialogue": mean,
-        "dialogues_per_s": {"concurrency_1": round(len(logs) / wall_1, 5), "concurrency_16": round(len(logs) / wall_16, 5)},
+        "machine": machine(),
+        "llm": spec if args.spec else "SmolLM2-135M-Instruct via transformers serve",
+        "server_threads": None if args.spec else args.threads,
+        "server_start_s": round(start_s, 1),
+        "n_dialogues": len(logs),
+        "max_new_tokens": args.max_new_tokens,
+        "debate_max_new_tokens": args.debate_max_new_tokens,
+        "rounds": args.rounds,
+        "max_retries": args.max_retries,
+        "max_repairs": args.max_repairs,
+        "per_dialogue": per_dialogue,
+        "mean_per_dialogue": mean,
+        "dialogues_per_s": {
+            "concurrency_1": round(len(logs) / wall_1, 5),
+            "concurrency_16": round(len(logs) / wall_16, 5),
+        },
         "wall_s": {"concurrency_1": round(wall_1, 1), "concurrency_16": round(wall_16, 1)},
-    }  # fmt: skip
+    }
     print(f"CoRE cost and throughput: {figures['llm']}; {machine()}")
-    print(f"{len(logs)} toy dialogue(s); factor replies <= {args.max_new_tokens} tokens, debate replies <= "
-          f"{args.debate_max_new_tokens}, <= {args.rounds} rounds, {args.max_retries} rating retries, "
-          f"{args.max_repairs} JSON repairs; response cache off")  # fmt: skip
+    print(
+        f"{len(logs)} toy dialogue(s); factor replies <= {args.max_new_tokens} tokens, debate replies <= "
+        f"{args.debate_max_new_tokens}, <= {args.rounds} rounds, {args.max_retries} rating retries, "
+        f"{args.max_repairs} JSON repairs; response cache off"
+    )
     print(
         "per dialogue (mean): factors {factor_calls:.1f} calls, {factor_prompt_tokens:.0f} prompt tokens; "
         "debate {debate_calls:.1f} calls, {debate_prompt_tokens:.0f} prompt tokens".format(**mean)

@@ -26,8 +26,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=10_000, help="dialogues to generate (default 10000)")
     p.add_argument("--workers", type=int, default=2, help="generator worker processes (default 2)")
     p.add_argument("--work", type=Path, default=Path("/tmp/trace-bench-corpus-bench"))
-    p.add_argument("--yelp", type=Path, default=None, help="Yelp bundle (default: the built-in synthetic one)")
-    p.add_argument("--kb", type=Path, default=None, help="existing knowledge base folder (default: build one)")
+    p.add_argument(
+        "--yelp", type=Path, default=None, help="Yelp bundle (default: the built-in synthetic one)"
+    )
+    p.add_argument(
+        "--kb", type=Path, default=None, help="existing knowledge base folder (default: build one)"
+    )
     p.add_argument("--skip-generate", action="store_true", help="reuse WORK/corpus from an earlier run")
     args = p.parse_args(argv)
 
@@ -60,16 +64,21 @@ def main(argv: list[str] | None = None) -> int:
         from trace_dataset.generate import generate_corpus
 
         shutil.rmtree(corpus, ignore_errors=True)
-        _, wall, cpu = timed(lambda: generate_corpus(kb, corpus, n=args.n, seed=42, workers=args.workers,
-                                                       progress=False))
-        print(f"generate: {args.n} dialogues in {wall:.2f} s = {args.n / wall:,.0f} dialogues/s "
-              f"(workers={args.workers}; parent-process CPU {cpu:.2f} s; goal < 60 s for 10,000)")
+        _, wall, cpu = timed(
+            lambda: generate_corpus(kb, corpus, n=args.n, seed=42, workers=args.workers, progress=False)
+        )
+        print(
+            f"generate: {args.n} dialogues in {wall:.2f} s = {args.n / wall:,.0f} dialogues/s "
+            f"(workers={args.workers}; parent-process CPU {cpu:.2f} s; goal < 60 s for 10,000)"
+        )
     n = sum(1 for _ in iter_dialogues(corpus))
 
     release = work / "release"
     _, wall, cpu = timed(lambda: write_release(corpus, release))
-    print(f"release: {n} dialogues in {wall:.2f} s = {n / wall:,.0f} dialogues/s (CPU {cpu:.2f} s, "
-          "six-word check of every file included)")
+    print(
+        f"release: {n} dialogues in {wall:.2f} s = {n / wall:,.0f} dialogues/s (CPU {cpu:.2f} s, "
+        "six-word check of every file included)"
+    )
 
     def scan_only() -> int:
         count = 0
@@ -85,12 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     t = report["timing"]
     beyond = wall - t["scan_s"]
     beyond_cpu = cpu - report["scan"]["scan_cpu_seconds"]
-    print(f"hydrate: {n} dialogues in {wall:.2f} s (CPU {cpu:.2f} s): scan {t['scan_s']:.2f} s "
-          f"(CPU {report['scan']['scan_cpu_seconds']:.2f} s, {report['scan']['lines_read']:,} lines, referenced ones "
-          f"parsed), read release {t['read_release_s']:.2f} s, fill + write {t['fill_and_write_s']:.2f} s")
-    print(f"hydrate beyond the scan: {beyond:.2f} s wall = {n / beyond:,.0f} dialogues/s, CPU {beyond_cpu:.2f} s "
-          f"(goal < 5 s for 10,000); {report['quotes_hydrated']:,} quotes, {report['reviews_written']:,} reviews, "
-          f"byte-identical to the corpus: {report['byte_identical']}")
+    print(
+        f"hydrate: {n} dialogues in {wall:.2f} s (CPU {cpu:.2f} s): scan {t['scan_s']:.2f} s "
+        f"(CPU {report['scan']['scan_cpu_seconds']:.2f} s, {report['scan']['lines_read']:,} lines, referenced ones "
+        f"parsed), read release {t['read_release_s']:.2f} s, fill + write {t['fill_and_write_s']:.2f} s"
+    )
+    print(
+        f"hydrate beyond the scan: {beyond:.2f} s wall = {n / beyond:,.0f} dialogues/s, CPU {beyond_cpu:.2f} s "
+        f"(goal < 5 s for 10,000); {report['quotes_hydrated']:,} quotes, {report['reviews_written']:,} reviews, "
+        f"byte-identical to the corpus: {report['byte_identical']}"
+    )
     return 0
 
 

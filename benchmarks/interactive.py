@@ -81,8 +81,15 @@ def _one(name: str) -> tuple[str, int, int, float, float, int | None, str]:
         t, c = time.perf_counter(), time.process_time()
         n_turns = 0
         for start in range(0, len(goals), batch):
-            lives = converse(system, sim, goals[start : start + batch], pool="closed", max_turns=turns, seed=42,
-                             metadata={})
+            lives = converse(
+                system,
+                sim,
+                goals[start : start + batch],
+                pool="closed",
+                max_turns=turns,
+                seed=42,
+                metadata={},
+            )
             n_turns += sum(len(x.predictions) for x in lives)
         wall, cpu = time.perf_counter() - t, time.process_time() - c
         pipe = getattr(system, "pipe", None)
@@ -97,12 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", type=Path, help="an existing Trace data directory (a generated corpus)")
-    src.add_argument("--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR")
+    src.add_argument(
+        "--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR"
+    )
     ap.add_argument("--n", type=int, default=1000, help="interactive dialogues per baseline (default 1000)")
     ap.add_argument("--split", default="test", help="split the travelers are seeded from (default test)")
     ap.add_argument("--workers", type=int, default=2, help="baselines run side by side (default 2)")
     ap.add_argument("--turns", type=int, default=8, help="system turns per dialogue at most (default 8)")
-    ap.add_argument("--batch", type=int, default=64, help="dialogues in lockstep per system call (default 64)")
+    ap.add_argument(
+        "--batch", type=int, default=64, help="dialogues in lockstep per system call (default 64)"
+    )
     ap.add_argument("--baselines", nargs="*", default=None, help="default: the nine non-LLM baselines")
     args = ap.parse_args(argv)
 
@@ -131,8 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rows = [_one(n) for n in names]
     total = time.perf_counter() - t
-    print(f"\n{'baseline':12s} {'dialogues':>9s} {'turns':>7s} {'wall s':>7s} {'CPU s':>7s} {'dlg/s':>7s} "
-          f"{'dlg/CPU s':>9s} {'encoded':>8s}")
+    print(
+        f"\n{'baseline':12s} {'dialogues':>9s} {'turns':>7s} {'wall s':>7s} {'CPU s':>7s} {'dlg/s':>7s} "
+        f"{'dlg/CPU s':>9s} {'encoded':>8s}"
+    )
     for name, n, turns, wall, cpu, encoded, err in rows:
         if err:
             print(f"{name:12s} FAILED {err}")
@@ -140,11 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         enc = "-" if encoded is None else str(encoded)
         print(f"{name:12s} {n:9d} {turns:7d} {wall:7.1f} {cpu:7.1f} {n / wall:7.1f} {n / cpu:9.1f} {enc:>8s}")
     done = sum(r[1] for r in rows)
-    print(f"\n{len(names)} baselines, {done} interactive dialogues in {total:.1f} s wall "
-          f"({done / total:.0f} dialogues/s) with {args.workers} worker(s)")
+    print(
+        f"\n{len(names)} baselines, {done} interactive dialogues in {total:.1f} s wall "
+        f"({done / total:.0f} dialogues/s) with {args.workers} worker(s)"
+    )
     print(f"{sum(r[4] for r in rows):.1f} CPU s of conversations in all")
     whole = time.perf_counter() - _STARTED
-    print(f"whole command (imports, knowledge base, seeding, conversations): {whole:.1f} s wall; goal: under 120 s")
+    print(
+        f"whole command (imports, knowledge base, seeding, conversations): {whole:.1f} s wall; goal: under 120 s"
+    )
     print(f"machine: {machine()}")
     return 0
 

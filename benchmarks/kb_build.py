@@ -39,21 +39,25 @@ def _child(bundle: str, out: str, per_cell: int) -> None:
     meta = build_kb(bundle, out, per_cell=per_cell)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({
-        "review_lines": meta["input"]["review_lines"],
-        "review_file_bytes": os.path.getsize(Path(bundle) / "yelp_academic_dataset_review.json"),
-        "businesses": meta["input"]["businesses"],
-        "pois": meta["stats"]["pois"],
-        "kb_reviews": meta["stats"]["reviews"],
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu, 2),
-        "reviews_per_s_wall": round(meta["input"]["review_lines"] / wall),
-        "reviews_per_s_cpu": round(meta["input"]["review_lines"] / cpu),
-        "peak_rss_mb": round(peak / 1024, 1),
-        "rss_after_imports_mb": round(import_rss / 1024, 1),
-        "interpreter_rss_mb": round(base_rss / 1024, 1),
-        "kb_version": meta["kb_version"],
-    }))
+    print(
+        json.dumps(
+            {
+                "review_lines": meta["input"]["review_lines"],
+                "review_file_bytes": os.path.getsize(Path(bundle) / "yelp_academic_dataset_review.json"),
+                "businesses": meta["input"]["businesses"],
+                "pois": meta["stats"]["pois"],
+                "kb_reviews": meta["stats"]["reviews"],
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "reviews_per_s_wall": round(meta["input"]["review_lines"] / wall),
+                "reviews_per_s_cpu": round(meta["input"]["review_lines"] / cpu),
+                "peak_rss_mb": round(peak / 1024, 1),
+                "rss_after_imports_mb": round(import_rss / 1024, 1),
+                "interpreter_rss_mb": round(base_rss / 1024, 1),
+                "kb_version": meta["kb_version"],
+            }
+        )
+    )
 
 
 def _bundle(workdir: Path, scale: float, seed: int) -> tuple[Path, float | None]:
@@ -91,8 +95,11 @@ def _repeated(src: Path, n: int) -> Path:
 
 
 def _run_child(bundle: Path, out: Path, per_cell: int) -> dict | int:
-    proc = subprocess.run([sys.executable, __file__, "--child", str(bundle), str(out), str(per_cell)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(bundle), str(out), str(per_cell)],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         print(proc.stderr, file=sys.stderr)
         return proc.returncode
@@ -101,27 +108,51 @@ def _run_child(bundle: Path, out: Path, per_cell: int) -> dict | int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scales", type=float, nargs="+", default=[17.0], help="synthetic bundle scales (17 -> 1.03M reviews)")
+    ap.add_argument(
+        "--scales",
+        type=float,
+        nargs="+",
+        default=[17.0],
+        help="synthetic bundle scales (17 -> 1.03M reviews)",
+    )
     ap.add_argument("--per-cell", type=int, default=100)
     ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "trace_kb_bench",
-                    help="where bundles and knowledge bases go (bundles are reused across runs)")
-    ap.add_argument("--repeat", type=int, default=0, help="also build from the last bundle with its reviews repeated N times")
+    ap.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "trace_kb_bench",
+        help="where bundles and knowledge bases go (bundles are reused across runs)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        help="also build from the last bundle with its reviews repeated N times",
+    )
     ap.add_argument("--child", nargs=3, metavar=("BUNDLE", "OUT", "PER_CELL"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         _child(args.child[0], args.child[1], int(args.child[2]))
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or platform.platform()}), "
-          f"Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or platform.platform()}), "
+        f"Python {platform.python_version()}"
+    )
     rows = []
     jobs: list[tuple[str, float, Path, float | None]] = []
     for scale in args.scales:
         bundle, gen_s = _bundle(args.workdir, scale, args.seed)
         jobs.append((f"{scale:g}", scale, bundle, gen_s))
     if args.repeat > 1:
-        jobs.append((f"{args.scales[-1]:g} x{args.repeat}", args.scales[-1], _repeated(jobs[-1][2], args.repeat), None))
+        jobs.append(
+            (
+                f"{args.scales[-1]:g} x{args.repeat}",
+                args.scales[-1],
+                _repeated(jobs[-1][2], args.repeat),
+                None,
+            )
+        )
     for label, _scale, bundle, gen_s in jobs:
         row = _run_child(bundle, args.workdir / f"kb_{bundle.name}", args.per_cell)
         if isinstance(row, int):
@@ -131,11 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(json.dumps(row))
     print()
-    print(f"{'scale':>8} {'review lines':>13} {'file MB':>8} {'wall s':>7} {'cpu s':>6} {'reviews/s (wall)':>17} "
-          f"{'reviews/s (cpu)':>16} {'peak RSS MB':>12}")
+    print(
+        f"{'scale':>8} {'review lines':>13} {'file MB':>8} {'wall s':>7} {'cpu s':>6} {'reviews/s (wall)':>17} "
+        f"{'reviews/s (cpu)':>16} {'peak RSS MB':>12}"
+    )
     for r in rows:
-        print(f"{r['scale']:>8} {r['review_lines']:>13,} {r['review_file_bytes'] / 2**20:>8.0f} {r['wall_s']:>7.1f} "
-              f"{r['cpu_s']:>6.1f} {r['reviews_per_s_wall']:>17,} {r['reviews_per_s_cpu']:>16,} {r['peak_rss_mb']:>12.0f}")
+        print(
+            f"{r['scale']:>8} {r['review_lines']:>13,} {r['review_file_bytes'] / 2**20:>8.0f} {r['wall_s']:>7.1f} "
+            f"{r['cpu_s']:>6.1f} {r['reviews_per_s_wall']:>17,} {r['reviews_per_s_cpu']:>16,} {r['peak_rss_mb']:>12.0f}"
+        )
     return 0
 
 

@@ -25,7 +25,16 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-CITIES = ("Tampa", "Nashville", "New Orleans", "Philadelphia", "Reno", "Saint Louis", "Tucson", "Indianapolis")
+CITIES = (
+    "Tampa",
+    "Nashville",
+    "New Orleans",
+    "Philadelphia",
+    "Reno",
+    "Saint Louis",
+    "Tucson",
+    "Indianapolis",
+)
 ASKS = ("a quiet cafe", "a family museum", "a cheap hotel", "a seafood restaurant")
 
 
@@ -33,7 +42,9 @@ def prompts(n: int) -> list[list[dict[str, str]]]:
     out = []
     for i in range(n):
         city, ask = CITIES[i % len(CITIES)], ASKS[(i // len(CITIES)) % len(ASKS)]
-        out.append([{"role": "user", "content": f"In one sentence, recommend {ask} in {city} (request {i})."}])
+        out.append(
+            [{"role": "user", "content": f"In one sentence, recommend {ask} in {city} (request {i})."}]
+        )
     return out
 
 
@@ -56,10 +67,15 @@ def fresh_process_rerun(spec: str, convs, settings, cache: Path) -> dict:
     t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", RERUN_CODE, str(convs_path), spec, json.dumps(settings.to_dict()), str(cache)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - t0
-    return {"process_wall_s": round(wall, 2), "inside_s": round(json.loads(out.stdout.strip().splitlines()[-1])["inside_s"], 2)}
+    return {
+        "process_wall_s": round(wall, 2),
+        "inside_s": round(json.loads(out.stdout.strip().splitlines()[-1])["inside_s"], 2),
+    }
 
 
 def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dict, load_s: float) -> dict:
@@ -94,7 +110,9 @@ def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dic
         "requests_per_s": round(usage["requests"] / cold_s, 2),
         "completion_tokens": usage["completion_tokens"],
         "completion_tokens_per_s": round(usage["completion_tokens"] / cold_s, 1),
-        "completion_tokens_per_cpu_s": round(usage["completion_tokens"] / cold_cpu, 1) if name != "openai" else None,
+        "completion_tokens_per_cpu_s": round(usage["completion_tokens"] / cold_cpu, 1)
+        if name != "openai"
+        else None,
         "prompt_tokens": usage["prompt_tokens"],
         "cached_rerun_s": round(cached_s, 3),
         "cached_rerun_ms_per_request": round(1000 * cached_s / len(convs), 3),
@@ -104,13 +122,17 @@ def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dic
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=32, help="distinct prompts (default: 32)")
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=8, help="hf batch size (default: 8)")
     parser.add_argument("--concurrency", type=int, default=8, help="openai requests in flight (default: 8)")
     parser.add_argument(
-        "--threads", type=int, default=None,
+        "--threads",
+        type=int,
+        default=None,
         help="torch CPU threads in both the hf process and the server (default: torch's own choice)",
     )
     parser.add_argument("--backends", default="llamacpp,hf,openai")
@@ -146,8 +168,11 @@ def main() -> None:
                 hf_options = {"batch_size": args.batch_size, "threads": args.threads}
                 results.append(run_backend("hf", "smollm2:hf", convs, settings, cache, hf_options, 0.0))
             elif name == "llamacpp":
-                results.append(run_backend("llamacpp", "smollm2:llamacpp", convs, settings, cache,
-                                           {"threads": args.threads}, 0.0))
+                results.append(
+                    run_backend(
+                        "llamacpp", "smollm2:llamacpp", convs, settings, cache, {"threads": args.threads}, 0.0
+                    )
+                )
             elif name == "openai":
                 t0 = time.perf_counter()
                 server = stack.enter_context(
@@ -155,7 +180,15 @@ def main() -> None:
                 )
                 start_s = time.perf_counter() - t0
                 results.append(
-                    run_backend("openai", server.spec, convs, settings, cache, {"concurrency": args.concurrency}, start_s)
+                    run_backend(
+                        "openai",
+                        server.spec,
+                        convs,
+                        settings,
+                        cache,
+                        {"concurrency": args.concurrency},
+                        start_s,
+                    )
                 )
             else:
                 raise SystemExit(f"unknown backend {name!r}; expected llamacpp, hf or openai")

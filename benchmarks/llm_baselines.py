@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]  # baselines.py would shadow `baselines`
+sys.path[:] = [
+    p for p in sys.path if Path(p or ".").resolve() != _HERE
+]  # baselines.py would shadow `baselines`
 
 
 def _load(name: str, file: str) -> Any:
@@ -95,11 +97,17 @@ def overhead(args: argparse.Namespace) -> None:
     kb = KnowledgeBase.load(kb_dir(args.data))
     rows = load_rows(args.data, args.split, args.pool, args.dialogues)
     names = args.baselines.split(",") if args.baselines else list(LLM_BASELINES)
-    print(f"{len(rows)} system turns of {args.dialogues} dialogues ({args.split}, pool {args.pool}); {machine()}")
-    print("first pass: indices built on first use (TF-IDF per city x type, review sentences, consensus, graph) "
-          "included; then the steady state, what a 10,000-dialogue run pays per turn")
-    print(f"{'baseline':24s} {'first pass ms/turn':>19s} {'ms/turn':>8s} {'CPU ms/turn':>12s} "
-          f"{'with SQLite cache':>18s} {'requests/turn':>14s}")
+    print(
+        f"{len(rows)} system turns of {args.dialogues} dialogues ({args.split}, pool {args.pool}); {machine()}"
+    )
+    print(
+        "first pass: indices built on first use (TF-IDF per city x type, review sentences, consensus, graph) "
+        "included; then the steady state, what a 10,000-dialogue run pays per turn"
+    )
+    print(
+        f"{'baseline':24s} {'first pass ms/turn':>19s} {'ms/turn':>8s} {'CPU ms/turn':>12s} "
+        f"{'with SQLite cache':>18s} {'requests/turn':>14s}"
+    )
     for name in names:
         pipe = pipeline(name, kb=kb, llm=instant_llm(), batch_size=args.batch_size)
         _, first, _ = timed(lambda pipe=pipe: list(pipe(rows)))
@@ -107,15 +115,19 @@ def overhead(args: argparse.Namespace) -> None:
         _, wall, cpu = timed(lambda pipe=pipe: list(pipe(rows)))
         requests = pipe.llm.usage["requests"]
         with tempfile.TemporaryDirectory() as tmp:
-            cached = pipeline(name, kb=kb, llm=instant_llm(Path(tmp) / "llm.sqlite"), batch_size=args.batch_size)
+            cached = pipeline(
+                name, kb=kb, llm=instant_llm(Path(tmp) / "llm.sqlite"), batch_size=args.batch_size
+            )
             cached.tfidf, cached._popularity = pipe.tfidf, pipe._popularity  # the warm indices
             for attr in ("evidence", "_counts", "_categories", "_graphs"):
                 if attr in pipe.__dict__:
                     setattr(cached, attr, getattr(pipe, attr))
             _, wall_c, _ = timed(lambda cached=cached: list(cached(rows)))  # every answer written to SQLite
         n = len(rows)
-        print(f"{name:24s} {1000 * first / n:19.2f} {1000 * wall / n:8.2f} {1000 * cpu / n:12.2f} "
-              f"{1000 * wall_c / n:18.2f} {requests / n:14.2f}")
+        print(
+            f"{name:24s} {1000 * first / n:19.2f} {1000 * wall / n:8.2f} {1000 * cpu / n:12.2f} "
+            f"{1000 * wall_c / n:18.2f} {requests / n:14.2f}"
+        )
 
 
 def serve_instant(port_out: Any) -> None:
@@ -131,8 +143,12 @@ def serve_instant(port_out: Any) -> None:
         def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             content = instant_reply(body["messages"])
-            payload = json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-                                  "usage": {"prompt_tokens": 100, "completion_tokens": 10}}).encode()
+            payload = json.dumps(
+                {
+                    "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 10},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
@@ -161,8 +177,15 @@ def instant(args: argparse.Namespace) -> None:
     spec = f"openai:http://127.0.0.1:{ports.get(timeout=60)}/v1#instant"
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            pipe = pipeline("llm_zero_shot", kb=kb, llm=spec, llm_cache=str(Path(tmp) / "llm.sqlite"),
-                            llm_options={"concurrency": 64}, batch_size=256, json_repairs=0)
+            pipe = pipeline(
+                "llm_zero_shot",
+                kb=kb,
+                llm=spec,
+                llm_cache=str(Path(tmp) / "llm.sqlite"),
+                llm_options={"concurrency": 64},
+                batch_size=256,
+                json_repairs=0,
+            )
             list(pipe(rows))  # warm-up (indices), then the figures on the same turns with a fresh cache
             from trace_llm import ResponseCache
 
@@ -170,9 +193,11 @@ def instant(args: argparse.Namespace) -> None:
             _, wall, cpu = timed(lambda: list(pipe(rows)))
     finally:
         proc.terminate()
-    print(f"llm_zero_shot via HTTP to an instant local server (its own process), concurrency 64, batch 256: "
-          f"{len(rows)} turns in {wall:.1f} s = {len(rows) / wall:.0f} turns/s; the client's CPU (fresh SQLite cache included): "
-          f"{1000 * cpu / len(rows):.2f} ms per turn; {machine()}")
+    print(
+        f"llm_zero_shot via HTTP to an instant local server (its own process), concurrency 64, batch 256: "
+        f"{len(rows)} turns in {wall:.1f} s = {len(rows) / wall:.0f} turns/s; the client's CPU (fresh SQLite cache included): "
+        f"{1000 * cpu / len(rows):.2f} ms per turn; {machine()}"
+    )
 
 
 def server(args: argparse.Namespace) -> None:
@@ -183,32 +208,56 @@ def server(args: argparse.Namespace) -> None:
     from trace_llm.smollm2 import smollm2_model_dir
 
     kb = KnowledgeBase.load(kb_dir(args.data))
-    rows = [r for r in load_rows(args.data, args.split, args.pool, 10**9) if r["action"] in ("recommend", "compare")]
+    rows = [
+        r
+        for r in load_rows(args.data, args.split, args.pool, 10**9)
+        if r["action"] in ("recommend", "compare")
+    ]
     rows = rows[: args.turns]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the started server on `kill`, too
     t0 = time.perf_counter()
     with transformers_serve(smollm2_model_dir(), threads=args.threads) as srv:
-        print(f"transformers serve (SmolLM2-135M-Instruct, CPU, {args.threads} thread) up in "
-              f"{time.perf_counter() - t0:.0f} s; {len(rows)} recommend/compare turns of llm_zero_shot, "
-              f"{args.max_new_tokens} new tokens, no JSON repairs; {machine()}")
-        warm = pipeline("llm_zero_shot", kb=kb, llm=srv.spec, llm_cache=False, max_new_tokens=args.max_new_tokens,
-                        json_repairs=0)
+        print(
+            f"transformers serve (SmolLM2-135M-Instruct, CPU, {args.threads} thread) up in "
+            f"{time.perf_counter() - t0:.0f} s; {len(rows)} recommend/compare turns of llm_zero_shot, "
+            f"{args.max_new_tokens} new tokens, no JSON repairs; {machine()}"
+        )
+        warm = pipeline(
+            "llm_zero_shot",
+            kb=kb,
+            llm=srv.spec,
+            llm_cache=False,
+            max_new_tokens=args.max_new_tokens,
+            json_repairs=0,
+        )
         list(warm(rows[:1]))
         for c in args.concurrency:
-            pipe = pipeline("llm_zero_shot", kb=kb, llm=srv.spec, llm_cache=False, max_new_tokens=args.max_new_tokens,
-                            json_repairs=0, llm_options={"concurrency": c}, batch_size=len(rows))
+            pipe = pipeline(
+                "llm_zero_shot",
+                kb=kb,
+                llm=srv.spec,
+                llm_cache=False,
+                max_new_tokens=args.max_new_tokens,
+                json_repairs=0,
+                llm_options={"concurrency": c},
+                batch_size=len(rows),
+            )
             _, wall, _ = timed(lambda pipe=pipe: list(pipe(rows)))
             usage = pipe.llm.usage
-            print(f"  concurrency {c:2d}: {len(rows)} turns in {wall:6.1f} s = {len(rows) / wall:.3f} turns/s "
-                  f"({usage['prompt_tokens'] / len(rows):.0f} prompt + {usage['completion_tokens'] / len(rows):.0f} "
-                  f"completion tokens per turn)")
+            print(
+                f"  concurrency {c:2d}: {len(rows)} turns in {wall:6.1f} s = {len(rows) / wall:.3f} turns/s "
+                f"({usage['prompt_tokens'] / len(rows):.0f} prompt + {usage['completion_tokens'] / len(rows):.0f} "
+                f"completion tokens per turn)"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", type=Path, help="an existing Trace data directory")
-    src.add_argument("--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR")
+    src.add_argument(
+        "--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR"
+    )
     ap.add_argument("--n", type=int, default=2000, help="dialogues for --build (default 2000)")
     ap.add_argument("--split", default="test")
     ap.add_argument("--pool", default="closed")

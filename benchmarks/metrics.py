@@ -75,9 +75,24 @@ def build_kb(rng: random.Random) -> KnowledgeBase:
                     reviews.append(Review(rid, pid, float(rng.randint(1, 5)), "2020-01-01", text))
                     rids.append(rid)
                 price = None if rng.random() < 0.1 else rng.randint(1, 4)
-                pois.append(Poi(pid, pid, "", city.name, city.state, city.latitude + rng.uniform(-0.05, 0.05),
-                                city.longitude + rng.uniform(-0.05, 0.05), (poi_type,), 4.0, len(rids), price, {},
-                                poi_type, tuple(rids)))  # fmt: skip
+                pois.append(
+                    Poi(
+                        pid,
+                        pid,
+                        "",
+                        city.name,
+                        city.state,
+                        city.latitude + rng.uniform(-0.05, 0.05),
+                        city.longitude + rng.uniform(-0.05, 0.05),
+                        (poi_type,),
+                        4.0,
+                        len(rids),
+                        price,
+                        {},
+                        poi_type,
+                        tuple(rids),
+                    )
+                )
     return KnowledgeBase(pois, reviews, {"kb_version": "bench"})
 
 
@@ -103,16 +118,28 @@ def _response(rng: random.Random, kb: KnowledgeBase, pids: list[str]) -> tuple[s
         rid = rng.choice(kb.pois[pid].review_ids)
         label = f"R{len(citations) + 1}"
         citations[label] = rid
-        parts.append(f'{pid} is {rng.choice(ASPECTS)} and {rng.choice(WORDS)}: one reviewer wrote "{_quote(rng, kb, rid)}" '
-                     f"[{label}]. {_sentence(rng, rng.randint(6, 12))}")  # fmt: skip
+        parts.append(
+            f'{pid} is {rng.choice(ASPECTS)} and {rng.choice(WORDS)}: one reviewer wrote "{_quote(rng, kb, rid)}" '
+            f"[{label}]. {_sentence(rng, rng.randint(6, 12))}"
+        )
     parts.append(_sentence(rng, rng.randint(5, 10)))
     return " ".join(parts), citations
 
 
 def _add_turn(turns: list[dict], role, action, text, gold=(), alt=(), refs=(), cites=()) -> None:
-    turns.append({"turn_id": len(turns), "role": role, "action": action, "text": text,
-                  "referenced_poi_ids": list(refs), "referenced_review_ids": [], "gold_poi_ids": list(gold),
-                  "acceptable_alternative_poi_ids": list(alt), "citations": list(cites)})  # fmt: skip
+    turns.append(
+        {
+            "turn_id": len(turns),
+            "role": role,
+            "action": action,
+            "text": text,
+            "referenced_poi_ids": list(refs),
+            "referenced_review_ids": [],
+            "gold_poi_ids": list(gold),
+            "acceptable_alternative_poi_ids": list(alt),
+            "citations": list(cites),
+        }
+    )
 
 
 def build_corpus(kb: KnowledgeBase, n_dialogues: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
@@ -137,15 +164,33 @@ def build_corpus(kb: KnowledgeBase, n_dialogues: int, rng: random.Random) -> tup
             alt = [p for p in candidates if p not in gold and rng.random() < 0.15]
             shown = gold + ([alt[0]] if action == "compare" and alt else [])
             text, cites = _response(rng, kb, shown)
-            add("system", action, text, gold, alt, shown,
-                [{"label": lab, "review_id": rid, "business_id": kb.reviews[rid].business_id} for lab, rid in cites.items()])  # fmt: skip
+            add(
+                "system",
+                action,
+                text,
+                gold,
+                alt,
+                shown,
+                [
+                    {"label": lab, "review_id": rid, "business_id": kb.reviews[rid].business_id}
+                    for lab, rid in cites.items()
+                ],
+            )
             if r < 2 and rng.random() < 0.6:
                 add("user", "reject_and_refine", "Not that one. " + _sentence(rng, 8), refs=gold)
         add("user", "accept", "Sounds good, thanks.")
         add("system", "farewell", "Enjoy your trip! " + _sentence(rng, 6))
-        dialogues.append({"dialogue_id": f"bench_{k:06d}", "split": "test", "candidate_poi_ids": candidates,
-                          "pool_16_poi_ids": candidates, "pool_32_poi_ids": candidates, "open_set_poi_ids": candidates,
-                          "turns": turns})  # fmt: skip
+        dialogues.append(
+            {
+                "dialogue_id": f"bench_{k:06d}",
+                "split": "test",
+                "candidate_poi_ids": candidates,
+                "pool_16_poi_ids": candidates,
+                "pool_32_poi_ids": candidates,
+                "open_set_poi_ids": candidates,
+                "turns": turns,
+            }
+        )
         for t in turns:
             if t["role"] != "system":
                 continue
@@ -154,8 +199,15 @@ def build_corpus(kb: KnowledgeBase, n_dialogues: int, rng: random.Random) -> tup
                 text, cites = _response(rng, kb, ranked[: 2 if t["action"] == "compare" else 1])
             else:
                 text, cites = t["text"] if rng.random() < 0.5 else _sentence(rng, 10), {}
-            preds.append({"dialogue_id": dialogues[-1]["dialogue_id"], "turn_id": t["turn_id"],
-                          "ranked_poi_ids": ranked, "response": text, "citations": cites})  # fmt: skip
+            preds.append(
+                {
+                    "dialogue_id": dialogues[-1]["dialogue_id"],
+                    "turn_id": t["turn_id"],
+                    "ranked_poi_ids": ranked,
+                    "response": text,
+                    "citations": cites,
+                }
+            )
     return dialogues, preds
 
 
@@ -197,7 +249,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sweeps", action="store_true", help="also compute the App. L sweeps")
     parser.add_argument("--profile", action="store_true", help="print a cProfile summary of one run")
-    parser.add_argument("--leaderboard", metavar="RUNS", help="with --data: time `trace-bench leaderboard` on RUNS")
+    parser.add_argument(
+        "--leaderboard", metavar="RUNS", help="with --data: time `trace-bench leaderboard` on RUNS"
+    )
     args = parser.parse_args()
     if args.leaderboard:
         if not args.data:
@@ -216,8 +270,10 @@ def main() -> None:
     gc.freeze()  # as `trace-bench evaluate` does after loading: long-lived inputs are not rescanned by the GC
     n_turns = len(preds)
     n_rec = sum(1 for d in dialogues for t in d["turns"] if t["action"] in ("recommend", "compare"))
-    print(f"{source}: {len(dialogues):,} dialogues, {n_turns:,} system turns ({n_rec:,} recommend/compare), "
-          f"{len(kb.pois):,} POIs, {len(kb.reviews):,} reviews; loaded in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+    print(
+        f"{source}: {len(dialogues):,} dialogues, {n_turns:,} system turns ({n_rec:,} recommend/compare), "
+        f"{len(kb.pois):,} POIs, {len(kb.reviews):,} reviews; loaded in {time.perf_counter() - t0:.1f} s"
+    )
 
     def once() -> dict:
         index = validate_predictions(preds, dialogues, pool="closed", split=split, known_poi_ids=kb.pois)
@@ -237,14 +293,32 @@ def main() -> None:
         wall.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
     what = "validation + all metrics but NLI/judge, with per-item std" + (" + sweeps" if args.sweeps else "")
-    print(f"suite ({what}), best of {args.repeat}: CPU {min(cpu):.2f} s -> {n_turns / min(cpu):,.0f} system turns/s "
-          f"on one core (median {n_turns / statistics.median(cpu):,.0f}); wall {min(wall):.2f} s -> "
-          f"{n_turns / min(wall):,.0f} system turns/s (wall exceeds CPU when other processes share the core)")  # fmt: skip
-    print(f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
-          f"Python {platform.python_version()}, one process")  # fmt: skip
+    print(
+        f"suite ({what}), best of {args.repeat}: CPU {min(cpu):.2f} s -> {n_turns / min(cpu):,.0f} system turns/s "
+        f"on one core (median {n_turns / statistics.median(cpu):,.0f}); wall {min(wall):.2f} s -> "
+        f"{n_turns / min(wall):,.0f} system turns/s (wall exceeds CPU when other processes share the core)"
+    )
+    print(
+        f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
+        f"Python {platform.python_version()}, one process"
+    )
     v = result["values"]
-    print("values: " + ", ".join(f"{k}={v[k]:.3f}" for k in ("recall@1", "grounding_score", "citation_density",
-                                                              "provenance_coverage", "cgs", "bleu4", "rouge_l", "tsr")))  # fmt: skip
+    print(
+        "values: "
+        + ", ".join(
+            f"{k}={v[k]:.3f}"
+            for k in (
+                "recall@1",
+                "grounding_score",
+                "citation_density",
+                "provenance_coverage",
+                "cgs",
+                "bleu4",
+                "rouge_l",
+                "tsr",
+            )
+        )
+    )
 
 
 def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) -> None:
@@ -252,7 +326,9 @@ def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) ->
     import sys
     from pathlib import Path
 
-    here = Path(__file__).resolve().parent  # run as a script, benchmarks/baselines.py would shadow `baselines`
+    here = (
+        Path(__file__).resolve().parent
+    )  # run as a script, benchmarks/baselines.py would shadow `baselines`
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     from trace_harness.leaderboard.build import add_intervals, build_leaderboard
 
@@ -271,14 +347,20 @@ def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) ->
         with_ci.append((cpu, wall))
     (pc, pw), (cc, cw), (bc, bw) = min(plain), min(with_ci), min(boot)
     n_dialogues = rows[0]["per_dialogue"]["n_dialogues"] if rows else 0
-    print(f"trace-bench leaderboard on {runs_dir}: {len(rows)} rows ({split} split, {n_dialogues:,} dialogues), "
-          f"best of {max(1, repeat)}")
+    print(
+        f"trace-bench leaderboard on {runs_dir}: {len(rows)} rows ({split} split, {n_dialogues:,} dialogues), "
+        f"best of {max(1, repeat)}"
+    )
     print(f"  scoring only (no intervals)                   CPU {pc:6.1f} s, wall {pw:6.1f} s")
-    print(f"  scoring + intervals + marks (n_boot 10,000)   CPU {cc:6.1f} s, wall {cw:6.1f} s "
-          f"({cc / pc:.2f}x CPU, {cw / pw:.2f}x wall)")
+    print(
+        f"  scoring + intervals + marks (n_boot 10,000)   CPU {cc:6.1f} s, wall {cw:6.1f} s "
+        f"({cc / pc:.2f}x CPU, {cw / pw:.2f}x wall)"
+    )
     print(f"  the bootstrap alone (every row and column)    CPU {bc:6.1f} s, wall {bw:6.1f} s")
-    print(f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
-          f"Python {platform.python_version()}")
+    print(
+        f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
+        f"Python {platform.python_version()}"
+    )
 
 
 if __name__ == "__main__":

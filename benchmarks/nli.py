@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -72,8 +74,15 @@ def main(argv: list[str] | None = None) -> int:
         cache = Path(tmp) / "nli.sqlite"
         pairs = synthetic_pairs(args.pairs, args.seed)
         t0 = time.perf_counter()
-        scorer = NLIScorer(model, args.batch_size, cache_path=cache, device=args.device, dtype=args.dtype,
-                           max_length=args.max_length, show_progress=False)  # fmt: skip
+        scorer = NLIScorer(
+            model,
+            args.batch_size,
+            cache_path=cache,
+            device=args.device,
+            dtype=args.dtype,
+            max_length=args.max_length,
+            show_progress=False,
+        )
         load_s = time.perf_counter() - t0
         state = scorer._state
         scorer.entailment_probs(synthetic_pairs(args.batch_size, args.seed + 1))  # warm-up, not timed
@@ -86,8 +95,15 @@ def main(argv: list[str] | None = None) -> int:
             torch.cuda.synchronize()
         state.wait_for_everyone()
         cold_s = time.perf_counter() - t0
-        rerun = NLIScorer(model, args.batch_size, cache_path=cache, device=args.device, dtype=args.dtype,
-                          max_length=args.max_length, show_progress=False)  # fmt: skip
+        rerun = NLIScorer(
+            model,
+            args.batch_size,
+            cache_path=cache,
+            device=args.device,
+            dtype=args.dtype,
+            max_length=args.max_length,
+            show_progress=False,
+        )
         t0 = time.perf_counter()
         again = rerun.entailment_probs(pairs)
         cached_s = time.perf_counter() - t0
@@ -99,9 +115,17 @@ def main(argv: list[str] | None = None) -> int:
             for ids in scorer.tokenizer([p for p, _ in pairs[:500]], [c for _, c in pairs[:500]])["input_ids"]
         ]
         figures = {
-            "model": "tiny random DeBERTa-v2" if args.tiny else "random DeBERTa-v3-base architecture" if args.random_base else model,
-            "device": str(scorer.device) if state.num_processes == 1 else f"{state.num_processes} x {scorer.device.type}",
-            "device_name": torch.cuda.get_device_name(scorer.device) if scorer.device.type == "cuda" else "cpu",
+            "model": "tiny random DeBERTa-v2"
+            if args.tiny
+            else "random DeBERTa-v3-base architecture"
+            if args.random_base
+            else model,
+            "device": str(scorer.device)
+            if state.num_processes == 1
+            else f"{state.num_processes} x {scorer.device.type}",
+            "device_name": torch.cuda.get_device_name(scorer.device)
+            if scorer.device.type == "cuda"
+            else "cpu",
             "torch_threads": torch.get_num_threads(),
             "dtype": scorer.dtype,
             "processes": state.num_processes,
@@ -114,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             "cached_s": round(cached_s, 3),
             "cached_pairs_per_s": round(len(pairs) / cached_s, 1),
             "model_calls_on_rerun": rerun.model_calls,
-        }  # fmt: skip
+        }
         if state.is_main_process:
             for key, value in figures.items():
                 print(f"{key}: {value}")

@@ -102,11 +102,15 @@ def dryrun(args: argparse.Namespace) -> dict:
 # ---------------------------------------------------------------------------------------------------------
 # 2. client throughput against a server that answers at once
 # ---------------------------------------------------------------------------------------------------------
-BODY = json.dumps({
-    "id": "x", "object": "chat.completion", "model": "m",
-    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
-    "usage": {"prompt_tokens": 100, "completion_tokens": 20},
-}).encode()  # fmt: skip
+BODY = json.dumps(
+    {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+    }
+).encode()
 RESPONSE = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
     len(BODY),
     BODY,
@@ -157,8 +161,10 @@ def throughput(args: argparse.Namespace) -> dict:
                     cache_path=Path(tmp) / "c.sqlite",
                     concurrency=concurrency,
                 )
-                convs = [[{"role": "user", "content": f"request {concurrency}-{i} " + "x" * args.prompt_chars}]
-                         for i in range(args.requests)]  # fmt: skip
+                convs = [
+                    [{"role": "user", "content": f"request {concurrency}-{i} " + "x" * args.prompt_chars}]
+                    for i in range(args.requests)
+                ]
                 _, wall, cpu = timed(lambda llm=llm, convs=convs: llm.generate_batch(convs))
                 assert llm.usage["requests"] == args.requests
                 llm.close()
@@ -190,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         "--interactive-n", type=int, default=None, help="travelers per interactive run (paper: 1000)"
     )
     d.add_argument(
-        "--core-systems", default=None, help="comma-separated systems CoRE scores (default: the paper config's)"
+        "--core-systems",
+        default=None,
+        help="comma-separated systems CoRE scores (default: the paper config's)",
     )
     d.add_argument(
         "--closed-split", default=None, help="the closed runs' split (default: the paper config's, all)"

@@ -59,8 +59,10 @@ def bench_rules(kb) -> None:
         s = time.perf_counter() - t
         units = sum(len(u) for u, _ in out.values())
         review_units = sum(sum(x.from_review for x in u) for u, _ in out.values())
-        print(f"  {kind:<9} {len(kb.reviews):>7} reviews -> {review_units:>7} review units (+{units - review_units} "
-              f"attribute), {s:6.1f} s: {len(kb.reviews) / s:8.0f} reviews/s, {review_units / s:8.0f} units/s")
+        print(
+            f"  {kind:<9} {len(kb.reviews):>7} reviews -> {review_units:>7} review units (+{units - review_units} "
+            f"attribute), {s:6.1f} s: {len(kb.reviews) / s:8.0f} reviews/s, {review_units / s:8.0f} units/s"
+        )
 
 
 def bench_llm(kb, spec: str, n_reviews: int, cache: Path) -> None:
@@ -84,32 +86,46 @@ def bench_llm(kb, spec: str, n_reviews: int, cache: Path) -> None:
 
     reviews = [r for pid in picked for r in kb.reviews_of(pid)][:n_reviews]
     keep = {r.review_id for r in reviews}
-    pois = [replace(kb.pois[pid], review_ids=tuple(r for r in kb.pois[pid].review_ids if r in keep)) for pid in picked]
+    pois = [
+        replace(kb.pois[pid], review_ids=tuple(r for r in kb.pois[pid].review_ids if r in keep))
+        for pid in picked
+    ]
     small = KnowledgeBase(pois, reviews, kb.meta, kb.root)
     extractor = LLMExtractor(PromptRunner(llm))
     t = time.perf_counter()
     out = extractor.extract(small, picked)
     s = time.perf_counter() - t
-    stats = {k: sum(st.get(k, 0) for _, st in out.values()) for k in ("reviews", "snippets", "failed_reviews",
-                                                                       "name_checked", "name_dropped", "llm_calls")}
+    stats = {
+        k: sum(st.get(k, 0) for _, st in out.values())
+        for k in ("reviews", "snippets", "failed_reviews", "name_checked", "name_dropped", "llm_calls")
+    }
     usage = llm.usage
-    print(f"  model {llm.describe()['model']} ({spec}), loaded in {load_s:.1f} s, default settings "
-          f"(temperature {llm.settings.temperature}, max_new_tokens per prompt from prompts.json)")
-    print(f"  {stats['reviews']} reviews -> {stats['snippets']} snippets in {s:.1f} s: "
-          f"{stats['reviews'] / s:.3f} reviews/s, {stats['snippets'] / s:.3f} snippets/s; failed reviews "
-          f"{stats['failed_reviews']}, post-checked {stats['name_checked']}, dropped {stats['name_dropped']}")
-    print(f"  requests {usage['requests']} (JSON repairs {usage['json_repairs']}), prompt tokens "
-          f"{usage['prompt_tokens']}, completion tokens {usage['completion_tokens']}")
+    print(
+        f"  model {llm.describe()['model']} ({spec}), loaded in {load_s:.1f} s, default settings "
+        f"(temperature {llm.settings.temperature}, max_new_tokens per prompt from prompts.json)"
+    )
+    print(
+        f"  {stats['reviews']} reviews -> {stats['snippets']} snippets in {s:.1f} s: "
+        f"{stats['reviews'] / s:.3f} reviews/s, {stats['snippets'] / s:.3f} snippets/s; failed reviews "
+        f"{stats['failed_reviews']}, post-checked {stats['name_checked']}, dropped {stats['name_dropped']}"
+    )
+    print(
+        f"  requests {usage['requests']} (JSON repairs {usage['json_repairs']}), prompt tokens "
+        f"{usage['prompt_tokens']}, completion tokens {usage['completion_tokens']}"
+    )
     per_review = s / max(1, stats["reviews"])
     calls = stats["llm_calls"] / max(1, stats["reviews"])
     total = len(kb.reviews)
-    print(f"  corpus scale ({total} reviews): ~{total * calls:.0f} LLM calls (C.1 + post-check, before repairs), "
-          f"~{total * per_review / 3600:.1f} h at this rate")
+    print(
+        f"  corpus scale ({total} reviews): ~{total * calls:.0f} LLM calls (C.1 + post-check, before repairs), "
+        f"~{total * per_review / 3600:.1f} h at this rate"
+    )
     llm.close()
 
 
-def bench_runs(data: Path, split: str, pools: list[str], cache: Path, subset: int | None,
-               threads: int | None, tmp: Path) -> Path:
+def bench_runs(
+    data: Path, split: str, pools: list[str], cache: Path, subset: int | None, threads: int | None, tmp: Path
+) -> Path:
     """Sections 3: the runs; returns the data directory they ran on (the subset's, with --subset)."""
     from trace_harness.runner import run_baseline
 
@@ -120,14 +136,27 @@ def bench_runs(data: Path, split: str, pools: list[str], cache: Path, subset: in
         for label in ("first" if pool == pools[0] else "warm-store", "warm"):
             out = tmp / f"sniprec-{pool}-{label}.jsonl"
             t = time.perf_counter()
-            meta = run_baseline("sniprec", data, out, split=split, pool=pool, progress=False, overwrite=True,
-                                params=params, subset=subset, subset_dir=tmp / "subset" if subset else None)
+            meta = run_baseline(
+                "sniprec",
+                data,
+                out,
+                split=split,
+                pool=pool,
+                progress=False,
+                overwrite=True,
+                params=params,
+                subset=subset,
+                subset_dir=tmp / "subset" if subset else None,
+            )
             s = time.perf_counter() - t
             ran_on = Path(meta["subset"]["data_dir"]) if subset else data
             usage = meta["summary"]["usage"]
-            print(f"  {pool:<7} {label:<10} {meta['n_rows']:>6} turns {s:7.1f} s {meta['n_rows'] / s:8.2f} "
-                  f"turns/s  (POIs extracted {usage['units_extracted_pois']}, texts encoded "
-                  f"{usage['texts_encoded']}; model loading included)  load {_load()}", flush=True)
+            print(
+                f"  {pool:<7} {label:<10} {meta['n_rows']:>6} turns {s:7.1f} s {meta['n_rows'] / s:8.2f} "
+                f"turns/s  (POIs extracted {usage['units_extracted_pois']}, texts encoded "
+                f"{usage['texts_encoded']}; model loading included)  load {_load()}",
+                flush=True,
+            )
     return ran_on
 
 
@@ -149,32 +178,48 @@ def bench_memory(data: Path, split: str, pool: str, cache: Path, threads: int | 
     for _ in pipe(rows):
         pass
     s = time.perf_counter() - t
-    print(f"  in-process pass over {len(rows)} turns (model loaded, caches warm): {s:.1f} s, "
-          f"{len(rows) / s:.1f} turns/s, texts encoded {pipe.index.encoded}  load {_load()}")
+    print(
+        f"  in-process pass over {len(rows)} turns (model loaded, caches warm): {s:.1f} s, "
+        f"{len(rows) / s:.1f} turns/s, texts encoded {pipe.index.encoded}  load {_load()}"
+    )
     mem = pipe.index.memory_bytes()
     mib = 1 << 20
-    print(f"  {mem['units']} units of {len(pipe.index._poi)} POIs, {mem['distinct_texts']} distinct texts: vectors "
-          f"{mem['vectors'] / mib:.1f} MiB ({mem['vectors_allocated'] / mib:.1f} allocated), per-POI rows "
-          f"{mem['poi_rows'] / mib:.1f} MiB, cached candidate views {mem['candidate_views'] / mib:.1f} MiB")
-    print(f"  on disk: unit store {_size(pipe.store.folder) / mib:.1f} MiB, vector cache "
-          f"{_size(cache / 'sniprec' / 'vectors.sqlite') / mib:.1f} MiB")
+    print(
+        f"  {mem['units']} units of {len(pipe.index._poi)} POIs, {mem['distinct_texts']} distinct texts: vectors "
+        f"{mem['vectors'] / mib:.1f} MiB ({mem['vectors_allocated'] / mib:.1f} allocated), per-POI rows "
+        f"{mem['poi_rows'] / mib:.1f} MiB, cached candidate views {mem['candidate_views'] / mib:.1f} MiB"
+    )
+    print(
+        f"  on disk: unit store {_size(pipe.store.folder) / mib:.1f} MiB, vector cache "
+        f"{_size(cache / 'sniprec' / 'vectors.sqlite') / mib:.1f} MiB"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", type=Path, help="an existing Trace data directory")
-    src.add_argument("--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR")
+    src.add_argument(
+        "--build", type=Path, metavar="DIR", help="build (or reuse) the built-in corpus under DIR"
+    )
     ap.add_argument("--split", default="test")
     ap.add_argument("--pools", default="closed", help="comma-separated pools for the retrieval runs")
     ap.add_argument("--llm", default="smollm2", help="LLM spec for the LLM extractor (default: smollm2)")
     ap.add_argument("--llm-reviews", type=int, default=4, help="reviews for the LLM extractor (default 4)")
     ap.add_argument("--skip-llm", action="store_true")
     ap.add_argument("--cache", type=Path, default=None, help="cache folder (default: a fresh temporary one)")
-    ap.add_argument("--subset", type=int, default=None,
-                    help="sections 3-4 on the seeded N-dialogue subset of the split (default: the whole split)")
-    ap.add_argument("--encoder-threads", type=int, default=None,
-                    help="torch threads while encoding (default: torch's; 1 is faster on a busy machine)")
+    ap.add_argument(
+        "--subset",
+        type=int,
+        default=None,
+        help="sections 3-4 on the seeded N-dialogue subset of the split (default: the whole split)",
+    )
+    ap.add_argument(
+        "--encoder-threads",
+        type=int,
+        default=None,
+        help="torch threads while encoding (default: torch's; 1 is faster on a busy machine)",
+    )
     ap.add_argument("--skip-rules", action="store_true", help="skip section 1")
     args = ap.parse_args(argv)
 
@@ -195,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
             bench_llm(kb, args.llm, args.llm_reviews, cache)
         pools = args.pools.split(",")
         which = f"split {args.split}" + (f", seeded {args.subset}-dialogue subset" if args.subset else "")
-        print(f"3. retrieval: trace-bench run sniprec (rules, all-MiniLM-L6-v2), {which}, encoder threads "
-              f"{args.encoder_threads or 'torch default'}, cache {'given' if args.cache else 'fresh'}")
+        print(
+            f"3. retrieval: trace-bench run sniprec (rules, all-MiniLM-L6-v2), {which}, encoder threads "
+            f"{args.encoder_threads or 'torch default'}, cache {'given' if args.cache else 'fresh'}"
+        )
         ran_on = bench_runs(data, args.split, pools, cache, args.subset, args.encoder_threads, Path(tmp))
         print(f"4. index memory (one process over {which}, pool {pools[-1]})")
         bench_memory(ran_on, args.split, pools[-1], cache, args.encoder_threads)

@@ -27,8 +27,15 @@ from pathlib import Path
 from _common import machine, timed  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
 
 CHROMIUM = os.environ.get("TRACE_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def build_data(work: Path, n: int) -> Path:
@@ -57,8 +64,11 @@ def ensure_runs(data: Path, runs: Path, names: list[str]) -> None:
         out = runs / f"{name}.jsonl"
         meta = out.with_name(out.name + ".meta.json")
         if not meta.exists() or '"complete": true' not in meta.read_text():
-            _, wall, _ = timed(lambda name=name, out=out: run_baseline(name, data, out, split="test", pool="closed",
-                                                                         progress=False))
+            _, wall, _ = timed(
+                lambda name=name, out=out: run_baseline(
+                    name, data, out, split="test", pool="closed", progress=False
+                )
+            )
             print(f"baseline run {name} (test split, closed pool): {wall:.1f} s")
 
 
@@ -67,12 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "trace-bench-space-bench")
     p.add_argument("--n", type=int, default=10_000, help="dialogues of the built-in corpus (default 10,000)")
     p.add_argument("--data", type=Path, help="an existing (hydrated) Trace data directory instead")
-    p.add_argument("--runs", type=Path, help="folder with tfidf.jsonl (+ others) of the test split, closed pool")
+    p.add_argument(
+        "--runs", type=Path, help="folder with tfidf.jsonl (+ others) of the test split, closed pool"
+    )
     p.add_argument("--repeat", type=int, default=5, help="page loads measured (default 5)")
     args = p.parse_args(argv)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
-    print(f"command: python benchmarks/space.py {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip())
+    print(
+        f"command: python benchmarks/space.py {' '.join(argv if argv is not None else sys.argv[1:])}".rstrip()
+    )
     print(f"machine: {machine()}")
     args.work.mkdir(parents=True, exist_ok=True)
     data = args.data or build_data(args.work, args.n)
@@ -91,8 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (board / "leaderboard.json").exists():
         write_leaderboard(build_leaderboard(data, runs, split="test"), board)
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=data, results_dir=Path(tmp) / "results", runs_dir=runs, split="test",
-                            baselines_file=board / "leaderboard.json")
+        settings = Settings(
+            data_dir=data,
+            results_dir=Path(tmp) / "results",
+            runs_dir=runs,
+            split="test",
+            baselines_file=board / "leaderboard.json",
+        )
         store = LocalStore(settings.results_dir)
         paint = measure_first_paint(settings, store, args.repeat, n_test)
         submission = runs / "tfidf.jsonl"
@@ -102,18 +121,26 @@ def main(argv: list[str] | None = None) -> int:
 
         kb = KnowledgeBase.load(kb_dir(data))
         owner = owner_from_token(None)
-        _, warm, warm_cpu = timed(lambda: submit(store, settings, submission, name="bench warm", kb=kb, owner=owner))
+        _, warm, warm_cpu = timed(
+            lambda: submit(store, settings, submission, name="bench warm", kb=kb, owner=owner)
+        )
         _, cold, cold_cpu = timed(lambda: submit(store, settings, submission, name="bench cold", owner=owner))
         from spaces_app.leaderboard import collect_rows
 
         _, marks, marks_cpu = timed(lambda: collect_rows(settings, store))
-    print(f"first paint of the leaderboard: median {statistics.median(paint):.2f} s, min {min(paint):.2f} s, "
-          f"max {max(paint):.2f} s over {len(paint)} fresh page loads (goal < 2 s)")
-    print(f"scoring a test-split submission ({n_test:,} dialogues, {rows:,} rows, tfidf's run, no NLI / judge): "
-          f"{warm:.1f} s (CPU {warm_cpu:.1f} s) with the app's loaded knowledge base, {cold:.1f} s "
-          f"(CPU {cold_cpu:.1f} s) loading it (goal < 30 s)")
-    print(f"rows + best-row marks recomputed over the baselines and the 2 submissions (after a submission): "
-          f"{marks:.1f} s (CPU {marks_cpu:.1f} s)")
+    print(
+        f"first paint of the leaderboard: median {statistics.median(paint):.2f} s, min {min(paint):.2f} s, "
+        f"max {max(paint):.2f} s over {len(paint)} fresh page loads (goal < 2 s)"
+    )
+    print(
+        f"scoring a test-split submission ({n_test:,} dialogues, {rows:,} rows, tfidf's run, no NLI / judge): "
+        f"{warm:.1f} s (CPU {warm_cpu:.1f} s) with the app's loaded knowledge base, {cold:.1f} s "
+        f"(CPU {cold_cpu:.1f} s) loading it (goal < 30 s)"
+    )
+    print(
+        f"rows + best-row marks recomputed over the baselines and the 2 submissions (after a submission): "
+        f"{marks:.1f} s (CPU {marks_cpu:.1f} s)"
+    )
     return 0
 
 
@@ -123,8 +150,10 @@ def measure_first_paint(settings, store, repeat: int, n_test: int) -> list[float
     from spaces_app.app import build_app
 
     app, wall, cpu = timed(lambda: build_app(settings, store))
-    print(f"app build (imports, {n_test:,} test dialogues + runs for the browser, initial table and plot): "
-          f"{wall:.1f} s (CPU {cpu:.1f} s)")
+    print(
+        f"app build (imports, {n_test:,} test dialogues + runs for the browser, initial table and plot): "
+        f"{wall:.1f} s (CPU {cpu:.1f} s)"
+    )
     import socket
 
     with socket.socket() as s:
@@ -146,7 +175,9 @@ def measure_first_paint(settings, store, repeat: int, n_test: int) -> list[float
                     page.wait_for_function(
                         "() => document.querySelectorAll('#leaderboard-table table.trace-board tbody tr[data-system]')"
                         ".length > 3",
-                        timeout=60_000, polling="raf")
+                        timeout=60_000,
+                        polling="raf",
+                    )
                     times.append(time.perf_counter() - t0)
                     context.close()
             finally:

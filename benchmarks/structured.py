@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]  # baselines.py would shadow `baselines`
+sys.path[:] = [
+    p for p in sys.path if Path(p or ".").resolve() != _HERE
+]  # baselines.py would shadow `baselines`
 
 
 def _machine() -> str:
@@ -44,6 +46,7 @@ def _machine() -> str:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.machine()
+
 
 JSON_BASELINES = ("llm_zero_shot", "rag_citation", "itinerary_llm", "memory_aug", "dst")
 
@@ -81,8 +84,15 @@ class Tally:
         llm.complete_batch = complete_batch
 
 
-def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, options: dict[str, Any],
-             core_factors: tuple[str, ...] | None = None) -> dict:
+def validity(
+    spec: str,
+    mode: str,
+    data: Path,
+    dialogues: int,
+    work: Path,
+    options: dict[str, Any],
+    core_factors: tuple[str, ...] | None = None,
+) -> dict:
     from baselines.llm.common import decoding
     from trace_harness.runner import run_baseline
     from trace_llm import load_llm
@@ -95,26 +105,57 @@ def validity(spec: str, mode: str, data: Path, dialogues: int, work: Path, optio
     out = work / mode
     for name in JSON_BASELINES:
         tally.label = name
-        run_baseline(name, data, out / f"{name}.jsonl", subset=dialogues, progress=False,
-                     params={"llm": llm, "json_repairs": 0}, overwrite=True)  # fmt: skip
+        run_baseline(
+            name,
+            data,
+            out / f"{name}.jsonl",
+            subset=dialogues,
+            progress=False,
+            params={"llm": llm, "json_repairs": 0},
+            overwrite=True,
+        )
     tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
-    meta = run_baseline("collab_rec", data, out / "collab_rec.jsonl", subset=dialogues, progress=False,
-                        params={"llm": llm, "max_repairs": 0, "strategy": "sasi"}, overwrite=True)  # fmt: skip
+    meta = run_baseline(
+        "collab_rec",
+        data,
+        out / "collab_rec.jsonl",
+        subset=dialogues,
+        progress=False,
+        params={"llm": llm, "max_repairs": 0, "strategy": "sasi"},
+        overwrite=True,
+    )
     rows = (meta.get("summary") or {}).get("rows") or {}
-    tally.kinds["collab_rec agent"] = {"first_answers": rows.get("agent_calls", 0),
-                                       "valid": rows.get("agent_calls", 0) - rows.get("agent_failures", 0)}
+    tally.kinds["collab_rec agent"] = {
+        "first_answers": rows.get("agent_calls", 0),
+        "valid": rows.get("agent_calls", 0) - rows.get("agent_failures", 0),
+    }
     logs, _ = collect_logs(out / "llm_zero_shot.jsonl", meta["subset"]["data_dir"], limit=dialogues)
     tally.label = "core factor"
     prompts = load_prompts()
-    results = rate_factors(llm, logs, prompts, max_retries=0, factors=core_factors or FACTOR_IDS,
-                           settings=llm.settings.replace(max_new_tokens=1024))
+    results = rate_factors(
+        llm,
+        logs,
+        prompts,
+        max_retries=0,
+        factors=core_factors or FACTOR_IDS,
+        settings=llm.settings.replace(max_new_tokens=1024),
+    )
     ratings = [r for per_log in results for r in per_log.values()]
-    tally.kinds["core factor"] = {"first_answers": len(ratings),
-                                  "valid": sum(parse_rating(r["rationale"]).status == "ok" for r in ratings)}
-    kinds = {k: {**v, "valid_share": round(v["valid"] / v["first_answers"], 4) if v["first_answers"] else None}
-             for k, v in tally.kinds.items()}  # fmt: skip
-    report = {"mode": mode, "spec": spec, "kinds": kinds, "usage": llm.usage,
-              "seconds_per_completion_token": round(tally.decode_s / tally.tokens, 4) if tally.tokens else None}
+    tally.kinds["core factor"] = {
+        "first_answers": len(ratings),
+        "valid": sum(parse_rating(r["rationale"]).status == "ok" for r in ratings),
+    }
+    kinds = {
+        k: {**v, "valid_share": round(v["valid"] / v["first_answers"], 4) if v["first_answers"] else None}
+        for k, v in tally.kinds.items()
+    }
+    report = {
+        "mode": mode,
+        "spec": spec,
+        "kinds": kinds,
+        "usage": llm.usage,
+        "seconds_per_completion_token": round(tally.decode_s / tally.tokens, 4) if tally.tokens else None,
+    }
     llm.close()
     return report
 
@@ -126,8 +167,21 @@ def llama_server(gguf: str, threads: int | None, log: Path):
     from trace_llm.local_server import free_port
 
     port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "8192", "--model_alias", "smollm2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        gguf,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--model_alias",
+        "smollm2",
+    ]
     if threads:
         cmd += ["--n_threads", str(threads)]
     proc = subprocess.Popen(cmd, stdout=log.open("ab"), stderr=subprocess.STDOUT)
@@ -155,8 +209,9 @@ def llguidance_processor(tokenizer: Any, constraint: Any) -> Any:
     lltok = llguidance.hf.from_tokenizer(tokenizer)
     t = time.perf_counter()
     if constraint.kind == "json":
-        grammar = llguidance.LLMatcher.grammar_from_json_schema(constraint.schema,
-                                                                 defaults={"whitespace_flexible": False})
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(
+            constraint.schema, defaults={"whitespace_flexible": False}
+        )
     else:
         from llguidance.gbnf_to_lark import gbnf_to_lark
 
@@ -197,7 +252,9 @@ def engines(names: list[str], threads: int) -> dict:
     out: dict[str, Any] = {}
     for engine in ("xgrammar", "llguidance"):
         t = time.perf_counter()
-        compiler = GrammarCompiler(tokenizer, vocab_size=model.config.vocab_size) if engine == "xgrammar" else None
+        compiler = (
+            GrammarCompiler(tokenizer, vocab_size=model.config.vocab_size) if engine == "xgrammar" else None
+        )
         rows = {"tokenizer_setup_s": round(time.perf_counter() - t, 2) if compiler else None}
         for name in names:
             c = constraints[name]
@@ -207,8 +264,9 @@ def engines(names: list[str], threads: int) -> dict:
                 if c.kind == "json":
                     text += "\n\n" + schema_instruction(c.schema)
                 msgs = [{"role": "user", "content": text}]
-                inputs = tokenizer.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt",
-                                                       return_dict=True)
+                inputs = tokenizer.apply_chat_template(
+                    msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True
+                )
                 if compiler is not None:
                     t = time.perf_counter()
                     proc = compiler.processor(c, 1)
@@ -217,11 +275,15 @@ def engines(names: list[str], threads: int) -> dict:
                     proc = llguidance_processor(tokenizer, c)
                     stats["compile_s"] += proc.state["compile_s"]
                 t = time.perf_counter()
-                ids = model.generate(**inputs, max_new_tokens=300, do_sample=False,
-                                     logits_processor=LogitsProcessorList([proc]))
+                ids = model.generate(
+                    **inputs,
+                    max_new_tokens=300,
+                    do_sample=False,
+                    logits_processor=LogitsProcessorList([proc]),
+                )
                 stats["decode_s"] += time.perf_counter() - t
                 stats["mask_s"] += proc.seconds if compiler is not None else proc.state["seconds"]
-                new = ids[0, inputs["input_ids"].shape[1]:]
+                new = ids[0, inputs["input_ids"].shape[1] :]
                 stats["tokens"] += int(new.shape[0])
                 reply = tokenizer.decode(new, skip_special_tokens=True)
                 stats["replies"] += 1
@@ -244,15 +306,25 @@ def engines(names: list[str], threads: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, help="a Trace data directory (validity runs)")
-    parser.add_argument("--dialogues", type=int, default=2, help="test dialogues of the seeded subset (default: 2)")
+    parser.add_argument(
+        "--dialogues", type=int, default=2, help="test dialogues of the seeded subset (default: 2)"
+    )
     parser.add_argument("--llm", default="smollm2", help="in-process model (default: smollm2)")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads of the model (default: 1)")
-    parser.add_argument("--modes", default="prompt,auto", help="structured modes to compare (default: prompt,auto)")
+    parser.add_argument(
+        "--modes", default="prompt,auto", help="structured modes to compare (default: prompt,auto)"
+    )
     parser.add_argument("--server", action="store_true", help="also through llama-cpp-python's server (auto)")
-    parser.add_argument("--engines", action="store_true", help="compare xgrammar and llguidance on the hf path")
-    parser.add_argument("--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent")
+    parser.add_argument(
+        "--engines", action="store_true", help="compare xgrammar and llguidance on the hf path"
+    )
+    parser.add_argument(
+        "--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent"
+    )
     parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
@@ -263,15 +335,27 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             factors = tuple(f.strip() for f in args.core_factors.split(",")) if args.core_factors else None
-            report["in_process"] = [validity(args.llm, m.strip(), args.data, args.dialogues, work / "in",
-                                             {"threads": args.threads}, factors) for m in args.modes.split(",")]  # fmt: skip
+            report["in_process"] = [
+                validity(
+                    args.llm,
+                    m.strip(),
+                    args.data,
+                    args.dialogues,
+                    work / "in",
+                    {"threads": args.threads},
+                    factors,
+                )
+                for m in args.modes.split(",")
+            ]
             if args.server:
                 from trace_llm.smollm2 import smollm2_gguf_path
 
                 proc, spec = llama_server(str(smollm2_gguf_path()), args.threads, work / "server.log")
                 try:
-                    report["server"] = [validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors)
-                                        for m in args.modes.split(",")]  # fmt: skip
+                    report["server"] = [
+                        validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors)
+                        for m in args.modes.split(",")
+                    ]
                 finally:
                     proc.terminate()
                     proc.wait(timeout=30)

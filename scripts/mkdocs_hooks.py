@@ -55,7 +55,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def on_files(files: Files, config) -> Files:
-    files.append(File.generated(config, "index.md", content=readme_as_home((ROOT / "README.md").read_text("utf-8"))))
+    files.append(
+        File.generated(config, "index.md", content=readme_as_home((ROOT / "README.md").read_text("utf-8")))
+    )
     for uri, card in card_pages().items():
         files.append(File.generated(config, uri, content=card.read_text("utf-8")))
     return files

@@ -43,13 +43,28 @@ def about_markdown(settings) -> str:
         "the paper, on its own corpus.",
         "The headline CGS is the CGS formula applied to the means of GS, CD and PC, as in the paper's tables.",
         "Submissions are scored without the NLI model and the LLM judge, so the NLI column stays empty for them.",
-        "", "### Notes on systems", "",
+        "",
+        "### Notes on systems",
+        "",
         *(f"- **{md_text(i.label)}**: {md_text(i.notes)}" for i in IDENTITIES if i.notes),
-        "", "## Metrics", "",
-        markdown_table(["id", "family", "better", "level", "definition", "parameters", "paper"], (
-            [f"`{spec.id}`", spec.family, "↑" if spec.higher_is_better else "↓", spec.level.replace("_", " "),
-             md_text(spec.description), md_text(", ".join(f"{k}={v}" for k, v in parameters(spec).items())),
-             md_text(spec.paper)] for spec in METRICS.values())),
+        "",
+        "## Metrics",
+        "",
+        markdown_table(
+            ["id", "family", "better", "level", "definition", "parameters", "paper"],
+            (
+                [
+                    f"`{spec.id}`",
+                    spec.family,
+                    "↑" if spec.higher_is_better else "↓",
+                    spec.level.replace("_", " "),
+                    md_text(spec.description),
+                    md_text(", ".join(f"{k}={v}" for k, v in parameters(spec).items())),
+                    md_text(spec.paper),
+                ]
+                for spec in METRICS.values()
+            ),
+        ),
     ]
     return "\n".join(lines) + "\n\n## Dataset card\n\n" + dataset_card(settings.data_dir)
 
@@ -67,7 +82,7 @@ def dataset_card(data_dir: Path | None) -> str:
         text = render_card(collect_stats(data_dir))
     if text.startswith("---"):
         end = text.find("\n---", 3)
-        text = text[end + 4:] if end != -1 else text
+        text = text[end + 4 :] if end != -1 else text
     return text.lstrip()
 
 

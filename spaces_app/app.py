@@ -64,8 +64,16 @@ class AppContext:
         """The leaderboard table's HTML for the controls' values."""
         if sort_by not in sort_choices(view):
             sort_by = None
-        lines = board_lines(self.rows(), view, pool, families or [], query or "", bool(show_paper), sort_by,
-                            reverse=order == ORDERS[1])
+        lines = board_lines(
+            self.rows(),
+            view,
+            pool,
+            families or [],
+            query or "",
+            bool(show_paper),
+            sort_by,
+            reverse=order == ORDERS[1],
+        )
         return render_board(lines, view, show_ci=bool(show_ci))
 
 
@@ -104,13 +112,20 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
         from spaces_app.browser import DialogueIndex
 
         ctx.index = DialogueIndex(settings.data_dir, settings.split, settings.runs_dir)
-    log.info("leaderboard app: data %s, store %r, baselines %s, submitters %s", settings.data_dir, store,
-             settings.baselines_file, settings.auth)
+    log.info(
+        "leaderboard app: data %s, store %r, baselines %s, submitters %s",
+        settings.data_dir,
+        store,
+        settings.baselines_file,
+        settings.auth,
+    )
     with gr.Blocks(title="Trace leaderboard") as app:
         gr.Markdown(INTRO)
         if settings.data_dir is None:
-            gr.Markdown("*This instance has no data directory (TRACE_SPACE_DATA): the dialogue browser and "
-                        "submissions are off.*")
+            gr.Markdown(
+                "*This instance has no data directory (TRACE_SPACE_DATA): the dialogue browser and "
+                "submissions are off.*"
+            )
         with gr.Tabs():
             for spec in tab_specs():
                 with gr.Tab(spec.label, id=spec.id) as ctx.tab:
@@ -133,8 +148,9 @@ def leaderboard_tab(ctx: AppContext) -> None:
     with gr.Row():
         families = gr.CheckboxGroup(list(FAMILIES), value=list(FAMILIES), label="Family", elem_id="families")
         with gr.Column(min_width=220):
-            show_paper = gr.Checkbox(value=True, label="Paper reference rows (reported numbers)",
-                                     elem_id="show-paper")
+            show_paper = gr.Checkbox(
+                value=True, label="Paper reference rows (reported numbers)", elem_id="show-paper"
+            )
             show_ci = gr.Checkbox(value=False, label="Show 95% intervals under the values", elem_id="show-ci")
         query = gr.Textbox(label="Search systems", placeholder="name or description", elem_id="search")
     with gr.Row():
@@ -142,18 +158,24 @@ def leaderboard_tab(ctx: AppContext) -> None:
         order = gr.Radio(list(ORDERS), value=ORDERS[0], label="Order", elem_id="order")
         refresh = gr.Button("Refresh", elem_id="refresh-button", scale=0)
     inputs = [view, pool, families, show_paper, query, sort_by, order, show_ci]
-    ctx.board = gr.HTML(ctx.table(first_view, "closed", list(FAMILIES), True, "", first_sort[0], ORDERS[0], False),
-                        elem_id="leaderboard-table")
+    ctx.board = gr.HTML(
+        ctx.table(first_view, "closed", list(FAMILIES), True, "", first_sort[0], ORDERS[0], False),
+        elem_id="leaderboard-table",
+    )
     ctx.board_inputs = inputs
-    gr.Markdown("Columns are grouped by axis (*Accuracy*, *Text*, *Grounding*, *Recovery*, *Practical*); "
-                "↑ higher is better, ↓ lower is better. Empty cell: not reported / not scored. Versions: the "
-                "first 12 hex digits of the corpus (top) and knowledge-base (bottom) hashes.")
+    gr.Markdown(
+        "Columns are grouped by axis (*Accuracy*, *Text*, *Grounding*, *Recovery*, *Practical*); "
+        "↑ higher is better, ↓ lower is better. Empty cell: not reported / not scored. Versions: the "
+        "first 12 hex digits of the corpus (top) and knowledge-base (bottom) hashes."
+    )
 
     def on_view(view_, *rest):
         choices = sort_choices(view_)
         pool_, families_, show_paper_, query_, order_, show_ci_ = rest
-        return (gr.update(choices=choices, value=choices[0]),
-                ctx.table(view_, pool_, families_, show_paper_, query_, choices[0], order_, show_ci_))
+        return (
+            gr.update(choices=choices, value=choices[0]),
+            ctx.table(view_, pool_, families_, show_paper_, query_, choices[0], order_, show_ci_),
+        )
 
     for control in (pool, families, show_paper, order, show_ci):
         control.change(ctx.table, inputs, ctx.board)
@@ -173,14 +195,17 @@ def gap_tab(ctx: AppContext) -> None:
 
     with gr.Row():
         gap_pool = gr.Radio(list(POOL_CHOICES), value="closed", label="Candidate pool", elem_id="gap-pool")
-        gap_y = gr.Radio(list(GAP_METRICS.values()), value=GAP_METRICS["cgs"], label="Against Recall@1",
-                         elem_id="gap-y")
+        gap_y = gr.Radio(
+            list(GAP_METRICS.values()), value=GAP_METRICS["cgs"], label="Against Recall@1", elem_id="gap-y"
+        )
     gap = gr.Plot(value=gap_figure(ctx.rows(), "closed", "cgs"), elem_id="gap-plot", show_label=False)
-    gr.Markdown("One point per system (paper Figure 2): systems that rank well need not ground or recover well. "
-                "Colour = family; circles were scored here (bars: 95% intervals), crosses are the paper's "
-                "reported numbers (its own corpus); a crossed open circle is a run whose turns mostly fell back (not "
-                "the system's own result). Hover a point for its name and values; click a legend entry "
-                "to hide that family, double-click to show only it.")
+    gr.Markdown(
+        "One point per system (paper Figure 2): systems that rank well need not ground or recover well. "
+        "Colour = family; circles were scored here (bars: 95% intervals), crosses are the paper's "
+        "reported numbers (its own corpus); a crossed open circle is a run whose turns mostly fell back (not "
+        "the system's own result). Hover a point for its name and values; click a legend entry "
+        "to hide that family, double-click to show only it."
+    )
     gap_pool.change(plot, [gap_pool, gap_y], gap)
     gap_y.change(plot, [gap_pool, gap_y], gap)
     ctx.tab.select(plot, [gap_pool, gap_y], gap)  # opening the tab shows rows submitted since
@@ -193,7 +218,8 @@ def theme():
 
     return gr.themes.Default(
         font=[LocalFont("Source Sans Pro", weights=FONT_WEIGHTS), "ui-sans-serif", "system-ui", "sans-serif"],
-        font_mono=[LocalFont("IBM Plex Mono", weights=FONT_WEIGHTS), "ui-monospace", "Consolas", "monospace"])
+        font_mono=[LocalFont("IBM Plex Mono", weights=FONT_WEIGHTS), "ui-monospace", "Consolas", "monospace"],
+    )
 
 
 def launch_options(settings: Settings) -> dict[str, Any]:

@@ -66,11 +66,15 @@ CSS = """
   text-decoration-color: rgba(180, 35, 24, 0.5);}
 .trace-board-notes {font-size: 0.8rem; margin-top: 6px;}
 """
-ONE_DIALOGUE_LABEL = ("Warning: a row scored on one dialogue has no interval and no mark (resampling one "
-                      "dialogue has no variance; any difference would look significant).")
-FALLBACK_LABEL = ("fb N%: share of the run's system turns that fell back or failed (hover it for what and how "
-                  f"often); red, values struck through: over {fb.share_text(fb.NOT_OWN_SHARE)} of its answers were not "
-                  "its own, not the system's own result (no best mark)")
+ONE_DIALOGUE_LABEL = (
+    "Warning: a row scored on one dialogue has no interval and no mark (resampling one "
+    "dialogue has no variance; any difference would look significant)."
+)
+FALLBACK_LABEL = (
+    "fb N%: share of the run's system turns that fell back or failed (hover it for what and how "
+    f"often); red, values struck through: over {fb.share_text(fb.NOT_OWN_SHARE)} of its answers were not "
+    "its own, not the system's own result (no best mark)"
+)
 
 
 def words(text: str) -> str:
@@ -92,10 +96,18 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
         body.append(_row_html(line, columns, notes.get(note) if note else None, note, show_ci))
     if not body:
         width = 5 + len(columns)
-        body.append(f'<tr><td class="trace-empty" colspan="{width}">No system matches these filters.</td></tr>')
-    parts = [f"<style>{CSS}</style>", '<div class="trace-board-wrap">',
-             f'<table class="trace-board" data-view="{esc(view)}">', _head_html(columns), "<tbody>",
-             *body, "</tbody></table></div>"]
+        body.append(
+            f'<tr><td class="trace-empty" colspan="{width}">No system matches these filters.</td></tr>'
+        )
+    parts = [
+        f"<style>{CSS}</style>",
+        '<div class="trace-board-wrap">',
+        f'<table class="trace-board" data-view="{esc(view)}">',
+        _head_html(columns),
+        "<tbody>",
+        *body,
+        "</tbody></table></div>",
+    ]
     foot = [f"<b>{mark}</b> {esc(text)}" for text, mark in notes.items()]
     if any(c.low is not None for line in lines for c in line.cells):
         foot.append(f"Hover a value for its {CI_LABEL}" + ("; shown under each value." if show_ci else "."))
@@ -121,13 +133,20 @@ def _head_html(columns: Sequence[Column]) -> str:
     names = "".join(
         f'<th class="metric" data-column="{esc(header(c))}" title="{esc(header(c))} ({esc(c.metric)}; '
         f'{"higher" if c.higher_is_better else "lower"} is better)">{esc(c.label)}&nbsp;'
-        f'{"↑" if c.higher_is_better else "↓"}</th>' for c in columns)
-    return ('<thead><tr class="trace-groups"><th colspan="3"></th>' + top + '<th colspan="2"></th></tr>'
-            '<tr><th class="sys">System</th><th class="fam">Family</th><th class="src">Source</th>' + names +
-            '<th class="ver">Versions</th><th class="desc">Description</th></tr></thead>')
+        f"{'↑' if c.higher_is_better else '↓'}</th>"
+        for c in columns
+    )
+    return (
+        '<thead><tr class="trace-groups"><th colspan="3"></th>' + top + '<th colspan="2"></th></tr>'
+        '<tr><th class="sys">System</th><th class="fam">Family</th><th class="src">Source</th>'
+        + names
+        + '<th class="ver">Versions</th><th class="desc">Description</th></tr></thead>'
+    )
 
 
-def _row_html(line: Line, columns: Sequence[Column], mark: str | None, note: str | None, show_ci: bool) -> str:
+def _row_html(
+    line: Line, columns: Sequence[Column], mark: str | None, note: str | None, show_ci: bool
+) -> str:
     r = line.row
     name = f"<bdi>{words(r['system'])}</bdi>"
     if mark is not None:
@@ -141,14 +160,18 @@ def _row_html(line: Line, columns: Sequence[Column], mark: str | None, note: str
     cells = "".join(_cell_html(c, cell, show_ci) for c, cell in zip(columns, line.cells, strict=True))
     versions = f"{_version_html(r, 'corpus')}<br>{_version_html(r, 'kb')}"
     row_class = "" if own else ' class="not-own"'
-    return (f'<tr data-system="{esc(r["system"])}"{row_class}><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
-            f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
-            f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>')
+    return (
+        f'<tr data-system="{esc(r["system"])}"{row_class}><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
+        f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
+        f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>'
+    )
 
 
 def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:
     if cell.value is None:
-        return f'<td class="metric" data-column="{esc(header(column))}" title="not reported / not scored"></td>'
+        return (
+            f'<td class="metric" data-column="{esc(header(column))}" title="not reported / not scored"></td>'
+        )
     title = [f"{column.label} {cell.text()}"]
     interval = ""
     if cell.low is not None and cell.high is not None:
@@ -158,8 +181,10 @@ def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:
         title.append(BEST_LABEL)
     classes = "metric best" if cell.tied_best else "metric"
     shown = f'<span class="ci">{interval}</span>' if show_ci and interval else ""
-    return (f'<td class="{classes}" data-column="{esc(header(column))}" data-value="{cell.value!r}" '
-            f'title="{esc(". ".join(title))}">{cell.text()}{shown}</td>')
+    return (
+        f'<td class="{classes}" data-column="{esc(header(column))}" data-value="{cell.value!r}" '
+        f'title="{esc(". ".join(title))}">{cell.text()}{shown}</td>'
+    )
 
 
 def _version_html(row: dict, what: str) -> str:
@@ -194,27 +219,43 @@ class Heading:
     numeric: bool = False  # right-aligned, tabular figures
 
 
-def data_table(headings: Sequence[Heading], rows: Sequence[Sequence[Field]], *, elem_class: str = "",
-               drop_empty: bool = True, row_classes: Sequence[str] = ()) -> str:
+def data_table(
+    headings: Sequence[Heading],
+    rows: Sequence[Sequence[Field]],
+    *,
+    elem_class: str = "",
+    drop_empty: bool = True,
+    row_classes: Sequence[str] = (),
+) -> str:
     """An HTML table in the leaderboard's style: headers wrap between words only, numbers right-aligned in
     tabular figures; with `drop_empty`, a column empty in every row is left out (never an always-empty
     column). Every text is escaped."""
-    keep = [i for i in range(len(headings)) if not drop_empty or not rows or any(r[i].text or r[i].markup
-                                                                                 for r in rows)]
+    keep = [
+        i
+        for i in range(len(headings))
+        if not drop_empty or not rows or any(r[i].text or r[i].markup for r in rows)
+    ]
 
     def cls(i: int) -> str:
         return "num" if headings[i].numeric else "txt"
 
-    head = "".join(f'<th class="{cls(i)}" title="{esc(headings[i].title)}">{words(headings[i].label)}</th>'
-                   for i in keep)
+    head = "".join(
+        f'<th class="{cls(i)}" title="{esc(headings[i].title)}">{words(headings[i].label)}</th>' for i in keep
+    )
     body = []
     for n, r in enumerate(rows):
         row_class = f' class="{esc(row_classes[n])}"' if n < len(row_classes) and row_classes[n] else ""
-        cells = "".join(f'<td class="{cls(i)}"' + (f' title="{esc(r[i].title)}"' if r[i].title else "")
-                        + f">{words(r[i].text)}{r[i].markup}</td>" for i in keep)
+        cells = "".join(
+            f'<td class="{cls(i)}"'
+            + (f' title="{esc(r[i].title)}"' if r[i].title else "")
+            + f">{words(r[i].text)}{r[i].markup}</td>"
+            for i in keep
+        )
         body.append(f"<tr{row_class}>{cells}</tr>")
-    return (f'<style>{CSS}</style><div class="trace-board-wrap {esc(elem_class)}"><table class="trace-board data">'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f'<style>{CSS}</style><div class="trace-board-wrap {esc(elem_class)}"><table class="trace-board data">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def fallback_markup(row: dict) -> str:

@@ -35,34 +35,52 @@ mark.trace-quote.unhydrated {background: #eee;}
 """
 # per-turn scores shown, canonical id -> label
 TURN_SCORES: dict[str, str] = {
-    "hit@1": "Hit@1", "hit@3": "Hit@3", "mrr": "RR", "grounding_score": "GS", "citation_density": "CD",
-    "provenance_coverage": "PC", "cgs": "CGS", "bleu4": "BLEU-4", "rouge_l": "ROUGE-L",
-}  # fmt: skip
+    "hit@1": "Hit@1",
+    "hit@3": "Hit@3",
+    "mrr": "RR",
+    "grounding_score": "GS",
+    "citation_density": "CD",
+    "provenance_coverage": "PC",
+    "cgs": "CGS",
+    "bleu4": "BLEU-4",
+    "rouge_l": "ROUGE-L",
+}
 
 
 class DialogueIndex:
     """Dialogues of one split, the knowledge base and the baseline predictions, loaded once."""
 
-    def __init__(self, data_dir: str | Path, split: str = "test", runs_dir: str | Path | None = None,
-                 kb: KnowledgeBase | None = None):
+    def __init__(
+        self,
+        data_dir: str | Path,
+        split: str = "test",
+        runs_dir: str | Path | None = None,
+        kb: KnowledgeBase | None = None,
+    ):
         self.dialogues = {d["dialogue_id"]: d for d in iter_dialogues(data_dir, split)}
         self.kb = KnowledgeBase.load(kb_dir(data_dir)) if kb is None else kb
         self.runs: dict[str, dict[tuple[str, int], dict]] = {}
         if runs_dir is not None and Path(runs_dir).is_dir():
             self.runs = load_runs(Path(runs_dir), set(self.dialogues))
         elif runs_dir is not None:
-            log.warning("runs folder %s not found (TRACE_SPACE_RUNS): no baseline answers in the browser", runs_dir)
+            log.warning(
+                "runs folder %s not found (TRACE_SPACE_RUNS): no baseline answers in the browser", runs_dir
+            )
 
     # -- picking ----------------------------------------------------------------------------------------
-    def ids(self, city: str | None = None, poi_type: str | None = None, tier: str | None = None,
-            query: str = "") -> list[str]:
+    def ids(
+        self, city: str | None = None, poi_type: str | None = None, tier: str | None = None, query: str = ""
+    ) -> list[str]:
         """Dialogue ids matching every given filter (`query`: case-insensitive part of the id)."""
         query = (query or "").strip().lower()
         out = []
         for did, d in self.dialogues.items():
             s = d["scenario"]
-            if (city and s["city"] != city) or (poi_type and s["poi_type"] != poi_type) or (
-                    tier and s["difficulty"] != tier):
+            if (
+                (city and s["city"] != city)
+                or (poi_type and s["poi_type"] != poi_type)
+                or (tier and s["difficulty"] != tier)
+            ):
                 continue
             if query and query not in did.lower():
                 continue
@@ -82,7 +100,11 @@ class DialogueIndex:
         d = self.dialogues.get(dialogue_id)
         if d is None:
             return []
-        return [(f"turn {t['turn_id']} · {t['action']}", t["turn_id"]) for t in d["turns"] if t["role"] == "system"]
+        return [
+            (f"turn {t['turn_id']} · {t['action']}", t["turn_id"])
+            for t in d["turns"]
+            if t["role"] == "system"
+        ]
 
     def default_turn(self, dialogue_id: str) -> int | None:
         """The first recommend/compare turn (where every score applies), else the first system turn."""
@@ -99,9 +121,11 @@ class DialogueIndex:
         if d is None:
             return "<p>Pick a dialogue.</p>"
         s = d["scenario"]
-        parts = [f"<style>{CSS}</style>",
-                 f"<h3>{_e(d['dialogue_id'])}</h3><p>{_e(s['city'])} · {_e(s['poi_type'])} · tier {_e(s['difficulty'])}"
-                 f" · persona <b>{_e(s['persona_type'])}</b>: {_e(s['persona'])}</p>"]
+        parts = [
+            f"<style>{CSS}</style>",
+            f"<h3>{_e(d['dialogue_id'])}</h3><p>{_e(s['city'])} · {_e(s['poi_type'])} · tier {_e(s['difficulty'])}"
+            f" · persona <b>{_e(s['persona_type'])}</b>: {_e(s['persona'])}</p>",
+        ]
         spans = {q["quote_id"]: q for q in d.get("quote_spans") or []}
         quote_id = 0
         reviews_html = []
@@ -115,11 +139,16 @@ class DialogueIndex:
                 quote_id = int(unhydrated.group(1)) if unhydrated else quote_id + 1
                 cls = "trace-quote unhydrated" if unhydrated else "trace-quote"
                 span = spans.get(quote_id)
-                title = (f"review {span['review_id']}, characters {span['start']}-{span['end']}" if span
-                         else "no span recorded")
+                title = (
+                    f"review {span['review_id']}, characters {span['start']}-{span['end']}"
+                    if span
+                    else "no span recorded"
+                )
                 out.append(_e(text[last:start]))
-                out.append(f'<a href="#trace-q{quote_id}" class="trace-quote-link" data-quote-id="{quote_id}">'
-                           f'<mark class="{cls}" title="{_e(title)}">{_e(quoted)}</mark></a>')
+                out.append(
+                    f'<a href="#trace-q{quote_id}" class="trace-quote-link" data-quote-id="{quote_id}">'
+                    f'<mark class="{cls}" title="{_e(title)}">{_e(quoted)}</mark></a>'
+                )
                 last = end
                 if span:
                     reviews_html.append(self._review_span_html(quote_id, span))
@@ -127,7 +156,8 @@ class DialogueIndex:
             names = ", ".join(_e(self.kb.pois[p].name) for p in t["referenced_poi_ids"] if p in self.kb.pois)
             parts.append(
                 f'<div class="trace-turn {_e(t["role"])}"><div class="trace-action">#{t["turn_id"]} {_e(t["role"])} · '
-                f'{_e(t["action"])}{" · " + names if names else ""}</div>{"".join(out)}</div>')
+                f"{_e(t['action'])}{' · ' + names if names else ''}</div>{''.join(out)}</div>"
+            )
         if reviews_html:
             parts.append("<h4>Cited review spans</h4>" + "".join(reviews_html))
         return "".join(parts)
@@ -139,9 +169,11 @@ class DialogueIndex:
             return head + f"review {_e(span['review_id'])}: text not available (hydrate the release)</div>"
         text, start, end = review.text, span["start"], span["end"]
         poi = self.kb.pois.get(review.business_id)
-        return (head + f'{_e(poi.name if poi else review.business_id)} · {review.stars:.0f}★ · review '
-                f'{_e(review.review_id)}<br>{_e(text[:start])}<mark class="trace-span">{_e(text[start:end])}</mark>'
-                f"{_e(text[end:])}</div>")
+        return (
+            head + f"{_e(poi.name if poi else review.business_id)} · {review.stars:.0f}★ · review "
+            f'{_e(review.review_id)}<br>{_e(text[:start])}<mark class="trace-span">{_e(text[start:end])}</mark>'
+            f"{_e(text[end:])}</div>"
+        )
 
     def turn_scores(self, turn: dict[str, Any], prediction: dict[str, Any]) -> dict[str, float]:
         """The scores of one prediction at one reference turn, keyed by canonical metric id."""
@@ -154,9 +186,15 @@ class DialogueIndex:
             if turn["gold_poi_ids"]:
                 s = accuracy.turn_scores(prediction.get("ranked_poi_ids") or [], turn["gold_poi_ids"])
                 out.update({k: s[k] for k in ("hit@1", "hit@3", "mrr")})
-            a = grounding.analyse(response, self.sources(normalize_citations(prediction.get("citations") or {})))
-            out.update(grounding_score=a.grounding_score(), citation_density=a.citation_density(),
-                       provenance_coverage=a.provenance_coverage(), cgs=a.cgs())
+            a = grounding.analyse(
+                response, self.sources(normalize_citations(prediction.get("citations") or {}))
+            )
+            out.update(
+                grounding_score=a.grounding_score(),
+                citation_density=a.citation_density(),
+                provenance_coverage=a.provenance_coverage(),
+                cgs=a.cgs(),
+            )
         out["bleu4"], out["rouge_l"] = text.turn_scores(response, turn["text"])
         return out
 
@@ -179,23 +217,31 @@ class DialogueIndex:
         if not self.runs:
             return "<p>No baseline runs loaded (TRACE_SPACE_RUNS).</p>"
         gold = set(turn["gold_poi_ids"])
-        parts = [f"<style>{CSS}</style><h4>Turn {turn_id} ({_e(turn['action'])}): what each system answered</h4>"]
+        parts = [
+            f"<style>{CSS}</style><h4>Turn {turn_id} ({_e(turn['action'])}): what each system answered</h4>"
+        ]
         for name, preds in self.runs.items():
             p = preds.get((d["dialogue_id"], turn_id))
             if p is None:
                 continue
-            top = [(self.kb.pois[x].name if x in self.kb.pois else x) + (" ✓" if x in gold else "")
-                   for x in (p.get("ranked_poi_ids") or [])[:3]]
+            top = [
+                (self.kb.pois[x].name if x in self.kb.pois else x) + (" ✓" if x in gold else "")
+                for x in (p.get("ranked_poi_ids") or [])[:3]
+            ]
             scores = " · ".join(f"{TURN_SCORES[k]} {_fmt(v)}" for k, v in self.turn_scores(turn, p).items())
-            parts.append(f'<div class="trace-turn system trace-answer" data-system="{_e(name)}"><div class="trace-action">'
-                         f'<b>{_e(name)}</b> · top-3: {_e(", ".join(top)) or "-"}</div>{_highlight(p.get("response") or "")}'
-                         f'<div class="trace-scores">{scores}</div></div>')
+            parts.append(
+                f'<div class="trace-turn system trace-answer" data-system="{_e(name)}"><div class="trace-action">'
+                f"<b>{_e(name)}</b> · top-3: {_e(', '.join(top)) or '-'}</div>{_highlight(p.get('response') or '')}"
+                f'<div class="trace-scores">{scores}</div></div>'
+            )
         if len(parts) == 1:
             parts.append("<p>No loaded run covers this dialogue.</p>")
         else:
-            parts.append('<p class="trace-action">✓ = a gold POI of this turn. Hit@k and RR (reciprocal rank) on '
-                         "recommend/compare turns with gold POIs; GS, CD, PC, CGS: grounding of the response's quotes "
-                         "against the reviews it cites; BLEU-4 and ROUGE-L against the reference turn.</p>")
+            parts.append(
+                '<p class="trace-action">✓ = a gold POI of this turn. Hit@k and RR (reciprocal rank) on '
+                "recommend/compare turns with gold POIs; GS, CD, PC, CGS: grounding of the response's quotes "
+                "against the reviews it cites; BLEU-4 and ROUGE-L against the reference turn.</p>"
+            )
         return "".join(parts)
 
 
@@ -208,7 +254,11 @@ def load_runs(runs_dir: Path, dialogue_ids: set[str]) -> dict[str, dict[tuple[st
         meta_file = path.with_name(path.name + ".meta.json")
         meta = read_json(meta_file) if meta_file.exists() else {}
         name = meta.get("baseline") or path.stem
-        preds = {(r["dialogue_id"], r["turn_id"]): r for r in read_jsonl(path) if r.get("dialogue_id") in dialogue_ids}
+        preds = {
+            (r["dialogue_id"], r["turn_id"]): r
+            for r in read_jsonl(path)
+            if r.get("dialogue_id") in dialogue_ids
+        }
         if preds:
             runs[label(name)] = preds
     return runs
@@ -226,7 +276,7 @@ def _highlight(text: str) -> str:
     out, last = [], 0
     for m in QUOTE_RE.finditer(text):
         group = 1 if m.group(1) is not None else 2
-        out.append(_e(text[last:m.start(group)]))
+        out.append(_e(text[last : m.start(group)]))
         out.append(f'<mark class="trace-quote">{_e(m.group(group))}</mark>')
         last = m.end(group)
     out.append(_e(text[last:]))

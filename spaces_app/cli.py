@@ -24,30 +24,67 @@ TOKEN_ENV = "TRACE_SUBMIT_TOKEN"
 # ---------------------------------------------------------------------------------------------------
 def register_serve(sub) -> None:
     p = sub.add_parser(
-        "serve", help="start the leaderboard app (Gradio) on this machine",
+        "serve",
+        help="start the leaderboard app (Gradio) on this machine",
         description="Start the Trace leaderboard Space locally. Options override the TRACE_SPACE_* environment "
-                    "variables; without --data and TRACE_SPACE_DATA, the output of `trace-bench demo` "
-                    "(runs/demo) is used when present.")
+        "variables; without --data and TRACE_SPACE_DATA, the output of `trace-bench demo` "
+        "(runs/demo) is used when present.",
+    )
     p.add_argument("--data", type=Path, help="hydrated Trace data directory (TRACE_SPACE_DATA)")
-    p.add_argument("--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)")
-    p.add_argument("--results-repo", help="Hub dataset repo id for the results store (TRACE_SPACE_RESULTS_REPO)")
-    p.add_argument("--runs", type=Path, help="folder of baseline prediction files for the dialogue browser "
-                                             "(TRACE_SPACE_RUNS)")
-    p.add_argument("--baselines", type=Path, help="leaderboard.json written by `trace-bench leaderboard` "
-                                                  "(TRACE_SPACE_BASELINES)")
-    p.add_argument("--interactive", type=Path, action="append", metavar="DIR",
-                   help="a folder of `trace-bench interact` --out folders, or a leaderboard.interactive.json, for the "
-                        "Interactive tab; repeatable (TRACE_SPACE_INTERACTIVE; default runs/interactive)")
-    p.add_argument("--core", type=Path, action="append", metavar="DIR",
-                   help="a folder of `trace-bench core score` --out folders for the CoRE tab; repeatable "
-                        "(TRACE_SPACE_CORE; default runs/core)")
-    p.add_argument("--core-meta", type=Path, metavar="FILE",
-                   help="a `trace-bench core meta --out` result for the CoRE tab (TRACE_SPACE_CORE_META)")
-    p.add_argument("--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)")
-    p.add_argument("--max-upload-mb", type=number_in(int, 1), default=None, help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)")
-    p.add_argument("--auth", choices=AUTH_MODES, default=None,
-                   help="who owns a submission: oauth (Hugging Face login, the default on a Hub-hosted Space) or "
-                        "token (a submitter token, the default elsewhere) (TRACE_SPACE_AUTH)")
+    p.add_argument(
+        "--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)"
+    )
+    p.add_argument(
+        "--results-repo", help="Hub dataset repo id for the results store (TRACE_SPACE_RESULTS_REPO)"
+    )
+    p.add_argument(
+        "--runs",
+        type=Path,
+        help="folder of baseline prediction files for the dialogue browser (TRACE_SPACE_RUNS)",
+    )
+    p.add_argument(
+        "--baselines",
+        type=Path,
+        help="leaderboard.json written by `trace-bench leaderboard` (TRACE_SPACE_BASELINES)",
+    )
+    p.add_argument(
+        "--interactive",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a folder of `trace-bench interact` --out folders, or a leaderboard.interactive.json, for the "
+        "Interactive tab; repeatable (TRACE_SPACE_INTERACTIVE; default runs/interactive)",
+    )
+    p.add_argument(
+        "--core",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a folder of `trace-bench core score` --out folders for the CoRE tab; repeatable "
+        "(TRACE_SPACE_CORE; default runs/core)",
+    )
+    p.add_argument(
+        "--core-meta",
+        type=Path,
+        metavar="FILE",
+        help="a `trace-bench core meta --out` result for the CoRE tab (TRACE_SPACE_CORE_META)",
+    )
+    p.add_argument(
+        "--split", default=None, choices=SPLITS, help="split submissions are scored on (default test)"
+    )
+    p.add_argument(
+        "--max-upload-mb",
+        type=number_in(int, 1),
+        default=None,
+        help="upload limit (TRACE_SPACE_MAX_UPLOAD_MB, default 50)",
+    )
+    p.add_argument(
+        "--auth",
+        choices=AUTH_MODES,
+        default=None,
+        help="who owns a submission: oauth (Hugging Face login, the default on a Hub-hosted Space) or "
+        "token (a submitter token, the default elsewhere) (TRACE_SPACE_AUTH)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
     p.set_defaults(func=_serve)
@@ -57,16 +94,28 @@ def _serve(args: argparse.Namespace) -> int:
     from spaces_app.settings import Settings
 
     # A path named on the command line must exist: a typo would otherwise serve an empty board for hours.
-    for flag, path, want_dir in (("--data", args.data, True), ("--runs", args.runs, True),
-                                 ("--baselines", args.baselines, False), ("--core-meta", args.core_meta, False)):
+    for flag, path, want_dir in (
+        ("--data", args.data, True),
+        ("--runs", args.runs, True),
+        ("--baselines", args.baselines, False),
+        ("--core-meta", args.core_meta, False),
+    ):
         if path is not None and not (path.is_dir() if want_dir else path.is_file()):
             raise UsageError(f"{flag} {path}: no such {'folder' if want_dir else 'file'}")
     try:
-        settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
-                                     runs_dir=args.runs, split=args.split, baselines_file=args.baselines,
-                                     max_upload_mb=args.max_upload_mb, auth=args.auth,
-                                     interactive_dirs=tuple(args.interactive) if args.interactive else None,
-                                     core_dirs=tuple(args.core) if args.core else None, core_meta=args.core_meta)
+        settings = Settings.from_env(
+            data_dir=args.data,
+            results_dir=args.results,
+            results_repo=args.results_repo,
+            runs_dir=args.runs,
+            split=args.split,
+            baselines_file=args.baselines,
+            max_upload_mb=args.max_upload_mb,
+            auth=args.auth,
+            interactive_dirs=tuple(args.interactive) if args.interactive else None,
+            core_dirs=tuple(args.core) if args.core else None,
+            core_meta=args.core_meta,
+        )
     except ValueError as e:
         raise UsageError(str(e)) from None
     from spaces_app.app import serve
@@ -74,7 +123,9 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"Serving the Trace leaderboard on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
     try:
         serve(settings, args.host, args.port)
-    except ValueError as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
+    except (
+        ValueError
+    ) as e:  # e.g. --auth oauth outside a Space: Gradio's stand-in login needs a logged-in account
         raise UsageError(" ".join(str(e).split())) from None
     return 0
 
@@ -84,26 +135,42 @@ def _serve(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------------------
 def register_submit(sub) -> None:
     p = sub.add_parser(
-        "submit", help="validate, score and store a predictions file as a leaderboard row",
+        "submit",
+        help="validate, score and store a predictions file as a leaderboard row",
         description="Validate a predictions file (JSON lines, or gzip of them) with the same checks as "
-                    "`trace-bench evaluate`, score it (without NLI and the LLM judge) and write it to the results "
-                    "store (a folder, or the Hub dataset repo of TRACE_SPACE_RESULTS_REPO with HF_TOKEN). A row "
-                    "belongs to its submitter: the first submission of a name prints a submitter token; give it "
-                    f"again (--token or {TOKEN_ENV}) to replace the row. Earlier versions stay in the store.")
+        "`trace-bench evaluate`, score it (without NLI and the LLM judge) and write it to the results "
+        "store (a folder, or the Hub dataset repo of TRACE_SPACE_RESULTS_REPO with HF_TOKEN). A row "
+        "belongs to its submitter: the first submission of a name prints a submitter token; give it "
+        f"again (--token or {TOKEN_ENV}) to replace the row. Earlier versions stay in the store.",
+    )
     p.add_argument("predictions", type=Path)
-    p.add_argument("--name", required=True, help="system name shown on the leaderboard (at most 64 characters)")
+    p.add_argument(
+        "--name", required=True, help="system name shown on the leaderboard (at most 64 characters)"
+    )
     p.add_argument("--description", default="")
-    p.add_argument("--token", default=None,
-                   help=f"submitter token of the row to replace (or {TOKEN_ENV}); none on a first submission")
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"submitter token of the row to replace (or {TOKEN_ENV}); none on a first submission",
+    )
     p.add_argument("--data", type=Path, help="hydrated Trace data directory (TRACE_SPACE_DATA)")
     p.add_argument("--split", default=None, choices=SPLITS, help="split the file covers (default test)")
     p.add_argument("--pool", default="closed", choices=SUBMIT_POOLS)
-    p.add_argument("--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)")
+    p.add_argument(
+        "--results", type=Path, help="local results store folder (TRACE_SPACE_RESULTS, default runs/space)"
+    )
     p.add_argument("--results-repo", help="Hub dataset repo id (TRACE_SPACE_RESULTS_REPO)")
-    p.add_argument("--baselines", type=Path, help="leaderboard.json whose names are reserved (TRACE_SPACE_BASELINES)")
+    p.add_argument(
+        "--baselines", type=Path, help="leaderboard.json whose names are reserved (TRACE_SPACE_BASELINES)"
+    )
     p.add_argument("--max-upload-mb", type=number_in(int, 1), default=None)
-    p.add_argument("--token-file", type=Path, default=None, metavar="FILE",
-                   help="also write a new submitter token to FILE (mode 0600) before the row is stored")
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write a new submitter token to FILE (mode 0600) before the row is stored",
+    )
     p.set_defaults(func=_submit)
 
 
@@ -116,25 +183,40 @@ def _submit(args: argparse.Namespace) -> int:
     from trace_bench.errors import TraceBenchError
 
     try:
-        settings = Settings.from_env(data_dir=args.data, results_dir=args.results, results_repo=args.results_repo,
-                                     split=args.split, baselines_file=args.baselines,
-                                     max_upload_mb=args.max_upload_mb)
+        settings = Settings.from_env(
+            data_dir=args.data,
+            results_dir=args.results,
+            results_repo=args.results_repo,
+            split=args.split,
+            baselines_file=args.baselines,
+            max_upload_mb=args.max_upload_mb,
+        )
     except ValueError as e:
         raise UsageError(" ".join(str(e).split())) from None
     try:
         owner = owner_from_token(args.token or os.environ.get(TOKEN_ENV))
         store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
-        row = submit(store, settings, args.predictions, name=args.name, description=args.description,
-                     pool=args.pool, owner=owner, reserved=reserved_names(collect_rows(settings, store)),
-                     before_store=lambda: _show_new_token(owner, args.token_file))
+        row = submit(
+            store,
+            settings,
+            args.predictions,
+            name=args.name,
+            description=args.description,
+            pool=args.pool,
+            owner=owner,
+            reserved=reserved_names(collect_rows(settings, store)),
+            before_store=lambda: _show_new_token(owner, args.token_file),
+        )
     except (SubmissionError, OwnerError) as e:
         raise SubmissionError(f"submission refused: {e}") from None
     except (ValueError, OSError) as e:  # an unreachable or unwritable store
         if isinstance(e, TraceBenchError):
             raise
         raise TraceBenchError(f"submit: {' '.join(str(e).split())}") from None
-    print(f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split, version {row['version']}) in "
-          f"{store!r}: " + ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float)))
+    print(
+        f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split, version {row['version']}) in "
+        f"{store!r}: " + ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float))
+    )
     return 0
 
 
@@ -152,14 +234,19 @@ def _show_new_token(owner, token_file: Path | None) -> None:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 os.fchmod(fd, 0o600)
                 f.write(owner.token + "\n")
-        print(f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
-              f"{TOKEN_ENV}; the store keeps only its hash)", flush=True)
+        print(
+            f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
+            f"{TOKEN_ENV}; the store keeps only its hash)",
+            flush=True,
+        )
     except (OSError, ValueError) as e:  # a closed pipe (BrokenPipeError), an unwritable token file
         if isinstance(e, BrokenPipeError):  # as the root command does: no second failure at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SubmissionError(f"the new submitter token could not be shown ({type(e).__name__}: {e}), so nothing "
-                              "was stored; rerun where the output can be read, or choose a token yourself "
-                              "(--token, at least 16 characters)") from None
+        raise SubmissionError(
+            f"the new submitter token could not be shown ({type(e).__name__}: {e}), so nothing "
+            "was stored; rerun where the output can be read, or choose a token yourself "
+            "(--token, at least 16 characters)"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -167,27 +254,57 @@ def _show_new_token(owner, token_file: Path | None) -> None:
 # ---------------------------------------------------------------------------------------------------
 def register_demo(sub) -> None:
     p = sub.add_parser(
-        "demo", help="the main job: synthetic Yelp bundle -> KB -> dialogues -> release -> hydration -> "
-                     "stats -> baselines -> leaderboard -> interactive runs -> app",
+        "demo",
+        help="the main job: synthetic Yelp bundle -> KB -> dialogues -> release -> hydration -> "
+        "stats -> baselines -> leaderboard -> interactive runs -> app",
         description="Run every stage on the built-in synthetic Yelp bundle (defaults: the full bundle, the "
-                    "paper's 100 POIs per city x type, 10,000 dialogues, all nine baselines on the test split, "
-                    "closed and open pools, then each of them live with the rules traveller). Each stage is "
-                    "skipped when its output already exists, so an interrupted run resumes; the settings are "
-                    "recorded in OUT/demo.json and a rerun with other settings is refused.")
+        "paper's 100 POIs per city x type, 10,000 dialogues, all nine baselines on the test split, "
+        "closed and open pools, then each of them live with the rules traveller). Each stage is "
+        "skipped when its output already exists, so an interrupted run resumes; the settings are "
+        "recorded in OUT/demo.json and a rerun with other settings is refused.",
+    )
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="working folder (default runs/demo)")
-    p.add_argument("--n", type=number_in(int, 1), default=10_000, help="dialogues to generate (default 10,000)")
-    p.add_argument("--scale", type=number_in(float, 0, low_open=True), default=1.0, help="size of the synthetic Yelp bundle (default 1.0)")
-    p.add_argument("--per-cell", type=number_in(int, 1), default=None, help="POIs per city x type in the KB (default 100)")
+    p.add_argument(
+        "--n", type=number_in(int, 1), default=10_000, help="dialogues to generate (default 10,000)"
+    )
+    p.add_argument(
+        "--scale",
+        type=number_in(float, 0, low_open=True),
+        default=1.0,
+        help="size of the synthetic Yelp bundle (default 1.0)",
+    )
+    p.add_argument(
+        "--per-cell",
+        type=number_in(int, 1),
+        default=None,
+        help="POIs per city x type in the KB (default 100)",
+    )
     p.add_argument("--seed", type=number_in(int, 0), default=SEED)
-    p.add_argument("--split", default="test", choices=SPLITS, help="split the baselines run on (default test)")
+    p.add_argument(
+        "--split", default="test", choices=SPLITS, help="split the baselines run on (default test)"
+    )
     p.add_argument("--baselines", default="all", help="comma-separated baseline names, or 'all' (default)")
-    p.add_argument("--workers", type=number_in(int, 1), default=None,
-                   help="generator and interactive worker processes (default: CPU count)")
-    p.add_argument("--num-proc", type=number_in(int, 1), default=1, help="worker processes per baseline run (default 1)")
-    p.add_argument("--no-interactive", action="store_true",
-                   help="skip the interactive runs (each baseline with the rules traveller on the whole split)")
-    p.add_argument("--interactive-n", type=number_in(int, 1), default=None, metavar="N",
-                   help="travellers of the interactive runs: the first N dialogues of the split (default: all)")
+    p.add_argument(
+        "--workers",
+        type=number_in(int, 1),
+        default=None,
+        help="generator and interactive worker processes (default: CPU count)",
+    )
+    p.add_argument(
+        "--num-proc", type=number_in(int, 1), default=1, help="worker processes per baseline run (default 1)"
+    )
+    p.add_argument(
+        "--no-interactive",
+        action="store_true",
+        help="skip the interactive runs (each baseline with the rules traveller on the whole split)",
+    )
+    p.add_argument(
+        "--interactive-n",
+        type=number_in(int, 1),
+        default=None,
+        metavar="N",
+        help="travellers of the interactive runs: the first N dialogues of the split (default: all)",
+    )
     p.add_argument("--serve", action="store_true", help="start the leaderboard app at the end")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=number_in(int, 0, 65535), default=7860)
@@ -197,8 +314,21 @@ def register_demo(sub) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from spaces_app.demo import DemoConfig, run_demo
 
-    return run_demo(DemoConfig(
-        out=args.out, n=args.n, scale=args.scale, per_cell=args.per_cell, seed=args.seed, split=args.split,
-        baselines=args.baselines, workers=args.workers, num_proc=args.num_proc, interactive=not args.no_interactive,
-        interactive_n=args.interactive_n,
-        serve=args.serve, host=args.host, port=args.port))
+    return run_demo(
+        DemoConfig(
+            out=args.out,
+            n=args.n,
+            scale=args.scale,
+            per_cell=args.per_cell,
+            seed=args.seed,
+            split=args.split,
+            baselines=args.baselines,
+            workers=args.workers,
+            num_proc=args.num_proc,
+            interactive=not args.no_interactive,
+            interactive_n=args.interactive_n,
+            serve=args.serve,
+            host=args.host,
+            port=args.port,
+        )
+    )

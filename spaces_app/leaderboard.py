@@ -57,15 +57,25 @@ def paper_rows() -> list[dict[str, Any]]:
             "baseline": r["baseline"],
             "family": identity(r["baseline"]).family,
             "source": "paper",
-            "description": "Reported in the Trace paper, " + (
-                r.get("note") or ("Tables 5, 6, 9 (its 10,000-dialogue corpus)" if r["pool"] == "closed"
-                                  else "Table 6 (open-set R@1, 1,000 dialogues)")),
+            "description": "Reported in the Trace paper, "
+            + (
+                r.get("note")
+                or (
+                    "Tables 5, 6, 9 (its 10,000-dialogue corpus)"
+                    if r["pool"] == "closed"
+                    else "Table 6 (open-set R@1, 1,000 dialogues)"
+                )
+            ),
             "pool": r["pool"],
-            "split": ("1,000-dialogue subset" if r.get("note") or r["pool"] == "open" else "all (10,000 dialogues)"),
+            "split": (
+                "1,000-dialogue subset" if r.get("note") or r["pool"] == "open" else "all (10,000 dialogues)"
+            ),
             "corpus_version": doc["corpus_version"],
             "kb_version": doc["kb_version"],
             "metrics": r["metrics"],
-            "session_isolated": identity(r["baseline"]).session_isolated,  # False: Memory-Aug., reported apart
+            "session_isolated": identity(
+                r["baseline"]
+            ).session_isolated,  # False: Memory-Aug., reported apart
         }
         for r in doc["rows"]
     ]
@@ -89,8 +99,14 @@ def baseline_rows(path) -> list[dict[str, Any]]:
     except ValueError as e:  # not JSON
         log.error("baseline rows file %s is unreadable (%s); showing no baseline rows", path, e)
         return []
-    except (KeyError, TypeError, AttributeError) as e:  # malformed rows: read them plain, clean_rows sorts them
-        log.warning("baseline rows file %s: per-dialogue data not attached (%s: %s)", path, type(e).__name__, e)
+    except (
+        KeyError,
+        TypeError,
+        AttributeError,
+    ) as e:  # malformed rows: read them plain, clean_rows sorts them
+        log.warning(
+            "baseline rows file %s: per-dialogue data not attached (%s: %s)", path, type(e).__name__, e
+        )
         doc = read_json(path)
         rows = doc.get("rows") if isinstance(doc, dict) else None
     if not isinstance(rows, list):
@@ -98,8 +114,10 @@ def baseline_rows(path) -> list[dict[str, Any]]:
         return []
     for r in rows:
         if isinstance(r, dict) and not r.get("description"):
-            r["description"] = (f"trace-bench run {r.get('baseline') or r.get('system')}, on the "
-                                f"{r.get('split', '?')} split, scored by this package")
+            r["description"] = (
+                f"trace-bench run {r.get('baseline') or r.get('system')}, on the "
+                f"{r.get('split', '?')} split, scored by this package"
+            )
     return rows
 
 
@@ -122,7 +140,8 @@ def row_problem(row: Any) -> str | None:
         return "metrics are not all numbers"
     ci = row.get("ci", {})
     if not isinstance(ci, dict) or not all(
-            isinstance(v, (list, tuple)) and len(v) == 2 and all(_is_number(x) for x in v) for v in ci.values()):
+        isinstance(v, (list, tuple)) and len(v) == 2 and all(_is_number(x) for x in v) for v in ci.values()
+    ):
         return "ci is not {metric: [low, high]}"
     tied = row.get("tied_best", {})
     if not isinstance(tied, dict) or not all(isinstance(v, bool) for v in tied.values()):
@@ -131,12 +150,21 @@ def row_problem(row: Any) -> str | None:
         return "per_dialogue is not an object"
     fallbacks = row.get("fallbacks")
     if fallbacks is not None and not (
-            isinstance(fallbacks, dict) and all(_is_share(fallbacks.get(k)) for k in ("share", "replaced_share"))
-            and isinstance(fallbacks.get("own_result"), bool) and isinstance(fallbacks.get("rows"), int)
-            and isinstance(fallbacks.get("kinds"), dict)
-            and all(isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("count"), int)
-                    and isinstance(v.get("of"), int) and isinstance(v.get("what"), str)
-                    and isinstance(v.get("per"), str) for k, v in fallbacks["kinds"].items())):
+        isinstance(fallbacks, dict)
+        and all(_is_share(fallbacks.get(k)) for k in ("share", "replaced_share"))
+        and isinstance(fallbacks.get("own_result"), bool)
+        and isinstance(fallbacks.get("rows"), int)
+        and isinstance(fallbacks.get("kinds"), dict)
+        and all(
+            isinstance(k, str)
+            and isinstance(v, dict)
+            and isinstance(v.get("count"), int)
+            and isinstance(v.get("of"), int)
+            and isinstance(v.get("what"), str)
+            and isinstance(v.get("per"), str)
+            for k, v in fallbacks["kinds"].items()
+        )
+    ):
         return "fallbacks is not {rows, kinds, share, replaced_share, own_result} (trace_harness.fallbacks)"
     return None
 
@@ -186,8 +214,12 @@ def _comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             try:
                 decode(stored)
             except (ValueError, KeyError, TypeError) as e:
-                log.warning("row %r (%s pool): per-dialogue data unreadable (%s); shown without best marks",
-                            r["system"], r["pool"], e)
+                log.warning(
+                    "row %r (%s pool): per-dialogue data unreadable (%s); shown without best marks",
+                    r["system"],
+                    r["pool"],
+                    e,
+                )
                 r = {k: v for k, v in r.items() if k != "per_dialogue"}
         elif stored is not None:
             r = {k: v for k, v in r.items() if k != "per_dialogue"}  # no data: nothing to compare
@@ -208,8 +240,15 @@ class BestMarks:
 
     @staticmethod
     def fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-        parts = [[*_identity(r), r.get("version"), (r.get("per_dialogue") or {}).get("dialogues"),
-                  sorted(r["metrics"].items())] for r in rows]
+        parts = [
+            [
+                *_identity(r),
+                r.get("version"),
+                (r.get("per_dialogue") or {}).get("dialogues"),
+                sorted(r["metrics"].items()),
+            ]
+            for r in rows
+        ]
         return hashlib.sha256(json.dumps(parts, default=str).encode("utf-8")).hexdigest()
 
     def apply(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -304,9 +343,16 @@ class Line:
         return self.row["system"]
 
 
-def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
-                families: Iterable[str] = FAMILIES, query: str = "", show_paper: bool = True,
-                sort_by: str | None = None, reverse: bool = False) -> list[Line]:
+def board_lines(
+    rows: Sequence[dict[str, Any]],
+    view: str,
+    pool: str = "closed",
+    families: Iterable[str] = FAMILIES,
+    query: str = "",
+    show_paper: bool = True,
+    sort_by: str | None = None,
+    reverse: bool = False,
+) -> list[Line]:
     """The lines of one view (Table 5/6/9 columns) for one pool, filtered and sorted.
 
     `families`: which of non-LLM / LLM / submitted to show (paper rows by their family too, and only with
@@ -342,7 +388,9 @@ def board_lines(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
     descending = columns[index].higher_is_better != reverse
     present = [x for x in lines if x.cells[index].value is not None]
     # the values of `present` are not None
-    present.sort(key=lambda line: cast(float, line.cells[index].value), reverse=descending)  # stable: ties keep row order
+    present.sort(
+        key=lambda line: cast(float, line.cells[index].value), reverse=descending
+    )  # stable: ties keep row order
     return present + [x for x in lines if x.cells[index].value is None]
 
 
@@ -351,17 +399,27 @@ def short_version(version: str) -> str:
     return version[:12] if len(version) == 64 else version
 
 
-def leaderboard_frame(rows: Sequence[dict[str, Any]], view: str, pool: str = "closed",
-                      families: Iterable[str] = FAMILIES, query: str = "", show_paper: bool = True,
-                      sort_by: str | None = None, reverse: bool = False) -> pd.DataFrame:
+def leaderboard_frame(
+    rows: Sequence[dict[str, Any]],
+    view: str,
+    pool: str = "closed",
+    families: Iterable[str] = FAMILIES,
+    query: str = "",
+    show_paper: bool = True,
+    sort_by: str | None = None,
+    reverse: bool = False,
+) -> pd.DataFrame:
     """`board_lines` as a DataFrame (values rounded to DECIMALS; NaN = empty), for tests and exports."""
     columns = view_columns(view)
     lines = board_lines(rows, view, pool, families, query, show_paper, sort_by, reverse)
     records = []
     for line in lines:
         r = line.row
-        rec: dict[str, Any] = {"System": r["system"], "Family": family(r),
-                               "Source": SOURCE_LABELS.get(r.get("source") or "", r.get("source") or "")}
+        rec: dict[str, Any] = {
+            "System": r["system"],
+            "Family": family(r),
+            "Source": SOURCE_LABELS.get(r.get("source") or "", r.get("source") or ""),
+        }
         for c, cell in zip(columns, line.cells, strict=True):
             rec[header(c)] = None if cell.value is None else round(cell.value, DECIMALS)
         rec["Corpus version"] = short_version(r.get("corpus_version") or "")

@@ -56,7 +56,9 @@ def owner_from_profile(profile: Any) -> Owner:
     a `username`); OwnerError when nobody is logged in."""
     username = getattr(profile, "username", None) if profile is not None else None
     if not username:
-        raise OwnerError("sign in with Hugging Face (the button above) to submit: rows belong to their submitter")
+        raise OwnerError(
+            "sign in with Hugging Face (the button above) to submit: rows belong to their submitter"
+        )
     return Owner("hf", user=str(username))
 
 
@@ -67,8 +69,10 @@ def owner_from_token(token: str | None) -> Owner:
         # hex: a token never starts with "-", which `--token TOKEN` on a command line would read as an option
         return Owner("token", token=secrets.token_hex(20), token_is_new=True)
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
-        raise OwnerError(f"a submitter token has at least {MIN_TOKEN_CHARS} characters and no spaces; leave it "
-                         "empty on a first submission to receive one")
+        raise OwnerError(
+            f"a submitter token has at least {MIN_TOKEN_CHARS} characters and no spaces; leave it "
+            "empty on a first submission to receive one"
+        )
     return Owner("token", token=token)
 
 
@@ -81,8 +85,13 @@ def owner_record(owner: Owner) -> dict[str, Any]:
     if owner.kind == "hf":
         return {"kind": "hf", "user": owner.user}
     salt = secrets.token_bytes(16)
-    return {"kind": "token", "hash": TOKEN_HASH, "iterations": TOKEN_HASH_ITERATIONS, "salt": salt.hex(),
-            "digest": _hash(owner.token, salt, TOKEN_HASH_ITERATIONS)}
+    return {
+        "kind": "token",
+        "hash": TOKEN_HASH,
+        "iterations": TOKEN_HASH_ITERATIONS,
+        "salt": salt.hex(),
+        "digest": _hash(owner.token, salt, TOKEN_HASH_ITERATIONS),
+    }
 
 
 def owns(owner: Owner, record: Any) -> bool:
@@ -108,15 +117,21 @@ def check_replace(current: dict[str, Any] | None, owner: Owner) -> None:
     name = current.get("system", "?")
     record = current.get("owner")
     if record is None:
-        raise OwnerError(f"a row named {name!r} was stored before rows had owners, so nobody can replace it; "
-                         "choose another name")
+        raise OwnerError(
+            f"a row named {name!r} was stored before rows had owners, so nobody can replace it; "
+            "choose another name"
+        )
     if owns(owner, record):
         return
     if isinstance(record, dict) and record.get("kind") == "hf":
-        raise OwnerError(f"the name {name!r} belongs to another submitter (@{record.get('user')}); choose "
-                         "another name")
+        raise OwnerError(
+            f"the name {name!r} belongs to another submitter (@{record.get('user')}); choose another name"
+        )
     if owner.kind == "token" and owner.token_is_new:
-        raise OwnerError(f"the name {name!r} is taken; to replace your own row, give the submitter token it was "
-                         "stored with, or choose another name")
-    raise OwnerError(f"the name {name!r} belongs to another submitter (the token does not match); choose "
-                     "another name")
+        raise OwnerError(
+            f"the name {name!r} is taken; to replace your own row, give the submitter token it was "
+            "stored with, or choose another name"
+        )
+    raise OwnerError(
+        f"the name {name!r} belongs to another submitter (the token does not match); choose another name"
+    )

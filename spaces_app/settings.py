@@ -38,10 +38,19 @@ DEFAULT_DEMO_DIR = Path("runs/demo")
 DEFAULT_INTERACTIVE_DIRS: tuple[Path, ...] = (Path("runs/interactive"),)
 DEFAULT_CORE_DIRS: tuple[Path, ...] = (Path("runs/core"),)
 ENV_VARS: tuple[str, ...] = (
-    "TRACE_SPACE_DATA", "TRACE_SPACE_RESULTS", "TRACE_SPACE_RESULTS_REPO", "TRACE_SPACE_RUNS",
-    "TRACE_SPACE_BASELINES", "TRACE_SPACE_SPLIT", "TRACE_SPACE_MAX_UPLOAD_MB", "TRACE_SPACE_AUTH",
-    "TRACE_SPACE_INTERACTIVE", "TRACE_SPACE_CORE", "TRACE_SPACE_CORE_META", "HF_TOKEN",
-)  # fmt: skip
+    "TRACE_SPACE_DATA",
+    "TRACE_SPACE_RESULTS",
+    "TRACE_SPACE_RESULTS_REPO",
+    "TRACE_SPACE_RUNS",
+    "TRACE_SPACE_BASELINES",
+    "TRACE_SPACE_SPLIT",
+    "TRACE_SPACE_MAX_UPLOAD_MB",
+    "TRACE_SPACE_AUTH",
+    "TRACE_SPACE_INTERACTIVE",
+    "TRACE_SPACE_CORE",
+    "TRACE_SPACE_CORE_META",
+    "HF_TOKEN",
+)
 AUTH_MODES: tuple[str, ...] = ("oauth", "token")
 
 
@@ -62,7 +71,9 @@ class Settings:
     max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
     show_paper_rows: bool = True
     auth: str = "token"  # who owns a submission: "oauth" (Hugging Face login) or "token" (submitter token)
-    interactive_dirs: tuple[Path, ...] = DEFAULT_INTERACTIVE_DIRS  # interact --out folders (or their board JSON)
+    interactive_dirs: tuple[Path, ...] = (
+        DEFAULT_INTERACTIVE_DIRS  # interact --out folders (or their board JSON)
+    )
     core_dirs: tuple[Path, ...] = DEFAULT_CORE_DIRS  # `core score --out` folders
     core_meta: Path | None = None  # a `core meta --out` result file
 
@@ -70,15 +81,20 @@ class Settings:
         if self.split not in SPLITS:
             raise ValueError(f"unknown split {self.split!r} (TRACE_SPACE_SPLIT); expected one of {SPLITS}")
         if not isinstance(self.max_upload_mb, int) or self.max_upload_mb < 1:
-            raise ValueError(f"max_upload_mb must be a positive integer (TRACE_SPACE_MAX_UPLOAD_MB); "
-                             f"got {self.max_upload_mb!r}")
+            raise ValueError(
+                f"max_upload_mb must be a positive integer (TRACE_SPACE_MAX_UPLOAD_MB); "
+                f"got {self.max_upload_mb!r}"
+            )
         if self.auth not in AUTH_MODES:
-            raise ValueError(f"unknown submitter authentication {self.auth!r} (TRACE_SPACE_AUTH); expected one "
-                             f"of {AUTH_MODES}")
+            raise ValueError(
+                f"unknown submitter authentication {self.auth!r} (TRACE_SPACE_AUTH); expected one "
+                f"of {AUTH_MODES}"
+            )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, demo_dir: Path = DEFAULT_DEMO_DIR,
-                 **overrides) -> Settings:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, demo_dir: Path = DEFAULT_DEMO_DIR, **overrides
+    ) -> Settings:
         """Settings from `env` (default os.environ); keyword overrides that are not None win."""
         env = os.environ if env is None else env
 
@@ -93,7 +109,9 @@ class Settings:
         try:
             max_upload_mb = int(max_mb) if max_mb else DEFAULT_MAX_UPLOAD_MB
         except ValueError:
-            raise ValueError(f"TRACE_SPACE_MAX_UPLOAD_MB must be an integer number of MB; got {max_mb!r}") from None
+            raise ValueError(
+                f"TRACE_SPACE_MAX_UPLOAD_MB must be an integer number of MB; got {max_mb!r}"
+            ) from None
         values: dict[str, Any] = {
             "data_dir": path("TRACE_SPACE_DATA"),
             "results_dir": path("TRACE_SPACE_RESULTS"),
@@ -118,7 +136,10 @@ class Settings:
                 if values.get(key + "s") is None:
                     values[key + "s"] = (layout[key],)
         # the default folders are always read too: where the docs' commands write (`--out runs/interactive/NAME`)
-        for key, defaults in (("interactive_dirs", DEFAULT_INTERACTIVE_DIRS), ("core_dirs", DEFAULT_CORE_DIRS)):
+        for key, defaults in (
+            ("interactive_dirs", DEFAULT_INTERACTIVE_DIRS),
+            ("core_dirs", DEFAULT_CORE_DIRS),
+        ):
             values[key] = tuple(dict.fromkeys((*(values.get(key) or ()), *defaults)))
         return cls(**{k: v for k, v in values.items() if v is not None})
 

@@ -72,13 +72,17 @@ def check_name(name: str | None) -> str:
         raise ValueError(f"system name is {len(name)} characters; at most {NAME_MAX_CHARS} are allowed")
     bad = forbidden_char(name)
     if bad:
-        raise ValueError(f"system name contains a control or formatting character ({bad}: controls, "
-                         "bidirectional overrides and invisible characters are not allowed)")
+        raise ValueError(
+            f"system name contains a control or formatting character ({bad}: controls, "
+            "bidirectional overrides and invisible characters are not allowed)"
+        )
     slugify(name)
     mixed = mixed_script_word(name)
     if mixed:
-        raise ValueError(f"system name word {mixed[0]!r} mixes scripts ({' and '.join(mixed[1])}): such a word can "
-                         "pass for another name; write each word in one script")
+        raise ValueError(
+            f"system name word {mixed[0]!r} mixes scripts ({' and '.join(mixed[1])}): such a word can "
+            "pass for another name; write each word in one script"
+        )
     return name
 
 
@@ -105,8 +109,9 @@ def check_description(description: str | None) -> str:
     """The stripped description (newlines and tabs allowed), or ValueError."""
     description = (description or "").strip()
     if len(description) > DESCRIPTION_MAX_CHARS:
-        raise ValueError(f"description is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} "
-                         "are allowed")
+        raise ValueError(
+            f"description is {len(description)} characters; at most {DESCRIPTION_MAX_CHARS} are allowed"
+        )
     bad = forbidden_char(description, allow="\n\t")
     if bad:
         raise ValueError(f"description contains a control or formatting character ({bad})")
@@ -133,19 +138,29 @@ def request_path(row: dict[str, Any], version: int, suffix: str = ".jsonl") -> s
 
 def valid_row(row: Any) -> bool:
     """A stored row the leaderboard can show (a hand-edited or corrupt file must not take it down)."""
-    return (isinstance(row, dict) and isinstance(row.get("system"), str) and isinstance(row.get("pool"), str)
-            and isinstance(row.get("metrics"), dict)
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row["metrics"].values()))
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("system"), str)
+        and isinstance(row.get("pool"), str)
+        and isinstance(row.get("metrics"), dict)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in row["metrics"].values())
+    )
 
 
-def stored_row(row: dict[str, Any], current: dict[str, Any] | None, owner: Owner, suffix: str,
-               record: dict[str, Any]) -> dict[str, Any]:
+def stored_row(
+    row: dict[str, Any], current: dict[str, Any] | None, owner: Owner, suffix: str, record: dict[str, Any]
+) -> dict[str, Any]:
     """`row` as the next version after `current`, with the owner `record` and its request path (OwnerError
     when `owner` may not replace `current`)."""
     check_replace(current, owner)
     version = int((current or {}).get("version") or 0) + 1
-    return {**row, "version": version, "request": request_path(row, version, suffix), "owner": record,
-            "submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {
+        **row,
+        "version": version,
+        "request": request_path(row, version, suffix),
+        "owner": record,
+        "submitted_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def _parse_current(data: bytes, path: str) -> dict[str, Any]:
@@ -156,15 +171,18 @@ def _parse_current(data: bytes, path: str) -> dict[str, Any]:
         current = None
     if not isinstance(current, dict):
         log.warning("stored result %s is unreadable; its name stays blocked until it is repaired", path)
-        raise OwnerError("the stored row of this name is unreadable, so its owner is unknown; choose another "
-                         "name (the store's maintainer can repair it)")
+        raise OwnerError(
+            "the stored row of this name is unreadable, so its owner is unknown; choose another "
+            "name (the store's maintainer can repair it)"
+        )
     return current
 
 
 class ResultsStore(Protocol):
     def rows(self) -> list[dict[str, Any]]: ...
-    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
-            suffix: str = ".jsonl") -> dict[str, Any]: ...
+    def put(
+        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+    ) -> dict[str, Any]: ...
     def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]: ...
     def request_file(self, row: dict[str, Any]) -> Path: ...
 
@@ -180,7 +198,9 @@ def _read_rows(paths: list[Path], where: str) -> list[dict[str, Any]]:
         if valid_row(row):
             out.append(row)
         else:
-            log.warning("skipping malformed result %s%s (needs system, pool and numeric metrics)", path, where)
+            log.warning(
+                "skipping malformed result %s%s (needs system, pool and numeric metrics)", path, where
+            )
     return out
 
 
@@ -208,8 +228,9 @@ class LocalStore:
     def rows(self) -> list[dict[str, Any]]:
         return _read_rows(sorted((self.root / RESULTS_DIR).glob("*.json")), "")
 
-    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
-            suffix: str = ".jsonl") -> dict[str, Any]:
+    def put(
+        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+    ) -> dict[str, Any]:
         """Store `row` as the next version of its system and pool; returns the stored row (OwnerError when
         another submitter owns the name)."""
         target = self.root / result_path(row)
@@ -217,8 +238,10 @@ class LocalStore:
         with self.lock():
             current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
             stored = stored_row(row, current, owner, suffix, record)
-            with atomic_open(self.root / stored["request"], "wb", compress=False) as out, \
-                    open(predictions_path, "rb") as src:  # the uploaded bytes as they are
+            with (
+                atomic_open(self.root / stored["request"], "wb", compress=False) as out,
+                open(predictions_path, "rb") as src,
+            ):  # the uploaded bytes as they are
                 shutil.copyfileobj(src, out)
             write_json(self.root / history_path(row, stored["version"]), stored)
             write_json(target, stored)  # last: the row appears with its request and history in place
@@ -266,8 +289,9 @@ class HubStore:
         if self._read_at is not None and time.monotonic() - self._read_at < self.ttl:
             return copy.deepcopy(self._last_rows)
         try:
-            local = self.api.snapshot_download(repo_id=self.repo_id, repo_type="dataset",
-                                               allow_patterns=[f"{RESULTS_DIR}/*.json"])
+            local = self.api.snapshot_download(
+                repo_id=self.repo_id, repo_type="dataset", allow_patterns=[f"{RESULTS_DIR}/*.json"]
+            )
         except RepositoryNotFoundError:
             log.info("results repo %s does not exist yet: no submissions", self.repo_id)
             self._last_rows, self._read_at = [], time.monotonic()
@@ -283,13 +307,17 @@ class HubStore:
         from huggingface_hub.errors import EntryNotFoundError
 
         try:
-            return Path(self.api.hf_hub_download(repo_id=self.repo_id, filename=path, repo_type="dataset",
-                                                 revision=revision))
+            return Path(
+                self.api.hf_hub_download(
+                    repo_id=self.repo_id, filename=path, repo_type="dataset", revision=revision
+                )
+            )
         except EntryNotFoundError:
             return None
 
-    def put(self, row: dict[str, Any], predictions_path: str | Path, owner: Owner,
-            suffix: str = ".jsonl") -> dict[str, Any]:
+    def put(
+        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+    ) -> dict[str, Any]:
         from huggingface_hub import CommitOperationAdd
         from huggingface_hub.errors import HfHubHTTPError
 
@@ -300,30 +328,44 @@ class HubStore:
                 self._repo_ready = True
             head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
             current_file = self._download(result_path(row), revision=head)
-            current = None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))
+            current = (
+                None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))
+            )
             stored = stored_row(row, current, owner, suffix, record)
             data = json.dumps(stored, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8") + b"\n"
             try:
                 self.api.create_commit(
-                    repo_id=self.repo_id, repo_type="dataset", parent_commit=head,
-                    operations=[CommitOperationAdd(path_in_repo=stored["request"], path_or_fileobj=str(predictions_path)),
-                                CommitOperationAdd(path_in_repo=history_path(row, stored["version"]), path_or_fileobj=data),
-                                CommitOperationAdd(path_in_repo=result_path(row), path_or_fileobj=data)],
+                    repo_id=self.repo_id,
+                    repo_type="dataset",
+                    parent_commit=head,
+                    operations=[
+                        CommitOperationAdd(
+                            path_in_repo=stored["request"], path_or_fileobj=str(predictions_path)
+                        ),
+                        CommitOperationAdd(
+                            path_in_repo=history_path(row, stored["version"]), path_or_fileobj=data
+                        ),
+                        CommitOperationAdd(path_in_repo=result_path(row), path_or_fileobj=data),
+                    ],
                     commit_message=f"Submission {row['system']} ({row['pool']} pool), version {stored['version']}",
-                )  # fmt: skip
+                )
             except HfHubHTTPError as e:
                 status = getattr(getattr(e, "response", None), "status_code", None)
                 if status in (409, 412):
-                    raise OwnerError("the results repository changed while this submission was stored; "
-                                     "submit again") from None
+                    raise OwnerError(
+                        "the results repository changed while this submission was stored; submit again"
+                    ) from None
                 raise
             self._read_at = None  # the next read fetches the new row
         return stored
 
     def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]:
-        local = self.api.snapshot_download(repo_id=self.repo_id, repo_type="dataset",
-                                           allow_patterns=[f"{HISTORY_DIR}/{row_key(row)}/*.json"])
-        return _read_rows(sorted(Path(local, HISTORY_DIR, row_key(row)).glob("v*.json")), f" in {self.repo_id}")
+        local = self.api.snapshot_download(
+            repo_id=self.repo_id, repo_type="dataset", allow_patterns=[f"{HISTORY_DIR}/{row_key(row)}/*.json"]
+        )
+        return _read_rows(
+            sorted(Path(local, HISTORY_DIR, row_key(row)).glob("v*.json")), f" in {self.repo_id}"
+        )
 
     def request_file(self, row: dict[str, Any]) -> Path:
         path = self._download(row["request"])
@@ -332,7 +374,9 @@ class HubStore:
         return path
 
 
-def open_store(results_dir: str | Path, results_repo: str | None = None, token: str | None = None) -> ResultsStore:
+def open_store(
+    results_dir: str | Path, results_repo: str | None = None, token: str | None = None
+) -> ResultsStore:
     """The Hub store when `results_repo` is set (TRACE_SPACE_RESULTS_REPO), else the local folder."""
     if results_repo:
         return HubStore(results_repo, token)

@@ -33,9 +33,19 @@ class SubmissionError(TraceBenchError, ValueError):
     """A submission that cannot be accepted; the message is shown to the submitter."""
 
 
-def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *, name: str, owner: Owner,
-           description: str = "", pool: str = "closed", reserved: Collection[str] = (),
-           kb: Any = None, before_store: Callable[[], None] | None = None) -> dict[str, Any]:
+def submit(
+    store: ResultsStore,
+    settings,
+    predictions_path: str | Path | None,
+    *,
+    name: str,
+    owner: Owner,
+    description: str = "",
+    pool: str = "closed",
+    reserved: Collection[str] = (),
+    kb: Any = None,
+    before_store: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Validate, score and store one predictions file; returns the stored row or raises SubmissionError.
 
     `owner`: who submits (spaces_app.owners); only the owner of an existing row of the same name and pool
@@ -56,8 +66,10 @@ def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *
     if pool not in SUBMIT_POOLS:
         raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
     if settings.data_dir is None:
-        raise SubmissionError("this leaderboard has no data directory configured (TRACE_SPACE_DATA): "
-                              "submissions cannot be scored")
+        raise SubmissionError(
+            "this leaderboard has no data directory configured (TRACE_SPACE_DATA): "
+            "submissions cannot be scored"
+        )
     if not predictions_path:
         raise SubmissionError("no predictions file uploaded")
     path = Path(predictions_path)
@@ -73,8 +85,11 @@ def submit(store: ResultsStore, settings, predictions_path: str | Path | None, *
             raise SubmissionError(
                 f"{path.name}: every ranking stays inside its dialogue's closed pool of candidates: these are "
                 "closed-pool predictions; submit them to the closed pool (an open-pool system ranks the city's "
-                "whole open set)")
-        row = result_row(result, system=name, family="submitted", source="submission", description=description)
+                "whole open set)"
+            )
+        row = result_row(
+            result, system=name, family="submitted", source="submission", description=description
+        )
         if before_store is not None:
             before_store()
         try:
@@ -89,8 +104,10 @@ def _refuse_lookalike(name: str, store: ResultsStore, reserved: Collection[str])
     """SubmissionError when `name` looks like a reserved name or a stored row's name but is another system."""
     other = lookalike_of(name, [{"system": r} for r in reserved]) or lookalike_of(name, store.rows())
     if other is not None:
-        raise SubmissionError(f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
-                              "reader, Unicode TR39); choose a name that reads differently")
+        raise SubmissionError(
+            f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
+            "reader, Unicode TR39); choose a name that reads differently"
+        )
 
 
 def _closed_pool_only(settings, plain: Path) -> bool:
@@ -100,8 +117,10 @@ def _closed_pool_only(settings, plain: Path) -> bool:
     from trace_dataset.datadir import iter_dialogues
     from trace_dataset.io import read_jsonl
 
-    closed = {d["dialogue_id"]: set(d[POOL_FIELDS["closed"]]) for d in iter_dialogues(settings.data_dir,
-                                                                                      settings.split)}
+    closed = {
+        d["dialogue_id"]: set(d[POOL_FIELDS["closed"]])
+        for d in iter_dialogues(settings.data_dir, settings.split)
+    }
     ranked = 0
     for row in read_jsonl(plain):
         ids = row.get("ranked_poi_ids") or []

@@ -28,67 +28,100 @@ def status_html(kind: str, message: str, extra: str = "") -> str:
     colour = {"ok": "#1b5e20", "error": "#b71c1c"}[kind]
     label = {"ok": "Scored and added", "error": "Error"}[kind]
     more = f'<div class="trace-status-extra">{esc(extra)}</div>' if extra else ""
-    return (f'<div class="trace-status trace-status-{kind}" style="color:{colour}"><b>{label}:</b> '
-            f"<bdi>{esc(message)}</bdi>{more}</div>")
+    return (
+        f'<div class="trace-status trace-status-{kind}" style="color:{colour}"><b>{label}:</b> '
+        f"<bdi>{esc(message)}</bdi>{more}</div>"
+    )
 
 
-def submit_action(ctx, path: str | None, name: str, description: str, pool: str, *, token: str | None = None,
-                  profile: Any = None) -> str:
+def submit_action(
+    ctx,
+    path: str | None,
+    name: str,
+    description: str,
+    pool: str,
+    *,
+    token: str | None = None,
+    profile: Any = None,
+) -> str:
     """Handle one Submit click; returns the status HTML (never raises for a refused submission)."""
     if not path:
         return status_html("error", "no predictions file uploaded")
     try:
         owner = owner_from_profile(profile) if ctx.settings.auth == "oauth" else owner_from_token(token)
-        row = submit(ctx.store, ctx.settings, path, name=name, description=description, pool=pool,
-                     owner=owner, reserved=reserved_names(ctx.rows()),
-                     kb=ctx.index.kb if ctx.index is not None else None)
+        row = submit(
+            ctx.store,
+            ctx.settings,
+            path,
+            name=name,
+            description=description,
+            pool=pool,
+            owner=owner,
+            reserved=reserved_names(ctx.rows()),
+            kb=ctx.index.kb if ctx.index is not None else None,
+        )
     except (SubmissionError, OwnerError) as e:
         return status_html("error", str(e))
     m = row["metrics"]
-    summary = (f"{row['system']} ({row['pool']} pool, version {row['version']}): R@1 "
-               f"{m.get('recall@1', float('nan')):.3f}, CGS {m.get('cgs', float('nan')):.3f}")
+    summary = (
+        f"{row['system']} ({row['pool']} pool, version {row['version']}): R@1 "
+        f"{m.get('recall@1', float('nan')):.3f}, CGS {m.get('cgs', float('nan')):.3f}"
+    )
     extra = ""
     if owner.kind == "token" and owner.token_is_new:
-        extra = (f"Your submitter token: {owner.token} — keep it: it is needed to replace this row, and it "
-                 "is stored only as a hash (it cannot be shown again).")
+        extra = (
+            f"Your submitter token: {owner.token} — keep it: it is needed to replace this row, and it "
+            "is stored only as a hash (it cannot be shown again)."
+        )
     return status_html("ok", summary, extra)
 
 
 def submit_tab(ctx) -> None:
     settings = ctx.settings
-    who = ("Sign in with your Hugging Face account: the row is yours, and only you can replace it."
-           if settings.auth == "oauth" else
-           "Leave the submitter token empty on a first submission: you receive one, and only its holder can "
-           "replace the row.")
+    who = (
+        "Sign in with your Hugging Face account: the row is yours, and only you can replace it."
+        if settings.auth == "oauth"
+        else "Leave the submitter token empty on a first submission: you receive one, and only its holder can "
+        "replace the row."
+    )
     gr.Markdown(
         f"Upload a predictions file (JSON lines, or gzip of them, one row per system turn of the "
-        f"**{settings.split}** split: `{{\"dialogue_id\", \"turn_id\", \"ranked_poi_ids\", \"response\", "
-        "\"citations\"}`). It is validated with the checks of `trace-bench evaluate`, scored (without the NLI "
+        f'**{settings.split}** split: `{{"dialogue_id", "turn_id", "ranked_poi_ids", "response", '
+        '"citations"}`). It is validated with the checks of `trace-bench evaluate`, scored (without the NLI '
         "model and the LLM judge) and shown as a row. Resubmitting under the same name replaces your row once "
         f"the new file has scored; every earlier version stays in the results store. {who} "
-        f"Limit: {settings.max_upload_mb} MB, uncompressed.")
+        f"Limit: {settings.max_upload_mb} MB, uncompressed."
+    )
     login = gr.LoginButton() if settings.auth == "oauth" else None
-    upload = gr.File(label="Predictions (.jsonl or .jsonl.gz)", file_types=[".jsonl", ".json", ".gz"],
-                     type="filepath", elem_id="submit-file")
+    upload = gr.File(
+        label="Predictions (.jsonl or .jsonl.gz)",
+        file_types=[".jsonl", ".json", ".gz"],
+        type="filepath",
+        elem_id="submit-file",
+    )
     name = gr.Textbox(label="System name", max_length=NAME_MAX_CHARS, elem_id="submit-name")
-    description = gr.Textbox(label="Description", lines=2, max_length=DESCRIPTION_MAX_CHARS,
-                             elem_id="submit-description")
+    description = gr.Textbox(
+        label="Description", lines=2, max_length=DESCRIPTION_MAX_CHARS, elem_id="submit-description"
+    )
     pool = gr.Radio(list(SUBMIT_POOLS), value="closed", label="Candidate pool", elem_id="submit-pool")
     token = None
     if login is None:
-        token = gr.Textbox(label="Submitter token (empty on a first submission)", type="password",
-                           elem_id="submit-token")
+        token = gr.Textbox(
+            label="Submitter token (empty on a first submission)", type="password", elem_id="submit-token"
+        )
     button = gr.Button("Submit", variant="primary", elem_id="submit-button")
     status = gr.HTML(elem_id="submit-status")
     on_submit: Callable[..., Any]
     inputs: list[Any] = [upload, name, description, pool]
     if token is not None:  # no sign-in: the submitter token identifies the row's owner
+
         def submit_with_token(path, name_, desc_, pool_, token_):
             return submit_action(ctx, path, name_, desc_, pool_, token=token_)
 
         on_submit = submit_with_token
         inputs.append(token)
     else:  # gradio fills `profile` from the signed-in user (the parameter's annotation tells it to)
+
         def submit_signed_in(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
             return submit_action(ctx, path, name_, desc_, pool_, profile=profile)
 

@@ -38,8 +38,14 @@ class Upload:
     lines: int
 
 
-def read_upload(path: str | Path, plain: str | Path, max_bytes: int, *, name: str | None = None,
-                max_line_bytes: int = MAX_LINE_BYTES) -> Upload:
+def read_upload(
+    path: str | Path,
+    plain: str | Path,
+    max_bytes: int,
+    *,
+    name: str | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Upload:
     """Stream `path` into the plain JSON-lines file `plain`, or raise UploadError.
 
     `max_bytes` bounds both the uploaded and the decompressed bytes; `name` is the file name shown in
@@ -69,30 +75,41 @@ def read_upload(path: str | Path, plain: str | Path, max_bytes: int, *, name: st
                     break
                 total += len(chunk)
                 if total > max_bytes:
-                    raise UploadError(f"{name}: more than {limit_mb:g} MB of predictions"
-                                      f"{' once decompressed' if compressed else ''}; the limit is {limit_mb:g} MB")
+                    raise UploadError(
+                        f"{name}: more than {limit_mb:g} MB of predictions"
+                        f"{' once decompressed' if compressed else ''}; the limit is {limit_mb:g} MB"
+                    )
                 pieces = chunk.split(b"\n")
                 lengths = [line_bytes + len(pieces[0]), *map(len, pieces[1:])]
                 if max(lengths) > max_line_bytes:
                     at = line + next(i for i, n in enumerate(lengths) if n > max_line_bytes)
-                    raise UploadError(f"{name}:{at}: a line longer than "
-                                      f"{max_line_bytes // 2**10:,} KB; a prediction row is one short JSON "
-                                      "object per line")
+                    raise UploadError(
+                        f"{name}:{at}: a line longer than "
+                        f"{max_line_bytes // 2**10:,} KB; a prediction row is one short JSON "
+                        "object per line"
+                    )
                 line_bytes = lengths[-1]
                 try:
                     decoder.decode(chunk)
                 except UnicodeDecodeError as e:
-                    at = line + chunk[:max(e.start, 0)].count(b"\n")
-                    raise UploadError(f"{name}:{at}: not UTF-8 text (a JSON-lines file is text, not binary "
-                                      "data)") from None
+                    at = line + chunk[: max(e.start, 0)].count(b"\n")
+                    raise UploadError(
+                        f"{name}:{at}: not UTF-8 text (a JSON-lines file is text, not binary data)"
+                    ) from None
                 line += len(pieces) - 1
                 out.write(chunk)
         try:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             raise UploadError(f"{name}:{line}: not UTF-8 text (the file ends inside a character)") from None
-    return Upload(original=path, plain=plain, suffix=".jsonl.gz" if compressed else ".jsonl", size=size,
-                  plain_size=total, lines=line - (1 if line_bytes == 0 else 0))
+    return Upload(
+        original=path,
+        plain=plain,
+        suffix=".jsonl.gz" if compressed else ".jsonl",
+        size=size,
+        plain_size=total,
+        lines=line - (1 if line_bytes == 0 else 0),
+    )
 
 
 def first_unparsable_line(path: str | Path) -> tuple[int, str] | None:

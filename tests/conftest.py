@@ -21,7 +21,9 @@ def yelp_sample_dir() -> Path:
     """../shared/yelp_sample: real Yelp lines (5,000 businesses, 500 reviews)."""
     path = SHARED / "yelp_sample"
     if not (path / "yelp_academic_dataset_business.json").exists():
-        pytest.skip(f"real Yelp sample not found at {path} (set TRACE_SHARED_DIR to the folder holding yelp_sample/)")
+        pytest.skip(
+            f"real Yelp sample not found at {path} (set TRACE_SHARED_DIR to the folder holding yelp_sample/)"
+        )
     return path
 
 
@@ -30,7 +32,9 @@ def collab_rec_dir() -> Path:
     """../shared/collab_rec: Collab-REC's own city knowledge base and queries."""
     path = SHARED / "collab_rec"
     if not (path / "eu-cities-database.csv").exists():
-        pytest.skip(f"Collab-REC data not found at {path} (set TRACE_SHARED_DIR to the folder holding collab_rec/)")
+        pytest.skip(
+            f"Collab-REC data not found at {path} (set TRACE_SHARED_DIR to the folder holding collab_rec/)"
+        )
     return path
 
 

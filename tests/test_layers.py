@@ -70,7 +70,11 @@ def edges() -> dict[str, set[str]]:
 
 
 def test_every_product_file_is_in_a_layer():
-    tops = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and p.name not in ("tests", "benchmarks")}
+    tops = {
+        p.name
+        for p in ROOT.iterdir()
+        if (p / "__init__.py").is_file() and p.name not in ("tests", "benchmarks")
+    }
     assert tops == set(LAYERS), f"top-level packages {sorted(tops)}; the layers name {LAYERS}"
 
 
@@ -82,7 +86,9 @@ def test_imports_point_down(layer: str):
         for line, target in imports_of(path):
             other = layer_of(target)
             if other is not None and other > own:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} ({LAYERS[other]} is above {layer})")
+                wrong.append(
+                    f"{path.relative_to(ROOT)}:{line} imports {target} ({LAYERS[other]} is above {layer})"
+                )
     assert not wrong, "\n".join(wrong)
 
 
@@ -92,8 +98,11 @@ def test_only_the_interaction_loop_reaches_the_simulator():
         source = module_name(path)
         if source.startswith(SIMULATOR_USERS):
             continue
-        wrong += [f"{path.relative_to(ROOT)}:{line} imports {target}" for line, target in imports_of(path)
-                  if target == SIMULATOR or target.startswith(SIMULATOR + ".")]
+        wrong += [
+            f"{path.relative_to(ROOT)}:{line} imports {target}"
+            for line, target in imports_of(path)
+            if target == SIMULATOR or target.startswith(SIMULATOR + ".")
+        ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -149,8 +158,11 @@ def system_of(module: str) -> str | None:
 
     if not module.startswith("baselines."):
         return None
-    singles = {BASELINES.module(name) for name in BASELINES
-               if BASELINES.module(name).startswith(SINGLE_MODULE_FAMILIES)}
+    singles = {
+        BASELINES.module(name)
+        for name in BASELINES
+        if BASELINES.module(name).startswith(SINGLE_MODULE_FAMILIES)
+    }
     if module in singles:
         return module
     folder = ".".join(module.split(".")[:2])
@@ -175,8 +187,10 @@ def test_no_system_reaches_into_another_systems_module():
         for line, target in imports_of(path):
             theirs = system_of(target) if target in known else None
             if theirs is not None and theirs != mine:
-                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} (system {theirs}) from "
-                             f"{'system ' + mine if mine else 'shared code'}")
+                wrong.append(
+                    f"{path.relative_to(ROOT)}:{line} imports {target} (system {theirs}) from "
+                    f"{'system ' + mine if mine else 'shared code'}"
+                )
     assert not wrong, "\n".join(wrong)
 
 
@@ -186,8 +200,16 @@ def test_the_system_check_knows_the_systems():
     assert system_of("baselines.sniprec.queries") == "baselines.sniprec"
     assert system_of("baselines.sniprec.pipeline") == "baselines.sniprec"
     assert system_of("baselines.collab_rec.agents") == "baselines.collab_rec"
-    for shared in ("baselines.base", "baselines", "baselines.toolkit.aspect", "baselines.llm.common",
-                   "baselines.llm.prompting", "baselines.llm", "baselines.non_llm", "trace_llm.base"):
+    for shared in (
+        "baselines.base",
+        "baselines",
+        "baselines.toolkit.aspect",
+        "baselines.llm.common",
+        "baselines.llm.prompting",
+        "baselines.llm",
+        "baselines.non_llm",
+        "trace_llm.base",
+    ):
         assert system_of(shared) is None, shared
 
 

@@ -48,13 +48,17 @@ def _register_unavailable(sub, name: str, error: ImportError) -> None:
         )
         return 2
 
-    p = sub.choices.get(name) or sub.add_parser(name, help=f"(unavailable: {missing})")  # registration may have begun
+    p = sub.choices.get(name) or sub.add_parser(
+        name, help=f"(unavailable: {missing})"
+    )  # registration may have begun
     p.set_defaults(func=fail)
 
 
 def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose > 1 else logging.INFO)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S"
+    )
     for noisy in ("httpx", "urllib3", "filelock", "fsspec", "matplotlib"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
 
@@ -78,7 +82,9 @@ def _main(argv: list[str] | None) -> int:
     except TraceBenchError as e:  # one line, whatever the message holds
         print(f"trace-bench: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
         return 2
-    except OSError as e:  # the file system refused: a missing path, no permission, a file where a folder belongs
+    except (
+        OSError
+    ) as e:  # the file system refused: a missing path, no permission, a file where a folder belongs
         if e.filename is None:
             raise  # not about a path the user gave: a bug or an environment failure, keep its traceback
         print(f"trace-bench: error: {e.filename}: {e.strerror or e}", file=sys.stderr)

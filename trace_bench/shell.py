@@ -86,7 +86,7 @@ def pip_install_command(*requirements: str) -> str:
     parts = []
     for req in requirements:
         if editable and req.startswith("trace-bench["):
-            parts += ["-e", shlex.quote(_runnable(display_path(_ROOT)) + req[len("trace-bench"):])]
+            parts += ["-e", shlex.quote(_runnable(display_path(_ROOT)) + req[len("trace-bench") :])]
         else:
             parts.append(shlex.quote(req))
     return " ".join([python, "-m", "pip", "install", *parts])

@@ -59,14 +59,20 @@ class TraceConfig(datasets.BuilderConfig):
     def __post_init__(self):
         super().__post_init__()
         if self.kind not in ("dialogues", "turns", "interactive", *KB_KINDS):
-            raise ValueError(f"unknown kind {self.kind!r}; expected one of {('dialogues', 'turns', 'interactive', *KB_KINDS)}")
+            raise ValueError(
+                f"unknown kind {self.kind!r}; expected one of {('dialogues', 'turns', 'interactive', *KB_KINDS)}"
+            )
         if self.pool not in POOLS:
             raise ValueError(f"unknown pool {self.pool!r}; expected one of {POOLS}")
 
 
 _VERSION = datasets.Version(f"{SCHEMA_VERSION}.0")
-TURN_CONFIGS: dict[str, str] = {"turns": "closed", "turns_pool_16": "pool_16", "turns_pool_32": "pool_32",
-                                "turns_open": "open"}
+TURN_CONFIGS: dict[str, str] = {
+    "turns": "closed",
+    "turns_pool_16": "pool_16",
+    "turns_pool_32": "pool_32",
+    "turns_open": "open",
+}
 CONFIG_NAMES: tuple[str, ...] = ("dialogues", *TURN_CONFIGS, "interactive", *KB_KINDS)
 
 
@@ -91,31 +97,66 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
     BUILDER_CONFIG_CLASS = TraceConfig
     VERSION = _VERSION
     BUILDER_CONFIGS = [
-        TraceConfig(name="dialogues", version=_VERSION, kind="dialogues",
-                    description="One row per dialogue (schema.DIALOGUE_FEATURES)."),
-        *(TraceConfig(name=name, version=_VERSION, kind="turns", pool=pool,
-                      description=f"One row per system turn with its history, the {pool} candidate pool and gold "
-                                  "(schema.TURN_ROW_FEATURES).")
-          for name, pool in TURN_CONFIGS.items()),
-        TraceConfig(name="interactive", version=_VERSION, kind="interactive",
-                    description="Live conversations of a simulated traveler with a system (`trace-bench interact` "
-                                "--out folder), as dialogue records (schema.DIALOGUE_FEATURES), split `interactive`."),
-        TraceConfig(name="knowledge_base", version=_VERSION, kind="knowledge_base",
-                    description="The knowledge base's POIs (schema.POI_FEATURES), split `pois`."),
-        TraceConfig(name="review_index", version=_VERSION, kind="review_index",
-                    description="Review ids with business, stars, date, length; no text (schema.REVIEW_INDEX_FEATURES)."),
-        TraceConfig(name="reviews", version=_VERSION, kind="reviews",
-                    description="Review text (schema.REVIEW_FEATURES); hydrated or locally generated directories only."),
+        TraceConfig(
+            name="dialogues",
+            version=_VERSION,
+            kind="dialogues",
+            description="One row per dialogue (schema.DIALOGUE_FEATURES).",
+        ),
+        *(
+            TraceConfig(
+                name=name,
+                version=_VERSION,
+                kind="turns",
+                pool=pool,
+                description=f"One row per system turn with its history, the {pool} candidate pool and gold "
+                "(schema.TURN_ROW_FEATURES).",
+            )
+            for name, pool in TURN_CONFIGS.items()
+        ),
+        TraceConfig(
+            name="interactive",
+            version=_VERSION,
+            kind="interactive",
+            description="Live conversations of a simulated traveler with a system (`trace-bench interact` "
+            "--out folder), as dialogue records (schema.DIALOGUE_FEATURES), split `interactive`.",
+        ),
+        TraceConfig(
+            name="knowledge_base",
+            version=_VERSION,
+            kind="knowledge_base",
+            description="The knowledge base's POIs (schema.POI_FEATURES), split `pois`.",
+        ),
+        TraceConfig(
+            name="review_index",
+            version=_VERSION,
+            kind="review_index",
+            description="Review ids with business, stars, date, length; no text (schema.REVIEW_INDEX_FEATURES).",
+        ),
+        TraceConfig(
+            name="reviews",
+            version=_VERSION,
+            kind="reviews",
+            description="Review text (schema.REVIEW_FEATURES); hydrated or locally generated directories only.",
+        ),
     ]
     DEFAULT_CONFIG_NAME = "dialogues"
 
-    def __init__(self, *args: Any, data_dir: str | os.PathLike | None = None, config_name: str | None = None,
-                 dataset_name: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        data_dir: str | os.PathLike | None = None,
+        config_name: str | None = None,
+        dataset_name: str | None = None,
+        **kwargs: Any,
+    ):
         name = config_name or self.DEFAULT_CONFIG_NAME
         if name not in CONFIG_NAMES:
             raise ValueError(f"unknown Trace config {name!r}; expected one of {CONFIG_NAMES}")
         if data_dir is None:
-            raise TraceDataError(f"the Trace builder needs data_dir (a Trace data directory) for config {name!r}")
+            raise TraceDataError(
+                f"the Trace builder needs data_dir (a Trace data directory) for config {name!r}"
+            )
         root = Path(data_dir).absolute()
         if not root.is_dir():
             raise TraceDataError("data directory not found", path=root)
@@ -126,7 +167,9 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
             raise TraceDataError(f"missing file(s) {missing} for config {name!r}{hint}", path=root)
         if "data_files" not in kwargs:  # file paths + mtimes enter the config id: no stale cache
             kwargs["data_files"] = {s: [str(root / f) for f in fs] for s, fs in files.items()}
-        super().__init__(*args, data_dir=str(root), config_name=name, dataset_name=dataset_name or "trace", **kwargs)
+        super().__init__(
+            *args, data_dir=str(root), config_name=name, dataset_name=dataset_name or "trace", **kwargs
+        )
 
     def _info(self) -> datasets.DatasetInfo:
         kind = self.config.kind
@@ -160,7 +203,9 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
             for lineno, rec in iter_numbered_jsonl(path):
                 key = rec.get(key_field)
                 if not isinstance(key, str) or key in seen:
-                    raise TraceDataError(f"{key_field}: expected a unique string, got {key!r}", path=path, line=lineno)
+                    raise TraceDataError(
+                        f"{key_field}: expected a unique string, got {key!r}", path=path, line=lineno
+                    )
                 seen.add(key)
                 yield key, rec
             return
@@ -171,12 +216,17 @@ class TraceBuilder(datasets.GeneratorBasedBuilder):
             if did in seen_ids:
                 raise TraceDataError(f"duplicate dialogue_id {did!r}", path=path, line=lineno)
             seen_ids.add(did)
-            if kind == "interactive":  # live logs keep the split of the dialogue their traveler was seeded from
+            if (
+                kind == "interactive"
+            ):  # live logs keep the split of the dialogue their traveler was seeded from
                 yield did, d
                 continue
             if d["split"] != split:
-                raise TraceDataError(f"dialogue {did!r} has split {d['split']!r} but sits in the {split!r} file",
-                                     path=path, line=lineno)
+                raise TraceDataError(
+                    f"dialogue {did!r} has split {d['split']!r} but sits in the {split!r} file",
+                    path=path,
+                    line=lineno,
+                )
             if kind == "dialogues":
                 yield did, d
             else:

@@ -132,6 +132,8 @@ def resolve_splits(split: str) -> tuple[str, ...]:
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {(*SPLITS, ALL_SPLITS)}")
     return (split,)
+
+
 SPLIT_SHARES: dict[str, float] = {"train": 0.70, "validation": 0.15, "test": 0.15}
 Pool = Literal["closed", "pool_16", "pool_32", "open"]
 POOLS: tuple[str, ...] = ("closed", "pool_16", "pool_32", "open")
@@ -148,16 +150,54 @@ POOL_SIZES: dict[str, int | None] = {"closed": 8, "pool_16": 16, "pool_32": 32, 
 # Personas (App. I): the 47 archetypes, alphabetical as the paper lists them.
 # ---------------------------------------------------------------------------------------------------
 PERSONA_TYPES: tuple[str, ...] = (
-    "accessibility_needs", "architecture_buff", "brunch_enthusiast", "budget_traveler", "business",
-    "celebration", "conference_attendee", "couple", "date_night", "dietary_restricted", "digital_nomad",
-    "eco_tourist", "eco_traveler", "event_group", "event_planner", "extended_stay", "family",
-    "fitness_traveler", "food_explorer", "foodie_explorer", "friends_group", "group_event",
-    "health_conscious", "history_buff", "international_tourist", "late_night", "layover_traveler",
-    "local_experience", "luxury_couple", "luxury_traveler", "medical_traveler", "music_lover",
-    "nightlife_seeker", "pet_owner", "relocation", "remote_worker", "road_tripper", "senior",
-    "solo_traveler", "sports_fan", "street_art_seeker", "thrill_seeker", "traveling_nurse",
-    "urban_explorer", "volunteer_tourist", "wellness_seeker", "wine_enthusiast",
-)  # fmt: skip
+    "accessibility_needs",
+    "architecture_buff",
+    "brunch_enthusiast",
+    "budget_traveler",
+    "business",
+    "celebration",
+    "conference_attendee",
+    "couple",
+    "date_night",
+    "dietary_restricted",
+    "digital_nomad",
+    "eco_tourist",
+    "eco_traveler",
+    "event_group",
+    "event_planner",
+    "extended_stay",
+    "family",
+    "fitness_traveler",
+    "food_explorer",
+    "foodie_explorer",
+    "friends_group",
+    "group_event",
+    "health_conscious",
+    "history_buff",
+    "international_tourist",
+    "late_night",
+    "layover_traveler",
+    "local_experience",
+    "luxury_couple",
+    "luxury_traveler",
+    "medical_traveler",
+    "music_lover",
+    "nightlife_seeker",
+    "pet_owner",
+    "relocation",
+    "remote_worker",
+    "road_tripper",
+    "senior",
+    "solo_traveler",
+    "sports_fan",
+    "street_art_seeker",
+    "thrill_seeker",
+    "traveling_nurse",
+    "urban_explorer",
+    "volunteer_tourist",
+    "wellness_seeker",
+    "wine_enthusiast",
+)
 PERSONAS_PER_TYPE = 38  # App. I: "POI-type-specific persona pools (38 per type)"
 
 # ---------------------------------------------------------------------------------------------------
@@ -186,18 +226,41 @@ NEGATORS: frozenset[str] = frozenset({"no", "not", "never", "without"})
 # Review evidence for the generator's constraint predicate (generate/preferences): reviewers write "lacks a
 # patio", "zero atmosphere", "hardly quiet", "nothing romantic about it".
 REVIEW_NEGATORS: frozenset[str] = NEGATORS | {
-    "nothing", "none", "lack", "lacks", "lacking", "lacked", "hardly", "barely", "zero", "cannot",
-}  # fmt: skip
+    "nothing",
+    "none",
+    "lack",
+    "lacks",
+    "lacking",
+    "lacked",
+    "hardly",
+    "barely",
+    "zero",
+    "cannot",
+}
 # A user's stated wishes (baselines.toolkit.constraints): "nor", and "dont" / "t" for "don't" typed without
 # its apostrophe or with a space.
 WISH_NEGATORS: frozenset[str] = NEGATORS | {"nor", "dont", "t"}
 # The sentiment of a clause (baselines.toolkit.aspect), over the shared tokeniser's tokens: it splits "don't"
 # into "don" "t", so there is no "n't" test and "t" stands for it.
 SENTIMENT_NEGATORS: frozenset[str] = NEGATORS | {
-    "nothing", "nor", "neither", "hardly", "barely", "cannot", "t",
-}  # fmt: skip
+    "nothing",
+    "nor",
+    "neither",
+    "hardly",
+    "barely",
+    "cannot",
+    "t",
+}
 # A user clause that negates anything is no query snippet of SnipRec's rules extractor (baselines.sniprec).
-CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {"nothing", "nobody", "no one", "lack", "lacks", "lacking", "missing"}
+CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {
+    "nothing",
+    "nobody",
+    "no one",
+    "lack",
+    "lacks",
+    "lacking",
+    "missing",
+}
 
 # ---------------------------------------------------------------------------------------------------
 # Aspect inventory for Provenance Coverage (App. J, Algorithm 1): 41 terms in the paper's four families.
@@ -207,18 +270,55 @@ CLAUSE_NEGATORS: frozenset[str] = NEGATORS | {"nothing", "nobody", "no one", "la
 # ---------------------------------------------------------------------------------------------------
 ASPECT_FAMILIES: dict[str, tuple[str, ...]] = {
     "food_menu": (
-        "seafood", "vegan", "vegetarian", "gluten-free", "breakfast", "brunch", "dessert", "pizza",
-        "sushi", "tacos", "steak", "cocktails",
+        "seafood",
+        "vegan",
+        "vegetarian",
+        "gluten-free",
+        "breakfast",
+        "brunch",
+        "dessert",
+        "pizza",
+        "sushi",
+        "tacos",
+        "steak",
+        "cocktails",
     ),
     "ambience_style": (
-        "quiet", "cozy", "romantic", "lively", "casual", "elegant", "trendy", "intimate", "loud", "views",
+        "quiet",
+        "cozy",
+        "romantic",
+        "lively",
+        "casual",
+        "elegant",
+        "trendy",
+        "intimate",
+        "loud",
+        "views",
     ),
     "logistics": (
-        "parking", "wifi", "outdoor seating", "reservations", "wheelchair", "walkable", "pool", "gym",
-        "shuttle", "pet-friendly", "late-night",
+        "parking",
+        "wifi",
+        "outdoor seating",
+        "reservations",
+        "wheelchair",
+        "walkable",
+        "pool",
+        "gym",
+        "shuttle",
+        "pet-friendly",
+        "late-night",
     ),
-    "value_price": ("cheap", "affordable", "expensive", "upscale", "budget", "value", "family-friendly", "luxury"),
-}  # fmt: skip
+    "value_price": (
+        "cheap",
+        "affordable",
+        "expensive",
+        "upscale",
+        "budget",
+        "value",
+        "family-friendly",
+        "luxury",
+    ),
+}
 ASPECT_TERMS: tuple[str, ...] = tuple(t for terms in ASPECT_FAMILIES.values() for t in terms)
 
 # ---------------------------------------------------------------------------------------------------
@@ -230,15 +330,41 @@ WIFI_VALUES: tuple[str, ...] = ("free", "paid", "no")
 ALCOHOL_VALUES: tuple[str, ...] = ("none", "beer_and_wine", "full_bar")
 ATTIRE_VALUES: tuple[str, ...] = ("casual", "dressy", "formal")
 AMBIENCE_KEYS: tuple[str, ...] = (
-    "romantic", "intimate", "classy", "hipster", "divey", "touristy", "trendy", "upscale", "casual",
-)  # fmt: skip
+    "romantic",
+    "intimate",
+    "classy",
+    "hipster",
+    "divey",
+    "touristy",
+    "trendy",
+    "upscale",
+    "casual",
+)
 PARKING_KEYS: tuple[str, ...] = ("garage", "street", "validated", "lot", "valet")
 MEAL_KEYS: tuple[str, ...] = ("dessert", "latenight", "lunch", "dinner", "brunch", "breakfast")
-DIETARY_KEYS: tuple[str, ...] = ("dairy-free", "gluten-free", "vegan", "kosher", "halal", "soy-free", "vegetarian")
+DIETARY_KEYS: tuple[str, ...] = (
+    "dairy-free",
+    "gluten-free",
+    "vegan",
+    "kosher",
+    "halal",
+    "soy-free",
+    "vegetarian",
+)
 BOOL_ATTRIBUTES: tuple[str, ...] = (
-    "outdoor_seating", "good_for_kids", "good_for_groups", "reservations", "takeout", "delivery",
-    "wheelchair_accessible", "dogs_allowed", "happy_hour", "has_tv", "bike_parking", "accepts_credit_cards",
-)  # fmt: skip
+    "outdoor_seating",
+    "good_for_kids",
+    "good_for_groups",
+    "reservations",
+    "takeout",
+    "delivery",
+    "wheelchair_accessible",
+    "dogs_allowed",
+    "happy_hour",
+    "has_tv",
+    "bike_parking",
+    "accepts_credit_cards",
+)
 
 # ---------------------------------------------------------------------------------------------------
 # Yelp Open Dataset file names (the extracted bundle)
@@ -269,46 +395,62 @@ OFFICIAL_HUB_DATASET = "taoist/TRACE"
 # ---------------------------------------------------------------------------------------------------
 CITY_LANDMARKS: dict[str, dict[str, tuple[float, float]]] = {
     "Indianapolis": {
-        "Monument Circle": (39.7684, -86.1581), "Lucas Oil Stadium": (39.7601, -86.1639),
-        "Mass Ave": (39.7747, -86.1489), "Fountain Square": (39.7507, -86.1400),
+        "Monument Circle": (39.7684, -86.1581),
+        "Lucas Oil Stadium": (39.7601, -86.1639),
+        "Mass Ave": (39.7747, -86.1489),
+        "Fountain Square": (39.7507, -86.1400),
         "White River State Park": (39.7670, -86.1700),
     },
     "Nashville": {
-        "Lower Broadway": (36.1610, -86.7770), "the Gulch": (36.1527, -86.7890),
-        "East Nashville": (36.1780, -86.7500), "Music Row": (36.1490, -86.7920),
+        "Lower Broadway": (36.1610, -86.7770),
+        "the Gulch": (36.1527, -86.7890),
+        "East Nashville": (36.1780, -86.7500),
+        "Music Row": (36.1490, -86.7920),
         "Vanderbilt": (36.1447, -86.8027),
     },
     "New Orleans": {
-        "the French Quarter": (29.9584, -90.0644), "the Garden District": (29.9285, -90.0840),
-        "Frenchmen Street": (29.9640, -90.0578), "the Warehouse District": (29.9430, -90.0690),
+        "the French Quarter": (29.9584, -90.0644),
+        "the Garden District": (29.9285, -90.0840),
+        "Frenchmen Street": (29.9640, -90.0578),
+        "the Warehouse District": (29.9430, -90.0690),
         "City Park": (29.9930, -90.0980),
     },
     "Philadelphia": {
-        "Old City": (39.9522, -75.1440), "Rittenhouse Square": (39.9496, -75.1718),
-        "Center City": (39.9526, -75.1652), "Fishtown": (39.9710, -75.1340),
+        "Old City": (39.9522, -75.1440),
+        "Rittenhouse Square": (39.9496, -75.1718),
+        "Center City": (39.9526, -75.1652),
+        "Fishtown": (39.9710, -75.1340),
         "the Art Museum": (39.9656, -75.1810),
     },
     "Reno": {
-        "the Riverwalk": (39.5250, -119.8140), "Midtown": (39.5130, -119.8100),
-        "the University of Nevada": (39.5440, -119.8150), "Virginia Street": (39.5280, -119.8130),
+        "the Riverwalk": (39.5250, -119.8140),
+        "Midtown": (39.5130, -119.8100),
+        "the University of Nevada": (39.5440, -119.8150),
+        "Virginia Street": (39.5280, -119.8130),
         "the Reno Arch": (39.5296, -119.8138),
     },
     "Saint Louis": {
-        "the Gateway Arch": (38.6247, -90.1848), "Forest Park": (38.6368, -90.2850),
-        "Soulard": (38.6080, -90.2080), "the Central West End": (38.6440, -90.2560),
+        "the Gateway Arch": (38.6247, -90.1848),
+        "Forest Park": (38.6368, -90.2850),
+        "Soulard": (38.6080, -90.2080),
+        "the Central West End": (38.6440, -90.2560),
         "the Delmar Loop": (38.6560, -90.3050),
     },
     "Tampa": {
-        "Ybor City": (27.9600, -82.4370), "the Tampa Riverwalk": (27.9470, -82.4600),
-        "Hyde Park": (27.9390, -82.4760), "Channelside": (27.9430, -82.4510),
+        "Ybor City": (27.9600, -82.4370),
+        "the Tampa Riverwalk": (27.9470, -82.4600),
+        "Hyde Park": (27.9390, -82.4760),
+        "Channelside": (27.9430, -82.4510),
         "Tampa International Airport": (27.9755, -82.5332),
     },
     "Tucson": {
-        "the University of Arizona": (32.2319, -110.9501), "Fourth Avenue": (32.2270, -110.9640),
-        "Congress Street": (32.2216, -110.9730), "Sabino Canyon": (32.3100, -110.8220),
+        "the University of Arizona": (32.2319, -110.9501),
+        "Fourth Avenue": (32.2270, -110.9640),
+        "Congress Street": (32.2216, -110.9730),
+        "Sabino Canyon": (32.3100, -110.8220),
         "Armory Park": (32.2150, -110.9680),
     },
-}  # fmt: skip
+}
 
 # A result whose answers were not made by the system itself (fallbacks, failed agent calls, missing ratings) on
 # more than this share is marked as not the system's own in every table that shows it (docs/llm.md).

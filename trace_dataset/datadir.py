@@ -41,7 +41,9 @@ def check_data_dir(root: str | os.PathLike, splits: Iterable[str] = SPLITS) -> P
     return root
 
 
-def iter_dialogues(root: str | os.PathLike, splits: Iterable[str] | str | None = None) -> Iterator[dict[str, Any]]:
+def iter_dialogues(
+    root: str | os.PathLike, splits: Iterable[str] | str | None = None
+) -> Iterator[dict[str, Any]]:
     """Dialogue records of the given splits (all by default), in file order."""
     if splits is None:
         splits = SPLITS
@@ -61,13 +63,25 @@ def _check_shape(record: dict[str, Any], path: Path, line: int) -> None:
     an object with a turn_id, a role and a text (the full field check is release.records.check_dialogue)."""
     did, turns = record.get("dialogue_id"), record.get("turns")
     if not isinstance(did, str) or not did or not isinstance(turns, list):
-        raise TraceDataError("not a Trace dialogue record: expected a string dialogue_id and a list of turns "
-                             "(the fields of schema.DIALOGUE_FEATURES)", path=path, line=line)
+        raise TraceDataError(
+            "not a Trace dialogue record: expected a string dialogue_id and a list of turns "
+            "(the fields of schema.DIALOGUE_FEATURES)",
+            path=path,
+            line=line,
+        )
     for i, turn in enumerate(turns):
-        if not (isinstance(turn, dict) and isinstance(turn.get("turn_id"), int) and isinstance(turn.get("role"), str)
-                and isinstance(turn.get("text"), str)):
-            raise TraceDataError(f"dialogue {did!r} turns[{i}]: expected an object with an integer turn_id and "
-                                 "string role and text", path=path, line=line)
+        if not (
+            isinstance(turn, dict)
+            and isinstance(turn.get("turn_id"), int)
+            and isinstance(turn.get("role"), str)
+            and isinstance(turn.get("text"), str)
+        ):
+            raise TraceDataError(
+                f"dialogue {did!r} turns[{i}]: expected an object with an integer turn_id and "
+                "string role and text",
+                path=path,
+                line=line,
+            )
 
 
 def corpus_meta(root: str | os.PathLike) -> dict[str, Any]:

@@ -83,8 +83,10 @@ def output_error(error: OSError, path: str | os.PathLike, what: str = "file") ->
     elif isinstance(error, (NotADirectoryError, FileExistsError)):
         why = f"a part of the path is a file, not a folder; expected a {what} path inside folders"
     elif error.errno in (errno.EACCES, errno.EPERM):
-        why = f"cannot write the {what} here (permission denied, or a read-only or immutable folder); " \
-              "choose a writable location"
+        why = (
+            f"cannot write the {what} here (permission denied, or a read-only or immutable folder); "
+            "choose a writable location"
+        )
     elif error.errno == errno.EROFS:
         why = f"cannot write the {what} here (read-only file system); choose a writable location"
     elif error.errno == errno.ENOSPC:
@@ -110,7 +112,9 @@ def _pid_alive(pid: int) -> bool:
 
 def _temp_re(name: str) -> re.Pattern[str]:
     """Temporaries of target `name`: `.{name}.{pid}.{8 random chars}.tmp|.old`, and the older pid-less form."""
-    return re.compile(rf"\.{re.escape(name)}\.(?:(\d+)\.)?[a-z0-9_]{{8}}({re.escape(TMP_SUFFIX)}|{re.escape(OLD_SUFFIX)})")
+    return re.compile(
+        rf"\.{re.escape(name)}\.(?:(\d+)\.)?[a-z0-9_]{{8}}({re.escape(TMP_SUFFIX)}|{re.escape(OLD_SUFFIX)})"
+    )
 
 
 def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
@@ -152,7 +156,9 @@ def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
     return removed
 
 
-_ANY_TEMP_RE = re.compile(rf"\.(.+)\.(\d+)\.[a-z0-9_]{{8}}(?:{re.escape(TMP_SUFFIX)}|{re.escape(OLD_SUFFIX)})")
+_ANY_TEMP_RE = re.compile(
+    rf"\.(.+)\.(\d+)\.[a-z0-9_]{{8}}(?:{re.escape(TMP_SUFFIX)}|{re.escape(OLD_SUFFIX)})"
+)
 
 
 def remove_stale_siblings(folder: str | os.PathLike) -> list[Path]:
@@ -161,8 +167,11 @@ def remove_stale_siblings(folder: str | os.PathLike) -> list[Path]:
     once any output is staged beside it. Temporaries of live processes are kept."""
     folder = Path(folder)
     try:
-        names = {m.group(1) for p in folder.iterdir() if (m := _ANY_TEMP_RE.fullmatch(p.name))
-                 and not _pid_alive(int(m.group(2)))}
+        names = {
+            m.group(1)
+            for p in folder.iterdir()
+            if (m := _ANY_TEMP_RE.fullmatch(p.name)) and not _pid_alive(int(m.group(2)))
+        }
     except OSError:
         return []
     return [removed for name in sorted(names) for removed in remove_stale_temps(folder / name)]
@@ -236,8 +245,13 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def staged_dir(out_dir: str | os.PathLike, markers: str | tuple[str, ...], *,
-               protect: tuple[str | os.PathLike, ...] = (), what: str = "output") -> Iterator[Path]:
+def staged_dir(
+    out_dir: str | os.PathLike,
+    markers: str | tuple[str, ...],
+    *,
+    protect: tuple[str | os.PathLike, ...] = (),
+    what: str = "output",
+) -> Iterator[Path]:
     """Yield an empty staging folder beside `out_dir`; when the block succeeds, it replaces `out_dir` whole.
 
     An interrupted or failed run leaves the previous output (or nothing) in place, never a mix. An existing
@@ -249,7 +263,9 @@ def staged_dir(out_dir: str | os.PathLike, markers: str | tuple[str, ...], *,
     for p in protect:
         p = Path(p).absolute()
         if out_dir == p or p.is_relative_to(out_dir) or out_dir.is_relative_to(p):
-            raise TraceDataError(f"output folder overlaps the input {p}; choose a separate folder", path=out_dir)
+            raise TraceDataError(
+                f"output folder overlaps the input {p}; choose a separate folder", path=out_dir
+            )
     remove_stale_temps(out_dir)
     remove_stale_siblings(out_dir.parent)
     check_output_dir(out_dir, markers, what=what)
@@ -276,8 +292,9 @@ def staged_dir(out_dir: str | os.PathLike, markers: str | tuple[str, ...], *,
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w", *, gzip_level: int | None = None,
-                compress: bool | None = None) -> Iterator[IO]:
+def atomic_open(
+    path: str | os.PathLike, mode: str = "w", *, gzip_level: int | None = None, compress: bool | None = None
+) -> Iterator[IO]:
     """Open a temporary file beside `path`; rename it onto `path` only if the block succeeds.
 
     With `.gz` in the name (or `gzip_level` given) the content is gzip-compressed with mtime 0, unless
@@ -403,12 +420,17 @@ def iter_jsonl_lines(path: str | os.PathLike) -> Iterator[tuple[int, str, dict]]
                 except _LINE_ERRORS as e:
                     raise TraceDataError(line_error(e), path=path, line=lineno) from None
                 if not isinstance(record, dict):
-                    raise TraceDataError(f"expected a JSON object, got {type(record).__name__}", path=path,
-                                         line=lineno)
+                    raise TraceDataError(
+                        f"expected a JSON object, got {type(record).__name__}", path=path, line=lineno
+                    )
                 yield lineno, line, record
         except (*GZIP_ERRORS, OSError) as e:  # truncated or non-gzip file
-            raise TraceDataError(f"unreadable file: truncated or not gzip ({e})" if path.suffix == ".gz"
-                                 else f"unreadable file ({e})", path=path) from None
+            raise TraceDataError(
+                f"unreadable file: truncated or not gzip ({e})"
+                if path.suffix == ".gz"
+                else f"unreadable file ({e})",
+                path=path,
+            ) from None
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:

@@ -8,8 +8,13 @@ from typing import Any
 import datasets
 
 
-def load_trace(data_dir: str | os.PathLike, config: str = "dialogues", split: str | None = None,
-               cache_dir: str | os.PathLike | None = None, **kwargs: Any) -> datasets.Dataset | datasets.DatasetDict:
+def load_trace(
+    data_dir: str | os.PathLike,
+    config: str = "dialogues",
+    split: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> datasets.Dataset | datasets.DatasetDict:
     """Load `config` of the data directory (a generated corpus, a release or a hydrated release).
 
     config: dialogues (default), turns, turns_pool_16, turns_pool_32, turns_open, knowledge_base,
@@ -19,8 +24,9 @@ def load_trace(data_dir: str | os.PathLike, config: str = "dialogues", split: st
     """
     from trace_dataset.builder import TraceBuilder
 
-    builder = TraceBuilder(config_name=config, data_dir=data_dir,
-                           cache_dir=None if cache_dir is None else str(cache_dir))
+    builder = TraceBuilder(
+        config_name=config, data_dir=data_dir, cache_dir=None if cache_dir is None else str(cache_dir)
+    )
     builder.download_and_prepare(**kwargs)
     if split is not None:
         available = tuple(builder.info.splits or ())

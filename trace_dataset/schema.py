@@ -178,5 +178,11 @@ PREDICTION_FEATURES = Features(
         "citations": [{"label": _str, "review_id": _str}],
     }
 )
-PREDICTION_REQUIRED_FIELDS: tuple[str, ...] = ("dialogue_id", "turn_id", "ranked_poi_ids", "response", "citations")
+PREDICTION_REQUIRED_FIELDS: tuple[str, ...] = (
+    "dialogue_id",
+    "turn_id",
+    "ranked_poi_ids",
+    "response",
+    "citations",
+)
 PREDICTION_OPTIONAL_FIELDS: tuple[str, ...] = ("meta",)

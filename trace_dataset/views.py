@@ -34,7 +34,9 @@ def turn_row(dialogue: dict[str, Any], index: int, pool: str = "closed") -> dict
     turns = dialogue["turns"]
     turn = turns[index]
     if turn["role"] != "system":
-        raise ValueError(f"dialogue {dialogue['dialogue_id']}: turn {index} is a {turn['role']} turn, not a system turn")
+        raise ValueError(
+            f"dialogue {dialogue['dialogue_id']}: turn {index} is a {turn['role']} turn, not a system turn"
+        )
     return {
         "dialogue_id": dialogue["dialogue_id"],
         "turn_id": turn["turn_id"],
@@ -43,7 +45,8 @@ def turn_row(dialogue: dict[str, Any], index: int, pool: str = "closed") -> dict
         "scenario": dict(dialogue["scenario"]),
         "pool": pool,
         "history": [
-            {k: t[k] for k in ("turn_id", "role", "action", "text", "referenced_poi_ids")} for t in turns[:index]
+            {k: t[k] for k in ("turn_id", "role", "action", "text", "referenced_poi_ids")}
+            for t in turns[:index]
         ],
         "candidate_poi_ids": pool_candidates(dialogue, pool),
         "rejected_poi_ids": rejected_before(turns, turn["turn_id"]),

@@ -52,10 +52,19 @@ ROW_KINDS: dict[str, tuple[str, str, str]] = {
 USAGE_KINDS: dict[str, tuple[str, str, str]] = {
     "json_failures": ("answers", "LLM answer with no valid JSON after the repairs", ""),
     "json_repairs": ("answers", "repair request after an invalid reply", ""),
-    "dialect_fallbacks": ("requests", "request answered by prompt because constrained decoding was refused", ""),
+    "dialect_fallbacks": (
+        "requests",
+        "request answered by prompt because constrained decoding was refused",
+        "",
+    ),
     "constraint_violations": ("constrained", "constrained reply that still failed the schema", ""),
 }
-NOT_KINDS = ("agent_calls", "rounds", "quote_retries", "memory_hits")  # counts that are no failure of any kind
+NOT_KINDS = (
+    "agent_calls",
+    "rounds",
+    "quote_retries",
+    "memory_hits",
+)  # counts that are no failure of any kind
 PER = {
     "rows": "system turn",
     "agent_calls": "agent call",
@@ -75,12 +84,21 @@ def _llm_usage(meta: Mapping[str, Any]) -> dict[str, Any]:
 def _kind(count: Any, of: Any, per: str, what: str, role: str) -> dict[str, Any]:
     count, of = int(count or 0), int(of or 0)
     share = round(count / of, 4) if of else None
-    return {"count": count, "of": of, "share": share, "per": per, "what": what,
-            "marked": role in (MARKED, REPLACES), "replaces": role == REPLACES}  # fmt: skip
+    return {
+        "count": count,
+        "of": of,
+        "share": share,
+        "per": per,
+        "what": what,
+        "marked": role in (MARKED, REPLACES),
+        "replaces": role == REPLACES,
+    }
 
 
 def _largest(kinds: Mapping[str, Mapping[str, Any]], flag: str) -> float:
-    return min(1.0, max((k["share"] for k in kinds.values() if k[flag] and k["share"] is not None), default=0.0))
+    return min(
+        1.0, max((k["share"] for k in kinds.values() if k[flag] and k["share"] is not None), default=0.0)
+    )
 
 
 def report_of(
@@ -97,7 +115,12 @@ def report_of(
             of = rows if base == "rows" else counts.get(base, 0)
             kinds[key] = _kind(counts[key], of, PER.get(base, base), what, role)
     for key, value in counts.items():  # a kind counted by a system this module does not know yet: shown too
-        if key not in kinds and key not in NOT_KINDS and isinstance(value, int) and not isinstance(value, bool):
+        if (
+            key not in kinds
+            and key not in NOT_KINDS
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+        ):
             kinds[key] = _kind(value, rows, PER["rows"], key.replace("_", " "), "")
     if usage:
         usage = {**usage, "answers": int(usage.get("requests") or 0) + int(usage.get("cache_hits") or 0)}
@@ -117,8 +140,12 @@ def report_of(
 def fallback_report(meta: Mapping[str, Any], threshold: float = NOT_OWN_SHARE) -> dict[str, Any]:
     """The report of a teacher-forced run from its `.meta.json` dict (`summary.rows`, `n_rows`, the usage)."""
     counts = (meta.get("summary") or {}).get("rows") or {}
-    return report_of(counts if isinstance(counts, Mapping) else {}, int(meta.get("n_rows") or 0),
-                     _llm_usage(meta), threshold)  # fmt: skip
+    return report_of(
+        counts if isinstance(counts, Mapping) else {},
+        int(meta.get("n_rows") or 0),
+        _llm_usage(meta),
+        threshold,
+    )
 
 
 def run_fallbacks(meta: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -183,7 +210,9 @@ def describe(row: Mapping[str, Any]) -> str:
     if not isinstance(fb, Mapping) or not _marked(fb):
         return ""
     parts = [f"{v['what']}: {v['count']} of {v['of']} {v['per']}s" for v in _marked(fb).values()]
-    text = f"Fallbacks and failures ({share_text(fb.get('share') or 0.0)} of the run): " + "; ".join(parts) + "."
+    text = (
+        f"Fallbacks and failures ({share_text(fb.get('share') or 0.0)} of the run): " + "; ".join(parts) + "."
+    )
     if not own_result(row):
         text += (
             f" Over {share_text(fb.get('threshold', NOT_OWN_SHARE))} of its answers were not its own: these "

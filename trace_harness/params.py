@@ -17,11 +17,26 @@ from typing import Any
 
 # annotation names -> the JSON value types they accept
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,), "None": (type(None),),
-    "os.PathLike": (str,), "Path": (str,), "list": (list,), "tuple": (list,), "dict": (dict,),
+    "bool": (bool,),
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "None": (type(None),),
+    "os.PathLike": (str,),
+    "Path": (str,),
+    "list": (list,),
+    "tuple": (list,),
+    "dict": (dict,),
 }
-_EXPECTED = {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null",
-             list: "a JSON list", dict: "a JSON object"}
+_EXPECTED = {
+    bool: "true or false",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    type(None): "null",
+    list: "a JSON list",
+    dict: "a JSON object",
+}
 _SKIP = ("self", "kb", "batch_size")  # not `--param`s: the knowledge base, and --batch-size
 
 
@@ -54,8 +69,11 @@ def check_params(name: str, params: dict[str, Any]) -> str | None:
     from baselines import BASELINES
 
     signature = inspect.signature(BASELINES[name].__init__)
-    named = {k: p for k, p in signature.parameters.items()
-             if k not in _SKIP and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    named = {
+        k: p
+        for k, p in signature.parameters.items()
+        if k not in _SKIP and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
     for key, value in params.items():
         if key not in named:
             known = ", ".join(sorted(named)) or "none"
@@ -68,8 +86,10 @@ def check_params(name: str, params: dict[str, Any]) -> str | None:
             names.remove(_EXPECTED[int])
         wanted = " or ".join(names)
         if isinstance(value, str):
-            return (f"--param {key}={value[:60]}: expected {wanted}, got the text {value[:60]!r} (values are JSON: "
-                    "true/false, numbers, lists; text that is not JSON is taken as a string)")
+            return (
+                f"--param {key}={value[:60]}: expected {wanted}, got the text {value[:60]!r} (values are JSON: "
+                "true/false, numbers, lists; text that is not JSON is taken as a string)"
+            )
         return f"--param {key}={json.dumps(value)[:60]}: expected {wanted}"
     return None
 

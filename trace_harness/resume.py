@@ -49,26 +49,36 @@ def verify_rows(out: Path, old_meta: dict[str, Any], done: int) -> tuple[int, Ro
     with open(out, "rb") as f:
         lines = f.read().splitlines(keepends=True)[:done]  # read_done cut any torn last line
     if not isinstance(recorded, int) or not isinstance(digest, str):
-        log.warning("%s: its run metadata records no row hash (an older trace-bench); keeping the %d rows whose "
-                    "keys match", out, done)
+        log.warning(
+            "%s: its run metadata records no row hash (an older trace-bench); keeping the %d rows whose "
+            "keys match",
+            out,
+            done,
+        )
         ledger = RowLedger()
         ledger.add([line.decode("utf-8") for line in lines])
         return done, ledger
     if done < recorded:
         raise TraceDataError(
             f"the file holds {done} rows but its run metadata records {recorded}: rows were removed or the file "
-            "was replaced since; rerun with --overwrite to start over", path=out,
+            "was replaced since; rerun with --overwrite to start over",
+            path=out,
         )
     ledger = RowLedger()
     ledger.add([line.decode("utf-8") for line in lines[:recorded]])
     if ledger.record()[HASH_KEY] != digest:
         raise TraceDataError(
             f"the first {recorded} rows are not the rows this run wrote (their SHA-256 differs from the one in "
-            "the run metadata): the file was edited since; rerun with --overwrite to start over", path=out,
+            "the run metadata): the file was edited since; rerun with --overwrite to start over",
+            path=out,
         )
     if done > recorded:
-        log.warning("%s: dropping %d row(s) written after the last checkpoint of an interrupted run; they are "
-                    "predicted again", out, done - recorded)
+        log.warning(
+            "%s: dropping %d row(s) written after the last checkpoint of an interrupted run; they are "
+            "predicted again",
+            out,
+            done - recorded,
+        )
         with open(out, "r+b") as f:
             f.truncate(sum(len(line) for line in lines[:recorded]))
     return recorded, ledger

@@ -27,8 +27,6 @@ import json
 import logging
 import multiprocessing
 import os
-import random
-import shutil
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,8 +36,6 @@ from baselines import NON_LLM_BASELINES, pipeline
 from baselines.base import TracePipeline
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import (
-    CORPUS_META_FILE,
-    KB_DIRNAME,
     MAX_PREDICTION_LINE_BYTES,
     POOLS,
     SEED,
@@ -59,14 +55,13 @@ from trace_dataset.io import (
     dumps,
     read_json,
     sha256_file,
-    staged_dir,
     write_json,
-    write_jsonl,
 )
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import fallback_report
 from trace_harness.resume import verify_rows
+from trace_harness.subsets import check_one_subset, subset_dirname, write_subset
 from trace_llm import LLMError
 
 log = logging.getLogger(__name__)
@@ -74,16 +69,34 @@ log = logging.getLogger(__name__)
 META_SUFFIX = ".meta.json"
 DEFAULT_CHUNK_DIALOGUES = 50
 # Meta fields that must match for a rerun to append to an existing predictions file.
-IDENTITY_KEYS: tuple[str, ...] = ("baseline", "parameters", "split", "pool", "data_files", "kb_version", "subset",
-                                  "llm_options")
+IDENTITY_KEYS: tuple[str, ...] = (
+    "baseline",
+    "parameters",
+    "split",
+    "pool",
+    "data_files",
+    "kb_version",
+    "subset",
+    "llm_options",
+)
 # Where an LLM server runs is not part of a run's identity: the same model behind another URL (a restarted
 # server, a cluster moved) may finish a run; the LLM layer's cache keys on the model name for the same reason.
 ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads): a run resumed
 # with another --llm-timeout or --llm-concurrency asks the same model the same prompts. They stay recorded in the
 # metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
-TRANSPORT_KEYS: tuple[str, ...] = ("concurrency", "timeout", "connect_timeout", "max_retries", "backoff",
-                                   "batch_size", "threads", "max_response_bytes", "max_error_rate", "error_window")
+TRANSPORT_KEYS: tuple[str, ...] = (
+    "concurrency",
+    "timeout",
+    "connect_timeout",
+    "max_retries",
+    "backoff",
+    "batch_size",
+    "threads",
+    "max_response_bytes",
+    "max_error_rate",
+    "error_window",
+)
 SECRET_KEYS: tuple[str, ...] = ("api_key",)  # never written to the metadata
 
 
@@ -94,65 +107,6 @@ def meta_path(out: str | os.PathLike) -> Path:
 
 def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:
     return [t["turn_id"] for t in dialogue["turns"] if t["role"] == "system"]
-
-
-# -------------------------------------------------------------------------------------------------------
-# The seeded subset (App. Q: "a 1,000-dialogue subset ... (seed=42)")
-# -------------------------------------------------------------------------------------------------------
-def select_subset(dialogues: Sequence[dict[str, Any]], n: int, seed: int = SEED) -> list[dict[str, Any]]:
-    """`n` dialogues drawn with random.Random(seed).sample, kept in corpus order (all when n >= their count)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"subset must be a positive number of dialogues, got {n!r}")
-    if n >= len(dialogues):
-        return list(dialogues)
-    return [dialogues[i] for i in sorted(random.Random(seed).sample(range(len(dialogues)), n))]
-
-
-def subset_dirname(split: str, n: int, seed: int) -> str:
-    return f"subset-{split}-n{n}-seed{seed}"
-
-
-def check_one_subset(runs_folder: Path, target: Path) -> None:
-    """Runs written into one folder share one subset (so that the folder's leaderboard compares them on the
-    same dialogues): a folder that already holds another subset beside its runs is refused, naming both."""
-    others = sorted(p.name for p in runs_folder.glob("subset-*") if p.name != target.name
-                    and (p / CORPUS_META_FILE).is_file())
-    if others:
-        raise TraceDataError(f"this folder already holds the subset {others[0]}, and this run asks for "
-                             f"{target.name}: the runs of one folder share one subset; choose another --out "
-                             f"folder (or delete {others[0]} and the runs made on it)", path=runs_folder)
-
-
-def write_subset(data_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int, *, seed: int = SEED,
-                 split: str = "test") -> Path:
-    """A data directory holding the seeded `n`-dialogue subset of `split` ("all": of the whole corpus, each
-    dialogue in its own split file) and the same knowledge base (a symlink, a copy where links fail).
-
-    Reused when `out_dir` already holds this very subset of these very files; refused when it holds another.
-    """
-    splits = resolve_splits(split)
-    root = check_data_dir(data_dir, splits).absolute()
-    out_dir = Path(out_dir).absolute()
-    record = {"source": str(root), "split": split, "n": n, "seed": seed,
-              "source_data_files": {s: sha256_file(split_file(root, s)) for s in splits}}
-    marker = out_dir / CORPUS_META_FILE
-    if marker.exists():
-        found = read_json(marker).get("subset") or {}
-        if all(found.get(k) == record[k] for k in ("split", "n", "seed", "source_data_files")):  # same files
-            return out_dir
-        raise TraceDataError(f"this folder holds another subset ({found}); expected {record}: delete it or choose "
-                             "another --out folder", path=out_dir)
-    chosen = select_subset(list(iter_dialogues(root, splits)), n, seed)
-    with staged_dir(out_dir, CORPUS_META_FILE, protect=(root,), what="subset") as tmp:
-        for s in splits:
-            write_jsonl(split_file(tmp, s), [d for d in chosen if d["split"] == s])
-        try:
-            os.symlink(kb_dir(root), tmp / KB_DIRNAME, target_is_directory=True)
-        except OSError:  # no symlinks here (some Windows setups): copy
-            shutil.copytree(kb_dir(root), tmp / KB_DIRNAME)
-        write_json(tmp / CORPUS_META_FILE, {**corpus_meta(root), "subset": {**record, "n_dialogues": len(chosen)}})
-    log.info("wrote the seeded %d-dialogue subset of %s (%s) to %s", len(chosen), root, split, out_dir)
-    return out_dir
 
 
 def run_identity(meta: Mapping[str, Any]) -> dict[str, Any]:
@@ -214,7 +168,9 @@ def read_done(out: Path, expected: Sequence[tuple[str, int]]) -> int:
         data = f.read()
     end = data.rfind(b"\n") + 1
     if end < len(data):
-        log.warning("%s: discarding a torn last line (%d bytes) left by an interrupted run", out, len(data) - end)
+        log.warning(
+            "%s: discarding a torn last line (%d bytes) left by an interrupted run", out, len(data) - end
+        )
         with open(out, "r+b") as f:
             f.truncate(end)
     n = 0
@@ -222,16 +178,22 @@ def read_done(out: Path, expected: Sequence[tuple[str, int]]) -> int:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            raise TraceDataError(f"not valid JSON ({e.msg}); delete the file or rerun with --overwrite",
-                                 path=out, line=lineno) from None
+            raise TraceDataError(
+                f"not valid JSON ({e.msg}); delete the file or rerun with --overwrite", path=out, line=lineno
+            ) from None
         if n >= len(expected):
-            raise TraceDataError(f"more rows than the split has ({len(expected)}); rerun with --overwrite",
-                                 path=out, line=lineno)
+            raise TraceDataError(
+                f"more rows than the split has ({len(expected)}); rerun with --overwrite",
+                path=out,
+                line=lineno,
+            )
         key = (record.get("dialogue_id"), record.get("turn_id")) if isinstance(record, dict) else None
         if key != expected[n]:
             raise TraceDataError(
                 f"row {key} where {expected[n]} was expected: not a prefix of this run's output; "
-                "delete the file or rerun with --overwrite", path=out, line=lineno,
+                "delete the file or rerun with --overwrite",
+                path=out,
+                line=lineno,
             )
         n += 1
     return n
@@ -253,7 +215,9 @@ def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: in
         sys.modules["torch"].set_num_threads(1)
 
 
-def predict_lines(pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0) -> list[str]:
+def predict_lines(
+    pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0
+) -> list[str]:
     """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
     rows = (r for d in dialogues for r in turn_rows(d, pool))
     lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
@@ -282,8 +246,9 @@ def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, 
     return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
 
 
-def _chunks(dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int,
-            size: int) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
+def _chunks(
+    dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int, size: int
+) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
     """(dialogues, rows to skip, rows produced) for the work left after `done` rows."""
     start, before = 0, 0
     while start < len(dialogues) and before + counts[start] <= done:
@@ -300,12 +265,24 @@ def _chunks(dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: in
 # -------------------------------------------------------------------------------------------------------
 # The run
 # -------------------------------------------------------------------------------------------------------
-def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike, *, split: str = "test",
-                 pool: str = "closed", batch_size: int = 64, num_proc: int = 1,
-                 params: dict[str, Any] | None = None, overwrite: bool = False, progress: bool = True,
-                 chunk_dialogues: int = DEFAULT_CHUNK_DIALOGUES, kb: KnowledgeBase | None = None,
-                 subset: int | None = None, subset_seed: int = SEED,
-                 subset_dir: str | os.PathLike | None = None) -> dict[str, Any]:
+def run_baseline(
+    name: str,
+    data_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    split: str = "test",
+    pool: str = "closed",
+    batch_size: int = 64,
+    num_proc: int = 1,
+    params: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    chunk_dialogues: int = DEFAULT_CHUNK_DIALOGUES,
+    kb: KnowledgeBase | None = None,
+    subset: int | None = None,
+    subset_seed: int = SEED,
+    subset_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
     """Write predictions of baseline `name` for `split` under `pool` to `out`; returns the run metadata.
 
     `subset`: run on the seeded `subset`-dialogue subset, written by `write_subset` to `subset_dir` (default:
@@ -335,8 +312,12 @@ def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike,
     pipe = _build(name, kb, batch_size, params)
     replay = not pipe.session_isolated
     if replay and num_proc > 1:
-        log.warning("%s is not session-isolated (it carries state across dialogues): running it in one process, "
-                    "in corpus order, instead of %d", name, num_proc)
+        log.warning(
+            "%s is not session-isolated (it carries state across dialogues): running it in one process, "
+            "in corpus order, instead of %d",
+            name,
+            num_proc,
+        )
         num_proc = 1
 
     dialogues = list(iter_dialogues(root, splits))
@@ -368,20 +349,32 @@ def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike,
             path.unlink(missing_ok=True)
     if out.exists():
         if not mpath.exists():
-            raise TraceDataError(f"predictions file exists without its {META_SUFFIX}; delete it or rerun with "
-                                 "--overwrite", path=out)
+            raise TraceDataError(
+                f"predictions file exists without its {META_SUFFIX}; delete it or rerun with --overwrite",
+                path=out,
+            )
         old = read_json(mpath)
         mine, theirs = run_identity(meta), run_identity(old)
         diff = [k for k in IDENTITY_KEYS if theirs[k] != mine[k]]
         if diff:
-            raise TraceDataError(f"predictions file was started with other settings (differing: {', '.join(diff)}); "
-                                 "use another --out or rerun with --overwrite", path=out)
+            raise TraceDataError(
+                f"predictions file was started with other settings (differing: {', '.join(diff)}); "
+                "use another --out or rerun with --overwrite",
+                path=out,
+            )
     done = read_done(out, expected)
     done, ledger = verify_rows(out, old, done)  # the rows the run metadata vouches for (edited rows: refused)
     earlier = (old.get("summary") or {}).get("usage_all_invocations", {}) if done else {}
     if done:
-        log.info("%s: resuming after %d of %d rows%s", out, done, len(expected),
-                 " (replaying the rows before them: this pipeline carries state across dialogues)" if replay else "")
+        log.info(
+            "%s: resuming after %d of %d rows%s",
+            out,
+            done,
+            len(expected),
+            " (replaying the rows before them: this pipeline carries state across dialogues)"
+            if replay
+            else "",
+        )
     meta.update(ledger.record())
     write_json(mpath, meta)
 
@@ -414,8 +407,11 @@ def run_baseline(name: str, data_dir: str | os.PathLike, out: str | os.PathLike,
         add_counts(this_run, summary)
     rows = row_counts(out)
     if rows or this_run or earlier:
-        meta["summary"] = {"rows": rows, "usage": this_run,
-                           "usage_all_invocations": add_counts(json.loads(json.dumps(earlier)), this_run)}
+        meta["summary"] = {
+            "rows": rows,
+            "usage": this_run,
+            "usage_all_invocations": add_counts(json.loads(json.dumps(earlier)), this_run),
+        }
         meta["summary"]["fallbacks"] = fallback_report(meta)  # the one shape every table reads
     write_json(mpath, meta)
     log.info("%s: %d predictions in %s", name, written, out)
@@ -434,9 +430,16 @@ def _build(name: str, kb: KnowledgeBase, batch_size: int, params: dict[str, Any]
         raise TraceDataError(f"baseline {name!r} rejects its parameters {params}: {e}") from None
 
 
-def _results(pipe: TracePipeline, name: str, kb: KnowledgeBase, params: dict[str, Any], batch_size: int,
-             tasks: list[tuple[list[dict[str, Any]], int, int]], pool: str,
-             num_proc: int) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
+def _results(
+    pipe: TracePipeline,
+    name: str,
+    kb: KnowledgeBase,
+    params: dict[str, Any],
+    batch_size: int,
+    tasks: list[tuple[list[dict[str, Any]], int, int]],
+    pool: str,
+    num_proc: int,
+) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
     """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or a process
     pool's ordered imap)."""
     if num_proc == 1 or len(tasks) <= 1:
@@ -447,7 +450,9 @@ def _results(pipe: TracePipeline, name: str, kb: KnowledgeBase, params: dict[str
         raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")
     # spawn: workers rebuild the pipeline from its name and parameters; no inherited threads or locks.
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)) as mp:
+    with ctx.Pool(
+        num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
+    ) as mp:
         yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
 
 
@@ -457,9 +462,13 @@ def _progress(total: int, initial: int, desc: str, enabled: bool):
     return tqdm(total=total, initial=initial, desc=desc, unit="turn", disable=not enabled, dynamic_ncols=True)
 
 
-def run_all(data_dir: str | os.PathLike, out_dir: str | os.PathLike, names: Sequence[str] | None = None,
-            per_name_params: Mapping[str, dict[str, Any]] | None = None,
-            **kwargs: Any) -> dict[str, dict[str, Any] | str]:
+def run_all(
+    data_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    names: Sequence[str] | None = None,
+    per_name_params: Mapping[str, dict[str, Any]] | None = None,
+    **kwargs: Any,
+) -> dict[str, dict[str, Any] | str]:
     """Every non-LLM baseline (or `names`) into out_dir/<name>.jsonl; name -> meta, or the error text.
     `per_name_params` replaces `params` for the baselines it names (the LLM baselines' model settings).
 

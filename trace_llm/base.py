@@ -17,7 +17,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -41,8 +41,17 @@ ROLES = ("system", "user", "assistant")
 # for one and were answered by prompt (the server refused it, or no grammar engine is installed);
 # constraint_violations: constrained replies that still failed the schema (cut at max_new_tokens, or a server
 # that accepted response_format and ignored it)
-USAGE_KEYS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "json_repairs", "json_failures",
-              "constrained", "dialect_fallbacks", "constraint_violations")
+USAGE_KEYS = (
+    "requests",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "json_repairs",
+    "json_failures",
+    "constrained",
+    "dialect_fallbacks",
+    "constraint_violations",
+)
 DEFAULT_MAX_REPAIRS = 2
 
 CachePath = str | os.PathLike[str] | ResponseCache | None | bool
@@ -62,11 +71,15 @@ def open_cache(cache_path: CachePath) -> ResponseCache | None:
 def check_messages(messages: Any, where: str = "messages") -> list[Message]:
     """A clean copy of one conversation, or LLMConfigError naming the bad message and field."""
     if not isinstance(messages, (list, tuple)) or not messages:
-        raise LLMConfigError(f"{where}: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}")
+        raise LLMConfigError(
+            f"{where}: expected a non-empty list of {{'role', 'content'}} dicts, got {messages!r:.80}"
+        )
     clean: list[Message] = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise LLMConfigError(f"{where}[{i}]: expected a dict with 'role' and 'content', got {type(message).__name__}")
+            raise LLMConfigError(
+                f"{where}[{i}]: expected a dict with 'role' and 'content', got {type(message).__name__}"
+            )
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
             raise LLMConfigError(f"{where}[{i}].role: {role!r}; expected one of {ROLES}")
@@ -87,13 +100,16 @@ def with_instruction(messages: list[Message], instruction: str) -> list[Message]
 def request_bar(total: int, desc: str, *, hidden: bool = False) -> tqdm:
     """The per-request progress bar of one batch (with rate and ETA); hidden for a single request, and where a
     run's own progress (`LLM.progress`, per part) shows the requests instead."""
-    return tqdm(total=total, desc=desc[:60], unit="req", disable=hidden or total < 2 or None, dynamic_ncols=True)
+    return tqdm(
+        total=total, desc=desc[:60], unit="req", disable=hidden or total < 2 or None, dynamic_ncols=True
+    )
 
 
 class LLM(ABC):
     """One model behind one interface. Build it with `load_llm(spec)`; record `describe()` with results."""
 
-    backend: ClassVar[str]
+    # the backend's name: each backend class sets it; an instance may name another (a stand-in: its target's)
+    backend: str
 
     def __init__(
         self,
@@ -149,9 +165,16 @@ class LLM(ABC):
         answering conversations[0] (returned as the third item, already counted in usage; see OpenAILLM)."""
         return PROMPT, False, None
 
-    def _key(self, conversation: list[Message], settings_dict: dict[str, Any], dialect: str,
-             constraint: Constraint | None) -> str:
-        structured = f"{dialect}:{constraint.digest}" if dialect != PROMPT and constraint is not None else None
+    def _key(
+        self,
+        conversation: list[Message],
+        settings_dict: dict[str, Any],
+        dialect: str,
+        constraint: Constraint | None,
+    ) -> str:
+        structured = (
+            f"{dialect}:{constraint.digest}" if dialect != PROMPT and constraint is not None else None
+        )
         return cache_key(self.backend, self.cache_model, settings_dict, conversation, structured)
 
     def _describe_extra(self) -> dict[str, Any]:
@@ -199,7 +222,9 @@ class LLM(ABC):
             return DecodingSettings.from_dict(settings)
         if isinstance(settings, DecodingSettings):
             return settings
-        raise LLMConfigError(f"settings: expected DecodingSettings, a dict or None, got {type(settings).__name__}")
+        raise LLMConfigError(
+            f"settings: expected DecodingSettings, a dict or None, got {type(settings).__name__}"
+        )
 
     def complete_batch(
         self,
@@ -219,7 +244,9 @@ class LLM(ABC):
     ) -> tuple[list[Completion], str]:
         """complete_batch, and the dialect the requests were sent in (`prompt`, `grammar`, `json_schema`...)."""
         if constraint is not None and not isinstance(constraint, Constraint):
-            raise LLMConfigError(f"constraint: expected a trace_llm.structured.Constraint, got {type(constraint).__name__}")
+            raise LLMConfigError(
+                f"constraint: expected a trace_llm.structured.Constraint, got {type(constraint).__name__}"
+            )
         settings = self._resolve_settings(settings)
         convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
         settings_dict = settings.to_dict()
@@ -239,7 +266,7 @@ class LLM(ABC):
             if self.cache is not None:
                 self.cache.put(keys[0], self.backend, self.cache_model, settings_dict, probed)
         todo: list[str] = [k for k in dict.fromkeys(keys) if k not in results]
-        first = {}
+        first: dict[str, list[Message]] = {}
         for key, conv in zip(keys, convs, strict=True):
             first.setdefault(key, conv)
         self._count(cache_hits=len(keys) - len(todo) - newly)
@@ -250,7 +277,13 @@ class LLM(ABC):
                 progress.answered(probed)
         if not todo:
             return [results[k] for k in keys], dialect
-        log.debug("%s %s: %d requests (%d answered from cache)", self.backend, self.model, len(todo), len(keys) - len(todo))
+        log.debug(
+            "%s %s: %d requests (%d answered from cache)",
+            self.backend,
+            self.model,
+            len(todo),
+            len(keys) - len(todo),
+        )
         bar = request_bar(len(todo), f"{self.backend} {self.model}", hidden=progress is not None)
 
         def on_done(index: int, completion: Completion) -> None:
@@ -259,7 +292,9 @@ class LLM(ABC):
             if self.cache is not None:
                 self.cache.put(key, self.backend, self.cache_model, settings_dict, completion)
             self._count(
-                requests=1, prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens
+                requests=1,
+                prompt_tokens=completion.prompt_tokens,
+                completion_tokens=completion.completion_tokens,
             )
             bar.update(1)
             if progress is not None:
@@ -278,7 +313,9 @@ class LLM(ABC):
             bar.close()
         missing = [i for i, k in enumerate(todo) if k not in results]
         if missing:
-            raise LLMError(f"{self.backend} {self.model}: no answer for {len(missing)} of {len(todo)} requests")
+            raise LLMError(
+                f"{self.backend} {self.model}: no answer for {len(missing)} of {len(todo)} requests"
+            )
         return [results[k] for k in keys], dialect
 
     def generate_batch(

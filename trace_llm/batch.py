@@ -96,7 +96,9 @@ def shard_requests(
     shards: list[BatchShard] = []
     for (model, cache_model), group in by_model.items():
         current: BatchShard | None = None
-        size, settings_ids, label_ids = 0, {}, {}
+        settings_ids: dict[str, int] = {}
+        label_ids: dict[str, int] = {}
+        size = 0
         for r in group:
             body = json.dumps(r.body, ensure_ascii=False, sort_keys=True)
             if current is not None:
@@ -245,7 +247,9 @@ def import_batch_output(
     models, fingerprints = set(), set()
     for cid, ((shard, n), record) in seen.items():
         index = indexes[shard]
-        response = record.get("response") if isinstance(record.get("response"), dict) else {}
+        response = record.get("response")
+        if not isinstance(response, dict):
+            response = {}
         body = response.get("body")
         status = response.get("status_code")
         if record.get("error") or status != 200 or not isinstance(body, dict):

@@ -67,15 +67,24 @@ def default_cache_path() -> Path:
 
 
 def cache_key(
-    backend: str, model: str, settings: dict[str, Any], messages: list[dict[str, str]], structured: str | None = None
+    backend: str,
+    model: str,
+    settings: dict[str, Any],
+    messages: list[dict[str, str]],
+    structured: str | None = None,
 ) -> str:
     """sha256 over a canonical JSON of everything that decides the answer.
 
     `structured` names the dialect and constraint of a constrained request (`"json_schema:<digest>"`); a request
     decoded freely (prompt dialect) leaves it out, so its key is the one it had before constrained decoding.
     """
-    payload: dict[str, Any] = {"v": KEY_VERSION, "backend": backend, "model": model, "settings": settings,
-                               "messages": messages}
+    payload: dict[str, Any] = {
+        "v": KEY_VERSION,
+        "backend": backend,
+        "model": model,
+        "settings": settings,
+        "messages": messages,
+    }
     if structured:
         payload["structured"] = structured
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -106,7 +115,9 @@ class ResponseCache:
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(_SCHEMA)
         except sqlite3.DatabaseError as e:
-            raise LLMError(f"LLM response cache {target}: cannot open ({e}); delete it or pass another cache path") from e
+            raise LLMError(
+                f"LLM response cache {target}: cannot open ({e}); delete it or pass another cache path"
+            ) from e
         self._conn, self._pid = conn, os.getpid()
         return conn
 
@@ -130,10 +141,18 @@ class ResponseCache:
     def get(self, key: str) -> Completion | None:
         return self.get_many([key]).get(key)
 
-    def put(self, key: str, backend: str, model: str, settings: dict[str, Any], completion: Completion) -> None:
+    def put(
+        self, key: str, backend: str, model: str, settings: dict[str, Any], completion: Completion
+    ) -> None:
         row = (
-            key, backend, model, json.dumps(settings, sort_keys=True), completion.text,
-            int(completion.prompt_tokens), int(completion.completion_tokens), completion.finish_reason,
+            key,
+            backend,
+            model,
+            json.dumps(settings, sort_keys=True),
+            completion.text,
+            int(completion.prompt_tokens),
+            int(completion.completion_tokens),
+            completion.finish_reason,
         )
         with self._lock:
             self._connect().execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
@@ -146,17 +165,25 @@ class ResponseCache:
         """(mean completion tokens, number of answers) stored for one backend, model and settings (the settings
         as stored: `json.dumps(settings, sort_keys=True)`); (None, 0) when none is stored."""
         with self._lock:
-            mean, n = self._connect().execute(
-                "SELECT AVG(completion_tokens), COUNT(*) FROM responses WHERE backend = ? AND model = ? AND settings = ?",
-                (backend, model, settings),
-            ).fetchone()
+            mean, n = (
+                self._connect()
+                .execute(
+                    "SELECT AVG(completion_tokens), COUNT(*) FROM responses WHERE backend = ? AND model = ? AND settings = ?",
+                    (backend, model, settings),
+                )
+                .fetchone()
+            )
         return (None if mean is None else float(mean)), int(n)
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            n, pt, ct = self._connect().execute(
-                "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses"
-            ).fetchone()
+            n, pt, ct = (
+                self._connect()
+                .execute(
+                    "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM responses"
+                )
+                .fetchone()
+            )
         size = self.path.stat().st_size if self.path is not None and self.path.exists() else 0
         return {
             "path": str(self.path) if self.path else ":memory:",

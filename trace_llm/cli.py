@@ -1,8 +1,8 @@
 """`trace-bench llm chat|info` and the shared `--llm SPEC` option every LLM-using command adds.
 
-    trace-bench llm chat "Name one museum in Tampa."                      # default: --llm smollm2
-    trace-bench llm chat --llm openai:http://127.0.0.1:8000/v1#MODEL --json-schema '{"type": "object"}' "..."
-    trace-bench llm info --llm hf:HuggingFaceTB/SmolLM2-360M-Instruct --ping
+trace-bench llm chat "Name one museum in Tampa."                      # default: --llm smollm2
+trace-bench llm chat --llm openai:http://127.0.0.1:8000/v1#MODEL --json-schema '{"type": "object"}' "..."
+trace-bench llm info --llm hf:HuggingFaceTB/SmolLM2-360M-Instruct --ping
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 def add_llm_argument(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-    default: str = DEFAULT_SPEC,
+    default: str | None = DEFAULT_SPEC,
     *,
     temperature: float = DEFAULT_TEMPERATURE,
     top_p: float = DEFAULT_TOP_P,
@@ -36,20 +36,36 @@ def add_llm_argument(
 
     `parser` may be a parser (the options get their own "language model" group) or an argument group.
     """
-    group = parser if isinstance(parser, argparse._ArgumentGroup) else parser.add_argument_group("language model")
+    group = (
+        parser if isinstance(parser, argparse._ArgumentGroup) else parser.add_argument_group("language model")
+    )
     group.add_argument(
-        "--llm", default=default, metavar="SPEC",
+        "--llm",
+        default=default,
+        metavar="SPEC",
         help=f"which LLM: {', '.join(VALID_FORMS)} (default: {default})",
     )
-    group.add_argument("--temperature", type=number_in(float, 0, 5), default=temperature,
-                       help=f"0 = greedy, at most 5 (default: {temperature})")
-    group.add_argument("--top-p", type=number_in(float, 0, 1, low_open=True), default=top_p,
-                       help=f"nucleus sampling mass, in (0, 1] (default: {top_p})")
     group.add_argument(
-        "--max-new-tokens", type=number_in(int, 1), default=max_new_tokens,
+        "--temperature",
+        type=number_in(float, 0, 5),
+        default=temperature,
+        help=f"0 = greedy, at most 5 (default: {temperature})",
+    )
+    group.add_argument(
+        "--top-p",
+        type=number_in(float, 0, 1, low_open=True),
+        default=top_p,
+        help=f"nucleus sampling mass, in (0, 1] (default: {top_p})",
+    )
+    group.add_argument(
+        "--max-new-tokens",
+        type=number_in(int, 1),
+        default=max_new_tokens,
         help=f"tokens per answer (default: {max_new_tokens})",
     )
-    group.add_argument("--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})")
+    group.add_argument(
+        "--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})"
+    )
     add_llm_backend_options(group)
     return group
 
@@ -58,30 +74,52 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
     """The cache and backend options (no model, no decoding): for a command whose models are named by options
     of their own (`evaluate --judge SPEC --core SPEC`)."""
     group.add_argument(
-        "--llm-cache", type=Path, default=None, metavar="PATH",
+        "--llm-cache",
+        type=Path,
+        default=None,
+        metavar="PATH",
         help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
     )
     group.add_argument("--no-llm-cache", action="store_true", help="send every request, store nothing")
-    group.add_argument("--llm-batch-size", type=number_in(int, 1), default=None,
-                       help="hf/smollm2: prompts per batch (default: 8)")
     group.add_argument(
-        "--llm-concurrency", type=number_in(int, 1), default=None, help="openai: requests in flight at once (default: 64)"
+        "--llm-batch-size",
+        type=number_in(int, 1),
+        default=None,
+        help="hf/smollm2: prompts per batch (default: 8)",
     )
     group.add_argument(
-        "--llm-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+        "--llm-concurrency",
+        type=number_in(int, 1),
+        default=None,
+        help="openai: requests in flight at once (default: 64)",
+    )
+    group.add_argument(
+        "--llm-timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
         help="openai: deadline of one request, answer included, before it is retried (default: 300)",
     )
-    group.add_argument("--llm-device", default=None, help="hf/smollm2: auto, cpu, cuda, cuda:N, mps (default: auto)")
     group.add_argument(
-        "--llm-threads", type=number_in(int, 1), default=None,
+        "--llm-device", default=None, help="hf/smollm2: auto, cpu, cuda, cuda:N, mps (default: auto)"
+    )
+    group.add_argument(
+        "--llm-threads",
+        type=number_in(int, 1),
+        default=None,
         help="hf/smollm2: torch CPU threads (default: torch's; 1 helps on a machine busy with other jobs)",
     )
     group.add_argument(
-        "--llm-dtype", default=None, choices=("auto", "float32", "float16", "bfloat16"),
+        "--llm-dtype",
+        default=None,
+        choices=("auto", "float32", "float16", "bfloat16"),
         help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
     )
     group.add_argument(
-        "--llm-max-response-bytes", type=byte_size, default=None, metavar="BYTES",
+        "--llm-max-response-bytes",
+        type=byte_size,
+        default=None,
+        metavar="BYTES",
         help="openai: a longer answer fails its request, read no further (default: 4M; suffixes K, M, G)",
     )
     add_structured_argument(group)
@@ -90,10 +128,12 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
 def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
     """`--structured MODE`: how JSON answers are constrained (trace_llm.structured; docs/llm.md)."""
     group.add_argument(
-        "--structured", choices=STRUCTURED_MODES, default=None,
+        "--structured",
+        choices=STRUCTURED_MODES,
+        default=None,
         help="JSON answers: auto = a grammar in process, the server's response_format dialect with a counted "
-             "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
-             f"constraint (default: {DEFAULT_STRUCTURED})",
+        "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
+        f"constraint (default: {DEFAULT_STRUCTURED})",
     )
 
 
@@ -139,10 +179,14 @@ def register(subparsers: Any) -> None:
     chat.add_argument("prompt", help="the user message ('-' reads it from stdin)")
     chat.add_argument("--system", default=None, help="a system message to send first")
     chat.add_argument(
-        "--json-schema", default=None, metavar="FILE_OR_JSON",
+        "--json-schema",
+        default=None,
+        metavar="FILE_OR_JSON",
         help="ask for JSON valid under this JSON Schema (a file path or inline JSON); prints the parsed value",
     )
-    chat.add_argument("--max-repairs", type=number_in(int, 0), default=2, help="JSON repair retries (default: 2)")
+    chat.add_argument(
+        "--max-repairs", type=number_in(int, 0), default=2, help="JSON repair retries (default: 2)"
+    )
     add_llm_argument(chat)
     chat.set_defaults(func=_chat)
 
@@ -161,7 +205,9 @@ def _load_schema(value: str) -> Any:
         return json.loads(text)
     except (OSError, ValueError, RecursionError) as e:  # unreadable, not UTF-8, not JSON, nested too deep
         why = "JSON nested too deeply" if isinstance(e, RecursionError) else str(e)[:200]
-        raise LLMConfigError(f"--json-schema {value[:80]!r}: neither a readable JSON file nor valid JSON ({why})") from None
+        raise LLMConfigError(
+            f"--json-schema {value[:80]!r}: neither a readable JSON file nor valid JSON ({why})"
+        ) from None
 
 
 def _chat(args: argparse.Namespace) -> int:

@@ -125,7 +125,7 @@ class CollectingLLM(LLM):
         self.target = target
         self.ledger = ledger
         self.role = role
-        self.backend = target.backend  # type: ignore[misc] - an instance's backend: the target's
+        self.backend = target.backend  # an instance's backend: the target's
         super().__init__(target.model, target.settings, cache_path=cache, spec=target.spec)
 
     @property
@@ -135,8 +135,13 @@ class CollectingLLM(LLM):
     def describe(self) -> dict[str, Any]:
         return self.target.describe()
 
-    def request_body(self, messages: list[Message], settings: DecodingSettings, constraint: Constraint | None = None,
-                     dialect: str = PROMPT) -> dict[str, Any] | None:
+    def request_body(
+        self,
+        messages: list[Message],
+        settings: DecodingSettings,
+        constraint: Constraint | None = None,
+        dialect: str = PROMPT,
+    ) -> dict[str, Any] | None:
         """What the live backend would send (the openai backend's own `_body`, with the response_format of the
         dialect); None for in-process models."""
         body = getattr(self.target, "_body", None)
@@ -154,8 +159,13 @@ class CollectingLLM(LLM):
     def _complete_structured(self, conversations, settings, on_done, constraint, dialect) -> None:
         self._collect(conversations, settings, constraint, dialect)
 
-    def _collect(self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint | None,
-                 dialect: str) -> None:
+    def _collect(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        constraint: Constraint | None,
+        dialect: str,
+    ) -> None:
         settings_dict = settings.to_dict()
         for messages in conversations:
             key = self._key(messages, settings_dict, dialect, constraint)
@@ -220,7 +230,9 @@ def minimal_instance(schema: Any) -> Any:
         return {k: minimal_instance(props.get(k, {})) for k in schema.get("required") or []}
     if kind == "array":
         n = int(schema.get("minItems") or 0)
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            items = {}
         if items.get("enum") and schema.get("uniqueItems"):
             return list(items["enum"][:n])
         return [minimal_instance(items) for _ in range(n)]

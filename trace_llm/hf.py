@@ -130,9 +130,15 @@ def convert_gguf(gguf_path: Path, models_dir: Path | None = None) -> Path:
         import transformers
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        log.info("converting %s to a safetensors folder %s (once; later loads take about a second)", gguf_path, target)
+        log.info(
+            "converting %s to a safetensors folder %s (once; later loads take about a second)",
+            gguf_path,
+            target,
+        )
         kwargs: dict[str, Any] = {}
-        if hasattr(transformers, "GgufConfig"):  # transformers >= 5: keep nothing quantised, so it can be saved
+        if hasattr(
+            transformers, "GgufConfig"
+        ):  # transformers >= 5: keep nothing quantised, so it can be saved
             kwargs["quantization_config"] = transformers.GgufConfig(dequantize=True)
         tmp = models_dir / f".{target.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -146,7 +152,11 @@ def convert_gguf(gguf_path: Path, models_dir: Path | None = None) -> Path:
         except (OSError, ValueError, RuntimeError, KeyError) as e:
             shutil.rmtree(tmp, ignore_errors=True)
             raise LLMError(f"cannot convert GGUF file {str(gguf_path)!r} with transformers: {e}") from e
-        marker = {"source": gguf_path.name, "fingerprint": target.name, "transformers": transformers.__version__}
+        marker = {
+            "source": gguf_path.name,
+            "fingerprint": target.name,
+            "transformers": transformers.__version__,
+        }
         (tmp / CONVERTED_MARKER).write_text(json.dumps(marker, indent=1, sort_keys=True) + "\n")
         shutil.rmtree(target, ignore_errors=True)  # a half-written folder from an interrupted older version
         os.replace(tmp, target)
@@ -182,7 +192,9 @@ class HFLLM(LLM):
         structured: str = DEFAULT_STRUCTURED,
     ):
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise LLMConfigError(f"threads={threads!r}: expected a positive integer or None (torch's default)")
+            raise LLMConfigError(
+                f"threads={threads!r}: expected a positive integer or None (torch's default)"
+            )
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise LLMConfigError(f"batch_size={batch_size!r}: expected a positive integer")
         local = Path(model_id).expanduser()
@@ -202,8 +214,13 @@ class HFLLM(LLM):
         self.mask_seconds = 0.0  # time spent in grammar matching and masking (benchmarks/structured.py)
         self.decode_seconds = 0.0  # time spent in the pipeline's generate calls
         label = model_label or (f"{self.model_id}#{gguf_file}" if gguf_file else self.model_id)
-        super().__init__(label, settings, cache_path, spec or f"hf:{model_id}" + (f"#{gguf_file}" if gguf_file else ""),
-                         structured=structured)
+        super().__init__(
+            label,
+            settings,
+            cache_path,
+            spec or f"hf:{model_id}" + (f"#{gguf_file}" if gguf_file else ""),
+            structured=structured,
+        )
 
     @property
     def cache_model(self) -> str:
@@ -220,7 +237,9 @@ class HFLLM(LLM):
             return GRAMMAR, False
         if not _WARNED:
             _WARNED.append(ENGINE)
-            log.warning("%s is not installed: answering by prompt + repair without constrained decoding", ENGINE)
+            log.warning(
+                "%s is not installed: answering by prompt + repair without constrained decoding", ENGINE
+            )
         return PROMPT, True
 
     def _complete_structured(
@@ -258,7 +277,9 @@ class HFLLM(LLM):
             torch.set_num_threads(self.threads)
         path = self.weights_path()
         if Path(path).is_dir() and not (Path(path) / "config.json").is_file():
-            raise LLMError(f"hf model {path!r}: cannot load: the folder has no config.json (not a transformers model)")
+            raise LLMError(
+                f"hf model {path!r}: cannot load: the folder has no config.json (not a transformers model)"
+            )
         device_map: Any = None
         if self.device == "cuda":
             device_map = "auto"
@@ -277,15 +298,18 @@ class HFLLM(LLM):
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             if tokenizer.eos_token is None:
-                raise LLMError(f"hf model {path!r}: the tokenizer has neither a pad nor an eos token to pad batches with")
+                raise LLMError(
+                    f"hf model {path!r}: the tokenizer has neither a pad nor an eos token to pad batches with"
+                )
             tokenizer.pad_token = tokenizer.eos_token
         self._chat = bool(getattr(tokenizer, "chat_template", None))
         if not self._chat:
             log.warning("hf model %s has no chat template: prompting with plain 'Role: text' lines", path)
         model.eval()
-        extra = {} if device_map is not None else {"device": self.device}
         self._tokenizer, self._model = tokenizer, model
-        self._pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, **extra)
+        # placed by device_map when loading, else moved by the pipeline (None = its default: leave it be)
+        device = None if device_map is not None else self.device
+        self._pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=device)
         log.info("hf model %s loaded on %s (%s)", path, self.device, self.dtype)
 
     def _generation_config(self, settings: DecodingSettings) -> Any:
@@ -335,7 +359,9 @@ class HFLLM(LLM):
         config = self._generation_config(settings)
         prompts = [self._prompt_text(c) for c in conversations]
         prompt_tokens = [self._n_tokens(p) for p in prompts]
-        order = sorted(range(len(conversations)), key=lambda i: -prompt_tokens[i])  # stable: ties keep input order
+        order = sorted(
+            range(len(conversations)), key=lambda i: -prompt_tokens[i]
+        )  # stable: ties keep input order
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             inputs = [conversations[i] if self._chat else prompts[i] for i in chunk]
@@ -350,8 +376,9 @@ class HFLLM(LLM):
             # Seed a forked RNG: sampling is reproducible and the caller's global torch RNG is left as it was.
             with torch.random.fork_rng(devices=list(range(torch.cuda.device_count()))):
                 torch.manual_seed(settings.seed)
-                outputs = self._pipe(inputs, batch_size=len(chunk), generation_config=config, return_full_text=False,
-                                     **extra)
+                outputs = self._pipe(
+                    inputs, batch_size=len(chunk), generation_config=config, return_full_text=False, **extra
+                )
             self.decode_seconds += time.perf_counter() - started
             if processor is not None:
                 self.mask_seconds += processor.seconds

@@ -19,9 +19,28 @@ from trace_llm.errors import LLMConfigError
 
 SUPPORTED_KEYWORDS = frozenset(
     {
-        "type", "enum", "const", "properties", "required", "additionalProperties", "items", "minItems",
-        "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "anyOf", "oneOf", "allOf", "not", "minProperties",
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "minProperties",
         "maxProperties",
     }
 )
@@ -43,7 +62,9 @@ def check_schema(schema: Any, path: str = "$") -> None:
     if isinstance(schema, bool):
         return
     if not isinstance(schema, dict):
-        raise LLMConfigError(f"JSON schema at {path}: expected an object or a boolean, got {type(schema).__name__}")
+        raise LLMConfigError(
+            f"JSON schema at {path}: expected an object or a boolean, got {type(schema).__name__}"
+        )
     unknown = sorted(set(schema) - SUPPORTED_KEYWORDS - ANNOTATION_KEYWORDS)
     if unknown:
         raise LLMConfigError(
@@ -216,14 +237,16 @@ def parse_json_output(text: str, schema: Any) -> Any:
     candidates = json_candidates(text)
     if not candidates:
         raise JSONOutputInvalid("the reply contains no parseable JSON value")
-    first_errors: list[str] | None = None
+    first_errors: list[str] = []  # the first candidate's (never empty: a valid candidate returns)
     for value in candidates:
         errors = validation_errors(value, schema)
         if not errors:
             return value
-        if first_errors is None:
+        if not first_errors:
             first_errors = errors
-    shown = "; ".join(first_errors[:5]) + (f"; and {len(first_errors) - 5} more" if len(first_errors) > 5 else "")
+    shown = "; ".join(first_errors[:5]) + (
+        f"; and {len(first_errors) - 5} more" if len(first_errors) > 5 else ""
+    )
     raise JSONOutputInvalid(f"the JSON does not match the schema: {shown}")
 
 

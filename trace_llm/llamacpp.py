@@ -69,7 +69,10 @@ def converter_schema(schema: Any) -> Any:
         return [converter_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: converter_schema(v) if k in ("items", "additionalProperties", "not") else v for k, v in schema.items()}
+    out = {
+        k: converter_schema(v) if k in ("items", "additionalProperties", "not") else v
+        for k, v in schema.items()
+    }
     if isinstance(out.get("properties"), dict):
         out["properties"] = {k: converter_schema(v) for k, v in out["properties"].items()}
     for key in ("anyOf", "oneOf", "allOf"):
@@ -86,8 +89,13 @@ def converter_schema(schema: Any) -> Any:
             alternatives.append(converter_schema(alt))
         return {"anyOf": alternatives}
     low, high = out.get("minimum"), out.get("maximum")
-    if types == "integer" and "enum" not in out and isinstance(low, int) and isinstance(high, int) \
-            and 0 <= high - low < MAX_ENUM_RANGE:
+    if (
+        types == "integer"
+        and "enum" not in out
+        and isinstance(low, int)
+        and isinstance(high, int)
+        and 0 <= high - low < MAX_ENUM_RANGE
+    ):
         out = {k: v for k, v in out.items() if k not in ("minimum", "maximum")}
         out["enum"] = list(range(low, high + 1))
     return out

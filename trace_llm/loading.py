@@ -11,11 +11,27 @@ from trace_llm.spec import DEFAULT_SPEC, parse_spec
 
 COMMON_OPTIONS = frozenset({"structured"})
 LLAMACPP_OPTIONS = frozenset({"threads", "context"}) | COMMON_OPTIONS
-HF_OPTIONS = frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"}) | COMMON_OPTIONS
-OPENAI_OPTIONS = frozenset(
-    {"concurrency", "timeout", "connect_timeout", "max_retries", "backoff", "api_key", "api_key_env",
-     "max_response_bytes", "max_error_rate", "error_window"}
-) | COMMON_OPTIONS
+HF_OPTIONS = (
+    frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"})
+    | COMMON_OPTIONS
+)
+OPENAI_OPTIONS = (
+    frozenset(
+        {
+            "concurrency",
+            "timeout",
+            "connect_timeout",
+            "max_retries",
+            "backoff",
+            "api_key",
+            "api_key_env",
+            "max_response_bytes",
+            "max_error_rate",
+            "error_window",
+        }
+    )
+    | COMMON_OPTIONS
+)
 
 
 def smollm2_runtime(asked: str = "") -> str:
@@ -50,7 +66,9 @@ def load_llm(
     if unknown:
         raise LLMConfigError(f"unknown LLM option(s) {unknown}; expected some of {sorted(known)}")
     wanted = OPENAI_OPTIONS if parsed.backend == "openai" else HF_OPTIONS
-    if parsed.backend == "llamacpp" or (parsed.backend == "smollm2" and smollm2_runtime(parsed.target) == "llamacpp"):
+    if parsed.backend == "llamacpp" or (
+        parsed.backend == "smollm2" and smollm2_runtime(parsed.target) == "llamacpp"
+    ):
         wanted = LLAMACPP_OPTIONS
     kwargs = {k: v for k, v in options.items() if v is not None and k in wanted}
     if parsed.backend == "openai":
@@ -68,4 +86,3 @@ def load_llm(
     from trace_llm.hf import HFLLM
 
     return HFLLM(parsed.target, settings, cache_path, spec=parsed.text, gguf_file=parsed.gguf_file, **kwargs)
-

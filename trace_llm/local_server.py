@@ -30,8 +30,12 @@ from trace_llm.errors import LLMConfigError, LLMConnectionError
 log = logging.getLogger(__name__)
 
 SERVE_MODULES = ("fastapi", "uvicorn", "openai", "typer")
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_UPDATE_CHECK": "1",
-               "HF_HUB_DISABLE_TELEMETRY": "1"}
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_UPDATE_CHECK": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,19 @@ def transformers_serve(
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
     cmd = [
-        sys.executable, "-m", "transformers.cli.transformers", "serve", model, "--host", "127.0.0.1",
-        "--port", str(port), "--device", chosen_device, "--dtype", str(chosen_dtype).removeprefix("torch."),
+        sys.executable,
+        "-m",
+        "transformers.cli.transformers",
+        "serve",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        chosen_device,
+        "--dtype",
+        str(chosen_dtype).removeprefix("torch."),
     ]
     out = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
     env = {**os.environ, **OFFLINE_ENV}
@@ -106,7 +121,9 @@ def transformers_serve(
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise LLMConnectionError(f"`transformers serve` not up at {base_url} after {startup_timeout:.0f}s", base_url)
+                raise LLMConnectionError(
+                    f"`transformers serve` not up at {base_url} after {startup_timeout:.0f}s", base_url
+                )
             time.sleep(0.5)
         log.info("transformers serve %s on %s (pid %d)", model, base_url, proc.pid)
         yield LocalServer(base_url, model, proc.pid, Path(log_path) if log_path else None)
@@ -117,7 +134,7 @@ def transformers_serve(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if out is not subprocess.DEVNULL:
+        if not isinstance(out, int):  # the log file (subprocess.DEVNULL is an int)
             out.close()
 
 
@@ -139,8 +156,21 @@ def llama_cpp_serve(
         raise LLMConfigError("llama-cpp-python's server needs llama-cpp-python[server] (docs/development.md)")
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}/v1"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", str(context), "--model_alias", model]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf_path),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(context),
+        "--model_alias",
+        model,
+    ]
     if threads is not None:
         cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
     out = open(log_path, "ab") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115 - closed below
@@ -149,14 +179,18 @@ def llama_cpp_serve(
         deadline = time.monotonic() + startup_timeout
         while True:
             if proc.poll() is not None:
-                raise LLMConnectionError(f"llama_cpp.server exited with code {proc.returncode} before answering", base_url)
+                raise LLMConnectionError(
+                    f"llama_cpp.server exited with code {proc.returncode} before answering", base_url
+                )
             try:
                 if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise LLMConnectionError(f"llama_cpp.server not up at {base_url} after {startup_timeout:.0f}s", base_url)
+                raise LLMConnectionError(
+                    f"llama_cpp.server not up at {base_url} after {startup_timeout:.0f}s", base_url
+                )
             time.sleep(0.5)
         yield LocalServer(base_url, model, proc.pid, Path(log_path) if log_path else None)
     finally:
@@ -166,5 +200,5 @@ def llama_cpp_serve(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if out is not subprocess.DEVNULL:
+        if not isinstance(out, int):  # the log file (subprocess.DEVNULL is an int)
             out.close()

@@ -41,21 +41,20 @@ batch whose every answer is already cached under one dialect needs no server at 
 from __future__ import annotations
 
 import asyncio
-import collections
-import concurrent.futures
-import contextlib
 import logging
 import os
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
-from trace_llm.errors import ErrorRateExceeded, LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
+from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
+from trace_llm.http_clients import ClientPool, run_sync
+from trace_llm.server_checks import DEFAULT_ERROR_WINDOW, DEFAULT_MAX_ERROR_RATE, ServerChecks
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import (
     DEFAULT_STRUCTURED,
@@ -79,51 +78,6 @@ MAX_BACKOFF_S = 30.0
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_TOKEN_COUNT = 10**12  # a usage figure beyond this is garbage, not tokens
 DEFAULT_MAX_RESPONSE_BYTES = 4 * 2**20  # one answer; 1,024 tokens of JSON-escaped text are ~10 KB
-DEFAULT_MAX_ERROR_RATE = 0.10  # share of failed attempts in the window that stops a run
-DEFAULT_ERROR_WINDOW = 100  # attempts the error rate is measured over
-PREFLIGHT_TIMEOUT_S = 60.0  # a preflight request waits at most this long (or the request deadline if shorter)
-INFO_TIMEOUT_S = 5.0  # each best-effort look at what a server says about itself
-CONNECTIONS_PER_CLIENT = 8  # connections per httpx client (ClientPool)
-
-
-def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to completion from sync code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # e.g. inside Gradio or Jupyter
-        return pool.submit(asyncio.run, coro).result()
-
-
-class ClientPool:
-    """`slots` request slots over httpx clients of at most CONNECTIONS_PER_CLIENT connections each, one slot lent
-    per request. httpx's connection pool scans every connection it holds on each request, so one client of 256
-    connections spends most of the client's CPU there (6.3 ms per request at 256 connections against 2.5 ms with
-    clients of 8, on the same server: benchmarks/reproduce.py throughput); small clients keep that cost flat."""
-
-    def __init__(self, slots: int, timeout: httpx.Timeout, headers: dict[str, str]):
-        n = -(-slots // CONNECTIONS_PER_CLIENT)
-        per = -(-slots // n)
-        limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-        self.clients = [httpx.AsyncClient(timeout=timeout, limits=limits, headers=headers) for _ in range(n)]
-        self._free: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
-        for i in range(slots):
-            self._free.put_nowait(self.clients[i % n])
-
-    async def __aenter__(self) -> ClientPool:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.gather(*(c.aclose() for c in self.clients), return_exceptions=True)
-
-    @contextlib.asynccontextmanager
-    async def lease(self):
-        client = await self._free.get()
-        try:
-            yield client
-        finally:
-            self._free.put_nowait(client)
 
 
 class DialectRefused(LLMError):
@@ -151,7 +105,7 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-class OpenAILLM(LLM):
+class OpenAILLM(ServerChecks, LLM):
     backend = "openai"
 
     def __init__(
@@ -174,7 +128,11 @@ class OpenAILLM(LLM):
         max_error_rate: float | None = DEFAULT_MAX_ERROR_RATE,
         error_window: int = DEFAULT_ERROR_WINDOW,
     ):
-        urls = [u.strip() for u in base_url.split(",")] if isinstance(base_url, str) else [str(u) for u in base_url]
+        urls = (
+            [u.strip() for u in base_url.split(",")]
+            if isinstance(base_url, str)
+            else [str(u) for u in base_url]
+        )
         for url in urls:
             if not url.startswith(("http://", "https://")):
                 raise LLMConfigError(f"base URL {url!r}: expected http://... or https://...")
@@ -205,8 +163,13 @@ class OpenAILLM(LLM):
         self._api_key = api_key
         self._api_key_env = api_key_env
         self._init_error_window(max_error_rate, error_window)
-        super().__init__(model, settings, cache_path, spec or f"openai:{','.join(self.base_urls)}#{model}",
-                         structured=structured)
+        super().__init__(
+            model,
+            settings,
+            cache_path,
+            spec or f"openai:{','.join(self.base_urls)}#{model}",
+            structured=structured,
+        )
 
     @property
     def server_key(self) -> str:
@@ -251,21 +214,34 @@ class OpenAILLM(LLM):
                 # reply that ends before max_tokens always parses, so this one was not constrained
                 refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
                 log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
-                self._count(requests=1, prompt_tokens=answers[-1].prompt_tokens,
-                            completion_tokens=answers[-1].completion_tokens)
+                self._count(
+                    requests=1,
+                    prompt_tokens=answers[-1].prompt_tokens,
+                    completion_tokens=answers[-1].completion_tokens,
+                )
                 continue
             SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
             fell_back = dialect == PROMPT
             if fell_back:
-                log.warning("%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
-                            "fallbacks", self.server_key, "; ".join(refusals))
+                log.warning(
+                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                    "fallbacks",
+                    self.server_key,
+                    "; ".join(refusals),
+                )
             else:
                 log.info("%s: structured outputs as %s", self.server_key, dialect)
             done = answers[-1]
-            self._count(requests=1, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
-                        **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}))
+            self._count(
+                requests=1,
+                prompt_tokens=done.prompt_tokens,
+                completion_tokens=done.completion_tokens,
+                **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}),
+            )
             return dialect, fell_back, done
-        raise LLMError(f"{self.server_key}: even the prompt dialect was refused")  # prompt sends no response_format
+        raise LLMError(
+            f"{self.server_key}: even the prompt dialect was refused"
+        )  # prompt sends no response_format
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
@@ -328,9 +304,13 @@ class OpenAILLM(LLM):
         try:
             run_sync(self._run_bodies(bodies, on_done))
         except DialectRefused as e:
-            raise LLMError(f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)") from e
+            raise LLMError(
+                f"{e}; the server refused response_format {dialect} (pass --structured auto or prompt)"
+            ) from e
 
-    async def _run_bodies(self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]) -> None:
+    async def _run_bodies(
+        self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]
+    ) -> None:
         slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
         async with ClientPool(slots, self.timeout, self._headers()) as pool:
 
@@ -388,7 +368,9 @@ class OpenAILLM(LLM):
                 delay = min(MAX_BACKOFF_S, self.backoff * 2**attempt) * (1.0 + 0.1 * random.random())
                 if wait is not None:  # the server's Retry-After, within the request's own deadline
                     delay = max(delay, min(wait, MAX_BACKOFF_S, self.deadline))
-                log.debug("%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay)
+                log.debug(
+                    "%s: %s; retry %d/%d in %.2fs", url, last_error, attempt + 1, self.max_retries, delay
+                )
                 await self.sleep(delay)
         where = ", ".join(self.urls)
         raise LLMConnectionError(
@@ -409,14 +391,23 @@ class OpenAILLM(LLM):
                         break
                     chunks.append(chunk)
                 else:
-                    headers = [(k, v) for k, v in response.headers.items()
-                               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
-                    return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks),
-                                          request=response.request)
+                    headers = [
+                        (k, v)
+                        for k, v in response.headers.items()
+                        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+                    ]
+                    return httpx.Response(
+                        response.status_code,
+                        headers=headers,
+                        content=b"".join(chunks),
+                        request=response.request,
+                    )
         raise LLMOutputError(
             f"{url}: the answer passed {self.max_response_bytes:,} bytes (model {self.model!r}); refused unread "
             "(raise the limit with --llm-max-response-bytes if such answers are expected)",
-            raw="", error=f"answer over {self.max_response_bytes} bytes", attempts=1,
+            raw="",
+            error=f"answer over {self.max_response_bytes} bytes",
+            attempts=1,
         )
 
     def _parse(self, response: httpx.Response) -> Completion:
@@ -437,7 +428,9 @@ class OpenAILLM(LLM):
             raise LLMOutputError(
                 f"{self.url}: the completion's message.content is {type(content).__name__}, expected a string "
                 f"(model {self.model!r}): {raw[:300]}",
-                raw=raw, error=f"message.content is {type(content).__name__}, not a string", attempts=1,
+                raw=raw,
+                error=f"message.content is {type(content).__name__}, not a string",
+                attempts=1,
             )
         finish = choice.get("finish_reason")
         return Completion(
@@ -460,99 +453,3 @@ class OpenAILLM(LLM):
                 f"below {MAX_TOKEN_COUNT:,} (model {self.model!r})"
             )
         return value
-
-    # ---- the error-rate abort ---------------------------------------------------------------------------
-    def _init_error_window(self, max_error_rate: float | None, error_window: int) -> None:
-        if max_error_rate is not None and (
-            isinstance(max_error_rate, bool) or not isinstance(max_error_rate, (int, float))
-            or not 0.0 <= max_error_rate <= 1.0
-        ):
-            raise LLMConfigError(f"max_error_rate={max_error_rate!r}: expected a share in [0, 1] (1 or None: no abort)")
-        if isinstance(error_window, bool) or not isinstance(error_window, int) or error_window < 1:
-            raise LLMConfigError(f"error_window={error_window!r}: expected a positive number of attempts")
-        self.max_error_rate = None if max_error_rate is None else float(max_error_rate)
-        self.error_window = error_window
-        self._attempts: collections.deque[tuple[int, str | None]] = collections.deque(maxlen=error_window)
-
-    def _note_attempt(self, server: int, error: str | None, counted: bool = True) -> None:
-        """Record one attempt's outcome (error None: answered); raise ErrorRateExceeded past the limit."""
-        if not counted or self.max_error_rate is None:
-            return
-        self._attempts.append((server, error))
-        if len(self._attempts) < self.error_window:
-            return
-        failures = [(i, e) for i, e in self._attempts if e is not None]
-        if len(failures) <= self.max_error_rate * self.error_window:
-            return
-        per_server = collections.Counter(i for i, _ in failures)
-        where = "; ".join(f"{self.urls[i]}: {n} failed" for i, n in sorted(per_server.items()))
-        raise ErrorRateExceeded(
-            f"stopping: {len(failures)} of the last {self.error_window} attempts failed "
-            f"({len(failures) / self.error_window:.0%}, the limit is {self.max_error_rate:.0%}) for model "
-            f"{self.model!r} ({where}; last error: {failures[-1][1]}). Answers received so far are cached: fix or "
-            "replace the server and rerun the same command to resume"
-        )
-
-    # ---- preflight and what the servers say about themselves --------------------------------------------
-    def preflight(self) -> list[dict[str, Any]]:
-        """Send one one-token request to every server before a run; LLMConnectionError names the first server
-        that does not answer it. Returns, per server, what it reports about itself (`server_info`)."""
-        messages = [{"role": "user", "content": "Reply with the word: ready"}]
-        body = self._body(messages, self.settings.replace(max_new_tokens=1))
-        timeout = httpx.Timeout(min(self.deadline, PREFLIGHT_TIMEOUT_S), connect=self.timeout.connect)
-        report = []
-        with httpx.Client(timeout=timeout, headers=self._headers()) as client:
-            for base, url in zip(self.base_urls, self.urls, strict=True):
-                try:
-                    response = client.post(url, json=body)
-                except httpx.TransportError as e:
-                    raise LLMConnectionError(
-                        f"preflight: {url} did not answer ({type(e).__name__}: {e}); is the server running and is "
-                        "the URL in 'openai:BASE_URL#MODEL' right?", url=url,
-                    ) from None
-                if response.status_code != 200:
-                    raise LLMConnectionError(
-                        f"preflight: {url} answered HTTP {response.status_code} for model {self.model!r}: "
-                        f"{response.text[:300]}", url=url,
-                    )
-                self._parse(response)  # the answer must be a chat completion
-                report.append({"url": base, **server_info(client, base, response)})
-        return report
-
-
-def server_info(client: httpx.Client, base_url: str, response: httpx.Response | None = None) -> dict[str, Any]:
-    """What an OpenAI-compatible server says about itself, best effort (nothing here ever fails a run): the
-    models it serves and their `owned_by` (`GET /models`; "vllm" on vLLM), its version (vLLM's `GET /version`),
-    its `server` header and the `system_fingerprint` of a completion."""
-    info: dict[str, Any] = {}
-    if response is not None:
-        if response.headers.get("server"):
-            info["server_header"] = response.headers["server"]
-        try:
-            fingerprint = response.json().get("system_fingerprint")
-        except (ValueError, AttributeError):
-            fingerprint = None
-        if isinstance(fingerprint, str):
-            info["system_fingerprint"] = fingerprint
-    root = base_url.removesuffix("/v1")
-    for key, url in (("models", f"{base_url}/models"), ("version", f"{root}/version")):
-        try:
-            answer = client.get(url, timeout=INFO_TIMEOUT_S)
-            data = answer.json() if answer.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            continue
-        if key == "models" and isinstance(data, dict) and isinstance(data.get("data"), list):
-            entries = [m for m in data["data"] if isinstance(m, dict)]
-            info["models"] = [str(m.get("id")) for m in entries][:20]
-            owners = sorted({str(m["owned_by"]) for m in entries if m.get("owned_by")})
-            if owners:
-                info["owned_by"] = owners
-        elif key == "version" and isinstance(data, dict) and isinstance(data.get("version"), str):
-            info["version"] = data["version"]
-    engine = next((o for o in info.get("owned_by", ()) if o.lower() in ("vllm", "sglang", "tgi", "llamacpp")), None)
-    if engine is None and "version" in info:
-        engine = "vllm"  # GET /version answering {"version": ...} is vLLM's
-    if engine is not None:
-        info["engine"] = engine
-    return info
-

@@ -105,8 +105,8 @@ def parse_prompt(text: str, *, name: str) -> Prompt:
     sections: dict[str, str] = {}
     for i, m in enumerate(matches):
         if m.group(1) in sections:
-            line = text.count("\n", 0, m.start()) + 1
-            raise PromptFileError(f"prompt {name}, line {line}: section {m.group(1)!r} defined twice")
+            line_no = text.count("\n", 0, m.start()) + 1
+            raise PromptFileError(f"prompt {name}, line {line_no}: section {m.group(1)!r} defined twice")
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         sections[m.group(1)] = text[m.end() : end].strip("\n")
     for section, body in sections.items():

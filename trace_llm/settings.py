@@ -34,7 +34,9 @@ class DecodingSettings:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise LLMConfigError(f"decoding setting {name}={value!r}: expected an integer")
         if not 0.0 <= self.temperature <= 5.0:
-            raise LLMConfigError(f"temperature={self.temperature!r}: expected 0 <= temperature <= 5 (0 = greedy)")
+            raise LLMConfigError(
+                f"temperature={self.temperature!r}: expected 0 <= temperature <= 5 (0 = greedy)"
+            )
         if not 0.0 < self.top_p <= 1.0:
             raise LLMConfigError(f"top_p={self.top_p!r}: expected 0 < top_p <= 1")
         if self.max_new_tokens < 1:

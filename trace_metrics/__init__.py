@@ -14,9 +14,18 @@ from pathlib import Path
 __all__ = ["MODULES", "evaluate_run", "module_path"]
 
 MODULES: tuple[str, ...] = (
-    "accuracy", "grounding", "text", "practical", "recovery", "trace_suite", "entailment", "llm_judge", "human", "core",
+    "accuracy",
+    "grounding",
+    "text",
+    "practical",
+    "recovery",
+    "trace_suite",
+    "entailment",
+    "llm_judge",
+    "human",
+    "core",
     "collab_rec",
-)  # fmt: skip
+)
 
 
 def module_path(name: str) -> str:

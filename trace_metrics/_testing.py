@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 _BLOCK_RE = re.compile(r"```python\n(.*?)```", re.DOTALL)
-MODULES = Path(__file__).resolve().parent  # each evaluate module is a folder here: module, README.md (the card)
+MODULES = (
+    Path(__file__).resolve().parent
+)  # each evaluate module is a folder here: module, README.md (the card)
 
 
 def card_examples(readme: str | os.PathLike) -> list[str]:

@@ -32,28 +32,42 @@ def register(subparsers) -> None:
     p.add_argument(
         "--predictions", required=True, type=Path, help="predictions JSONL (one row per system turn)"
     )
-    p.add_argument("--split", default="test", choices=(*SPLITS, ALL_SPLITS),
-                   help="split the predictions cover (default test; 'all': every split, the full-corpus headline)")
+    p.add_argument(
+        "--split",
+        default="test",
+        choices=(*SPLITS, ALL_SPLITS),
+        help="split the predictions cover (default test; 'all': every split, the full-corpus headline)",
+    )
     p.add_argument("--pool", default="closed", choices=POOLS, help="candidate pool the rankings come from")
     p.add_argument("--out", required=True, type=Path, help="results JSON to write")
     p.add_argument("--nli", metavar="MODEL", help="NLI model id or folder: adds entailment and cgs_ent")
+    p.add_argument("--judge", metavar="LLM_SPEC", help="LLM spec (trace_llm): adds the five judge scales")
     p.add_argument(
-        "--judge", metavar="LLM_SPEC", help="LLM spec (trace_llm): adds the five judge scales"
+        "--core",
+        metavar="LLM_SPEC",
+        help="also run CoRE (12 factors + debate) with this LLM; per-dialogue outputs in <out>.core/ (docs/core.md)",
     )
-    p.add_argument("--core", metavar="LLM_SPEC",
-                   help="also run CoRE (12 factors + debate) with this LLM; per-dialogue outputs in <out>.core/ (docs/core.md)")  # fmt: skip
-    p.add_argument("--compare", metavar="OTHER_PREDICTIONS", type=Path,
-                   help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests")  # fmt: skip
+    p.add_argument(
+        "--compare",
+        metavar="OTHER_PREDICTIONS",
+        type=Path,
+        help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests",
+    )
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
     for name in SUITE_OPTIONS:  # the metric options, from their declarations (trace_metrics.specs.OPTIONS)
         add_option(p, OPTIONS[name])
     p.add_argument(
-        "--n-boot", type=number_in(int, 1), default=10_000, help="bootstrap resamples for --compare (default 10000)"
+        "--n-boot",
+        type=number_in(int, 1),
+        default=10_000,
+        help="bootstrap resamples for --compare (default 10000)",
     )
     p.add_argument("--seed", type=number_in(int, 0), default=42, help="bootstrap seed (default 42)")
     from trace_llm.cli import add_llm_backend_options
 
-    add_llm_backend_options(p.add_argument_group("LLM judge and CoRE (--judge, --core): cache and server options"))
+    add_llm_backend_options(
+        p.add_argument_group("LLM judge and CoRE (--judge, --core): cache and server options")
+    )
     p.set_defaults(func=run)
 
 
@@ -63,15 +77,28 @@ def add_option(parser: argparse.ArgumentParser, option: Option) -> None:
     default = option.default
     if option.type is bool:
         flag = option.flag if not default else "--no-" + option.flag[2:]
-        parser.add_argument(flag, dest=option.name, action="store_false" if default else "store_true",
-                            help=f"{option.help} (default {'on' if default else 'off'})")
+        parser.add_argument(
+            flag,
+            dest=option.name,
+            action="store_false" if default else "store_true",
+            help=f"{option.help} (default {'on' if default else 'off'})",
+        )
         return
     kind: Any = option.type
     if option.type in (int, float):
-        kind = number_in(option.type, -math.inf if option.low is None else option.low,
-                         math.inf if option.high is None else option.high, low_open=option.low_open)
-    parser.add_argument(option.flag, type=kind, default=default, choices=option.choices or None,
-                        help=f"{option.help} (default {default})")
+        kind = number_in(
+            option.type,
+            -math.inf if option.low is None else option.low,
+            math.inf if option.high is None else option.high,
+            low_open=option.low_open,
+        )
+    parser.add_argument(
+        option.flag,
+        type=kind,
+        default=default,
+        choices=option.choices or None,
+        help=f"{option.help} (default {default})",
+    )
 
 
 def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
                 "b": {"file": args.compare.name, "sha256": sha256_file(args.compare)},
                 "n_boot": args.n_boot,
                 "seed": args.seed,
-                "metrics": compare(per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed,
-                                   cd_gate=args.cd_gate),
+                "metrics": compare(
+                    per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed, cd_gate=args.cd_gate
+                ),
             }
     finally:
         if judge is not None:
@@ -140,8 +168,9 @@ def run(args: argparse.Namespace) -> int:
     if args.core:  # CoRE (docs/core.md): resumable per-dialogue outputs beside --out
         from trace_metrics.core.cli import core_out_dir, run_for_evaluate
 
-        result["core"] = run_for_evaluate(args.data, args.predictions, args.split, args.core, core_out_dir(args.out),
-                                          **_llm_loading(args))
+        result["core"] = run_for_evaluate(
+            args.data, args.predictions, args.split, args.core, core_out_dir(args.out), **_llm_loading(args)
+        )
     write_json(args.out, result)
     with atomic_open(per_item_path(args.out), "w") as f:
         json.dump(per_item, f, ensure_ascii=False, separators=(",", ":"))
@@ -173,7 +202,9 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
     for group, items in a.items():
         other = b[group]
         if items["dialogue_id"] != other["dialogue_id"] or items.get("turn_id") != other.get("turn_id"):
-            raise UsageError(f"--compare: the two runs' {group} do not line up; were they scored on the same split?")
+            raise UsageError(
+                f"--compare: the two runs' {group} do not line up; were they scored on the same split?"
+            )
         for metric, xs in items.items():
             if metric in ("dialogue_id", "turn_id") or metric not in other:
                 continue
@@ -224,9 +255,19 @@ def compare(a: dict, b: dict, n_boot: int = 10_000, seed: int = 42, cd_gate: flo
                 continue
             mean_a, mean_b = intervals.point_value(ta, m), intervals.point_value(tb, m)
             parts = intervals.COMPOSITES[m]
-            out[m] = {"mean_a": mean_a, "mean_b": mean_b, "delta": None if mean_a is None or mean_b is None else mean_a - mean_b, "ci_low": ci[0], "ci_high": ci[1],
-                      "significant": bool(ci[0] > 0 or ci[1] < 0), "n": int(ta.counts[parts[0]].sum()),
-                      "n_clusters": ta.n_dialogues, "ttest_t": None, "ttest_p": None, "ttest_n_dialogues": None}  # fmt: skip
+            out[m] = {
+                "mean_a": mean_a,
+                "mean_b": mean_b,
+                "delta": None if mean_a is None or mean_b is None else mean_a - mean_b,
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "significant": bool(ci[0] > 0 or ci[1] < 0),
+                "n": int(ta.counts[parts[0]].sum()),
+                "n_clusters": ta.n_dialogues,
+                "ttest_t": None,
+                "ttest_p": None,
+                "ttest_n_dialogues": None,
+            }
     return out
 
 
@@ -240,8 +281,6 @@ def _fmt(x: Any, digits: int = 4) -> str:
     if isinstance(x, float):
         return f"{x:.{digits}f}"
     return str(x)
-
-
 
 
 def format_table(result: dict) -> str:
@@ -284,8 +323,17 @@ def format_comparison(comparison: dict) -> str:
     for m, c in comparison["metrics"].items():
         sig = "*" if c["significant"] else ""
         ci = "no variance" if c["ci_low"] is None else f"[{c['ci_low']:+.4f}, {c['ci_high']:+.4f}]"
-        rows.append([m, _fmt(c["mean_a"]), _fmt(c["mean_b"]), f"{c['delta']:+.4f}{sig}", ci, _fmt(c["ttest_p"]),
-                     str(c["n"])])  # fmt: skip
+        rows.append(
+            [
+                m,
+                _fmt(c["mean_a"]),
+                _fmt(c["mean_b"]),
+                f"{c['delta']:+.4f}{sig}",
+                ci,
+                _fmt(c["ttest_p"]),
+                str(c["n"]),
+            ]
+        )
     title = (
         f"A = {comparison['a']['file']}, B = {comparison['b']['file']}: delta = mean(A) - mean(B), 95% CI by paired "
         f"cluster bootstrap over dialogues (n_boot={comparison['n_boot']}, seed={comparison['seed']}; * = CI excludes 0), "

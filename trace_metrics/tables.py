@@ -13,9 +13,25 @@ from typing import Any, NamedTuple
 
 from trace_bench.tables import csv_text, markdown_table, text_table
 
-__all__ = ["DECIMALS", "OPEN_PREFIX", "TABLE5", "TABLE6", "TABLE9", "VIEWS", "Column", "csv_fields",
-           "csv_header", "csv_text", "format_cell", "format_value", "half_width", "header", "heading",
-           "markdown_table", "text_table"]
+__all__ = [
+    "DECIMALS",
+    "OPEN_PREFIX",
+    "TABLE5",
+    "TABLE6",
+    "TABLE9",
+    "VIEWS",
+    "Column",
+    "csv_fields",
+    "csv_header",
+    "csv_text",
+    "format_cell",
+    "format_value",
+    "half_width",
+    "header",
+    "heading",
+    "markdown_table",
+    "text_table",
+]
 
 DECIMALS = 3  # every metric cell of the leaderboard, whatever its range (T2R included)
 
@@ -86,8 +102,13 @@ def half_width(ci: Sequence[float]) -> float:
     return (ci[1] - ci[0]) / 2
 
 
-def format_cell(value: Any, ci: Sequence[float] | None = None, tied: bool | None = None, digits: int = DECIMALS,
-                missing: str = "-") -> str:
+def format_cell(
+    value: Any,
+    ci: Sequence[float] | None = None,
+    tied: bool | None = None,
+    digits: int = DECIMALS,
+    missing: str = "-",
+) -> str:
     """'0.533 ±0.012*': the value, half the width of its 95% interval, and * when the row is the best of the
     column or not significantly different from it; `missing` when there is no value."""
     if value is None:
@@ -104,8 +125,9 @@ def csv_header(columns: Sequence[Column], marks: bool = True) -> list[str]:
     return [f"{c.metric}{s}" for c in columns for s in suffixes]
 
 
-def csv_fields(value: Any, ci: Sequence[float] | None = None, tied: bool | None = None,
-               marks: bool = True) -> list[Any]:
+def csv_fields(
+    value: Any, ci: Sequence[float] | None = None, tied: bool | None = None, marks: bool = True
+) -> list[Any]:
     """The CSV fields of one cell (`csv_header`'s order): the value and bounds as stored (None: empty) and
     tied_best as 1 / 0 / empty."""
     fields = [value, *(ci if ci else (None, None))]

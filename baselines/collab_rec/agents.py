@@ -54,16 +54,37 @@ def agent_schema(catalogue: Sequence[str] | None = None) -> dict[str, Any]:
         return AGENT_SCHEMA
     names = list(dict.fromkeys(catalogue))
     items = {"type": "string", "enum": names}
-    props = {**AGENT_SCHEMA["properties"], "candidates": {"type": "array", "items": items, "minItems": 1,
-                                                          "maxItems": len(names)}}
+    props = {
+        **AGENT_SCHEMA["properties"],
+        "candidates": {"type": "array", "items": items, "minItems": 1, "maxItems": len(names)},
+    }
     return {**AGENT_SCHEMA, "properties": props}
 
 
 # App. D.3 writes the counts in words ("Keep at least seven (>= 7)", "Pick the ten highest-scoring cities").
 NUMBER_WORDS: tuple[str, ...] = (
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
-)  # fmt: skip
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+)
 
 
 def number_word(n: int) -> str:
@@ -170,8 +191,13 @@ def _json(values: Sequence[str]) -> str:
 class AgentCaller:
     """Builds App. D's prompts for (task, agent, moderator state) and asks the LLM, one batch per round."""
 
-    def __init__(self, llm: LLM, config: ModeratorConfig | None = None, max_repairs: int | None = None,
-                 catalogue_enum: bool = True):
+    def __init__(
+        self,
+        llm: LLM,
+        config: ModeratorConfig | None = None,
+        max_repairs: int | None = None,
+        catalogue_enum: bool = True,
+    ):
         self.llm = llm
         self.catalogue_enum = catalogue_enum
         self.config = config or ModeratorConfig()
@@ -247,20 +273,31 @@ class AgentCaller:
             t = moderator.round + 1
             previous = moderator.previous.get(agent) or []
             negotiation = self._section(
-                "negotiation", task.domain, **common, round=t,
+                "negotiation",
+                task.domain,
+                **common,
+                round=t,
                 feedback=self.feedback_text(task, moderator.feedback_facts(agent), role),
-                previous=_json(previous), offer=_json(moderator.offer),
-                additional=_json(moderator.additional_candidates()), rejected=_json(sorted(moderator.rejected)),
+                previous=_json(previous),
+                offer=_json(moderator.offer),
+                additional=_json(moderator.additional_candidates()),
+                rejected=_json(sorted(moderator.rejected)),
                 filter_type="preferences for " + (", ".join(role) or "the query"),
                 filter_context=json.dumps(role, ensure_ascii=False),
-            )  # fmt: skip
+            )
             ack = self._section("ack:later", task.domain, **common, round=t)
         return self._section(
-            "base", task.domain, **common, agent=agent, filters=json.dumps(shown, ensure_ascii=False),
+            "base",
+            task.domain,
+            **common,
+            agent=agent,
+            filters=json.dumps(shown, ensure_ascii=False),
             catalogue=task.shown_catalogue(),
             catalogue_note=self._section(f"catalogue_note:{task.domain}", task.domain),
-            role=self._section(f"role:{agent}", task.domain, **common), negotiation=negotiation, acknowledge=ack,
-        )  # fmt: skip
+            role=self._section(f"role:{agent}", task.domain, **common),
+            negotiation=negotiation,
+            acknowledge=ack,
+        )
 
     def sasi_prompt(self, task: Task) -> str:
         filters = task.filters
@@ -268,9 +305,13 @@ class AgentCaller:
             keys = dict(self.settings.agents)["sustainability"]
             filters = {k: v for k, v in filters.items() if k in keys}
         return self._section(
-            "sasi", task.domain, **self._common(task), filters=json.dumps(filters, ensure_ascii=False),
-            catalogue=task.shown_catalogue(), catalogue_note=self._section(f"catalogue_note:{task.domain}", task.domain),
-        )  # fmt: skip
+            "sasi",
+            task.domain,
+            **self._common(task),
+            filters=json.dumps(filters, ensure_ascii=False),
+            catalogue=task.shown_catalogue(),
+            catalogue_note=self._section(f"catalogue_note:{task.domain}", task.domain),
+        )
 
     # -- asking ------------------------------------------------------------------------------------
     def ask(self, prompts: Sequence[str], catalogues: Sequence[Sequence[str]] | None = None) -> list[Reply]:
@@ -287,8 +328,9 @@ class AgentCaller:
             groups.setdefault(key, []).append(i)
         answers: list[Any] = [None] * len(convs)
         for catalogue, idx in groups.items():
-            got = self.llm.generate_json_batch([convs[i] for i in idx], agent_schema(catalogue),
-                                               max_repairs=self.max_repairs)
+            got = self.llm.generate_json_batch(
+                [convs[i] for i in idx], agent_schema(catalogue), max_repairs=self.max_repairs
+            )
             for i, answer in zip(idx, got, strict=True):
                 answers[i] = answer
         self.calls += len(convs)
@@ -310,5 +352,7 @@ class AgentCaller:
 
     def propose(self, requests: Sequence[tuple[Task, str, Moderator]]) -> list[Reply]:
         """The agents' replies for (task, agent, moderator) requests of one round."""
-        return self.ask([self.agent_prompt(task, agent, mod) for task, agent, mod in requests],
-                        [task.catalogue for task, _, _ in requests])
+        return self.ask(
+            [self.agent_prompt(task, agent, mod) for task, agent, mod in requests],
+            [task.catalogue for task, _, _ in requests],
+        )

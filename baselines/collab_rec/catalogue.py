@@ -32,9 +32,19 @@ from typing import Any
 from trace_dataset.io import TraceDataError, sha256_file
 
 KB_COLUMNS: tuple[str, ...] = (
-    "city", "country", "budget", "walkability", "aqi", "popularity", "low_season", "medium_season",
-    "high_season", "interest_type", "interest_title", "interest_text",
-)  # fmt: skip
+    "city",
+    "country",
+    "budget",
+    "walkability",
+    "aqi",
+    "popularity",
+    "low_season",
+    "medium_season",
+    "high_season",
+    "interest_type",
+    "interest_title",
+    "interest_text",
+)
 CITY_ATTRIBUTES: tuple[str, ...] = ("country", "budget", "walkability", "aqi", "popularity")
 SEASONS: tuple[str, ...] = ("low", "medium", "high")
 QUERY_COLUMNS: tuple[str, ...] = ("config_id", "config", "city", "query_v")
@@ -43,9 +53,13 @@ LEVELS: tuple[str, ...] = ("low", "medium", "high")
 INTERESTS_FILE = Path(__file__).with_name("interests.json")
 # filter name -> allowed values (lower case); interests come from interests.json, aqi from the KB
 FILTER_VALUES: dict[str, tuple[str, ...]] = {
-    "popularity": LEVELS, "budget": LEVELS, "seasonality": SEASONS, "month": tuple(m.lower() for m in MONTHS),
-    "walkability": ("great", "okay", "bad"), "aqi": ("great", "good", "moderate", "unhealthy for some", "unhealthy"),
-}  # fmt: skip
+    "popularity": LEVELS,
+    "budget": LEVELS,
+    "seasonality": SEASONS,
+    "month": tuple(m.lower() for m in MONTHS),
+    "walkability": ("great", "okay", "bad"),
+    "aqi": ("great", "good", "moderate", "unhealthy for some", "unhealthy"),
+}
 NO_VALUE = "not specified"
 
 
@@ -92,10 +106,12 @@ def interests_lexicon() -> tuple[dict[str, tuple[frozenset[str], re.Pattern[str]
     raw = INTERESTS_FILE.read_bytes()
     data = json.loads(raw)
     lexicon = {
-        name: (frozenset(entry.get("interest_types", ())),
-               re.compile(entry["pattern"]) if entry.get("pattern") else None)
+        name: (
+            frozenset(entry.get("interest_types", ())),
+            re.compile(entry["pattern"]) if entry.get("pattern") else None,
+        )
         for name, entry in data["categories"].items()
-    }  # fmt: skip
+    }
     return lexicon, int(data.get("min_pois", 1)), hashlib.sha256(raw).hexdigest()
 
 
@@ -107,9 +123,13 @@ def _csv_records(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, di
         try:
             yield from _records(reader, path, columns)
         except UnicodeDecodeError:
-            raise TraceDataError("not UTF-8 text; save the CSV as UTF-8", path=path, line=_first_bad_line(path)) from None
+            raise TraceDataError(
+                "not UTF-8 text; save the CSV as UTF-8", path=path, line=_first_bad_line(path)
+            ) from None
         except csv.Error as e:
-            raise TraceDataError(f"not a readable CSV record ({e})", path=path, line=reader.line_num) from None
+            raise TraceDataError(
+                f"not a readable CSV record ({e})", path=path, line=reader.line_num
+            ) from None
 
 
 def _first_bad_line(path: Path) -> int | None:
@@ -213,10 +233,14 @@ def _load_city_kb(resolved: str, mtime_ns: int, size: int) -> CityKB:
     if not attrs:
         raise TraceDataError("no city rows", path=path)
     cities = {
-        name: City(name=name, **a, n_pois=counts[name][""],
-                   interests=frozenset(c for c, n in counts[name].items() if c and n >= min_pois))
+        name: City(
+            name=name,
+            **a,
+            n_pois=counts[name][""],
+            interests=frozenset(c for c, n in counts[name].items() if c and n >= min_pois),
+        )
         for name, a in attrs.items()
-    }  # fmt: skip
+    }
     return CityKB(cities, str(path), sha256_file(path), lexicon_sha)
 
 

@@ -103,8 +103,10 @@ class ModeratorConfig:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if self.stopping == "eq13" and self.t_min > self.t_max:
-            raise ValueError(f"t_min ({self.t_min}) must not exceed t_max ({self.t_max}): Eq. 13 could never stop "
-                             "a negotiation early")
+            raise ValueError(
+                f"t_min ({self.t_min}) must not exceed t_max ({self.t_max}): Eq. 13 could never stop "
+                "a negotiation early"
+            )
 
     @property
     def tau(self) -> int:
@@ -115,12 +117,21 @@ class ModeratorConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "k": self.k, "rejection": self.rejection, "tau": self.tau, "lambda_r": self.lambda_r,
-            "lambda_d": self.lambda_d, "lambda_h": self.lambda_h, "k_reject": self.k_reject, "t_min": self.t_min,
-            "patience": self.patience, "eps": self.eps, "t_max": self.t_max, "stopping": self.stopping,
+            "k": self.k,
+            "rejection": self.rejection,
+            "tau": self.tau,
+            "lambda_r": self.lambda_r,
+            "lambda_d": self.lambda_d,
+            "lambda_h": self.lambda_h,
+            "k_reject": self.k_reject,
+            "t_min": self.t_min,
+            "patience": self.patience,
+            "eps": self.eps,
+            "t_max": self.t_max,
+            "stopping": self.stopping,
             "code_behaviours": sorted(self.code_behaviours),
             "eq10": "code" if self.code("mu2_is_mu1") else "printed",
-        }  # fmt: skip
+        }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -208,7 +219,9 @@ def reliability(
     mu1 = float(len(current) if mu1 is None else mu1)
     penalties = new_item_penalties(previous, current, previous_offer, mu1)
     mu2 = mu1 if mu2_is_mu1 or not penalties else sum(penalties) / len(penalties)
-    return max(0.0, 1.0 - rank_deviation(previous, current, previous_offer, mu1) / (len(previous) * (mu1 + mu2)))
+    return max(
+        0.0, 1.0 - rank_deviation(previous, current, previous_offer, mu1) / (len(previous) * (mu1 + mu2))
+    )
 
 
 def agent_weight(r: float, d: float, h: float, config: ModeratorConfig) -> float:
@@ -296,11 +309,19 @@ class AgentRound:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "agent": self.agent, "answered": self.answered, "listed": self.listed, "grounded": self.grounded,
-            "invalid": self.invalid, "duplicates": self.duplicates, "overflow": self.overflow,
-            "omitted": self.omitted, "success": self.success, "reliability": self.reliability,
-            "hallucination": self.hallucination, "weight": self.weight,
-        }  # fmt: skip
+            "agent": self.agent,
+            "answered": self.answered,
+            "listed": self.listed,
+            "grounded": self.grounded,
+            "invalid": self.invalid,
+            "duplicates": self.duplicates,
+            "overflow": self.overflow,
+            "omitted": self.omitted,
+            "success": self.success,
+            "reliability": self.reliability,
+            "hallucination": self.hallucination,
+            "weight": self.weight,
+        }
 
 
 @dataclass
@@ -315,10 +336,14 @@ class RoundRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "round": self.round, "offer": self.offer, "success": self.success,
-            "newly_rejected": self.newly_rejected, "rejected": self.rejected, "scores": self.scores,
+            "round": self.round,
+            "offer": self.offer,
+            "success": self.success,
+            "newly_rejected": self.newly_rejected,
+            "rejected": self.rejected,
+            "scores": self.scores,
             "agents": [a.to_dict() for a in self.agents.values()],
-        }  # fmt: skip
+        }
 
 
 class Moderator:
@@ -391,16 +416,32 @@ class Moderator:
             role = self.filters if code("success_all_filters") else self.role_filters.get(agent, self.filters)
             r = filter_success(grounded, role, self.satisfies)
             d = reliability(
-                self.previous.get(agent), grounded, previous_offer, mu1=cfg.k if code("mu1_is_k") else None,
+                self.previous.get(agent),
+                grounded,
+                previous_offer,
+                mu1=cfg.k if code("mu1_is_k") else None,
                 mu2_is_mu1=code("mu2_is_mu1"),
             )
             w = agent_weight(r, d, h, cfg)
             _, duplicates, overflow = clipped[agent]
             records[agent] = AgentRound(
-                agent, True, list(items), grounded,
-                {c: ("out_of_catalogue" if c not in self._known else "rejected") for c in items if not self.feasible(c)},
-                duplicates, overflow, [c for c in previous_offer if c not in items], r, d, h, w,
-            )  # fmt: skip
+                agent,
+                True,
+                list(items),
+                grounded,
+                {
+                    c: ("out_of_catalogue" if c not in self._known else "rejected")
+                    for c in items
+                    if not self.feasible(c)
+                },
+                duplicates,
+                overflow,
+                [c for c in previous_offer if c not in items],
+                r,
+                d,
+                h,
+                w,
+            )
             if not (code("skip_nonpositive_weight") and w <= 0):
                 scored[agent], weights[agent] = grounded, w
 
@@ -449,10 +490,15 @@ class Moderator:
         if rec is None or not rec.answered:
             return {"answered": False, "k": self.config.k, "k_reject": self.config.k_reject}
         return {
-            "answered": True, "k": self.config.k, "k_reject": self.config.k_reject,
-            "kept": sum(1 for c in rec.listed if c in offer_before), "had_offer": bool(offer_before),
-            "replaced": len(rec.omitted), "in_offer": sum(1 for c in rec.grounded if c in last.offer),
+            "answered": True,
+            "k": self.config.k,
+            "k_reject": self.config.k_reject,
+            "kept": sum(1 for c in rec.listed if c in offer_before),
+            "had_offer": bool(offer_before),
+            "replaced": len(rec.omitted),
+            "in_offer": sum(1 for c in rec.grounded if c in last.offer),
             "out_of_catalogue": [c for c, why in rec.invalid.items() if why == "out_of_catalogue"],
             "rejected": [c for c, why in rec.invalid.items() if why == "rejected"],
-            "success": rec.success, "listed": len(rec.listed),
-        }  # fmt: skip
+            "success": rec.success,
+            "listed": len(rec.listed),
+        }

@@ -176,9 +176,14 @@ def trace_task(
     vocab.setdefault("items_title", vocab["items_short"].title())
     vocab["items"] = f"{vocab['items_short']} in {inp['city']}"
     task = Task(
-        id=f"{inp['dialogue_id']}/{inp['turn_id']}", text=inp["query"] or "(no request yet)", filters=filters,
-        catalogue=tuple(labels[pid] for pid in ids), satisfies=satisfies, domain="trace", vocabulary=vocab,
+        id=f"{inp['dialogue_id']}/{inp['turn_id']}",
+        text=inp["query"] or "(no request yet)",
+        filters=filters,
+        catalogue=tuple(labels[pid] for pid in ids),
+        satisfies=satisfies,
+        domain="trace",
+        vocabulary=vocab,
         catalogue_text="\n".join(catalogue_line(kb.pois[pid], labels[pid]) for pid in ids),
         default_role_filters={k: dict(v) for k, v in lexicon()["default_role_filters"].items()},
-    )  # fmt: skip
+    )
     return TurnQuery(task, {label: pid for pid, label in labels.items()})

@@ -212,9 +212,16 @@ class CollabRecBaseline(TracePipeline):
             elif inp["action"] in RANKED_ACTIONS and inp["candidates"]:
                 ranked, meta = list(inp["candidates"]), {"system": "single_candidate"}  # nothing to negotiate
             response = template_response(
-                inp["action"], kb=self.kb, evidence=self.evidence, ranked=ranked, terms=inp["terms"],
-                city=inp["city"], poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
-            )  # fmt: skip
+                inp["action"],
+                kb=self.kb,
+                evidence=self.evidence,
+                ranked=ranked,
+                terms=inp["terms"],
+                city=inp["city"],
+                poi_type=inp["poi_type"],
+                state=inp["state"],
+                n_candidates=len(inp["candidates"]),
+            )
             outputs.append(
                 {
                     "dialogue_id": inp["dialogue_id"],
@@ -240,8 +247,16 @@ class CollabRecBaseline(TracePipeline):
         )
         chosen = result.systems[system]
         return {
-            "system": system, "filters": turn.task.filters, "moderator_success": chosen["success"],
-            "round": chosen["round"], "stop": result.stop, "hallucinated": hallucinated[:20],
-            "counts": {"agent_calls": result.agent_calls, "agent_failures": result.agent_failures,
-                       "hallucinated_names": len(hallucinated), "rounds": len(result.rounds)},
-        }  # fmt: skip
+            "system": system,
+            "filters": turn.task.filters,
+            "moderator_success": chosen["success"],
+            "round": chosen["round"],
+            "stop": result.stop,
+            "hallucinated": hallucinated[:20],
+            "counts": {
+                "agent_calls": result.agent_calls,
+                "agent_failures": result.agent_failures,
+                "hallucinated_names": len(hallucinated),
+                "rounds": len(result.rounds),
+            },
+        }

@@ -45,12 +45,15 @@ def is_reasoning_model(model: str) -> bool:
     return re.match(REASONING_MODEL_PATTERN, family) is not None
 
 
-def app_f_decoding(llm: object, temperature: float | None = None,
-                   max_new_tokens: int | None = None) -> tuple[float, int]:
+def app_f_decoding(
+    llm: object, temperature: float | None = None, max_new_tokens: int | None = None
+) -> tuple[float, int]:
     """App. F's (temperature, max_new_tokens) for the model `llm` names (a spec string; anything else is not a
     reasoning model here), each replaced by the value given, if any."""
     reasoning = isinstance(llm, str) and bool(llm) and is_reasoning_model(llm)
     return (
         (REASONING_TEMPERATURE if reasoning else APP_F_TEMPERATURE) if temperature is None else temperature,
-        (REASONING_MAX_NEW_TOKENS if reasoning else APP_F_MAX_NEW_TOKENS) if max_new_tokens is None else max_new_tokens,
+        (REASONING_MAX_NEW_TOKENS if reasoning else APP_F_MAX_NEW_TOKENS)
+        if max_new_tokens is None
+        else max_new_tokens,
     )

@@ -77,8 +77,12 @@ RESPONSE_MAX_CHARS = 450
 ERROR_CHARS = 300  # of an error or raw output kept in a prediction's meta
 
 
-def decoding(temperature: float = APP_F_TEMPERATURE, top_p: float = 1.0,
-             max_new_tokens: int = APP_F_MAX_NEW_TOKENS, seed: int = SEED) -> DecodingSettings:
+def decoding(
+    temperature: float = APP_F_TEMPERATURE,
+    top_p: float = 1.0,
+    max_new_tokens: int = APP_F_MAX_NEW_TOKENS,
+    seed: int = SEED,
+) -> DecodingSettings:
     return DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
 
 
@@ -97,8 +101,15 @@ def ranking_schema(labels: Sequence[str], ranked: bool) -> dict[str, Any]:
     props: dict[str, Any] = {"response": {"type": "string", "minLength": 1, "maxLength": RESPONSE_MAX_CHARS}}
     required = ["response"]
     if ranked and labels:
-        props = {"ranked_ids": {"type": "array", "items": {"type": "string", "enum": list(labels)},
-                                "minItems": 1, "maxItems": len(labels)}, **props}
+        props = {
+            "ranked_ids": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(labels)},
+                "minItems": 1,
+                "maxItems": len(labels),
+            },
+            **props,
+        }
         required = ["ranked_ids", "response"]
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
@@ -112,8 +123,12 @@ def complete_ranking(chosen: Sequence[str], shown: Sequence[str], rest: Sequence
     return out
 
 
-def completion_scores(chosen: Sequence[str], shown: Sequence[str], rest: Sequence[str] = (),
-                      prefilter_scores: Mapping[str, Any] | None = None) -> dict[str, tuple[int, Any]]:
+def completion_scores(
+    chosen: Sequence[str],
+    shown: Sequence[str],
+    rest: Sequence[str] = (),
+    prefilter_scores: Mapping[str, Any] | None = None,
+) -> dict[str, tuple[int, Any]]:
     """What `complete_ranking`'s order sorts by, as scores (`baselines.base` "Ties"): the model's list strictly,
     then the shown candidates it left out, tied (their card order is no judgement), then the cut ones by the
     prefilter's scores."""
@@ -130,8 +145,13 @@ class LLMPipeline(TracePipeline):
     """Base of the LLM baselines: model, decoding, prompt file, prefilter, fallback and counters."""
 
     uses_prefilter: ClassVar[bool] = True  # DST and MRS rank the full pool themselves (App. Q)
-    config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "reviews_per_poi", "review_chars",
-                                              "json_repairs")
+    config_keys: ClassVar[tuple[str, ...]] = (
+        "prefilter",
+        "prefilter_k",
+        "reviews_per_poi",
+        "review_chars",
+        "json_repairs",
+    )
 
     def __init_subclass__(cls, **kwargs: Any):
         """A subclass's own `__init__(..., own keywords, **params)` passes the base keywords on; give it the merged
@@ -143,27 +163,45 @@ class LLMPipeline(TracePipeline):
         own = inspect.signature(init)
         kept = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
         names = {p.name for p in kept}
-        base = inspect.signature(cls.__mro__[1].__init__)
+        base = inspect.signature(super(cls, cls).__init__)  # the next __init__ in the MRO, unbound
         kept += [p for p in base.parameters.values() if p.kind is p.KEYWORD_ONLY and p.name not in names]
         kept += [p for p in own.parameters.values() if p.kind is p.VAR_KEYWORD]
         init.__signature__ = own.replace(parameters=kept)
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM = DEFAULT_SPEC,
-                 temperature: float | None = None, top_p: float = 1.0,
-                 max_new_tokens: int | None = None, seed: int = SEED,
-                 llm_cache: str | bool | None = None, llm_options: Mapping[str, Any] | None = None,
-                 prefilter: str = "tfidf", prefilter_k: int = DEFAULT_PREFILTER_K,
-                 reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI, review_chars: int = DEFAULT_REVIEW_CHARS,
-                 json_repairs: int = DEFAULT_MAX_REPAIRS, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        llm: str | LLM = DEFAULT_SPEC,
+        temperature: float | None = None,
+        top_p: float = 1.0,
+        max_new_tokens: int | None = None,
+        seed: int = SEED,
+        llm_cache: str | bool | None = None,
+        llm_options: Mapping[str, Any] | None = None,
+        prefilter: str = "tfidf",
+        prefilter_k: int = DEFAULT_PREFILTER_K,
+        reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI,
+        review_chars: int = DEFAULT_REVIEW_CHARS,
+        json_repairs: int = DEFAULT_MAX_REPAIRS,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if prefilter not in PREFILTERS:
             raise ValueError(f"unknown prefilter {prefilter!r}; expected one of {PREFILTERS}")
         if self.uses_prefilter != (self.name in PREFILTER_BASELINES):
-            raise RuntimeError(f"{type(self).__name__}.uses_prefilter disagrees with baselines.llm.PREFILTER_BASELINES")
+            raise RuntimeError(
+                f"{type(self).__name__}.uses_prefilter disagrees with baselines.llm.PREFILTER_BASELINES"
+            )
         if not self.uses_prefilter and prefilter != "tfidf":
             raise ValueError(f"{self.name} ranks the full pool itself (App. Q); it takes no prefilter")
-        for key, value, low in (("prefilter_k", prefilter_k, 1), ("reviews_per_poi", reviews_per_poi, 0),
-                                ("review_chars", review_chars, 1), ("json_repairs", json_repairs, 0)):
+        for key, value, low in (
+            ("prefilter_k", prefilter_k, 1),
+            ("reviews_per_poi", reviews_per_poi, 0),
+            ("review_chars", review_chars, 1),
+            ("json_repairs", json_repairs, 0),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
         self.prefilter = prefilter if self.uses_prefilter else "none"
@@ -176,8 +214,12 @@ class LLMPipeline(TracePipeline):
             self.llm = llm
         else:  # None: App. F's value for this model (temperature 0.0 / 600 tokens; 1.0 / 16,000 if reasoning)
             temperature, max_new_tokens = app_f_decoding(str(llm), temperature, max_new_tokens)
-            self.llm = load_llm(str(llm), decoding(temperature, top_p, max_new_tokens, seed),
-                                cache_path=llm_cache, **dict(llm_options or {}))
+            self.llm = load_llm(
+                str(llm),
+                decoding(temperature, top_p, max_new_tokens, seed),
+                cache_path=llm_cache,
+                **dict(llm_options or {}),
+            )
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
         self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
@@ -220,8 +262,10 @@ class LLMPipeline(TracePipeline):
 
             index = self.dense_index()
             vectors = index.query_vectors([user_turns(inp["history"]) for inp in todo], DEFAULT_QUERY_MODE)
-            all_scores = [index.scores(vec, inp["candidates"], inp["state"].rejected_poi_ids)
-                          for inp, vec in zip(todo, vectors, strict=True)]
+            all_scores = [
+                index.scores(vec, inp["candidates"], inp["state"].rejected_poi_ids)
+                for inp, vec in zip(todo, vectors, strict=True)
+            ]
         else:
             all_scores = [self.tfidf.scores(inp["query"], inp["candidates"]) for inp in todo]
         for inp, scores in zip(todo, all_scores, strict=True):
@@ -235,7 +279,9 @@ class LLMPipeline(TracePipeline):
         return inp
 
     # -- fallback and outputs ------------------------------------------------------------------------
-    def fallback(self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    def fallback(
+        self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The Popularity baseline's answer for this turn (its defaults, as `trace-bench run popularity`),
         flagged and counted."""
         out = self._popularity._forward([self._popularity.preprocess(inp["row"])])[0]
@@ -245,22 +291,36 @@ class LLMPipeline(TracePipeline):
         out["meta"] = meta
         return out
 
-    def output(self, inp: Mapping[str, Any], ranked: Sequence[str], response: str, labels: LabelMap,
-               meta: dict[str, Any], scores: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def output(
+        self,
+        inp: Mapping[str, Any],
+        ranked: Sequence[str],
+        response: str,
+        labels: LabelMap,
+        meta: dict[str, Any],
+        scores: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
         sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        out = {"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": list(ranked),
-               "response": response, "citations": citations, "meta": meta}
+        out = {
+            "dialogue_id": inp["dialogue_id"],
+            "turn_id": inp["turn_id"],
+            "ranked_poi_ids": list(ranked),
+            "response": response,
+            "citations": citations,
+            "meta": meta,
+        }
         if scores is not None and ranked:
             out["scores"] = dict(scores)
         return out
 
-    def ask_json(self, conversations: Sequence[list[dict[str, str]]],
-                 schemas: Sequence[dict[str, Any]]) -> list[Any]:
+    def ask_json(
+        self, conversations: Sequence[list[dict[str, str]]], schemas: Sequence[dict[str, Any]]
+    ) -> list[Any]:
         """One schema-valid value (or an LLMOutputError) per conversation; one batch per distinct schema."""
         results: list[Any] = [None] * len(conversations)
         groups: dict[str, list[int]] = {}
@@ -268,8 +328,9 @@ class LLMPipeline(TracePipeline):
             groups.setdefault(json.dumps(schema, sort_keys=True), []).append(i)
 
         def run(idx: list[int]) -> None:
-            answers = self.llm.generate_json_batch([conversations[i] for i in idx], schemas[idx[0]],
-                                                   max_repairs=self.json_repairs)
+            answers = self.llm.generate_json_batch(
+                [conversations[i] for i in idx], schemas[idx[0]], max_repairs=self.json_repairs
+            )
             for i, answer in zip(idx, answers, strict=True):
                 results[i] = answer
 
@@ -319,13 +380,18 @@ class ZeroShotPipeline(LLMPipeline):
         labels = LabelMap()
         cards = self.cards.render(labelled, labels)
         fields = {
-            "city": inp["city"], "poi_type": inp["poi_type"], "cards": cards,
-            "history": format_history(inp["history"]), "instruction": self.prompt.render(inp["action"]),
+            "city": inp["city"],
+            "poi_type": inp["poi_type"],
+            "cards": cards,
+            "history": format_history(inp["history"]),
+            "instruction": self.prompt.render(inp["action"]),
             **self.sections(inp, labelled),
         }
         ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
         conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
-        return Built(conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked)
+        return Built(
+            conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked
+        )
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self.prefilter_batch(inputs)

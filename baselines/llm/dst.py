@@ -49,7 +49,14 @@ if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
     from trace_dataset.records import Poi
 
-LIST_SLOTS: tuple[str, ...] = ("cuisine_likes", "cuisine_avoids", "ambience", "features", "rejected", "accepted")
+LIST_SLOTS: tuple[str, ...] = (
+    "cuisine_likes",
+    "cuisine_avoids",
+    "ambience",
+    "features",
+    "rejected",
+    "accepted",
+)
 # bounded lists of short strings: a constrained model cannot ramble past max_new_tokens inside one slot
 _STRINGS = {"type": "array", "items": {"type": "string", "maxLength": 80}, "maxItems": 10}
 DELTA_SCHEMA: dict[str, Any] = {
@@ -57,14 +64,17 @@ DELTA_SCHEMA: dict[str, Any] = {
     "properties": {
         # anyOf and enums rather than a type list and bounds: llama-cpp-python's grammar converter drops both
         "price_max": {"anyOf": [{"type": "integer", "enum": [1, 2, 3, 4]}, {"type": "null"}]},
-        "cuisine_likes": _STRINGS, "cuisine_avoids": _STRINGS, "ambience": _STRINGS,
+        "cuisine_likes": _STRINGS,
+        "cuisine_avoids": _STRINGS,
+        "ambience": _STRINGS,
         "noise": {"anyOf": [{"type": "string", "enum": list(NOISE_LEVELS)}, {"type": "null"}]},
         "features": _STRINGS,
         "location": {"anyOf": [{"type": "string", "maxLength": 80}, {"type": "null"}]},
-        "rejected": _STRINGS, "accepted": _STRINGS,
+        "rejected": _STRINGS,
+        "accepted": _STRINGS,
     },
     "additionalProperties": False,  # a key of its own means the model did not follow the slots: repaired, not ignored
-}  # fmt: skip
+}
 # Every slot required (an empty list or null when the turn says nothing of it): a constrained model writes the
 # whole delta, and a reply missing a slot is repaired rather than read as "no change".
 DELTA_SCHEMA["required"] = list(DELTA_SCHEMA["properties"])
@@ -98,15 +108,23 @@ class DSTState:
     accepted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+        return {
+            f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)
+        }
 
     def describe(self) -> str:
         """The state as prompt lines (stated slots only)."""
         parts = []
         if self.price_max is not None:
             parts.append(f"price: at most {price_text(self.price_max)}")
-        for key, label in (("cuisine_likes", "wants"), ("cuisine_avoids", "avoids"), ("ambience", "ambience"),
-                           ("features", "needs"), ("rejected", "rejected"), ("accepted", "liked")):
+        for key, label in (
+            ("cuisine_likes", "wants"),
+            ("cuisine_avoids", "avoids"),
+            ("ambience", "ambience"),
+            ("features", "needs"),
+            ("rejected", "rejected"),
+            ("accepted", "liked"),
+        ):
             if getattr(self, key):
                 parts.append(f"{label}: {', '.join(getattr(self, key))}")
         if self.noise:
@@ -164,8 +182,9 @@ def _feature_constraints(features: Iterable[str]) -> list[AttributeConstraint]:
     return list(found.values())
 
 
-def filter_candidates(kb: KnowledgeBase, candidates: Sequence[str], state: DSTState,
-                      categories: CategoryMatcher) -> tuple[list[str], dict[str, Any]]:
+def filter_candidates(
+    kb: KnowledgeBase, candidates: Sequence[str], state: DSTState, categories: CategoryMatcher
+) -> tuple[list[str], dict[str, Any]]:
     """(survivors in candidate order, {"relaxed": [...], "unmatched": [...]}); see the module docstring."""
     avoid = {c for text in state.cuisine_avoids for c in categories.find(text)}
     like = {c for text in state.cuisine_likes for c in categories.find(text)}
@@ -187,7 +206,11 @@ def filter_candidates(kb: KnowledgeBase, candidates: Sequence[str], state: DSTSt
             return not like or bool(like & cats(poi))
         if step == "noise":
             level = (poi.attributes or {}).get("noise_level")
-            return state.noise is None or level is None or level in NOISE_COMPATIBLE.get(state.noise, NOISE_LEVELS)
+            return (
+                state.noise is None
+                or level is None
+                or level in NOISE_COMPATIBLE.get(state.noise, NOISE_LEVELS)
+            )
         return all(check_constraint(c, poi) is not False for c in features)
 
     current = list(candidates)
@@ -216,8 +239,11 @@ class DSTBaseline(LLMPipeline):
     def extraction(self, history: Sequence[Mapping[str, Any]], i: int) -> list[dict[str, str]]:
         """The request for user turn `history[i]`: that turn and the recommender's turn before it."""
         previous = next((t["text"] for t in reversed(history[:i]) if t["role"] == "system"), "(nothing yet)")
-        user = self.prompt.render("extract_user", previous=" ".join(str(previous).split()),
-                                  message=" ".join(str(history[i]["text"]).split()))
+        user = self.prompt.render(
+            "extract_user",
+            previous=" ".join(str(previous).split()),
+            message=" ".join(str(history[i]["text"]).split()),
+        )
         return messages(self.prompt.render("extract_system"), user)
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -234,9 +260,15 @@ class DSTBaseline(LLMPipeline):
                     keys.append(key)
             per_input.append(keys)
         order = list(requests)
-        deltas = dict(zip(order, self.llm.generate_json_batch([requests[k] for k in order], DELTA_SCHEMA,
-                                                                 max_repairs=self.json_repairs),
-                          strict=True))
+        deltas = dict(
+            zip(
+                order,
+                self.llm.generate_json_batch(
+                    [requests[k] for k in order], DELTA_SCHEMA, max_repairs=self.json_repairs
+                ),
+                strict=True,
+            )
+        )
         # 2-4. state, filters, ranking; 5. the responses in one batch
         convs, prepared = [], []
         for inp, keys in zip(inputs, per_input, strict=True):
@@ -255,7 +287,9 @@ class DSTBaseline(LLMPipeline):
                 if latest:
                     meta["dst_delta"] = delta
             cands = inp["candidates"]
-            survivors, notes = filter_candidates(self.kb, cands, state, self.categories(inp["city"], inp["poi_type"]))
+            survivors, notes = filter_candidates(
+                self.kb, cands, state, self.categories(inp["city"], inp["poi_type"])
+            )
             scores = self.tfidf.scores(inp["query"], cands)
             gone = [p for p in cands if p not in set(survivors)]
             order_ids = rank_by_score(survivors, scores) + rank_by_score(gone, scores)
@@ -266,12 +300,27 @@ class DSTBaseline(LLMPipeline):
             shown = order_ids[: 2 if action == "compare" else 1] if action in RANKED_ACTIONS else []
             labels = LabelMap()
             cards = self.cards.render(candidate_labels(shown), labels)
-            instruction = ("no_candidates" if action in RANKED_ACTIONS and not shown
-                           else "recommend" if action == "compare" and len(shown) < 2 else action)
-            fields_ = {"city": inp["city"], "poi_type": inp["poi_type"], "state": state.describe(), "cards": cards,
-                       "history": format_history(inp["history"]), "instruction": self.prompt.render(instruction)}
-            convs.append(messages(self.prompt.render("respond_system", **fields_),
-                                  self.prompt.render("respond_user", **fields_)))
+            instruction = (
+                "no_candidates"
+                if action in RANKED_ACTIONS and not shown
+                else "recommend"
+                if action == "compare" and len(shown) < 2
+                else action
+            )
+            fields_ = {
+                "city": inp["city"],
+                "poi_type": inp["poi_type"],
+                "state": state.describe(),
+                "cards": cards,
+                "history": format_history(inp["history"]),
+                "instruction": self.prompt.render(instruction),
+            }
+            convs.append(
+                messages(
+                    self.prompt.render("respond_system", **fields_),
+                    self.prompt.render("respond_user", **fields_),
+                )
+            )
             prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta, tie_scores))
         texts = self.llm.generate_batch(convs)
         outputs = []

@@ -27,14 +27,20 @@ DEFAULT_RADIUS_M = 500.0  # App. F ItineraryBaseline
 DEFAULT_GRAPH_NEIGHBOURS = 3
 
 
-def graph_section(kb: KnowledgeBase, graph: ProximityGraph, labelled: Sequence[tuple[str, str]],
-                  max_neighbours: int = DEFAULT_GRAPH_NEIGHBOURS) -> str:
+def graph_section(
+    kb: KnowledgeBase,
+    graph: ProximityGraph,
+    labelled: Sequence[tuple[str, str]],
+    max_neighbours: int = DEFAULT_GRAPH_NEIGHBOURS,
+) -> str:
     """One line per candidate: `P1 Name: Other Place (hotel, 120 m); ...` or `... : none within reach`."""
     lines = []
     for label, pid in labelled:
         edges = graph.neighbours.get(pid, [])[:max_neighbours]
-        near = "; ".join(f"{poi_name(kb, other)} ({type_noun(kb.pois[other].poi_type)}, {format_distance(d)})"
-                         for d, other in edges)
+        near = "; ".join(
+            f"{poi_name(kb, other)} ({type_noun(kb.pois[other].poi_type)}, {format_distance(d)})"
+            for d, other in edges
+        )
         lines.append(f"{label} {poi_name(kb, pid)}: {near or 'none within reach'}")
     return "\n".join(lines) if lines else "(no candidates left)"
 
@@ -43,13 +49,25 @@ class ItineraryLLMBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "itinerary_llm"
     config_keys: ClassVar[tuple[str, ...]] = (*ZeroShotPipeline.config_keys, "radius_m", "graph_neighbours")
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
-                 radius_m: float = DEFAULT_RADIUS_M, graph_neighbours: int = DEFAULT_GRAPH_NEIGHBOURS,
-                 **params: Any):
-        if radius_m <= 0 or isinstance(graph_neighbours, bool) or not isinstance(graph_neighbours, int) \
-                or graph_neighbours < 1:
-            raise ValueError(f"need radius_m > 0 and an integer graph_neighbours >= 1, got radius_m={radius_m!r}, "
-                             f"graph_neighbours={graph_neighbours!r}")
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        radius_m: float = DEFAULT_RADIUS_M,
+        graph_neighbours: int = DEFAULT_GRAPH_NEIGHBOURS,
+        **params: Any,
+    ):
+        if (
+            radius_m <= 0
+            or isinstance(graph_neighbours, bool)
+            or not isinstance(graph_neighbours, int)
+            or graph_neighbours < 1
+        ):
+            raise ValueError(
+                f"need radius_m > 0 and an integer graph_neighbours >= 1, got radius_m={radius_m!r}, "
+                f"graph_neighbours={graph_neighbours!r}"
+            )
         super().__init__(kb, batch_size, **params)
         self.radius_m = float(radius_m)
         self.graph_neighbours = graph_neighbours

@@ -91,8 +91,14 @@ class PreferenceMemory:
         self._vectors.setdefault(entry.persona, []).append(np.asarray(vector, dtype=np.float32))
         self._matrix.pop(entry.persona, None)
 
-    def retrieve(self, persona: str, query: np.ndarray, now_hour: float, k: int = DEFAULT_MEMORY_K,
-                 exclude_dialogue: str | None = None) -> list[MemoryHit]:
+    def retrieve(
+        self,
+        persona: str,
+        query: np.ndarray,
+        now_hour: float,
+        k: int = DEFAULT_MEMORY_K,
+        exclude_dialogue: str | None = None,
+    ) -> list[MemoryHit]:
         """The k best entries of `persona` with score > 0 (score = cosine x decay), best first."""
         entries = self._entries.get(persona)
         if not entries or k < 1:
@@ -116,24 +122,46 @@ class PreferenceMemory:
 def memory_section(hits: Sequence[MemoryHit], now_hour: float) -> str:
     if not hits:
         return "(nothing relevant remembered)"
-    return "\n".join(f"- {' '.join(h.entry.text.split())} ({age_text(now_hour - h.entry.hour)})" for h in hits)
+    return "\n".join(
+        f"- {' '.join(h.entry.text.split())} ({age_text(now_hour - h.entry.hour)})" for h in hits
+    )
 
 
 class MemoryAugmentedBaseline(ZeroShotPipeline):
     name: ClassVar[str] = "memory_aug"
     config_keys: ClassVar[tuple[str, ...]] = (
-        *ZeroShotPipeline.config_keys, "half_life_hours", "hours_per_dialogue", "memory_k", "encoder_model",
-    )  # fmt: skip
+        *ZeroShotPipeline.config_keys,
+        "half_life_hours",
+        "hours_per_dialogue",
+        "memory_k",
+        "encoder_model",
+    )
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
-                 half_life_hours: float = HALF_LIFE_HOURS, hours_per_dialogue: float = HOURS_PER_DIALOGUE,
-                 memory_k: int = DEFAULT_MEMORY_K, encoder_model: str | None = None, encoder: Any = None,
-                 query_cache: bool = True, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        half_life_hours: float = HALF_LIFE_HOURS,
+        hours_per_dialogue: float = HOURS_PER_DIALOGUE,
+        memory_k: int = DEFAULT_MEMORY_K,
+        encoder_model: str | None = None,
+        encoder: Any = None,
+        query_cache: bool = True,
+        **params: Any,
+    ):
         from baselines.toolkit.dense import HUB_MODEL_ID
 
-        if hours_per_dialogue < 0 or isinstance(memory_k, bool) or not isinstance(memory_k, int) or memory_k < 0:
-            raise ValueError(f"need hours_per_dialogue >= 0 and an integer memory_k >= 0, got {hours_per_dialogue!r}, "
-                             f"{memory_k!r}")
+        if (
+            hours_per_dialogue < 0
+            or isinstance(memory_k, bool)
+            or not isinstance(memory_k, int)
+            or memory_k < 0
+        ):
+            raise ValueError(
+                f"need hours_per_dialogue >= 0 and an integer memory_k >= 0, got {hours_per_dialogue!r}, "
+                f"{memory_k!r}"
+            )
         super().__init__(kb, batch_size, **params)
         self.memory = PreferenceMemory(half_life_hours)
         self.half_life_hours = float(half_life_hours)
@@ -155,8 +183,9 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
         if self.use_query_cache and self._query_cache is None:
             from baselines.toolkit.dense import QUERY_CACHE_FILE, QueryCache, default_cache_dir
 
-            self._query_cache = QueryCache(default_cache_dir() / "dense" / QUERY_CACHE_FILE,
-                                           f"{self.encoder_model}|normalized")  # DenseIndex's key
+            self._query_cache = QueryCache(
+                default_cache_dir() / "dense" / QUERY_CACHE_FILE, f"{self.encoder_model}|normalized"
+            )  # DenseIndex's key
         if self._query_cache is not None:
             self._vectors.update(self._query_cache.get_many(todo))
             todo = [t for t in todo if t not in self._vectors]
@@ -166,8 +195,12 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
             from baselines.toolkit.dense import load_encoder
 
             self._encoder = load_encoder(self.encoder_model)
-        emb = np.asarray(self._encoder.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                              show_progress_bar=False), dtype=np.float32)
+        emb = np.asarray(
+            self._encoder.encode(
+                todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            ),
+            dtype=np.float32,
+        )
         self._vectors.update(zip(todo, emb, strict=True))
         if self._query_cache is not None:
             self._query_cache.put_many(zip(todo, emb, strict=True))
@@ -190,15 +223,20 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
             if self._current is None or self._current[0] != did:
                 self._commit()
                 self._order.setdefault(did, len(self._order))
-            texts = [t["text"] for t in inp["history"] if t["role"] == "user" and t["action"] in MEMORY_ACTIONS]
+            texts = [
+                t["text"] for t in inp["history"] if t["role"] == "user" and t["action"] in MEMORY_ACTIONS
+            ]
             self._current = (did, persona, texts)
             turns = [self._vectors[t["text"]] for t in inp["history"] if t["role"] == "user"]
             query = np.mean(turns, axis=0) if turns else None
             norm = float(np.linalg.norm(query)) if query is not None else 0.0
             now = self.hour(did)
             inp["memory_now"] = now
-            inp["memory_hits"] = (self.memory.retrieve(persona, query / norm, now, self.memory_k, exclude_dialogue=did)
-                                  if query is not None and norm > 0 else [])
+            inp["memory_hits"] = (
+                self.memory.retrieve(persona, query / norm, now, self.memory_k, exclude_dialogue=did)
+                if query is not None and norm > 0
+                else []
+            )
         keep = set(self._current[2]) if self._current else set()
         self._vectors = {t: v for t, v in self._vectors.items() if t in keep}
 
@@ -207,8 +245,16 @@ class MemoryAugmentedBaseline(ZeroShotPipeline):
 
     def turn_meta(self, inp: Mapping[str, Any]) -> dict[str, Any]:
         hits = inp["memory_hits"]
-        meta: dict[str, Any] = {"memory": [
-            {"dialogue_id": h.entry.dialogue_id, "hours_ago": inp["memory_now"] - h.entry.hour, "cosine": h.cosine,
-             "score": h.score} for h in hits]}
+        meta: dict[str, Any] = {
+            "memory": [
+                {
+                    "dialogue_id": h.entry.dialogue_id,
+                    "hours_ago": inp["memory_now"] - h.entry.hour,
+                    "cosine": h.cosine,
+                    "score": h.score,
+                }
+                for h in hits
+            ]
+        }
         add_count(meta, "memory_hits", len(hits))
         return meta

@@ -85,8 +85,10 @@ def aspect_clusters(reviews: Iterable[tuple[str, str]]) -> dict[str, list[Senten
 
 def cluster_counts(clusters: Mapping[str, Sequence[Sentence]]) -> dict[str, AspectCount]:
     """Positive, negative and total sentences per aspect."""
-    return {a: AspectCount(sum(s.polarity > 0 for s in ss), sum(s.polarity < 0 for s in ss), len(ss))
-            for a, ss in ((a, clusters.get(a, ())) for a in ASPECTS)}
+    return {
+        a: AspectCount(sum(s.polarity > 0 for s in ss), sum(s.polarity < 0 for s in ss), len(ss))
+        for a, ss in ((a, clusters.get(a, ())) for a in ASPECTS)
+    }
 
 
 def aspect_counts(review_texts: Iterable[str]) -> dict[str, AspectCount]:
@@ -103,7 +105,9 @@ def consensus_score(counts: Mapping[str, AspectCount], weights: Mapping[str, flo
 
 def evidence_sentences(sentences: Sequence[Sentence], consensus: float, limit: int) -> list[Sentence]:
     """Up to `limit` sentences of a cluster: those on the consensus side first, each side in cluster order."""
-    side = (lambda s: s.polarity > 0) if consensus > 0 else (lambda s: s.polarity < 0) if consensus < 0 else None
+    side = (
+        (lambda s: s.polarity > 0) if consensus > 0 else (lambda s: s.polarity < 0) if consensus < 0 else None
+    )
     if side is None:
         return list(sentences[:limit])
     return ([s for s in sentences if side(s)] + [s for s in sentences if not side(s)])[:limit]
@@ -113,8 +117,15 @@ def polarity_word(polarity: float) -> str:
     return "positive" if polarity > 0 else "negative" if polarity < 0 else "neutral"
 
 
-def consensus_block(kb: KnowledgeBase, pid: str, clusters: Mapping[str, Sequence[Sentence]], labels: LabelMap,
-                    sentences_per_aspect: int, review_chars: int, seen: dict[Sentence, str] | None = None) -> str:
+def consensus_block(
+    kb: KnowledgeBase,
+    pid: str,
+    clusters: Mapping[str, Sequence[Sentence]],
+    labels: LabelMap,
+    sentences_per_aspect: int,
+    review_chars: int,
+    seen: dict[Sentence, str] | None = None,
+) -> str:
     """A POI's consensus lines, each aspect followed by its labelled sentences ([Rn] added to `labels`; a
     sentence in two clusters keeps its first label, `seen` carrying them across the prompt's blocks)."""
     seen = {} if seen is None else seen
@@ -125,7 +136,9 @@ def consensus_block(kb: KnowledgeBase, pid: str, clusters: Mapping[str, Sequence
         c = counts[a]
         if not c.n_total:
             continue
-        lines.append(f"  {a}: {c.consensus:+.2f} ({c.n_pos} positive, {c.n_neg} negative of {c.n_total} sentences)")
+        lines.append(
+            f"  {a}: {c.consensus:+.2f} ({c.n_pos} positive, {c.n_neg} negative of {c.n_total} sentences)"
+        )
         for s in evidence_sentences(clusters[a], c.consensus, sentences_per_aspect):
             if s not in seen:
                 seen[s] = labels.add(s.review_id)
@@ -136,14 +149,30 @@ def consensus_block(kb: KnowledgeBase, pid: str, clusters: Mapping[str, Sequence
 class MultiReviewSynthesisBaseline(LLMPipeline):
     name: ClassVar[str] = "multi_review_synthesis"
     uses_prefilter: ClassVar[bool] = False
-    config_keys: ClassVar[tuple[str, ...]] = ("keep_rejected", "sentences_per_aspect", "review_chars", "json_repairs")
+    config_keys: ClassVar[tuple[str, ...]] = (
+        "keep_rejected",
+        "sentences_per_aspect",
+        "review_chars",
+        "json_repairs",
+    )
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, keep_rejected: bool = True,
-                 sentences_per_aspect: int = DEFAULT_SENTENCES_PER_ASPECT, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        keep_rejected: bool = True,
+        sentences_per_aspect: int = DEFAULT_SENTENCES_PER_ASPECT,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if not isinstance(keep_rejected, bool):
             raise ValueError(f"keep_rejected must be true or false, got {keep_rejected!r}")
-        if isinstance(sentences_per_aspect, bool) or not isinstance(sentences_per_aspect, int) or sentences_per_aspect < 0:
+        if (
+            isinstance(sentences_per_aspect, bool)
+            or not isinstance(sentences_per_aspect, int)
+            or sentences_per_aspect < 0
+        ):
             raise ValueError(f"sentences_per_aspect must be an integer >= 0, got {sentences_per_aspect!r}")
         self.keep_rejected = keep_rejected
         self.sentences_per_aspect = sentences_per_aspect
@@ -160,11 +189,15 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
     def counts(self, pid: str) -> dict[str, AspectCount]:
         return cluster_counts(self.clusters(pid))
 
-    def scores(self, candidates: Sequence[str], history: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    def scores(
+        self, candidates: Sequence[str], history: Sequence[Mapping[str, Any]]
+    ) -> dict[str, tuple[float, float]]:
         """(consensus score, stars) per candidate: what the ranking sorts by (equal pairs are ties)."""
         weights = query_aspect_weights(user_turns(history))
-        return {pid: (round(consensus_score(self.counts(pid), weights), SCORE_DECIMALS), self.kb.pois[pid].stars)
-                for pid in candidates}
+        return {
+            pid: (round(consensus_score(self.counts(pid), weights), SCORE_DECIMALS), self.kb.pois[pid].stars)
+            for pid in candidates
+        }
 
     def rank(self, candidates: Sequence[str], history: Sequence[Mapping[str, Any]]) -> list[str]:
         return rank_by_score(candidates, self.scores(candidates, history))
@@ -175,25 +208,44 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
             return list(dict.fromkeys(inp["row"]["candidate_poi_ids"]))
         return list(inp["candidates"])
 
-    def build(self, inp: dict[str, Any]) -> tuple[list[dict[str, str]], tuple[list[str], LabelMap, dict, dict]]:
+    def build(
+        self, inp: dict[str, Any]
+    ) -> tuple[list[dict[str, str]], tuple[list[str], LabelMap, dict, dict]]:
         """The turn's conversation and what its answer is read with (ranking, labels, meta, scores)."""
         action = inp["action"]
         pool = self.ranked_pool(inp) if action in RANKED_ACTIONS else []
         scores = self.scores(pool, inp["history"]) if pool else {}
         ranked = rank_by_score(pool, scores)
         shown = ranked[: 2 if action == "compare" else 1]
-        instruction = ("no_candidates" if action in RANKED_ACTIONS and not shown
-                       else "recommend" if action == "compare" and len(shown) < 2 else action)
+        instruction = (
+            "no_candidates"
+            if action in RANKED_ACTIONS and not shown
+            else "recommend"
+            if action == "compare" and len(shown) < 2
+            else action
+        )
         labels = LabelMap()
         seen: dict[Sentence, str] = {}
-        blocks = [consensus_block(self.kb, p, self.clusters(p), labels, self.sentences_per_aspect, self.review_chars,
-                                  seen) for p in shown]
-        fields = {"city": inp["city"], "poi_type": inp["poi_type"], "consensus": "\n".join(blocks) or "(none)",
-                  "history": format_history(inp["history"]), "instruction": self.prompt.render(instruction)}
+        blocks = [
+            consensus_block(
+                self.kb, p, self.clusters(p), labels, self.sentences_per_aspect, self.review_chars, seen
+            )
+            for p in shown
+        ]
+        fields = {
+            "city": inp["city"],
+            "poi_type": inp["poi_type"],
+            "consensus": "\n".join(blocks) or "(none)",
+            "history": format_history(inp["history"]),
+            "instruction": self.prompt.render(instruction),
+        }
         conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
-        meta: dict[str, Any] = {"consensus": {p: {a: round(c.consensus, 4) for a, c in self.counts(p).items()
-                                                  if c.n_total} for p in shown},
-                                "evidence_labels": len(labels.review_ids)}
+        meta: dict[str, Any] = {
+            "consensus": {
+                p: {a: round(c.consensus, 4) for a, c in self.counts(p).items() if c.n_total} for p in shown
+            },
+            "evidence_labels": len(labels.review_ids),
+        }
         if shown and shown[0] in set(inp["state"].rejected_poi_ids):
             meta["top_is_rejected"] = True  # no adaptation: the user turned it down earlier
         return conversation, (ranked, labels, meta, scores)

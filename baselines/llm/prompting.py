@@ -75,16 +75,22 @@ class LabelMap:
 def poi_header(kb: KnowledgeBase, label: str, pid: str) -> str:
     poi = kb.pois[pid]
     cats = ", ".join(poi.categories) or poi.poi_type
-    return (f"{label}. {poi.name} - {cats} - {poi.stars:.1f} stars ({poi.review_count} reviews) - "
-            f"{price_text(poi.price)} - {poi.address or poi.city}")
+    return (
+        f"{label}. {poi.name} - {cats} - {poi.stars:.1f} stars ({poi.review_count} reviews) - "
+        f"{price_text(poi.price)} - {poi.address or poi.city}"
+    )
 
 
 class CardIndex:
     """The parts of each POI's card that do not depend on the prompt (header text, clipped reviews), built on
     first use and kept for the pipeline's life: a card is then a join, not a re-cut of its reviews."""
 
-    def __init__(self, kb: KnowledgeBase, reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI,
-                 review_chars: int = DEFAULT_REVIEW_CHARS):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI,
+        review_chars: int = DEFAULT_REVIEW_CHARS,
+    ):
         self.kb = kb
         self.reviews_per_poi = reviews_per_poi
         self.review_chars = review_chars
@@ -95,8 +101,13 @@ class CardIndex:
         found = self._parts.get(pid)
         if found is None:
             header = poi_header(self.kb, "", pid)[2:]  # "P1. " is added per prompt
-            reviews = tuple((r.review_id, f"({r.stars:g} stars) {clip(self.kb.review_text(r.review_id), self.review_chars)}")
-                            for r in self.kb.reviews_of(pid)[: self.reviews_per_poi])
+            reviews = tuple(
+                (
+                    r.review_id,
+                    f"({r.stars:g} stars) {clip(self.kb.review_text(r.review_id), self.review_chars)}",
+                )
+                for r in self.kb.reviews_of(pid)[: self.reviews_per_poi]
+            )
             found = self._parts[pid] = (header, reviews)
         return found
 
@@ -110,8 +121,13 @@ class CardIndex:
         return "\n".join(lines) if lines else "(no candidates left)"
 
 
-def poi_cards(kb: KnowledgeBase, labelled: Sequence[tuple[str, str]], labels: LabelMap,
-              reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI, review_chars: int = DEFAULT_REVIEW_CHARS) -> str:
+def poi_cards(
+    kb: KnowledgeBase,
+    labelled: Sequence[tuple[str, str]],
+    labels: LabelMap,
+    reviews_per_poi: int = DEFAULT_REVIEWS_PER_POI,
+    review_chars: int = DEFAULT_REVIEW_CHARS,
+) -> str:
     """Cards of (candidate label, business id) pairs (one-off; pipelines keep a CardIndex)."""
     return CardIndex(kb, reviews_per_poi, review_chars).render(labelled, labels)
 

@@ -68,8 +68,13 @@ def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
     return len(a & b) / union if union else 0.0
 
 
-def top_sentences(kb: KnowledgeBase, evidence: EvidenceIndex, candidates: Sequence[str], query: str,
-                  k: int = DEFAULT_EVIDENCE_K) -> list[Sentence]:
+def top_sentences(
+    kb: KnowledgeBase,
+    evidence: EvidenceIndex,
+    candidates: Sequence[str],
+    query: str,
+    k: int = DEFAULT_EVIDENCE_K,
+) -> list[Sentence]:
     """The k review sentences of the candidates most similar (Jaccard) to the query, best first."""
     terms = frozenset(content_tokens(query))
     n_terms = len(terms)
@@ -78,10 +83,14 @@ def top_sentences(kb: KnowledgeBase, evidence: EvidenceIndex, candidates: Sequen
         for j, piece in enumerate(evidence.pieces(pid)):
             shared = 0 if terms.isdisjoint(piece.terms) else len(terms & piece.terms)
             union = n_terms + len(piece.terms) - shared  # jaccard() without building the union set
-            scored.append(((-(shared / union if union else 0.0), -piece.stars, c, piece.review_pos, j), pid, piece))
+            scored.append(
+                ((-(shared / union if union else 0.0), -piece.stars, c, piece.review_pos, j), pid, piece)
+            )
     best = heapq.nsmallest(k, scored, key=itemgetter(0))
-    return [Sentence(pid, piece.review_id, kb.review_text(piece.review_id)[piece.start : piece.end], -key[0])
-            for key, pid, piece in best]
+    return [
+        Sentence(pid, piece.review_id, kb.review_text(piece.review_id)[piece.start : piece.end], -key[0])
+        for key, pid, piece in best
+    ]
 
 
 def quote_check(response: str, evidence: Mapping[str, str], min_tokens: int = MIN_QUOTE_TOKENS) -> str | None:
@@ -100,14 +109,29 @@ def quote_check(response: str, evidence: Mapping[str, str], min_tokens: int = MI
 
 class RAGCitationBaseline(LLMPipeline):
     name: ClassVar[str] = "rag_citation"
-    config_keys: ClassVar[tuple[str, ...]] = ("prefilter", "prefilter_k", "evidence_k", "min_quote_tokens",
-                                              "max_quote_retries")
+    config_keys: ClassVar[tuple[str, ...]] = (
+        "prefilter",
+        "prefilter_k",
+        "evidence_k",
+        "min_quote_tokens",
+        "max_quote_retries",
+    )
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
-                 evidence_k: int = DEFAULT_EVIDENCE_K, min_quote_tokens: int = MIN_QUOTE_TOKENS,
-                 max_quote_retries: int = MAX_QUOTE_RETRIES, **params: Any):
-        for key, value, low in (("evidence_k", evidence_k, 1), ("min_quote_tokens", min_quote_tokens, 1),
-                                ("max_quote_retries", max_quote_retries, 0)):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        evidence_k: int = DEFAULT_EVIDENCE_K,
+        min_quote_tokens: int = MIN_QUOTE_TOKENS,
+        max_quote_retries: int = MAX_QUOTE_RETRIES,
+        **params: Any,
+    ):
+        for key, value, low in (
+            ("evidence_k", evidence_k, 1),
+            ("min_quote_tokens", min_quote_tokens, 1),
+            ("max_quote_retries", max_quote_retries, 0),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{key} must be an integer >= {low}, got {value!r}")
         super().__init__(kb, batch_size, **params)
@@ -116,7 +140,9 @@ class RAGCitationBaseline(LLMPipeline):
         self.max_quote_retries = max_quote_retries
         self.evidence = EvidenceIndex(kb)
 
-    def build(self, inp: Mapping[str, Any]) -> tuple[list[dict[str, str]], dict[str, Any], list, LabelMap, dict]:
+    def build(
+        self, inp: Mapping[str, Any]
+    ) -> tuple[list[dict[str, str]], dict[str, Any], list, LabelMap, dict]:
         labelled = candidate_labels(inp["shown"])
         by_pid = {pid: lab for lab, pid in labelled}
         labels = LabelMap()
@@ -126,11 +152,16 @@ class RAGCitationBaseline(LLMPipeline):
             label = labels.add(s.review_id)
             shown_text[label] = s.text
             stars = self.kb.pois[s.poi_id].stars
-            lines.append(f'[{label}] {poi_name(self.kb, s.poi_id)} ({by_pid[s.poi_id]}, {stars:.1f} stars): "{s.text}"')
+            lines.append(
+                f'[{label}] {poi_name(self.kb, s.poi_id)} ({by_pid[s.poi_id]}, {stars:.1f} stars): "{s.text}"'
+            )
         fields = {
-            "city": inp["city"], "poi_type": inp["poi_type"],
-            "candidates": "\n".join(poi_header(self.kb, lab, pid) for lab, pid in labelled) or "(no candidates left)",
-            "evidence": "\n".join(lines) or "(no evidence)", "history": format_history(inp["history"]),
+            "city": inp["city"],
+            "poi_type": inp["poi_type"],
+            "candidates": "\n".join(poi_header(self.kb, lab, pid) for lab, pid in labelled)
+            or "(no candidates left)",
+            "evidence": "\n".join(lines) or "(no evidence)",
+            "history": format_history(inp["history"]),
             "instruction": self.prompt.render(inp["action"]),
         }
         ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
@@ -142,8 +173,10 @@ class RAGCitationBaseline(LLMPipeline):
         built = [self.build(inp) for inp in inputs]
         convs = [b[0] for b in built]
         answers = self.ask_json(convs, [b[1] for b in built])
-        checked = [inp["action"] in RANKED_ACTIONS and bool(b[4]) and not isinstance(a, LLMOutputError)
-                   for inp, b, a in zip(inputs, built, answers, strict=True)]
+        checked = [
+            inp["action"] in RANKED_ACTIONS and bool(b[4]) and not isinstance(a, LLMOutputError)
+            for inp, b, a in zip(inputs, built, answers, strict=True)
+        ]
         attempts = [1] * len(inputs)
         passed: list[str | None] = [None] * len(inputs)
         invalid_retry = [False] * len(inputs)
@@ -152,12 +185,17 @@ class RAGCitationBaseline(LLMPipeline):
                 passed[i] = quote_check(a["response"], b[4], self.min_quote_tokens)
         retry_msg = self.prompt.render("retry", min_tokens=self.min_quote_tokens)
         for _ in range(self.max_quote_retries):
-            todo = [i for i in range(len(inputs)) if checked[i] and passed[i] is None and not invalid_retry[i]]
+            todo = [
+                i for i in range(len(inputs)) if checked[i] and passed[i] is None and not invalid_retry[i]
+            ]
             if not todo:
                 break
             for i in todo:
-                convs[i] = [*convs[i], {"role": "assistant", "content": json.dumps(answers[i], ensure_ascii=False)},
-                            {"role": "user", "content": retry_msg}]
+                convs[i] = [
+                    *convs[i],
+                    {"role": "assistant", "content": json.dumps(answers[i], ensure_ascii=False)},
+                    {"role": "user", "content": retry_msg},
+                ]
             again = self.ask_json([convs[i] for i in todo], [built[i][1] for i in todo])
             for i, a in zip(todo, again, strict=True):
                 attempts[i] += 1
@@ -175,7 +213,11 @@ class RAGCitationBaseline(LLMPipeline):
                 continue
             meta: dict[str, Any] = {}
             if checked[i]:
-                meta["quote_check"] = {"attempts": attempts[i], "passed": passed[i] is not None, "label": passed[i]}
+                meta["quote_check"] = {
+                    "attempts": attempts[i],
+                    "passed": passed[i] is not None,
+                    "label": passed[i],
+                }
                 add_count(meta, "quote_retries", attempts[i] - 1)
                 add_count(meta, "quote_check_failed", int(passed[i] is None))
                 add_count(meta, "quote_retry_invalid", int(invalid_retry[i]))

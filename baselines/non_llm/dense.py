@@ -32,16 +32,33 @@ class DenseBaseline(RankingPipeline):
 
     name: ClassVar[str] = "dense"
     config_keys: ClassVar[tuple[str, ...]] = (
-        "model", "n_reviews", "review_chars", "review_order", "query_mode", "rejection_weight", "rejection_penalty",
-    )  # fmt: skip
+        "model",
+        "n_reviews",
+        "review_chars",
+        "review_order",
+        "query_mode",
+        "rejection_weight",
+        "rejection_penalty",
+    )
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, model: str = HUB_MODEL_ID,
-                 device: str | None = "cpu", cache_dir: str | os.PathLike | None = None,
-                 n_reviews: int = DEFAULT_N_REVIEWS, review_chars: int = DEFAULT_REVIEW_CHARS,
-                 review_order: Literal["kb", "stars"] = "kb",
-                 query_mode: Literal["concat", "turn_mean"] = DEFAULT_QUERY_MODE, rejection_weight: float = REJECTION_WEIGHT,
-                 rejection_penalty: float = REJECTION_PENALTY, query_cache: bool = True,
-                 index: DenseIndex | None = None, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        model: str = HUB_MODEL_ID,
+        device: str | None = "cpu",
+        cache_dir: str | os.PathLike | None = None,
+        n_reviews: int = DEFAULT_N_REVIEWS,
+        review_chars: int = DEFAULT_REVIEW_CHARS,
+        review_order: Literal["kb", "stars"] = "kb",
+        query_mode: Literal["concat", "turn_mean"] = DEFAULT_QUERY_MODE,
+        rejection_weight: float = REJECTION_WEIGHT,
+        rejection_penalty: float = REJECTION_PENALTY,
+        query_cache: bool = True,
+        index: DenseIndex | None = None,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if query_mode not in QUERY_MODES:
             raise ValueError(f"unknown query_mode {query_mode!r}; expected one of {QUERY_MODES}")
@@ -52,8 +69,21 @@ class DenseBaseline(RankingPipeline):
         self.review_order = review_order
         self.rejection_weight = float(rejection_weight)
         self.rejection_penalty = float(rejection_penalty)
-        self.index = index if index is not None else DenseIndex(
-            kb, model, device, cache_dir, batch_size, n_reviews, review_chars, review_order, query_cache=query_cache)
+        self.index = (
+            index
+            if index is not None
+            else DenseIndex(
+                kb,
+                model,
+                device,
+                cache_dir,
+                batch_size,
+                n_reviews,
+                review_chars,
+                review_order,
+                query_cache=query_cache,
+            )
+        )
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Encode the batch's queries in one call, then rank as every RankingPipeline does."""
@@ -67,5 +97,10 @@ class DenseBaseline(RankingPipeline):
         query = inp.get("query_embedding")
         if query is None:
             query = self.index.query_vectors([user_turns(inp["history"])], self.query_mode)[0]
-        return self.index.scores(query, inp["candidates"], inp["state"].rejected_poi_ids,
-                                 self.rejection_weight, self.rejection_penalty)
+        return self.index.scores(
+            query,
+            inp["candidates"],
+            inp["state"].rejected_poi_ids,
+            self.rejection_weight,
+            self.rejection_penalty,
+        )

@@ -46,7 +46,9 @@ FUSED_DECIMALS = 12
 ALL_RANKERS: tuple[str, ...] = ("tfidf", "aspect", "dense", "stars_price")
 
 
-def rrf_fuse(rankings: Mapping[str, Sequence[str]] | Sequence[Sequence[str]], k: int = RRF_K) -> dict[str, float]:
+def rrf_fuse(
+    rankings: Mapping[str, Sequence[str]] | Sequence[Sequence[str]], k: int = RRF_K
+) -> dict[str, float]:
     """sum over rankings of 1 / (k + rank), rank 1-based; an id missing from a ranking gets nothing from it."""
     lists = rankings.values() if isinstance(rankings, Mapping) else rankings
     fused: dict[str, float] = {}
@@ -73,11 +75,21 @@ class HybridRRFBaseline(RankingPipeline):
     name: ClassVar[str] = "hybrid_rrf"
     config_keys: ClassVar[tuple[str, ...]] = ("k", "use_dense", "rankers", "model", "query_mode")
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, k: int = RRF_K,
-                 use_dense: bool | None = None, model: str = HUB_MODEL_ID, query_mode: str = DEFAULT_QUERY_MODE,
-                 device: str | None = "cpu",
-                 cache_dir: str | os.PathLike | None = None, query_cache: bool = True,
-                 dense_index: DenseIndex | None = None, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        k: int = RRF_K,
+        use_dense: bool | None = None,
+        model: str = HUB_MODEL_ID,
+        query_mode: str = DEFAULT_QUERY_MODE,
+        device: str | None = "cpu",
+        cache_dir: str | os.PathLike | None = None,
+        query_cache: bool = True,
+        dense_index: DenseIndex | None = None,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if not isinstance(k, int) or k < 0:
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
@@ -103,7 +115,9 @@ class HybridRRFBaseline(RankingPipeline):
                 log.warning("hybrid_rrf: dense ranker unavailable, fusing 3 rankers (%s)", e)
         if use_dense is False:
             self.dense = None
-        self.rankers: tuple[str, ...] = tuple(r for r in ALL_RANKERS if r != "dense" or self.dense is not None)
+        self.rankers: tuple[str, ...] = tuple(
+            r for r in ALL_RANKERS if r != "dense" or self.dense is not None
+        )
 
     def get_config_dict(self) -> dict[str, Any]:
         config = super().get_config_dict()
@@ -139,7 +153,9 @@ class HybridRRFBaseline(RankingPipeline):
                     query = self.dense.query_vectors([user_turns(inp["history"])], self.query_mode)[0]
                 scores = self.dense.scores(query, candidates, inp["state"].rejected_poi_ids)
             elif ranker == "stars_price":
-                out[ranker] = stars_price_ranking([self.kb.pois[p] for p in candidates], inp["state"].price_ceiling)
+                out[ranker] = stars_price_ranking(
+                    [self.kb.pois[p] for p in candidates], inp["state"].price_ceiling
+                )
                 continue
             else:
                 raise ValueError(f"unknown ranker {ranker!r}; expected one of {ALL_RANKERS}")

@@ -43,11 +43,19 @@ class ItineraryBaseline(RankingPipeline):
     name: ClassVar[str] = "itinerary"
     config_keys: ClassVar[tuple[str, ...]] = ("radius_m", "max_stops")
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, radius_m: float = 500.0,
-                 max_stops: int = 3, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        radius_m: float = 500.0,
+        max_stops: int = 3,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if radius_m <= 0 or max_stops < 1:
-            raise ValueError(f"need radius_m > 0 and max_stops >= 1, got radius_m={radius_m}, max_stops={max_stops}")
+            raise ValueError(
+                f"need radius_m > 0 and max_stops >= 1, got radius_m={radius_m}, max_stops={max_stops}"
+            )
         self.radius_m = float(radius_m)
         self.max_stops = int(max_stops)
         self.tfidf = TfidfScorer(kb)
@@ -67,8 +75,14 @@ class ItineraryBaseline(RankingPipeline):
         banned = set(rejected)
         while len(stops) < self.max_stops:
             current = stops[-1][0]
-            nxt = next(((d, pid) for d, pid in graph.neighbours.get(current, ())
-                        if pid not in banned and self.kb.pois[pid].poi_type not in types), None)
+            nxt = next(
+                (
+                    (d, pid)
+                    for d, pid in graph.neighbours.get(current, ())
+                    if pid not in banned and self.kb.pois[pid].poi_type not in types
+                ),
+                None,
+            )
             if nxt is None:
                 break
             stops.append((nxt[1], nxt[0]))
@@ -80,8 +94,15 @@ class ItineraryBaseline(RankingPipeline):
         if action == "compare" and len(ranked) >= 2:
             a, b = self.kb.pois[ranked[0]], self.kb.pois[ranked[1]]
             base = template_response(
-                action, kb=self.kb, evidence=self.evidence, ranked=ranked, terms=inp["terms"], city=inp["city"],
-                poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
+                action,
+                kb=self.kb,
+                evidence=self.evidence,
+                ranked=ranked,
+                terms=inp["terms"],
+                city=inp["city"],
+                poi_type=inp["poi_type"],
+                state=inp["state"],
+                n_candidates=len(inp["candidates"]),
             )
             if has_coords(a) and has_coords(b):
                 gap = format_distance(poi_distance_m(a, b))
@@ -102,7 +123,9 @@ class ItineraryBaseline(RankingPipeline):
             kind = type_noun(self.kb.pois[pid].poi_type)
             legs.append(f"{format_distance(metres)} to {poi_name(self.kb, pid)} ({kind}){said}")
         if legs:
-            text += f" To make a day of it, from {poi_name(self.kb, first)} walk " + "; then ".join(legs) + "."
+            text += (
+                f" To make a day of it, from {poi_name(self.kb, first)} walk " + "; then ".join(legs) + "."
+            )
         return Response(text, dict(citations.mapping), tuple(p for p, _ in stops) or (first,))
 
     def meta(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, Any]:

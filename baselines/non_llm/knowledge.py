@@ -51,8 +51,14 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
     name: ClassVar[str] = "knowledge"
     config_keys: ClassVar[tuple[str, ...]] = ("unknown_credit",)
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *,
-                 unknown_credit: float = UNKNOWN_CREDIT, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        unknown_credit: float = UNKNOWN_CREDIT,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         if not 0.0 <= unknown_credit <= 1.0:
             raise ValueError(f"unknown_credit must lie in [0, 1], got {unknown_credit!r}")
@@ -67,8 +73,9 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
         key = (city, poi_type)
         matcher = self._matchers.get(key)
         if matcher is None:
-            matcher = self._matchers[key] = CategoryMatcher(c for p in self.kb.pois_in(city, poi_type)
-                                                            for c in p.categories)
+            matcher = self._matchers[key] = CategoryMatcher(
+                c for p in self.kb.pois_in(city, poi_type) for c in p.categories
+            )
         return matcher
 
     def constraints(self, inp: Mapping[str, Any]) -> list[AttributeConstraint]:
@@ -77,8 +84,12 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
         rejected_prices = [p for p in prices if p is not None]
         if len(self._memo) > MEMO_SIZE:
             self._memo.clear()
-        return parse_constraints(user_turns(inp["history"]), self.categories(inp["city"], inp["poi_type"]),
-                                 rejected_prices, self._memo)
+        return parse_constraints(
+            user_turns(inp["history"]),
+            self.categories(inp["city"], inp["poi_type"]),
+            rejected_prices,
+            self._memo,
+        )
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for inp in inputs:  # parsed once per turn; score, notes and meta read them
@@ -93,8 +104,10 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
         constraints = self._constraints_of(inp)
         tfidf = self.tfidf.scores(inp["query"], inp["candidates"])
         pois = self.kb.pois
-        return {pid: (constraint_share(constraints, pois[pid], self.unknown_credit), tfidf[pid])
-                for pid in inp["candidates"]}
+        return {
+            pid: (constraint_share(constraints, pois[pid], self.unknown_credit), tfidf[pid])
+            for pid in inp["candidates"]
+        }
 
     def notes(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, str]:
         constraints = self._constraints_of(inp)

@@ -30,8 +30,14 @@ class SpatialBaseline(RankingPipeline):
     name: ClassVar[str] = "spatial"
     config_keys: ClassVar[tuple[str, ...]] = ("text_weight", "spatial_weight")
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, text_weight: float = 0.7,
-                 spatial_weight: float = 0.3, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        text_weight: float = 0.7,
+        spatial_weight: float = 0.3,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         self.text_weight = float(text_weight)
         self.spatial_weight = float(spatial_weight)
@@ -48,8 +54,10 @@ class SpatialBaseline(RankingPipeline):
         located = [self.kb.pois[p] for p in inp["candidates"] if has_coords(self.kb.pois[p])]
         if not located:
             return CITY_CENTRE, None
-        return CITY_CENTRE, (sum(p.latitude for p in located) / len(located),
-                             sum(p.longitude for p in located) / len(located))
+        return CITY_CENTRE, (
+            sum(p.latitude for p in located) / len(located),
+            sum(p.longitude for p in located) / len(located),
+        )
 
     def distances(self, inp: Mapping[str, Any]) -> dict[str, float]:
         """Metres from the anchor for the coordinate-valid candidates."""

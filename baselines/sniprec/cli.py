@@ -35,32 +35,59 @@ def register(subparsers: Any) -> None:
     from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS
     from baselines.sniprec.units import UNIT_KINDS
 
-    parser = subparsers.add_parser("sniprec", help="SnipRec: build a knowledge base's unit store ahead of runs")
+    parser = subparsers.add_parser(
+        "sniprec", help="SnipRec: build a knowledge base's unit store ahead of runs"
+    )
     sub = parser.add_subparsers(dest="sniprec_command", metavar="ACTION", required=True)
-    p = sub.add_parser("build", help="extract (and encode) the units of every POI of a knowledge base",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "build",
+        help="extract (and encode) the units of every POI of a knowledge base",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--kb", type=Path, metavar="DIR", help="a knowledge base folder")
     src.add_argument("--data", type=Path, metavar="DIR", help="a Trace data directory (its knowledge_base/)")
     p.add_argument("--kind", choices=UNIT_KINDS, default="rules", help="units to build (default: rules)")
-    p.add_argument("--encoder", default=None,
-                   help="sentence-transformers id or folder (default: all-MiniLM-L6-v2, the packaged copy)")
+    p.add_argument(
+        "--encoder",
+        default=None,
+        help="sentence-transformers id or folder (default: all-MiniLM-L6-v2, the packaged copy)",
+    )
     p.add_argument("--no-encode", action="store_true", help="units only, no vectors")
-    p.add_argument("--encoder-threads", type=number_in(int, 1), default=None,
-                   help="torch threads while encoding (default: torch's; 1 is faster on a busy machine)")
-    p.add_argument("--cache-dir", type=Path, default=None,
-                   help="default: the trace-bench cache folder ($TRACE_BENCH_CACHE, else ~/.cache/trace-bench)")
-    p.add_argument("--post-check", choices=POST_CHECK_MODES, default="flagged", help="LLM name post-check scope")
-    p.add_argument("--json-repairs", type=number_in(int, 0), default=DEFAULT_MAX_REPAIRS,
-                   help=f"retries of an invalid C.1 reply (default: {DEFAULT_MAX_REPAIRS}; a run's json_repairs)")
+    p.add_argument(
+        "--encoder-threads",
+        type=number_in(int, 1),
+        default=None,
+        help="torch threads while encoding (default: torch's; 1 is faster on a busy machine)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="default: the trace-bench cache folder ($TRACE_BENCH_CACHE, else ~/.cache/trace-bench)",
+    )
+    p.add_argument(
+        "--post-check", choices=POST_CHECK_MODES, default="flagged", help="LLM name post-check scope"
+    )
+    p.add_argument(
+        "--json-repairs",
+        type=number_in(int, 0),
+        default=DEFAULT_MAX_REPAIRS,
+        help=f"retries of an invalid C.1 reply (default: {DEFAULT_MAX_REPAIRS}; a run's json_repairs)",
+    )
     group = add_llm_argument(p, default=None)
     for action in group._group_actions:  # None: App. F's for the --llm model (baselines.llm.app_f_decoding)
         if action.dest == "temperature":
-            action.help = (f"0 = greedy, at most 5 (default: App. F's, {APP_F_TEMPERATURE}; "
-                           f"{REASONING_TEMPERATURE} for a reasoning model)")
+            action.help = (
+                f"0 = greedy, at most 5 (default: App. F's, {APP_F_TEMPERATURE}; "
+                f"{REASONING_TEMPERATURE} for a reasoning model)"
+            )
         elif action.dest == "max_new_tokens":
-            action.help = (f"caps each prompt's own budget (default: App. F's, {APP_F_MAX_NEW_TOKENS}; "
-                           f"{REASONING_MAX_NEW_TOKENS} for a reasoning model)")
+            action.help = (
+                f"caps each prompt's own budget (default: App. F's, {APP_F_MAX_NEW_TOKENS}; "
+                f"{REASONING_MAX_NEW_TOKENS} for a reasoning model)"
+            )
     p.set_defaults(func=build, temperature=None, max_new_tokens=None)
 
 
@@ -82,7 +109,11 @@ def build(args: argparse.Namespace) -> int:
     args.temperature, args.max_new_tokens = app_f_decoding(args.llm, args.temperature, args.max_new_tokens)
     llm = llm_from_args(args) if args.kind == "llm" else None
     try:
-        extractor = LLMExtractor(PromptRunner(llm, args.json_repairs), args.post_check) if llm is not None else RulesExtractor(args.kind)
+        extractor = (
+            LLMExtractor(PromptRunner(llm, args.json_repairs), args.post_check)
+            if llm is not None
+            else RulesExtractor(args.kind)
+        )
         store = UnitStore(kb, extractor, args.cache_dir)
         ids = sorted(kb.pois)
         todo = len(store.missing(ids))
@@ -90,18 +121,23 @@ def build(args: argparse.Namespace) -> int:
         if args.no_encode:
             store.ensure(ids, progress=True)
         else:
-            UnitIndex(store, args.encoder or DEFAULT_ENCODER, cache_dir=args.cache_dir,
-                      threads=args.encoder_threads).ensure(ids, progress=True)
+            UnitIndex(
+                store, args.encoder or DEFAULT_ENCODER, cache_dir=args.cache_dir, threads=args.encoder_threads
+            ).ensure(ids, progress=True)
         seconds = time.perf_counter() - t
         summary = store.summary()
-        print(f"{args.kind} units of {len(ids)} POIs ({todo} extracted now, {seconds:.1f} s): "
-              f"{summary['n_units']} units ({summary['n_review_units']} from reviews) in {store.folder}")
+        print(
+            f"{args.kind} units of {len(ids)} POIs ({todo} extracted now, {seconds:.1f} s): "
+            f"{summary['n_units']} units ({summary['n_review_units']} from reviews) in {store.folder}"
+        )
         if llm is not None:
             print(f"LLM {llm.describe()['model']}: this run {json.dumps(llm.usage, sort_keys=True)}")
             totals = summary["totals"]
-            print(f"store totals: {totals.get('llm_calls', 0)} LLM calls for {totals.get('reviews', 0)} reviews, "
-                  f"failed reviews {totals.get('failed_reviews', 0)}, post-checked {totals.get('name_checked', 0)}, "
-                  f"dropped for names {totals.get('name_dropped', 0)}, {totals.get('seconds', 0):.0f} s of extraction")
+            print(
+                f"store totals: {totals.get('llm_calls', 0)} LLM calls for {totals.get('reviews', 0)} reviews, "
+                f"failed reviews {totals.get('failed_reviews', 0)}, post-checked {totals.get('name_checked', 0)}, "
+                f"dropped for names {totals.get('name_dropped', 0)}, {totals.get('seconds', 0):.0f} s of extraction"
+            )
     finally:
         if llm is not None:
             llm.close()

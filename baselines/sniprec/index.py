@@ -71,9 +71,16 @@ class Hit:
 class UnitIndex:
     """Unit embeddings of the POIs of one store, encoded on first use and cached (see the module docstring)."""
 
-    def __init__(self, store: UnitStore, encoder: str = DEFAULT_ENCODER, device: str | None = "cpu",
-                 cache_dir: str | os.PathLike | None = None, model: Any = None, batch_size: int = ENCODE_BATCH,
-                 threads: int | None = None):
+    def __init__(
+        self,
+        store: UnitStore,
+        encoder: str = DEFAULT_ENCODER,
+        device: str | None = "cpu",
+        cache_dir: str | os.PathLike | None = None,
+        model: Any = None,
+        batch_size: int = ENCODE_BATCH,
+        threads: int | None = None,
+    ):
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"encoder threads must be an integer >= 1 or None, got {threads!r}")
         self.store = store
@@ -87,13 +94,17 @@ class UnitIndex:
         self._matrix = np.zeros((0, self.dim), dtype=np.float32)  # one row per distinct unit text (capacity)
         self._n = 0  # rows in use
         self._poi: dict[str, np.ndarray] = {}  # POI -> its units' rows
-        self._matrices: OrderedDict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] \
-            = OrderedDict()
+        self._matrices: OrderedDict[
+            tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+        ] = OrderedDict()
         self.encoded = 0  # texts this index ran through the model (cache misses)
 
     @property
     def dim(self) -> int:
-        get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        get = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
         return int(get() or 0)
 
     def encode(self, texts: Sequence[str], progress: bool | None = False) -> np.ndarray:
@@ -107,15 +118,29 @@ class UnitIndex:
             from tqdm.auto import tqdm
 
             if len(missing) > ENCODE_PART:
-                log.info("encoding %d texts with %s (%d cached)", len(missing), self.encoder_name,
-                         len(unique) - len(missing))
-            bar = tqdm(total=len(missing), desc="sniprec encode", unit="text", dynamic_ncols=True,
-                       disable=None if progress is None else not progress)
+                log.info(
+                    "encoding %d texts with %s (%d cached)",
+                    len(missing),
+                    self.encoder_name,
+                    len(unique) - len(missing),
+                )
+            bar = tqdm(
+                total=len(missing),
+                desc="sniprec encode",
+                unit="text",
+                dynamic_ncols=True,
+                disable=None if progress is None else not progress,
+            )
             with torch_threads(self.threads):
                 for start in range(0, len(missing), ENCODE_PART):
                     part = missing[start : start + ENCODE_PART]
-                    emb = self.model.encode(part, batch_size=self.batch_size, normalize_embeddings=True,
-                                            convert_to_numpy=True, show_progress_bar=False)
+                    emb = self.model.encode(
+                        part,
+                        batch_size=self.batch_size,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
                     emb = np.asarray(emb, dtype=np.float32)
                     self.vectors.put_many(zip(part, emb, strict=True))
                     found.update(zip(part, emb, strict=True))
@@ -164,8 +189,11 @@ class UnitIndex:
         parts = [self._poi[pid] for pid in poi_ids]
         rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
         owner = np.repeat(np.arange(len(parts), dtype=np.int32), [len(p) for p in parts])
-        unit = np.concatenate([np.arange(len(p), dtype=np.int32) for p in parts]) if parts \
+        unit = (
+            np.concatenate([np.arange(len(p), dtype=np.int32) for p in parts])
+            if parts
             else np.zeros(0, dtype=np.int32)
+        )
         gathered = self._matrix[rows] if len(rows) <= GATHER_SHARE * self._n else None
         result = (rows, owner, unit, gathered)
         self._matrices[key] = result
@@ -183,7 +211,9 @@ class UnitIndex:
         k = min(k, len(rows))
         out = []
         for q in queries:  # one matrix-vector product per query: its scores never depend on the batch
-            col = np.round(gathered @ q if gathered is not None else (self._matrix[: self._n] @ q)[rows], SIM_DECIMALS)
+            col = np.round(
+                gathered @ q if gathered is not None else (self._matrix[: self._n] @ q)[rows], SIM_DECIMALS
+            )
             part = np.argpartition(-col, k - 1)[:k] if k < len(col) else np.arange(len(col))
             # ties at the k-th similarity: every unit at that value, then the first k in unit order
             pool = np.flatnonzero(col >= col[part].min())
@@ -201,7 +231,9 @@ class UnitIndex:
             "vectors": int(self._n * self._matrix.shape[1] * self._matrix.itemsize),
             "vectors_allocated": int(self._matrix.nbytes),
             "poi_rows": int(sum(a.nbytes for a in self._poi.values())),
-            "candidate_views": int(sum(sum(x.nbytes for x in m if x is not None) for m in self._matrices.values())),
+            "candidate_views": int(
+                sum(sum(x.nbytes for x in m if x is not None) for m in self._matrices.values())
+            ),
             "distinct_texts": self._n,
             "units": int(sum(len(a) for a in self._poi.values())),
         }

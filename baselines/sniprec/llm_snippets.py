@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 
 POST_CHECK_MODES: tuple[str, ...] = ("flagged", "all")
 # a JSON list of snippet strings (App. C.1); under constrained decoding each a non-empty string
-SNIPPET_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 300}}
+SNIPPET_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 300},
+}
 DEFAULT_CHUNK_POIS = 16
 
 
@@ -58,7 +61,9 @@ class LLMExtractor:
 
     kind = "llm"
 
-    def __init__(self, runner: PromptRunner, post_check: str = "flagged", chunk_pois: int = DEFAULT_CHUNK_POIS):
+    def __init__(
+        self, runner: PromptRunner, post_check: str = "flagged", chunk_pois: int = DEFAULT_CHUNK_POIS
+    ):
         if post_check not in POST_CHECK_MODES:
             raise ValueError(f"unknown post_check {post_check!r}; expected one of {POST_CHECK_MODES}")
         self.runner = runner
@@ -67,9 +72,12 @@ class LLMExtractor:
         self.chunk_pois = chunk_pois
         hashes = prompt_hashes()
         identity = {
-            "backend": llm.backend, "model": llm.cache_model, "settings": llm.settings.to_dict(),
+            "backend": llm.backend,
+            "model": llm.cache_model,
+            "settings": llm.settings.to_dict(),
             "prompts": {f: hashes[f] for f in ("item_snippets.txt", "name_check.txt", "prompts.json")},
-            "post_check": post_check, "json_repairs": runner.json_repairs,
+            "post_check": post_check,
+            "json_repairs": runner.json_repairs,
         }
         self.key = "llm-" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
         self._identity = identity
@@ -80,11 +88,29 @@ class LLMExtractor:
     def extract(self, kb: KnowledgeBase, poi_ids: Sequence[str]) -> PoiUnits:
         t0 = time.perf_counter()
         usage0 = self.llm.usage
-        jobs = [(pid, r.review_id, kb.review_text(r.review_id)) for pid in poi_ids for r in kb.reviews_of(pid)]
-        replies = self.runner.json("item_snippets", [(kb.poi(pid).poi_type, {"review": text}) for pid, _, text in jobs],
-                                   SNIPPET_SCHEMA)
-        stats: dict[str, dict[str, float]] = {pid: dict.fromkeys(("reviews", "failed_reviews", "snippets", "name_checked", "name_check_empty",
-                                     "name_dropped", "unaligned"), 0) for pid in poi_ids}
+        jobs = [
+            (pid, r.review_id, kb.review_text(r.review_id)) for pid in poi_ids for r in kb.reviews_of(pid)
+        ]
+        replies = self.runner.json(
+            "item_snippets",
+            [(kb.poi(pid).poi_type, {"review": text}) for pid, _, text in jobs],
+            SNIPPET_SCHEMA,
+        )
+        stats: dict[str, dict[str, float]] = {
+            pid: dict.fromkeys(
+                (
+                    "reviews",
+                    "failed_reviews",
+                    "snippets",
+                    "name_checked",
+                    "name_check_empty",
+                    "name_dropped",
+                    "unaligned",
+                ),
+                0,
+            )
+            for pid in poi_ids
+        }
         drafts: list[tuple[str, str, str]] = []  # (poi id, review id, snippet)
         for (pid, rid, _), reply in zip(jobs, replies, strict=True):
             stats[pid]["reviews"] += 1
@@ -115,14 +141,25 @@ class LLMExtractor:
             out[pid] = (units[pid] + poi_attribute_units(kb, pid), s)
         return out
 
-    def _post_check(self, kb: KnowledgeBase, drafts: list[tuple[str, str, str]],
-                    stats: dict[str, dict[str, float]]) -> list[tuple[str, str, str]]:
+    def _post_check(
+        self, kb: KnowledgeBase, drafts: list[tuple[str, str, str]], stats: dict[str, dict[str, float]]
+    ) -> list[tuple[str, str, str]]:
         names = {pid: kb.poi(pid).name for pid, _, _ in drafts}
-        todo = [i for i, (pid, _, s) in enumerate(drafts)
-                if self.post_check == "all" or needs_name_check(s, names[pid])]
-        replies = self.runner.text("name_check", [
-            (kb.poi(drafts[i][0]).poi_type, {"item_snippet": drafts[i][2], "item_name": names[drafts[i][0]]})
-            for i in todo])
+        todo = [
+            i
+            for i, (pid, _, s) in enumerate(drafts)
+            if self.post_check == "all" or needs_name_check(s, names[pid])
+        ]
+        replies = self.runner.text(
+            "name_check",
+            [
+                (
+                    kb.poi(drafts[i][0]).poi_type,
+                    {"item_snippet": drafts[i][2], "item_name": names[drafts[i][0]]},
+                )
+                for i in todo
+            ],
+        )
         rewritten = dict(zip(todo, replies, strict=True))
         out = []
         for i, (pid, rid, snippet) in enumerate(drafts):

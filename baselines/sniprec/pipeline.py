@@ -83,22 +83,53 @@ class SnipRecBaseline(TracePipeline):
 
     name: ClassVar[str] = "sniprec"
     config_keys: ClassVar[tuple[str, ...]] = (
-        "snippets", "encoder", "nli", "t_ent", "kappa", "k", "k_min", "expansion", "post_check", "query_mode",
-        "rejection_categories", "json_repairs",
-    )  # fmt: skip
+        "snippets",
+        "encoder",
+        "nli",
+        "t_ent",
+        "kappa",
+        "k",
+        "k_min",
+        "expansion",
+        "post_check",
+        "query_mode",
+        "rejection_categories",
+        "json_repairs",
+    )
     units_kind: ClassVar[str | None] = None  # None: item snippets from `snippets`; else a fixed unit kind
     default_query_mode: ClassVar[str] = "snippets"
 
-    def __init__(self, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, *, llm: str | LLM | None = None,
-                 temperature: float | None = None, top_p: float = 1.0,
-                 max_new_tokens: int | None = None, seed: int = SEED, llm_cache: str | bool | None = None,
-                 llm_options: dict | None = None, json_repairs: int = DEFAULT_MAX_REPAIRS,
-                 snippets: str | None = None, encoder: str = DEFAULT_ENCODER, nli: str | None = None,
-                 t_ent: float = DEFAULT_T_ENT, kappa: float = DEFAULT_KAPPA, k: int | None = None,
-                 k_min: int = DEFAULT_K_MIN, expansion: bool = False, post_check: str = "flagged",
-                 query_mode: str | None = None, rejection_categories: bool = True, cache_dir: str | None = None,
-                 device: str | None = "cpu", encoder_model: Any = None, encoder_threads: int | None = None,
-                 progress: bool | None = None, **params: Any):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        llm: str | LLM | None = None,
+        temperature: float | None = None,
+        top_p: float = 1.0,
+        max_new_tokens: int | None = None,
+        seed: int = SEED,
+        llm_cache: str | bool | None = None,
+        llm_options: dict | None = None,
+        json_repairs: int = DEFAULT_MAX_REPAIRS,
+        snippets: str | None = None,
+        encoder: str = DEFAULT_ENCODER,
+        nli: str | None = None,
+        t_ent: float = DEFAULT_T_ENT,
+        kappa: float = DEFAULT_KAPPA,
+        k: int | None = None,
+        k_min: int = DEFAULT_K_MIN,
+        expansion: bool = False,
+        post_check: str = "flagged",
+        query_mode: str | None = None,
+        rejection_categories: bool = True,
+        cache_dir: str | None = None,
+        device: str | None = "cpu",
+        encoder_model: Any = None,
+        encoder_threads: int | None = None,
+        progress: bool | None = None,
+        **params: Any,
+    ):
         super().__init__(kb, batch_size, **params)
         query_mode = query_mode or self.default_query_mode
         if query_mode not in QUERY_MODES:
@@ -117,8 +148,10 @@ class SnipRecBaseline(TracePipeline):
         if self.snippets not in SNIPPET_SOURCES:
             raise ValueError(f"unknown snippets {self.snippets!r}; expected one of {SNIPPET_SOURCES}")
         if self.snippets == "llm" and self.llm is None:
-            raise ValueError("snippets='llm' needs an LLM: give llm=SPEC (trace-bench run ... --llm SPEC), "
-                             "or snippets='rules' for the deterministic extractor")
+            raise ValueError(
+                "snippets='llm' needs an LLM: give llm=SPEC (trace-bench run ... --llm SPEC), "
+                "or snippets='rules' for the deterministic extractor"
+            )
         self.encoder, self.nli, self.t_ent, self.kappa = str(encoder), nli, float(t_ent), float(kappa)
         self.k, self.k_min = (None if k is None else int(k)), int(k_min)
         self.expansion, self.post_check, self.query_mode = bool(expansion), post_check, query_mode
@@ -127,12 +160,16 @@ class SnipRecBaseline(TracePipeline):
         self.kind = self.units_kind or self.snippets
         self.progress = progress
         self.runner = PromptRunner(self.llm, json_repairs) if self.llm is not None else None
-        extractor = LLMExtractor(self.runner, post_check) if self.runner is not None and self.kind == "llm" \
+        extractor = (
+            LLMExtractor(self.runner, post_check)
+            if self.runner is not None and self.kind == "llm"
             else RulesExtractor(self.kind)
+        )
         self.queries = QueryExtractor(self.runner if query_mode == "snippets" else None, self.expansion)
         self.store = UnitStore(kb, extractor, cache_dir)
-        self.index = UnitIndex(self.store, self.encoder, device, cache_dir, model=encoder_model,
-                               threads=encoder_threads)
+        self.index = UnitIndex(
+            self.store, self.encoder, device, cache_dir, model=encoder_model, threads=encoder_threads
+        )
         self.scorer = self._load_nli()
         self.evidence = EvidenceIndex(kb)
         self._groups: dict[tuple, tuple[Hit, ...]] = {}
@@ -159,7 +196,10 @@ class SnipRecBaseline(TracePipeline):
 
     def summary(self) -> dict[str, Any]:
         """This process's work: LLM usage, units extracted and texts encoded, NLI pairs scored."""
-        out: dict[str, Any] = {"units_extracted_pois": self.store.extracted, "texts_encoded": self.index.encoded}
+        out: dict[str, Any] = {
+            "units_extracted_pois": self.store.extracted,
+            "texts_encoded": self.index.encoded,
+        }
         if self.llm is not None:
             out["llm_usage"] = self.llm.usage
         if self.scorer is not None:
@@ -168,7 +208,12 @@ class SnipRecBaseline(TracePipeline):
 
     def variant(self) -> str:
         """What the row label adds: units, encoder, NLI filter (and expansion)."""
-        units = {"rules": "rules snippets", "llm": "LLM snippets", "sentence": "sentences", "document": "documents"}
+        units = {
+            "rules": "rules snippets",
+            "llm": "LLM snippets",
+            "sentence": "sentences",
+            "document": "documents",
+        }
         parts = [units[self.kind], _short(self.encoder)]
         if "nli" in self.config_keys:
             parts.append(f"NLI {_short(str(self.nli))}" if self.scorer is not None else "NLI off")
@@ -191,22 +236,34 @@ class SnipRecBaseline(TracePipeline):
         progress bar instead of a few texts per batch, and nothing twice (the unit store and the vector cache
         hold what an earlier or interrupted run made)."""
         rows = rows if hasattr(rows, "column_names") else list(rows)
-        wanted = dict.fromkeys(pid for row in rows if row["action"] != "farewell"
-                               for pid in row["candidate_poi_ids"] if pid in self.kb.pois)
+        wanted = dict.fromkeys(
+            pid
+            for row in rows
+            if row["action"] != "farewell"
+            for pid in row["candidate_poi_ids"]
+            if pid in self.kb.pois
+        )
         if wanted:
             self.index.ensure(list(wanted), self.progress)
         yield from super().__call__(rows, batch_size)
 
     # -- one batch -----------------------------------------------------------------------------------
-    def _query_snippets(self, inputs: Sequence[dict[str, Any]]) -> list[list[tuple[Exchange, list[QuerySnippet], bool]]]:
+    def _query_snippets(
+        self, inputs: Sequence[dict[str, Any]]
+    ) -> list[list[tuple[Exchange, list[QuerySnippet], bool]]]:
         """Per input, per user turn: (the exchange, its signed query snippets, whether extraction failed)."""
         dialogues = []
         for inp in inputs:
-            names = {pid: self.kb.pois[pid].name for pid in (*inp["candidates"], *inp["state"].rejected_poi_ids)
-                     if pid in self.kb.pois}
+            names = {
+                pid: self.kb.pois[pid].name
+                for pid in (*inp["candidates"], *inp["state"].rejected_poi_ids)
+                if pid in self.kb.pois
+            }
             dialogues.append((exchanges(inp["history"], inp["poi_type"], names), inp["poi_type"]))
         if self.query_mode == "utterance":
-            return [[(ex, [QuerySnippet(ex.text, 1, "utterance")], False) for ex in exs] for exs, _ in dialogues]
+            return [
+                [(ex, [QuerySnippet(ex.text, 1, "utterance")], False) for ex in exs] for exs, _ in dialogues
+            ]
         extracted = self.queries.extract(dialogues)
         out = []
         for inp, (exs, _), per_turn in zip(inputs, dialogues, extracted, strict=True):
@@ -223,7 +280,9 @@ class SnipRecBaseline(TracePipeline):
             by_type: dict[str, list[QuerySnippet]] = {}
             for inp, rows in zip(inputs, out, strict=True):
                 by_type.setdefault(inp["poi_type"], []).extend(q for _, snips, _ in rows for q in snips)
-            expanded = {(t, key): v for t, qs in by_type.items() for key, v in self.queries.expand(qs, t).items()}
+            expanded = {
+                (t, key): v for t, qs in by_type.items() for key, v in self.queries.expand(qs, t).items()
+            }
             for inp, rows in zip(inputs, out, strict=True):
                 for j, (ex, snips, failed) in enumerate(rows):
                     more = [e for q in snips for e in expanded.get((inp["poi_type"], (q.text, q.sign)), [])]
@@ -264,23 +323,32 @@ class SnipRecBaseline(TracePipeline):
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         active = [inp for inp in inputs if inp["action"] != "farewell" and inp["candidates"]]
         if active:
-            self.index.ensure(list(dict.fromkeys(p for inp in active for p in inp["candidates"])), self.progress)
+            self.index.ensure(
+                list(dict.fromkeys(p for inp in active for p in inp["candidates"])), self.progress
+            )
         per_input = self._query_snippets(active)
         plans = []
         for inp, rows in zip(active, per_input, strict=True):
             cands = tuple(inp["candidates"])
             k = k_for(len(cands), self.k, self.k_min)
             plans.append((inp, rows, cands, k))
-        groups = self._retrieve([(q.text, cands, k) for _, rows, cands, k in plans for _, snips, _ in rows
-                                 for q in snips])
+        groups = self._retrieve(
+            [(q.text, cands, k) for _, rows, cands, k in plans for _, snips, _ in rows for q in snips]
+        )
         results: dict[int, dict[str, Any]] = {}
         for inp, rows, cands, k in plans:
             turns = [[(q.sign, groups[(q.text, cands, k)]) for q in snips] for _, snips, _ in rows]
             history = accumulate(turns, self.kappa)
             last = history[-1] if history else {}
             scores = {pid: round(last.get(pid, 0.0), SCORE_DECIMALS) for pid in cands}
-            results[id(inp)] = {"ranked": rank_by_score(list(cands), scores), "scores": scores, "turns": turns,
-                                "rows": rows, "k": k, "retrieved": sum(pid in last for pid in cands)}
+            results[id(inp)] = {
+                "ranked": rank_by_score(list(cands), scores),
+                "scores": scores,
+                "turns": turns,
+                "rows": rows,
+                "k": k,
+                "retrieved": sum(pid in last for pid in cands),
+            }
         questions = self._clarify([inp for inp in active if inp["action"] == "ask_preference"])
         outputs = []
         for inp in inputs:
@@ -288,14 +356,27 @@ class SnipRecBaseline(TracePipeline):
             ranked = res["ranked"] if res else []
             meta: dict[str, Any] = {"units": self.kind, "nli": self.scorer is not None}
             if res:
-                meta.update(k=res["k"], retrieved_items=res["retrieved"],
-                            query_snippets=[[ex.turn_id, *q.to_list()] for ex, snips, _ in res["rows"] for q in snips])
+                meta.update(
+                    k=res["k"],
+                    retrieved_items=res["retrieved"],
+                    query_snippets=[
+                        [ex.turn_id, *q.to_list()] for ex, snips, _ in res["rows"] for q in snips
+                    ],
+                )
                 add_count(meta, "query_failures", sum(failed for _, _, failed in res["rows"]))
             response = self._respond(inp, ranked, res, questions.get(id(inp)), meta)
             # scores: ties for an evaluator that breaks them at random (§5.1), e.g. every never-retrieved item at 0
-            outputs.append({"dialogue_id": inp["dialogue_id"], "turn_id": inp["turn_id"], "ranked_poi_ids": ranked,
-                            "response": response.text, "citations": response.citations, "meta": meta,
-                            "scores": res["scores"] if res else {}})
+            outputs.append(
+                {
+                    "dialogue_id": inp["dialogue_id"],
+                    "turn_id": inp["turn_id"],
+                    "ranked_poi_ids": ranked,
+                    "response": response.text,
+                    "citations": response.citations,
+                    "meta": meta,
+                    "scores": res["scores"] if res else {},
+                }
+            )
         return outputs
 
     # -- responses -------------------------------------------------------------------------------------
@@ -305,8 +386,14 @@ class SnipRecBaseline(TracePipeline):
         replies = clarification_questions(self.runner, [(inp["poi_type"], inp["history"]) for inp in asks])
         return {id(inp): reply for inp, reply in zip(asks, replies, strict=True)}
 
-    def _respond(self, inp: Mapping[str, Any], ranked: list[str], res: Mapping[str, Any] | None,
-                 question: str | None, meta: dict[str, Any]) -> Response:
+    def _respond(
+        self,
+        inp: Mapping[str, Any],
+        ranked: list[str],
+        res: Mapping[str, Any] | None,
+        question: str | None,
+        meta: dict[str, Any],
+    ) -> Response:
         if inp["action"] == "ask_preference" and self.llm is not None:
             if question:
                 return Response(question, {}, ())
@@ -314,8 +401,15 @@ class SnipRecBaseline(TracePipeline):
         units = best_units(res["turns"], self.kappa, self.store.units) if res else {}
         evidence = SnippetEvidence(self.kb, self.evidence, units)
         response = template_response(
-            inp["action"], kb=self.kb, evidence=evidence, ranked=ranked, terms=inp["terms"],
-            city=inp["city"], poi_type=inp["poi_type"], state=inp["state"], n_candidates=len(inp["candidates"]),
+            inp["action"],
+            kb=self.kb,
+            evidence=evidence,
+            ranked=ranked,
+            terms=inp["terms"],
+            city=inp["city"],
+            poi_type=inp["poi_type"],
+            state=inp["state"],
+            n_candidates=len(inp["candidates"]),
         )
         add_count(meta, "quote_fallbacks", evidence.fallbacks)
         return response

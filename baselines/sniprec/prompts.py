@@ -30,9 +30,14 @@ if TYPE_CHECKING:
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 SETTINGS_FILE = "prompts.json"
 PROMPT_NAMES: tuple[str, ...] = (
-    "item_snippets", "name_check", "query_snippets", "expand_paraphrase", "expand_support", "expand_opposite",
+    "item_snippets",
+    "name_check",
+    "query_snippets",
+    "expand_paraphrase",
+    "expand_support",
+    "expand_opposite",
     "clarify",
-)  # fmt: skip
+)
 # The fields each prompt's template fills in (besides item_type).
 PROMPT_FIELDS: dict[str, tuple[str, ...]] = {
     "item_snippets": ("review",),
@@ -53,14 +58,18 @@ def load(name: str) -> Prompt:
     path = PROMPT_DIR / f"{name}.txt"
     prompt = load_prompt(path)
     if "user" not in prompt.sections or set(prompt.sections) - {"system", "user"}:
-        raise TraceDataError(f"expected a 'user' section and optionally a 'system' one, got "
-                             f"{sorted(prompt.sections)}", path=path)
+        raise TraceDataError(
+            f"expected a 'user' section and optionally a 'system' one, got {sorted(prompt.sections)}",
+            path=path,
+        )
     declared = {"item_type", *PROMPT_FIELDS[name]}
     for section in prompt.sections:
         unknown = sorted(set(prompt.placeholders(section)) - declared)
         if unknown:
-            raise TraceDataError(f"section {section!r} has placeholders {unknown}; expected some of "
-                                 f"{sorted(declared)}", path=path)
+            raise TraceDataError(
+                f"section {section!r} has placeholders {unknown}; expected some of {sorted(declared)}",
+                path=path,
+            )
     return prompt
 
 
@@ -77,8 +86,10 @@ def prompt_settings() -> dict[str, dict[str, Any]]:
 
 def prompt_hashes() -> dict[str, str]:
     """SHA-256 of every prompt file and of prompts.json (what run metadata records)."""
-    return {**{f"{n}.txt": load(n).sha256 for n in PROMPT_NAMES},
-            SETTINGS_FILE: hashlib.sha256((PROMPT_DIR / SETTINGS_FILE).read_bytes()).hexdigest()}
+    return {
+        **{f"{n}.txt": load(n).sha256 for n in PROMPT_NAMES},
+        SETTINGS_FILE: hashlib.sha256((PROMPT_DIR / SETTINGS_FILE).read_bytes()).hexdigest(),
+    }
 
 
 def render(name: str, item_type: str, **fields: str) -> list[dict[str, str]]:
@@ -97,8 +108,9 @@ def max_new_tokens(name: str) -> int:
     return int(prompt_settings()[name]["max_new_tokens"])
 
 
-_LABEL_RE = re.compile(r"^\s*(?:recommender|assistant|answer|output|paraphrase|sentence|opposite|evidence)\s*:\s*",
-                       re.IGNORECASE)
+_LABEL_RE = re.compile(
+    r"^\s*(?:recommender|assistant|answer|output|paraphrase|sentence|opposite|evidence)\s*:\s*", re.IGNORECASE
+)
 _WRAP = " \t`\"'\u201c\u201d*"
 
 
@@ -125,9 +137,13 @@ class PromptRunner:
     json_repairs: int = DEFAULT_MAX_REPAIRS
 
     def settings(self, name: str) -> DecodingSettings:
-        return self.llm.settings.replace(max_new_tokens=min(max_new_tokens(name), self.llm.settings.max_new_tokens))
+        return self.llm.settings.replace(
+            max_new_tokens=min(max_new_tokens(name), self.llm.settings.max_new_tokens)
+        )
 
-    def json(self, name: str, items: Sequence[tuple[str, dict[str, str]]], schema: dict[str, Any]) -> list[Any]:
+    def json(
+        self, name: str, items: Sequence[tuple[str, dict[str, str]]], schema: dict[str, Any]
+    ) -> list[Any]:
         """One JSON value (or an LLMOutputError) per (item_type, fields) of prompt `name`."""
         if not items:
             return []
@@ -142,8 +158,15 @@ class PromptRunner:
         return [first_line(r) for r in self.llm.generate_batch(convs, self.settings(name))]
 
 
-def load_llm_from(llm: str | LLM | None, temperature: float | None, top_p: float, max_new_tokens: int | None,
-                  seed: int, llm_cache: str | bool | None, llm_options: Mapping[str, Any] | None) -> LLM | None:
+def load_llm_from(
+    llm: str | LLM | None,
+    temperature: float | None,
+    top_p: float,
+    max_new_tokens: int | None,
+    seed: int,
+    llm_cache: str | bool | None,
+    llm_options: Mapping[str, Any] | None,
+) -> LLM | None:
     """The LLM a spec names, with these decoding settings (as the LLM baselines load theirs: a None temperature
     or max_new_tokens is App. F's for that model, `baselines.llm.app_f_decoding`); None for none."""
     if llm is None or llm == "":
@@ -153,5 +176,7 @@ def load_llm_from(llm: str | LLM | None, temperature: float | None, top_p: float
     from trace_llm import DecodingSettings, load_llm
 
     temperature, max_new_tokens = app_f_decoding(llm, temperature, max_new_tokens)
-    settings = DecodingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
+    settings = DecodingSettings(
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed
+    )
     return load_llm(llm, settings, cache_path=llm_cache, **dict(llm_options or {}))

@@ -53,8 +53,10 @@ QUERY_SCHEMA: dict[str, Any] = {
     "items": {
         "type": "object",
         "required": ["prop", "sentiment"],
-        "properties": {"prop": {"type": "string", "minLength": 1, "maxLength": 120},
-                       "sentiment": {"type": "string", "enum": ["preference", "dislike"]}},
+        "properties": {
+            "prop": {"type": "string", "minLength": 1, "maxLength": 120},
+            "sentiment": {"type": "string", "enum": ["preference", "dislike"]},
+        },
         "additionalProperties": False,
     },
 }
@@ -63,7 +65,8 @@ _MEMO_LIMIT = 200_000
 # Words that carry no preference on their own (a clause made only of these and stop words says nothing): the
 # conversational leads, greetings, bridges and acceptances of a traveler ("Let me think.", "Good question.",
 # "Hi, short on time here.", "I'll pass on this place.").
-FILLER: frozenset[str] = frozenset("""
+FILLER: frozenset[str] = frozenset(
+    """
     actually again alternative alternatives anything bit can closest compare contender could else find fine fit
     fits going good great hello help hey hi interesting kind like line look looking lot love main matter matters
     maybe mind mood need nice ok okay one option options perfect place places plans please pick really recommend
@@ -73,19 +76,27 @@ FILLER: frozenset[str] = frozenset("""
     let definitely honestly say guess suppose pass quick short time afternoon day lovely chat hiya appreciate
     shall choose booking done choice good idea sounds promising set beside weigh against excellent suits suit
     recommendation well much nicely very ll ve re
-""".split())
+""".split()
+)
 # A question that asks (not one that states a wish, "anything cozy?"): it gives no snippet.
 _QUESTION_START = re.compile(
-    r"^(?:is|are|can|could|would|will|do|does|did|what|which|how|where|who|why|any|have|has|help)\b", re.IGNORECASE)
+    r"^(?:is|are|can|could|would|will|do|does|did|what|which|how|where|who|why|any|have|has|help)\b",
+    re.IGNORECASE,
+)
 # (not at "anything but": "it sounds anything but quiet" is one clause, a negation)
-_QUERY_CLAUSE_RE = re.compile(r"\s*[,;:]\s+|(?<!anything)\s+but\s+|\s+(?:and|although|though|whereas)\s+",
-                              re.IGNORECASE)
+_QUERY_CLAUSE_RE = re.compile(
+    r"\s*[,;:]\s+|(?<!anything)\s+but\s+|\s+(?:and|although|though|whereas)\s+", re.IGNORECASE
+)
 _NO_PREFERENCE = re.compile(
     r"\b(?:open to|no (?:particular |specific |real )?preference|(?:don't|do not) mind|(?:doesn't|does not) "
-    r"matter|not (?:specifically|particularly|really) looking|anything (?:is )?fine|whatever)\b", re.IGNORECASE)
+    r"matter|not (?:specifically|particularly|really) looking|anything (?:is )?fine|whatever)\b",
+    re.IGNORECASE,
+)
 _NEGATED_WISH = re.compile(
     r"\b(?:(?:i|we)(?:'d| would)?\s+(?:really\s+)?(?:do not|don't|dont|rather not)\s+(?:want|like|need|fancy|care for)"
-    r"|not (?:into|a fan of|keen on|after|looking for)|avoid|hate|dislike|can't stand|no more)\b\s*", re.IGNORECASE)
+    r"|not (?:into|a fan of|keen on|after|looking for)|avoid|hate|dislike|can't stand|no more)\b\s*",
+    re.IGNORECASE,
+)
 _TOO = re.compile(r"(?<!not )\btoo\s+", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:" + "|".join(sorted(CLAUSE_NEGATORS)) + r")\b|n't\b", re.IGNORECASE)
 # Clauses that describe a place or the traveler's trip rather than ask for something: a rejection's reason
@@ -98,7 +109,8 @@ _DESCRIPTION = re.compile(
     r"|\bis (?:about )?[\d.]+ km away\b|^measured to\b|\b(?:over|above|beyond) (?:my|our) (?:limit|budget)\b"
     r"|\b(?:lower|higher|less|more) than (?:i|we)(?:'d| would)? (?:like|want)\b"
     r"|^(?:i'm|i am|we're|we are)\s+(?:in|visiting)\s+(?!the mood\b)|^i've arrived in\b|^this is\b.*\bin\s+\S",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # What a clause says around the preference itself ("I'm leaning towards X", "X is what I'm after", "Something
 # X would be ideal", "Let's keep it on the X side"), removed; whole sentences of a request for a type of place
 # ("I need a place to eat") say nothing beyond the catalogue.
@@ -118,12 +130,15 @@ _PREAMBLE = re.compile(
     r"|(?:is|are) essential(?: for me)?|would be (?:ideal|great|perfect)|would suit (?:me|us)|for me)\b"
     r"|\babove all i care about\b|\bthe main thing for me is\b|\bsomething in the\b|\bline\b"
     r"|^on the\b|\bside$",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _VAGUE_LEAD = re.compile(r"^(?:something|somewhere)\s+(?!to\b|that\b|sweet\b|worth\b)", re.IGNORECASE)
 _TYPE_REQUEST = re.compile(
     r"^(?:an?\s+)?(?:restaurant|hotel(?: for a few nights)?|attraction|room in town|dinner spot"
     r"|(?:good )?spot (?:for a meal|to spend the afternoon)|place to (?:eat|stay|visit))$"
-    r"|^(?:somewhere|something) (?:to (?:eat|stay|see)|worth doing)$", re.IGNORECASE)
+    r"|^(?:somewhere|something) (?:to (?:eat|stay|see)|worth doing)$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,9 @@ class Exchange:
 
 def _clean(text: str) -> str:
     text = " ".join(_PREAMBLE.sub(" ", text).split()).strip(" ,.;:!?-").strip()
-    text = " ".join(_PREAMBLE.sub(" ", text).split()).strip(" ,.;:!?-").strip()  # "Ideally it has X": two layers
+    text = (
+        " ".join(_PREAMBLE.sub(" ", text).split()).strip(" ,.;:!?-").strip()
+    )  # "Ideally it has X": two layers
     text = _VAGUE_LEAD.sub("", text).strip()
     return "" if _TYPE_REQUEST.match(text) else text
 
@@ -180,9 +197,9 @@ def rules_query_snippets(text: str, known: Sequence[str] = ()) -> list[QuerySnip
         wish = _NEGATED_WISH.search(clause)
         too = _TOO.search(clause)
         if wish:
-            sign, prop = -1, clause[wish.end():]
+            sign, prop = -1, clause[wish.end() :]
         elif too:
-            sign, prop = -1, clause[too.end():]
+            sign, prop = -1, clause[too.end() :]
         elif _NEGATION.search(clause) or _DESCRIPTION.search(clause):
             continue
         else:
@@ -208,7 +225,9 @@ def format_intents(known: Sequence[QuerySnippet]) -> str:
     return "\n" + "\n".join(lines)
 
 
-def parse_intents(value: Sequence[Mapping[str, Any]], known: Sequence[QuerySnippet] = ()) -> list[QuerySnippet]:
+def parse_intents(
+    value: Sequence[Mapping[str, Any]], known: Sequence[QuerySnippet] = ()
+) -> list[QuerySnippet]:
     """C.2's JSON reply -> query snippets (empty props and repeats of known intents dropped)."""
     seen = {q.text.lower() for q in known}
     out = []
@@ -221,7 +240,9 @@ def parse_intents(value: Sequence[Mapping[str, Any]], known: Sequence[QuerySnipp
     return out
 
 
-def exchanges(history: Sequence[Mapping[str, Any]], poi_type: str, names: Mapping[str, str]) -> list[Exchange]:
+def exchanges(
+    history: Sequence[Mapping[str, Any]], poi_type: str, names: Mapping[str, str]
+) -> list[Exchange]:
     """The user turns of a history with their questions; rejected POIs' names replaced by "this place"."""
     out = []
     question = OPENING_QUESTION.format(noun=type_noun(poi_type))
@@ -282,7 +303,9 @@ class QueryExtractor:
         self._memo: dict[tuple, tuple[list[QuerySnippet], bool]] = {}  # -> (snippets, failed)
         self._expanded: dict[tuple[str, str, int], list[QuerySnippet]] = {}
 
-    def extract(self, dialogues: Sequence[tuple[Sequence[Exchange], str]]) -> list[list[tuple[list[QuerySnippet], bool]]]:
+    def extract(
+        self, dialogues: Sequence[tuple[Sequence[Exchange], str]]
+    ) -> list[list[tuple[list[QuerySnippet], bool]]]:
         """For each (exchanges, poi_type): per exchange (its extracted snippets, whether extraction failed)."""
         if len(self._memo) > _MEMO_LIMIT:
             self._memo.clear()
@@ -308,29 +331,44 @@ class QueryExtractor:
                 results[i].append(self._memo[key])
             depth += 1
 
-    def _run(self, pending: Mapping[tuple, tuple[Exchange, str, list[QuerySnippet]]]) -> dict[tuple, tuple[list[QuerySnippet], bool]]:
+    def _run(
+        self, pending: Mapping[tuple, tuple[Exchange, str, list[QuerySnippet]]]
+    ) -> dict[tuple, tuple[list[QuerySnippet], bool]]:
         if self.runner is None:
-            return {key: (rules_query_snippets(ex.text, [q.text for q in known]), False)
-                    for key, (ex, _, known) in pending.items()}
-        replies = self.runner.json("query_snippets", [
-            (poi_type, {"question": ex.question, "response": ex.text, "intents": format_intents(known)})
-            for ex, poi_type, known in pending.values()], QUERY_SCHEMA)
+            return {
+                key: (rules_query_snippets(ex.text, [q.text for q in known]), False)
+                for key, (ex, _, known) in pending.items()
+            }
+        replies = self.runner.json(
+            "query_snippets",
+            [
+                (poi_type, {"question": ex.question, "response": ex.text, "intents": format_intents(known)})
+                for ex, poi_type, known in pending.values()
+            ],
+            QUERY_SCHEMA,
+        )
         out = {}
         for (key, (_, _, known)), reply in zip(pending.items(), replies, strict=True):
             failed = isinstance(reply, LLMOutputError)
             out[key] = ([] if failed else parse_intents(reply, known), failed)
         return out
 
-    def expand(self, snippets: Sequence[QuerySnippet], poi_type: str) -> dict[tuple[str, int], list[QuerySnippet]]:
+    def expand(
+        self, snippets: Sequence[QuerySnippet], poi_type: str
+    ) -> dict[tuple[str, int], list[QuerySnippet]]:
         """App. C.3 for each (text, sign): paraphrase and support (same sign), opposite (sign flipped)."""
         if not self.expansion or self.runner is None:
             return {}
         todo = list(dict.fromkeys((poi_type, q.text, q.sign) for q in snippets))
         todo = [key for key in todo if key not in self._expanded]
         if todo:
-            replies = {kind: self.runner.text(f"expand_{kind}", [(poi_type, {"sentence": t}) for _, t, _ in todo])
-                       for kind in EXPANSIONS}
+            replies = {
+                kind: self.runner.text(f"expand_{kind}", [(poi_type, {"sentence": t}) for _, t, _ in todo])
+                for kind in EXPANSIONS
+            }
             for j, key in enumerate(todo):
                 _, text, sign = key
-                self._expanded[key] = expansion_snippets(text, sign, {kind: replies[kind][j] for kind in EXPANSIONS})
+                self._expanded[key] = expansion_snippets(
+                    text, sign, {kind: replies[kind][j] for kind in EXPANSIONS}
+                )
         return {(q.text, q.sign): self._expanded[(poi_type, q.text, q.sign)] for q in snippets}

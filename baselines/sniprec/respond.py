@@ -54,8 +54,9 @@ class SnippetEvidence:
         others = [r.review_id for r in self.kb.reviews_of(poi_id) if r.review_id != review_id]
         return self.base.best(poi_id, content_tokens(source), exclude_review_ids=others)
 
-    def evidence(self, poi_id: str, terms: Iterable[str], n: int = 1,
-                 exclude_review_ids: Iterable[str] = ()) -> list[Evidence]:
+    def evidence(
+        self, poi_id: str, terms: Iterable[str], n: int = 1, exclude_review_ids: Iterable[str] = ()
+    ) -> list[Evidence]:
         used = set(exclude_review_ids)
         out: list[Evidence] = []
         for unit in self.best_units.get(poi_id, ()):
@@ -74,8 +75,11 @@ class SnippetEvidence:
         return out
 
 
-def best_units(turns: Sequence[Sequence[tuple[int, Sequence[Hit]]]], kappa: float,
-               units_of: Callable[[str], Sequence[Unit]]) -> dict[str, list[Unit]]:
+def best_units(
+    turns: Sequence[Sequence[tuple[int, Sequence[Hit]]]],
+    kappa: float,
+    units_of: Callable[[str], Sequence[Unit]],
+) -> dict[str, list[Unit]]:
     """Each POI's retrieved units in preference groups, by 1/(kappa + rank) (ties: later turn, then earlier
     group); `turns` as the scoring accumulates them, `units_of` a POI's units. Every retrieved unit counts
     here, not only the best per group as in the score, so that a POI's second quote can come from its
@@ -98,7 +102,10 @@ def dialogue_context(history: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(f"{ROLE_NAMES[t['role']]}: {' '.join(str(t['text']).split())}" for t in history)
 
 
-def clarification_questions(runner: PromptRunner, items: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
-                            ) -> list[str]:
+def clarification_questions(
+    runner: PromptRunner, items: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
+) -> list[str]:
     """App. C.4 for each (poi_type, history): the reply's first line ("" when the model gave none)."""
-    return runner.text("clarify", [(poi_type, {"context": dialogue_context(history)}) for poi_type, history in items])
+    return runner.text(
+        "clarify", [(poi_type, {"context": dialogue_context(history)}) for poi_type, history in items]
+    )

@@ -63,8 +63,9 @@ def turn_scores(groups: Iterable[tuple[int, Sequence[RankedUnit]]], kappa: float
     return out
 
 
-def accumulate(turns: Iterable[Iterable[tuple[int, Sequence[RankedUnit]]]], kappa: float = DEFAULT_KAPPA
-               ) -> list[dict[str, float]]:
+def accumulate(
+    turns: Iterable[Iterable[tuple[int, Sequence[RankedUnit]]]], kappa: float = DEFAULT_KAPPA
+) -> list[dict[str, float]]:
     """SCORE_1, ..., SCORE_T: the cumulative item scores after each turn (items never retrieved are absent)."""
     if kappa < 0:
         raise ValueError(f"kappa must be >= 0, got {kappa}")
@@ -77,8 +78,11 @@ def accumulate(turns: Iterable[Iterable[tuple[int, Sequence[RankedUnit]]]], kapp
     return out
 
 
-def final_scores(turns: Iterable[Iterable[tuple[int, Sequence[RankedUnit]]]], candidates: Sequence[str],
-                 kappa: float = DEFAULT_KAPPA) -> dict[str, float]:
+def final_scores(
+    turns: Iterable[Iterable[tuple[int, Sequence[RankedUnit]]]],
+    candidates: Sequence[str],
+    kappa: float = DEFAULT_KAPPA,
+) -> dict[str, float]:
     """SCORE_T of every candidate (0.0 for those never retrieved)."""
     history = accumulate(turns, kappa)
     last: Mapping[str, float] = history[-1] if history else {}

@@ -66,7 +66,9 @@ def kb_key(kb: KnowledgeBase) -> str:
 def poi_digest(kb: KnowledgeBase, poi_id: str) -> str:
     """What a POI's units are made from: name, categories, attributes, price, and its reviews' texts."""
     poi = kb.poi(poi_id)
-    head = json.dumps([poi.name, list(poi.categories), poi.attributes, poi.price], sort_keys=True, default=str)
+    head = json.dumps(
+        [poi.name, list(poi.categories), poi.attributes, poi.price], sort_keys=True, default=str
+    )
     parts = [head, *(f"{r.review_id}\x1f{kb.review_text(r.review_id)}" for r in kb.reviews_of(poi_id))]
     return _sha("\x1e".join(parts))[:24]
 
@@ -83,7 +85,9 @@ class RulesExtractor:
 
     def __init__(self, kind: str):
         if kind not in ("rules", "sentence", "document"):
-            raise ValueError(f"unknown deterministic unit kind {kind!r}; expected rules, sentence or document")
+            raise ValueError(
+                f"unknown deterministic unit kind {kind!r}; expected rules, sentence or document"
+            )
         from baselines.sniprec.units import RULES_VERSION
 
         self.kind = kind
@@ -160,8 +164,11 @@ class UnitStore:
             data = f.read()
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            log.warning("%s: discarding a torn last line (%d bytes) left by an interrupted build",
-                        self.path, len(data) - end)
+            log.warning(
+                "%s: discarding a torn last line (%d bytes) left by an interrupted build",
+                self.path,
+                len(data) - end,
+            )
             with open(self.path, "r+b") as f:
                 f.truncate(self._offset + end)
         for line in data[:end].splitlines():
@@ -171,8 +178,11 @@ class UnitStore:
                 pid, digest = rec["poi_id"], rec["digest"]
                 units = [Unit.from_list(u) for u in rec["units"]]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                raise TraceDataError(f"bad SnipRec unit cache line ({e!r}); delete the folder {self.folder} "
-                                     "to rebuild it", path=self.path, line=self._lines) from None
+                raise TraceDataError(
+                    f"bad SnipRec unit cache line ({e!r}); delete the folder {self.folder} to rebuild it",
+                    path=self.path,
+                    line=self._lines,
+                ) from None
             self._units[pid] = units
             self._digests[pid] = digest
             self._checked.discard(pid)
@@ -206,8 +216,13 @@ class UnitStore:
                 return 0
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), desc=f"sniprec {self.extractor.kind} units", unit="POI",
-                       disable=None if progress is None else not progress, dynamic_ncols=True)
+            bar = tqdm(
+                total=len(todo),
+                desc=f"sniprec {self.extractor.kind} units",
+                unit="POI",
+                disable=None if progress is None else not progress,
+                dynamic_ncols=True,
+            )
             size = max(1, int(self.extractor.chunk_pois))
             with open(self.path, "ab") as f:
                 for start in range(0, len(todo), size):
@@ -217,8 +232,19 @@ class UnitStore:
                     for pid in chunk:
                         units, stats = result[pid]
                         digest = poi_digest(self.kb, pid)
-                        lines.append(json.dumps({"poi_id": pid, "digest": digest, "units": [u.to_list() for u in units],
-                                                 "stats": stats}, ensure_ascii=False, sort_keys=True) + "\n")
+                        lines.append(
+                            json.dumps(
+                                {
+                                    "poi_id": pid,
+                                    "digest": digest,
+                                    "units": [u.to_list() for u in units],
+                                    "stats": stats,
+                                },
+                                ensure_ascii=False,
+                                sort_keys=True,
+                            )
+                            + "\n"
+                        )
                         self._units[pid], self._digests[pid], self._stats[pid] = units, digest, stats
                         self._checked.add(pid)
                     f.write("".join(lines).encode("utf-8"))

@@ -171,7 +171,9 @@ def _humanize(value: Any) -> str:
     return str(value).replace("_", " ").strip()
 
 
-def attribute_units(categories: Iterable[str], attributes: Mapping[str, Any], price: int | None) -> list[Unit]:
+def attribute_units(
+    categories: Iterable[str], attributes: Mapping[str, Any], price: int | None
+) -> list[Unit]:
     """App. A.1: one templated snippet per category and per known attribute value (lists: one per item)."""
     units = [Unit(f"This place is categorized as {c}.") for c in categories if c]
     if price is not None:

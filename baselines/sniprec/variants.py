@@ -37,8 +37,15 @@ class SnippetBaseline(SnipRecBaseline):
 
     name: ClassVar[str] = "sniprec_snippet"
     config_keys: ClassVar[tuple[str, ...]] = (
-        "snippets", "encoder", "kappa", "k", "k_min", "post_check", "query_mode", "json_repairs",
-    )  # fmt: skip
+        "snippets",
+        "encoder",
+        "kappa",
+        "k",
+        "k_min",
+        "post_check",
+        "query_mode",
+        "json_repairs",
+    )
     default_query_mode: ClassVar[str] = "utterance"
 
     def __init__(

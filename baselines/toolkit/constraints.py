@@ -30,18 +30,44 @@ from trace_dataset.records import Poi
 
 UNKNOWN_CREDIT = 0.5
 LUXURY_FLOOR = 3  # "luxury" / "upscale" as a floor: PRICE_KEYWORDS' ceiling 4 would exclude nothing
-RELATIVE_PRICE_WORDS = ("cheaper", "less expensive", "less pricey", "too expensive", "too pricey", "more affordable")
+RELATIVE_PRICE_WORDS = (
+    "cheaper",
+    "less expensive",
+    "less pricey",
+    "too expensive",
+    "too pricey",
+    "more affordable",
+)
 
 # Categories too broad to be a stated preference ("a restaurant in Tampa").
 GENERIC_CATEGORIES: frozenset[str] = frozenset(
     {
-        "restaurants", "food", "hotels", "hotels & travel", "event planning & services", "nightlife",
-        "arts & entertainment", "active life", "local flavor", "shopping", "travel services", "tours",
-        "venues & event spaces", "public services & government", "professional services", "local services",
-        "home services", "beauty & spas", "health & medical", "automotive", "pets", "specialty food",
-        "food delivery services", "caterers",
+        "restaurants",
+        "food",
+        "hotels",
+        "hotels & travel",
+        "event planning & services",
+        "nightlife",
+        "arts & entertainment",
+        "active life",
+        "local flavor",
+        "shopping",
+        "travel services",
+        "tours",
+        "venues & event spaces",
+        "public services & government",
+        "professional services",
+        "local services",
+        "home services",
+        "beauty & spas",
+        "health & medical",
+        "automotive",
+        "pets",
+        "specialty food",
+        "food delivery services",
+        "caterers",
     }
-)  # fmt: skip
+)
 _CATEGORY_SUFFIXES = (" bars", " restaurants", " shops", " houses", " places", " spots")
 
 
@@ -81,7 +107,7 @@ HIGHLY_RATED_STARS = 4.0
 
 
 def _stars_value(text: str) -> float:
-    """"4.5" -> 4.5; "four and a half" -> 4.5."""
+    """ "4.5" -> 4.5; "four and a half" -> 4.5."""
     text = text.lower()
     if text[0].isdigit():
         return float(text)
@@ -119,18 +145,29 @@ def _matcher() -> tuple[re.Pattern[str], tuple[tuple[re.Pattern[str], Any, bool]
     for word in RELATIVE_PRICE_WORDS:
         add(_phrase_body(word), AttributeConstraint("price", _PRICE_RELATIVE, "price"), negatable=False)
     for word, ceiling in PRICE_KEYWORDS.items():
-        constraint = (AttributeConstraint("price", "price_min", "price", (LUXURY_FLOOR,))
-                      if ceiling >= max(PRICE_KEYWORDS.values())
-                      else AttributeConstraint("price", "price_max", "price", (ceiling,)))
+        constraint = (
+            AttributeConstraint("price", "price_min", "price", (LUXURY_FLOOR,))
+            if ceiling >= max(PRICE_KEYWORDS.values())
+            else AttributeConstraint("price", "price_max", "price", (ceiling,))
+        )
         add(_phrase_body(word), constraint, after=r"(?!\w)")  # "budget-friendly" is a budget word
-    add(r"\${1,4}", lambda s: AttributeConstraint("price", "price_max", "price", (len(s),)), negatable=False,
-        after=r"(?![\w$])")
-    add(r"highly[- ]rated|top[- ]rated|well[- ]reviewed|great reviews",
-        AttributeConstraint("rating", "rating_min", "stars", (HIGHLY_RATED_STARS,)))
+    add(
+        r"\${1,4}",
+        lambda s: AttributeConstraint("price", "price_max", "price", (len(s),)),
+        negatable=False,
+        after=r"(?![\w$])",
+    )
+    add(
+        r"highly[- ]rated|top[- ]rated|well[- ]reviewed|great reviews",
+        AttributeConstraint("rating", "rating_min", "stars", (HIGHLY_RATED_STARS,)),
+    )
     for pattern in (rf"{_STARS_NUMBER}\s*(?:\+|-?\s*stars?)", rf"rated\s+(?:at\s+least\s+)?{_STARS_NUMBER}"):
-        add(pattern,
+        add(
+            pattern,
             lambda s: AttributeConstraint("rating", "rating_min", "stars", (_stars_value(_first_number(s)),)),
-            negatable=False, after=r"(?!\w|\.\d)")
+            negatable=False,
+            after=r"(?!\w|\.\d)",
+        )
     regex = re.compile(_LEAD + "(?:" + "|".join(f"(?:{p})" for p in parts) + ")", re.IGNORECASE)
     return regex, tuple(alternatives)
 
@@ -201,8 +238,13 @@ class CategoryMatcher:
             for alias in category_aliases(name):
                 self.names.setdefault(_alias_key(alias), []).append(name)
         aliases = sorted(self.names, key=lambda a: (-len(a), a))  # longest first
-        self.regex = (re.compile(r"(?<![\w-])(?:" + "|".join(_phrase_body(a) for a in aliases) + r")(?![\w-])",
-                                 re.IGNORECASE) if aliases else None)
+        self.regex = (
+            re.compile(
+                r"(?<![\w-])(?:" + "|".join(_phrase_body(a) for a in aliases) + r")(?![\w-])", re.IGNORECASE
+            )
+            if aliases
+            else None
+        )
 
     def find(self, text: str) -> list[str]:
         """Category names the text mentions (not negated), in sorted order."""
@@ -220,10 +262,12 @@ def _slot(key: str) -> str:
     return "ambience" if key.startswith("ambience:") else key
 
 
-def parse_constraints(user_texts: Iterable[str], categories: CategoryMatcher | Iterable[str] = (),
-                      rejected_prices: Sequence[int] = (),
-                      memo: dict[str, tuple[tuple[int, AttributeConstraint], ...]] | None = None
-                      ) -> list[AttributeConstraint]:
+def parse_constraints(
+    user_texts: Iterable[str],
+    categories: CategoryMatcher | Iterable[str] = (),
+    rejected_prices: Sequence[int] = (),
+    memo: dict[str, tuple[tuple[int, AttributeConstraint], ...]] | None = None,
+) -> list[AttributeConstraint]:
     """Constraints stated in the user turns, one per slot, the latest mention winning, in first-slot order.
 
     `categories`: the categories a user may name (names or a CategoryMatcher; generic ones are ignored);
@@ -297,8 +341,9 @@ def constraint_counts(constraints: Sequence[AttributeConstraint], poi: Poi) -> t
     return results.count(True), results.count(False), results.count(None)
 
 
-def constraint_share(constraints: Sequence[AttributeConstraint], poi: Poi,
-                     unknown_credit: float = UNKNOWN_CREDIT) -> float:
+def constraint_share(
+    constraints: Sequence[AttributeConstraint], poi: Poi, unknown_credit: float = UNKNOWN_CREDIT
+) -> float:
     """(satisfied + unknown_credit * unknown) / n; 0.0 with no constraints."""
     if not constraints:
         return 0.0
@@ -306,9 +351,12 @@ def constraint_share(constraints: Sequence[AttributeConstraint], poi: Poi,
     return (satisfied + unknown_credit * unknown) / len(constraints)
 
 
-def rank_by_constraints(pois: Sequence[Poi], constraints: Sequence[AttributeConstraint],
-                        tiebreak: Mapping[str, float], unknown_credit: float = UNKNOWN_CREDIT
-                        ) -> list[tuple[str, float]]:
+def rank_by_constraints(
+    pois: Sequence[Poi],
+    constraints: Sequence[AttributeConstraint],
+    tiebreak: Mapping[str, float],
+    unknown_credit: float = UNKNOWN_CREDIT,
+) -> list[tuple[str, float]]:
     """(business_id, share) best first: share, then the tie-break score (TF-IDF), then business_id."""
     scored = [(p.business_id, constraint_share(constraints, p, unknown_credit)) for p in pois]
     scored.sort(key=lambda x: (-x[1], -tiebreak.get(x[0], 0.0), x[0]))

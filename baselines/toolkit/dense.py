@@ -113,8 +113,13 @@ def load_encoder(model: str = HUB_MODEL_ID, device: str | None = "cpu") -> Any:
         ) from e
 
 
-def dense_document(kb: KnowledgeBase, business_id: str, n_reviews: int = DEFAULT_N_REVIEWS,
-                   review_chars: int = DEFAULT_REVIEW_CHARS, review_order: str = "kb") -> str:
+def dense_document(
+    kb: KnowledgeBase,
+    business_id: str,
+    n_reviews: int = DEFAULT_N_REVIEWS,
+    review_chars: int = DEFAULT_REVIEW_CHARS,
+    review_order: str = "kb",
+) -> str:
     """Name, categories, and the top `n_reviews` reviews cut to `review_chars` characters, one per line."""
     if review_order not in REVIEW_ORDERS:
         raise ValueError(f"unknown review_order {review_order!r}; expected one of {REVIEW_ORDERS}")
@@ -127,9 +132,14 @@ def dense_document(kb: KnowledgeBase, business_id: str, n_reviews: int = DEFAULT
     return "\n".join(parts)
 
 
-def dense_scores(query: np.ndarray, docs: np.ndarray, rejected: np.ndarray | None = None,
-                 is_rejected: Sequence[bool] | None = None, rejection_weight: float = REJECTION_WEIGHT,
-                 rejection_penalty: float = REJECTION_PENALTY) -> np.ndarray:
+def dense_scores(
+    query: np.ndarray,
+    docs: np.ndarray,
+    rejected: np.ndarray | None = None,
+    is_rejected: Sequence[bool] | None = None,
+    rejection_weight: float = REJECTION_WEIGHT,
+    rejection_penalty: float = REJECTION_PENALTY,
+) -> np.ndarray:
     """Cosine scores of `docs` (rows, L2-normalised) for the query moved away from the rejected POIs.
 
     q' = q - rejection_weight * sum(rejected rows), renormalised; docs flagged in `is_rejected` lose
@@ -166,7 +176,9 @@ class QueryCache:
 
     def _guard(self):
         """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""
-        return sqlite_cache(self.path, "vector cache", "set TRACE_BENCH_CACHE (or the cache_dir parameter) to another folder")
+        return sqlite_cache(
+            self.path, "vector cache", "set TRACE_BENCH_CACHE (or the cache_dir parameter) to another folder"
+        )
 
     def key(self, text: str) -> str:
         return _digest(f"{self.model_key}\x1f{text}")[:32]
@@ -200,10 +212,19 @@ class QueryCache:
 class DenseIndex:
     """Embeddings of every POI document of one knowledge base, cached on disk, plus the query encoder."""
 
-    def __init__(self, kb: KnowledgeBase, model: str = HUB_MODEL_ID, device: str | None = "cpu",
-                 cache_dir: str | os.PathLike | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
-                 n_reviews: int = DEFAULT_N_REVIEWS, review_chars: int = DEFAULT_REVIEW_CHARS,
-                 review_order: str = "kb", encoder: Any = None, query_cache: bool = True):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        model: str = HUB_MODEL_ID,
+        device: str | None = "cpu",
+        cache_dir: str | os.PathLike | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        n_reviews: int = DEFAULT_N_REVIEWS,
+        review_chars: int = DEFAULT_REVIEW_CHARS,
+        review_order: str = "kb",
+        encoder: Any = None,
+        query_cache: bool = True,
+    ):
         if review_order not in REVIEW_ORDERS:
             raise ValueError(f"unknown review_order {review_order!r}; expected one of {REVIEW_ORDERS}")
         if n_reviews < 0 or review_chars < 1:
@@ -222,13 +243,19 @@ class DenseIndex:
         self.encoded_documents = 0
         self.encoded_queries = 0  # queries this index ran through the model (cache misses)
         self.embeddings = self._load_or_encode(docs)
-        self.query_cache = QueryCache(base / "dense" / QUERY_CACHE_FILE, f"{self.model}|normalized") \
-            if query_cache else None
+        self.query_cache = (
+            QueryCache(base / "dense" / QUERY_CACHE_FILE, f"{self.model}|normalized") if query_cache else None
+        )
 
     def _key(self, docs: Sequence[str]) -> str:
         documents = _digest("\x1e".join(f"{pid}\x1f{doc}" for pid, doc in zip(self.ids, docs, strict=True)))
-        spec = {"format": CACHE_FORMAT, "kb_version": self.kb.version, "model": self.model,
-                "recipe": self.recipe, "documents": documents}
+        spec = {
+            "format": CACHE_FORMAT,
+            "kb_version": self.kb.version,
+            "model": self.model,
+            "recipe": self.recipe,
+            "documents": documents,
+        }
         return _digest(json.dumps(spec, sort_keys=True))[:32]
 
     def _load_or_encode(self, docs: Sequence[str]) -> np.ndarray:
@@ -242,27 +269,46 @@ class DenseIndex:
                 if emb.ndim == 2 and emb.shape[0] == len(docs):
                     log.info("dense embeddings of %d POIs loaded from %s", len(docs), path)
                     return emb
-                log.warning("dense cache %s has shape %s, expected %d rows; re-encoding", path, emb.shape, len(docs))
+                log.warning(
+                    "dense cache %s has shape %s, expected %d rows; re-encoding", path, emb.shape, len(docs)
+                )
         log.info("encoding %d POI documents with %s", len(docs), self.model)
         emb = self.encode(docs, progress=len(docs) > self.batch_size)
         self.encoded_documents = len(docs)
         with atomic_open(path, "wb") as f:
             np.save(f, emb, allow_pickle=False)
-        write_json(path.with_suffix(".json"), {
-            "format": CACHE_FORMAT, "kb_version": self.kb.version, "kb_root": str(self.kb.root or ""),
-            "model": self.model, "recipe": self.recipe, "n_pois": len(docs), "dim": int(emb.shape[1]),
-        })
+        write_json(
+            path.with_suffix(".json"),
+            {
+                "format": CACHE_FORMAT,
+                "kb_version": self.kb.version,
+                "kb_root": str(self.kb.root or ""),
+                "model": self.model,
+                "recipe": self.recipe,
+                "n_pois": len(docs),
+                "dim": int(emb.shape[1]),
+            },
+        )
         return emb
 
-    def encode(self, texts: Sequence[str], progress: bool = False, batch_size: int | None = None) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], progress: bool = False, batch_size: int | None = None
+    ) -> np.ndarray:
         """L2-normalised float32 embeddings, one row per text (`batch_size` texts per forward pass; default
         the index's)."""
         if not texts:
-            dimension = (getattr(self.encoder, "get_embedding_dimension", None)  # sentence-transformers >= 5.2
-                         or self.encoder.get_sentence_embedding_dimension)
+            dimension = (
+                getattr(self.encoder, "get_embedding_dimension", None)  # sentence-transformers >= 5.2
+                or self.encoder.get_sentence_embedding_dimension
+            )
             return np.zeros((0, int(dimension() or 0)), dtype=np.float32)
-        emb = self.encoder.encode(list(texts), batch_size=batch_size or self.batch_size, normalize_embeddings=True,
-                                  convert_to_numpy=True, show_progress_bar=progress)
+        emb = self.encoder.encode(
+            list(texts),
+            batch_size=batch_size or self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        )
         return np.asarray(emb, dtype=np.float32)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -306,20 +352,36 @@ class DenseIndex:
             rows.append(self.row[pid])
         return self.embeddings[rows]
 
-    def scores(self, query_embedding: np.ndarray, candidates: Sequence[str], rejected: Sequence[str] = (),
-               rejection_weight: float = REJECTION_WEIGHT,
-               rejection_penalty: float = REJECTION_PENALTY) -> dict[str, float]:
+    def scores(
+        self,
+        query_embedding: np.ndarray,
+        candidates: Sequence[str],
+        rejected: Sequence[str] = (),
+        rejection_weight: float = REJECTION_WEIGHT,
+        rejection_penalty: float = REJECTION_PENALTY,
+    ) -> dict[str, float]:
         """candidate id -> rounded dense score (see the module docstring)."""
         rejected = [pid for pid in dict.fromkeys(rejected) if pid in self.row]
         if not candidates:
             return {}
         rejected_set = set(rejected)
-        values = dense_scores(query_embedding, self.vectors(candidates),
-                              self.vectors(rejected) if rejected else None,
-                              [pid in rejected_set for pid in candidates], rejection_weight, rejection_penalty)
+        values = dense_scores(
+            query_embedding,
+            self.vectors(candidates),
+            self.vectors(rejected) if rejected else None,
+            [pid in rejected_set for pid in candidates],
+            rejection_weight,
+            rejection_penalty,
+        )
         return {pid: round(float(v), SCORE_DECIMALS) for pid, v in zip(candidates, values, strict=True)}
 
 
 __all__ = [
-    "DenseIndex", "DenseUnavailable", "QueryCache", "dense_document", "dense_scores", "load_encoder", "resolve_model",
-]  # fmt: skip
+    "DenseIndex",
+    "DenseUnavailable",
+    "QueryCache",
+    "dense_document",
+    "dense_scores",
+    "load_encoder",
+    "resolve_model",
+]

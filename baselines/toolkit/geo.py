@@ -20,8 +20,13 @@ def haversine_m(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
 def has_coords(poi: Poi) -> bool:
     """Coordinate-valid: finite, in range, and not the (0, 0) placeholder of broken records."""
     lat, lon = poi.latitude, poi.longitude
-    return (math.isfinite(lat) and math.isfinite(lon) and -90 <= lat <= 90 and -180 <= lon <= 180
-            and not (lat == 0 and lon == 0))
+    return (
+        math.isfinite(lat)
+        and math.isfinite(lon)
+        and -90 <= lat <= 90
+        and -180 <= lon <= 180
+        and not (lat == 0 and lon == 0)
+    )
 
 
 def poi_distance_m(a: Poi, b: Poi) -> float:

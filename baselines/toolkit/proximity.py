@@ -18,7 +18,9 @@ class ProximityGraph:
     """POIs of one city within `radius_m` of each other, same-type pairs excluded; neighbours by distance."""
 
     def __init__(self, kb: KnowledgeBase, city: str, radius_m: float):
-        pois = sorted((p for p in kb.pois.values() if p.city == city and has_coords(p)), key=lambda p: p.business_id)
+        pois = sorted(
+            (p for p in kb.pois.values() if p.city == city and has_coords(p)), key=lambda p: p.business_id
+        )
         self.neighbours: dict[str, list[tuple[float, str]]] = {p.business_id: [] for p in pois}
         # Sort by latitude and stop scanning once the latitude gap alone exceeds the radius.
         by_lat = sorted(pois, key=lambda p: (p.latitude, p.business_id))

@@ -87,10 +87,16 @@ class EvidenceIndex:
     so sharing it across dialogues keeps session isolation.
     """
 
-    def __init__(self, kb: KnowledgeBase, max_words: int = DEFAULT_MAX_QUOTE_WORDS,
-                 min_words: int = DEFAULT_MIN_QUOTE_WORDS):
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        max_words: int = DEFAULT_MAX_QUOTE_WORDS,
+        min_words: int = DEFAULT_MIN_QUOTE_WORDS,
+    ):
         if not 1 <= min_words <= max_words:
-            raise ValueError(f"need 1 <= min_words <= max_words, got min_words={min_words}, max_words={max_words}")
+            raise ValueError(
+                f"need 1 <= min_words <= max_words, got min_words={min_words}, max_words={max_words}"
+            )
         self.kb = kb
         self.max_words = max_words
         self.min_words = min_words
@@ -100,7 +106,11 @@ class EvidenceIndex:
 
     def pieces(self, poi_id: str) -> list[_Piece]:
         """The POI's pieces in review order (knowledge-base order, then order in the review)."""
-        return [p for pos, review in enumerate(self.kb.reviews_of(poi_id)) for p in self._review_pieces(pos, review)]
+        return [
+            p
+            for pos, review in enumerate(self.kb.reviews_of(poi_id))
+            for p in self._review_pieces(pos, review)
+        ]
 
     def _ranked(self, poi_id: str) -> list[tuple[int, Review]]:
         """(review_pos, review) in `best`'s tie order: higher-starred reviews first, then knowledge-base order."""
@@ -141,8 +151,18 @@ class EvidenceIndex:
                 out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece)))
                 continue
             words = tuple((a + w.start(), a + w.end()) for w in _WORD_RE.finditer(piece))
-            out.append(_Piece(pos, review.review_id, review.stars, a, b, _content(piece), words,
-                              tuple(_content(text[ws:we]) for ws, we in words)))
+            out.append(
+                _Piece(
+                    pos,
+                    review.review_id,
+                    review.stars,
+                    a,
+                    b,
+                    _content(piece),
+                    words,
+                    tuple(_content(text[ws:we]) for ws, we in words),
+                )
+            )
         return out
 
     def _best_window(self, piece: _Piece, terms: frozenset[str]) -> tuple[int, int, int]:
@@ -164,7 +184,9 @@ class EvidenceIndex:
         start, end = _strip(text, words[best_i][0], words[best_i + width - 1][1])
         return best_overlap, start, end
 
-    def best(self, poi_id: str, terms: Iterable[str], exclude_review_ids: Iterable[str] = ()) -> Evidence | None:
+    def best(
+        self, poi_id: str, terms: Iterable[str], exclude_review_ids: Iterable[str] = ()
+    ) -> Evidence | None:
         """The most query-relevant span of the POI's reviews (see the module docstring), or None.
 
         Reviews are read in the tie order and a piece replaces the best so far only when it shares strictly
@@ -176,7 +198,10 @@ class EvidenceIndex:
         best_overlap = -1
         best_span: tuple[str, int, int, int] | None = None
         for pos, review in self._ranked(poi_id):
-            if review.review_id in excluded or len(self._review_terms(review.review_id) & term_set) <= best_overlap:
+            if (
+                review.review_id in excluded
+                or len(self._review_terms(review.review_id) & term_set) <= best_overlap
+            ):
                 continue
             for piece in self._review_pieces(pos, review):
                 if piece.words is None:
@@ -194,8 +219,9 @@ class EvidenceIndex:
         review_id, start, end, overlap = best_span
         return Evidence(poi_id, review_id, self.kb.review_text(review_id)[start:end], start, end, overlap)
 
-    def evidence(self, poi_id: str, terms: Iterable[str], n: int = 1,
-                 exclude_review_ids: Iterable[str] = ()) -> list[Evidence]:
+    def evidence(
+        self, poi_id: str, terms: Iterable[str], n: int = 1, exclude_review_ids: Iterable[str] = ()
+    ) -> list[Evidence]:
         """Up to `n` spans of the POI, each from a different review, best first."""
         terms = frozenset(terms)
         used = set(exclude_review_ids)
@@ -268,18 +294,27 @@ def ask_preference_text(city: str, poi_type: str, state: DialogueState, n_candid
     missing.append("what matters most to you")
     asks = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
     noun = type_noun(poi_type, plural=True)
-    lead = f"I have {n_candidates} {noun} in {city} in mind" if n_candidates else f"I am looking at {noun} in {city}"
+    lead = (
+        f"I have {n_candidates} {noun} in {city} in mind"
+        if n_candidates
+        else f"I am looking at {noun} in {city}"
+    )
     return f"{lead}. To narrow it down, could you tell me {asks}?"
 
 
 def no_match_text(city: str, poi_type: str) -> str:
-    return (f"I'm afraid none of the remaining {type_noun(poi_type, plural=True)} in {city} fit what you asked for. "
-            "Could you relax one of your requirements?")
+    return (
+        f"I'm afraid none of the remaining {type_noun(poi_type, plural=True)} in {city} fit what you asked for. "
+        "Could you relax one of your requirements?"
+    )
 
 
 def farewell_text(city: str, poi_type: str) -> str:
-    closing = {"restaurant": f"Enjoy your meal in {city}!", "hotel": f"Enjoy your stay in {city}!",
-               "attraction": f"Enjoy exploring {city}!"}.get(poi_type, f"Enjoy {city}!")
+    closing = {
+        "restaurant": f"Enjoy your meal in {city}!",
+        "hotel": f"Enjoy your stay in {city}!",
+        "attraction": f"Enjoy exploring {city}!",
+    }.get(poi_type, f"Enjoy {city}!")
     return f"{closing} If you need anything else, just ask."
 
 
@@ -292,12 +327,20 @@ class EvidenceSource(Protocol):
     """Where the response templates take their quotes from: an `EvidenceIndex`, or a system's own source with
     the same `evidence` method (SnipRec's `SnippetEvidence`, which quotes the reviews behind its snippets)."""
 
-    def evidence(self, poi_id: str, terms: Iterable[str], n: int = 1,
-                 exclude_review_ids: Iterable[str] = ()) -> list[Evidence]: ...
+    def evidence(
+        self, poi_id: str, terms: Iterable[str], n: int = 1, exclude_review_ids: Iterable[str] = ()
+    ) -> list[Evidence]: ...
 
 
-def recommend_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_id: str, terms: Sequence[str],
-                   citations: Citations, note: str = "", n_quotes: int = 2) -> str:
+def recommend_text(
+    kb: KnowledgeBase,
+    evidence: EvidenceSource,
+    poi_id: str,
+    terms: Sequence[str],
+    citations: Citations,
+    note: str = "",
+    n_quotes: int = 2,
+) -> str:
     """`I recommend NAME (note), rated X stars. One reviewer says "..." [R1], and another "..." [R2].`"""
     poi = kb.pois[poi_id]
     note = f" ({note})" if note else ""
@@ -311,8 +354,14 @@ def recommend_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_id: str, ter
     return head + "".join(parts) + "."
 
 
-def compare_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_ids: Sequence[str], terms: Sequence[str],
-                 citations: Citations, notes: Mapping[str, str] | None = None) -> str:
+def compare_text(
+    kb: KnowledgeBase,
+    evidence: EvidenceSource,
+    poi_ids: Sequence[str],
+    terms: Sequence[str],
+    citations: Citations,
+    notes: Mapping[str, str] | None = None,
+) -> str:
     """Two POIs side by side, one quote each, then their ratings."""
     notes = notes or {}
     a, b = poi_ids[0], poi_ids[1]
@@ -325,13 +374,25 @@ def compare_text(kb: KnowledgeBase, evidence: EvidenceSource, poi_ids: Sequence[
         said = f", a reviewer says {quote(evs[0], citations)}" if evs else ""
         return f"for {poi_name(kb, pid)}{note}{said}"
 
-    return (f"Comparing {na} and {nb}: {side(a)}; {side(b)}. "
-            f"{na} is rated {pa.stars:.1f} stars and {nb} {pb.stars:.1f}.")
+    return (
+        f"Comparing {na} and {nb}: {side(a)}; {side(b)}. "
+        f"{na} is rated {pa.stars:.1f} stars and {nb} {pb.stars:.1f}."
+    )
 
 
-def template_response(action: str, *, kb: KnowledgeBase, evidence: EvidenceSource, ranked: Sequence[str],
-                      terms: Sequence[str], city: str, poi_type: str, state: DialogueState,
-                      n_candidates: int | None = None, notes: Mapping[str, str] | None = None) -> Response:
+def template_response(
+    action: str,
+    *,
+    kb: KnowledgeBase,
+    evidence: EvidenceSource,
+    ranked: Sequence[str],
+    terms: Sequence[str],
+    city: str,
+    poi_type: str,
+    state: DialogueState,
+    n_candidates: int | None = None,
+    notes: Mapping[str, str] | None = None,
+) -> Response:
     """The response for one system action from a ranking (the shared template of the non-LLM baselines).
 
     - ask_preference: a question for what the user has not stated yet (no quotes).
@@ -350,7 +411,9 @@ def template_response(action: str, *, kb: KnowledgeBase, evidence: EvidenceSourc
     if action == "farewell":
         return Response(farewell_text(city, poi_type), {}, ())
     if action not in ("recommend", "compare"):
-        raise ValueError(f"unknown system action {action!r}; expected ask_preference, recommend, compare or farewell")
+        raise ValueError(
+            f"unknown system action {action!r}; expected ask_preference, recommend, compare or farewell"
+        )
     ack = rejection_ack(kb, state)
     if not ranked:
         return Response(ack + no_match_text(city, poi_type), {}, ())

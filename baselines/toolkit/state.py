@@ -121,17 +121,24 @@ def rejected_pois(row: Mapping[str, Any], names: Mapping[str, str]) -> list[str]
             continue
         text = turn["text"]
         lowered = text.lower()
-        named = [pid for _, pid in sorted(
-            (m.start(), pid) for pid, name in names.items() if name and name.lower() in lowered
-            for m in phrase_pattern(name).finditer(text)
-        )]  # fmt: skip
+        named = [
+            pid
+            for _, pid in sorted(
+                (m.start(), pid)
+                for pid, name in names.items()
+                if name and name.lower() in lowered
+                for m in phrase_pattern(name).finditer(text)
+            )
+        ]
         for pid in named:
             if pid not in out:
                 out.append(pid)
         if not named and not turn["referenced_poi_ids"]:
             previous = next((t for t in reversed(history[:i]) if t["role"] == "system"), None)
             if previous is not None:
-                for pid in conventions.recommended_by_turn(previous["action"], previous["referenced_poi_ids"]):
+                for pid in conventions.recommended_by_turn(
+                    previous["action"], previous["referenced_poi_ids"]
+                ):
                     if pid not in out:
                         out.append(pid)
     return out

@@ -58,7 +58,8 @@ class TfidfIndex:
         self.n_docs = len(counts)
         self.idf: dict[str, float] = {t: smooth_idf(self.n_docs, d) for t, d in df.items()}
         self.vectors: dict[str, dict[str, float]] = {
-            doc_id: _normalise({t: log_tf(k) * self.idf[t] for t, k in c.items()}) for doc_id, c in counts.items()
+            doc_id: _normalise({t: log_tf(k) * self.idf[t] for t, k in c.items()})
+            for doc_id, c in counts.items()
         }
 
     def query_vector(self, tokens: Iterable[str]) -> dict[str, float]:
@@ -81,8 +82,10 @@ class TfidfScorer:
         key = (city, poi_type)
         idx = self._indices.get(key)
         if idx is None:
-            docs = {p.business_id: content_tokens(poi_document(self.kb, p.business_id))
-                    for p in self.kb.pois_in(city, poi_type)}
+            docs = {
+                p.business_id: content_tokens(poi_document(self.kb, p.business_id))
+                for p in self.kb.pois_in(city, poi_type)
+            }
             idx = self._indices[key] = TfidfIndex(docs)
         return idx
 

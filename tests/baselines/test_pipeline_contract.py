@@ -27,8 +27,17 @@ def rows_of(n: int = 6, pool: str = "closed") -> list[dict]:
 
 
 def test_registry_is_explicit_and_in_paper_order():
-    assert NON_LLM_BASELINES == ("popularity", "tfidf", "aspect", "dense", "spatial", "hybrid_rrf", "itinerary",
-                                 "knowledge", "persona")
+    assert NON_LLM_BASELINES == (
+        "popularity",
+        "tfidf",
+        "aspect",
+        "dense",
+        "spatial",
+        "hybrid_rrf",
+        "itinerary",
+        "knowledge",
+        "persona",
+    )
     for name in MINE:
         assert name in BASELINES and BASELINES[name].name == name
         assert issubclass(BASELINES[name], TracePipeline) and identity(name).family == "non-LLM"
@@ -109,14 +118,18 @@ def test_rank_only_within_the_pool_and_never_rejected(small_kb, name, pool):
             rejected = dialogue_state(r, {pid: small_kb.pois[pid].name for pid in r["candidate_poi_ids"]})
             usable = set(r["candidate_poi_ids"]) - set(rejected.rejected_poi_ids)
             assert sorted(pred["ranked_poi_ids"]) == sorted(usable)
-            assert usable < set(r["candidate_poi_ids"]) or not r["history"][-1]["action"] == "reject_and_refine"
+            assert (
+                usable < set(r["candidate_poi_ids"]) or not r["history"][-1]["action"] == "reject_and_refine"
+            )
 
 
 def test_rejection_by_name_only(small_kb):
     """A rejection that names a POI without referencing it still removes it."""
-    h = [turn(0, "user", "greet_and_seek", "Barbecue please"),
-         turn(1, "system", "recommend", "How about it?"),
-         turn(2, "user", "reject_and_refine", "Smoky Pit BBQ is too loud for us.")]
+    h = [
+        turn(0, "user", "greet_and_seek", "Barbecue please"),
+        turn(1, "system", "recommend", "How about it?"),
+        turn(2, "user", "reject_and_refine", "Smoky Pit BBQ is too loud for us."),
+    ]
     for name in MINE:
         pred = next(iter(pipeline(name, kb=small_kb, **DROP_REJECTED.get(name, {}))([row(h)])))
         assert "p_bbq" not in pred["ranked_poi_ids"], name
@@ -127,8 +140,13 @@ def test_get_config_dict_and_describe(small_kb):
     p = pipeline("itinerary", kb=small_kb, max_stops=2)
     assert p.get_config_dict() == {"radius_m": 500.0, "max_stops": 2}
     d = p.describe()
-    assert d == {"baseline": "itinerary", "family": "non-LLM", "session_isolated": True, "class": "baselines.non_llm.itinerary.ItineraryBaseline",
-                 "parameters": {"radius_m": 500.0, "max_stops": 2}}
+    assert d == {
+        "baseline": "itinerary",
+        "family": "non-LLM",
+        "session_isolated": True,
+        "class": "baselines.non_llm.itinerary.ItineraryBaseline",
+        "parameters": {"radius_m": 500.0, "max_stops": 2},
+    }
     assert pipeline("tfidf", kb=small_kb).get_config_dict() == {}
 
 
@@ -147,8 +165,17 @@ class _EchoLLMPipeline(TracePipeline):
 
     def _forward(self, inputs):
         self.calls.append(len(inputs))
-        return [{"dialogue_id": i["dialogue_id"], "turn_id": i["turn_id"], "ranked_poi_ids": i["candidates"],
-                 "response": "ok", "citations": {}, "meta": {"raw": f"<{i['action']}>"}} for i in inputs]
+        return [
+            {
+                "dialogue_id": i["dialogue_id"],
+                "turn_id": i["turn_id"],
+                "ranked_poi_ids": i["candidates"],
+                "response": "ok",
+                "citations": {},
+                "meta": {"raw": f"<{i['action']}>"},
+            }
+            for i in inputs
+        ]
 
 
 def test_llm_shaped_subclass_fits_the_contract(small_kb):

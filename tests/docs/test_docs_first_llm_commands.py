@@ -36,21 +36,80 @@ def test_first_commands_finish_with_the_packaged_model(packaged_model, tmp_path,
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     data = write_data_dir(tmp_path / "data")
     zs = tmp_path / "try" / "llm_zero_shot.jsonl"
-    assert main(["run", "llm_zero_shot", "--data", str(data), "--subset", "1", "--out", str(zs),
-                 "--llm", "smollm2", "--llm-threads", "1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "llm_zero_shot",
+                "--data",
+                str(data),
+                "--subset",
+                "1",
+                "--out",
+                str(zs),
+                "--llm",
+                "smollm2",
+                "--llm-threads",
+                "1",
+            ]
+        )
+        == 0
+    )
     meta = json.loads(zs.with_name(zs.name + ".meta.json").read_text())
     assert meta["n_rows"] > 0 and meta["summary"]["fallbacks"]["own_result"], meta["summary"]["fallbacks"]
     assert "fallbacks and failures:" in capsys.readouterr().out
 
     cr = tmp_path / "try" / "collab_rec.jsonl"
-    assert main(["run", "collab_rec", "--data", str(data), "--subset", "1", "--out", str(cr),
-                 "--llm", "smollm2", "--llm-threads", "1", "--param", "stopping=fixed", "--param", "t_max=1"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "collab_rec",
+                "--data",
+                str(data),
+                "--subset",
+                "1",
+                "--out",
+                str(cr),
+                "--llm",
+                "smollm2",
+                "--llm-threads",
+                "1",
+                "--param",
+                "stopping=fixed",
+                "--param",
+                "t_max=1",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(cr.with_name(cr.name + ".meta.json").read_text())["summary"]["rows"]
     assert rows["agent_calls"] > 0 and "agent_failures" in rows  # counted, whatever the model answered
 
     core = tmp_path / "core"
-    assert main(["core", "score", "--data", str(data), "--predictions", str(zs), "--out", str(core),
-                 "--llm", "smollm2", "--llm-threads", "1", "--limit", "1", "--factors", "coherence",
-                 "--no-debate"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "core",
+                "score",
+                "--data",
+                str(data),
+                "--predictions",
+                str(zs),
+                "--out",
+                str(core),
+                "--llm",
+                "smollm2",
+                "--llm-threads",
+                "1",
+                "--limit",
+                "1",
+                "--factors",
+                "coherence",
+                "--no-debate",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "CoRE factor" in printed and "missing" in printed and (core / "summary.json").is_file()

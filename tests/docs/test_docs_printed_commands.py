@@ -26,8 +26,13 @@ from trace_bench import shell
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent  # the environment under test (.venv here and in CI)
 PLAIN_PATH = "/usr/local/bin:/usr/bin:/bin"  # a fresh terminal: no venv on PATH
-OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "GRADIO_ANALYTICS_ENABLED": "False"}
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+}
 
 
 def plain_env(**extra: str) -> dict[str, str]:
@@ -52,7 +57,8 @@ def test_outside_an_activated_venv_the_script_path_is_printed(plain_shell, monke
     monkeypatch.chdir(VENV_BIN.parent.parent)
     assert shell.trace_bench_executable() == os.path.relpath(script)  # `.venv/bin/trace-bench` from the repo
     assert shell.trace_bench_command("serve", "--data", Path("runs/demo/hydrated")).endswith(
-        "trace-bench serve --data runs/demo/hydrated")
+        "trace-bench serve --data runs/demo/hydrated"
+    )
 
 
 def test_inside_an_activated_venv_the_bare_name_is_printed(plain_shell, monkeypatch):
@@ -113,8 +119,15 @@ def _serves(command: str, cwd: Path, timeout: float = 180) -> str:
     """Run a printed `serve` command (plus --port) as printed, wait until the app answers, stop it; return
     what it printed."""
     port = _free_port()
-    proc = subprocess.Popen(["bash", "-c", f"{command} --port {port}"], cwd=cwd, env=plain_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-c", f"{command} --port {port}"],
+        cwd=cwd,
+        env=plain_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -150,27 +163,73 @@ def _run(args: list[str], cwd: Path) -> str:
 def test_printed_commands_work_as_printed_in_a_plain_shell(tmp_path):
     exe = str(VENV_BIN / "trace-bench")
     if shutil.which("trace-bench", path=PLAIN_PATH):
-        pytest.skip(f"a trace-bench is installed system-wide ({shutil.which('trace-bench', path=PLAIN_PATH)}): "
-                    "this test needs a shell where it is not on PATH")
+        pytest.skip(
+            f"a trace-bench is installed system-wide ({shutil.which('trace-bench', path=PLAIN_PATH)}): "
+            "this test needs a shell where it is not on PATH"
+        )
 
     # the main job, small: it ends by printing how to start the app
-    out = _run([exe, "demo", "--out", "runs/demo", "--n", "60", "--scale", "0.1", "--per-cell", "9",
-                "--baselines", "popularity", "--workers", "1"], tmp_path)
+    out = _run(
+        [
+            exe,
+            "demo",
+            "--out",
+            "runs/demo",
+            "--n",
+            "60",
+            "--scale",
+            "0.1",
+            "--per-cell",
+            "9",
+            "--baselines",
+            "popularity",
+            "--workers",
+            "1",
+        ],
+        tmp_path,
+    )
     full = _printed(out, r"^Leaderboard app: (.+)$")
     simply = _printed(out, r"^\(or simply `(.+)`: it finds runs/demo by itself\)$")
     assert not full.startswith("trace-bench ") and not simply.startswith("trace-bench ")
 
     # `trace-bench run --subset` prints how to score the subset
-    out = _run([exe, "run", "popularity", "--data", "runs/demo/hydrated", "--out", "sub/popularity.jsonl",
-                "--subset", "3"], tmp_path)
+    out = _run(
+        [
+            exe,
+            "run",
+            "popularity",
+            "--data",
+            "runs/demo/hydrated",
+            "--out",
+            "sub/popularity.jsonl",
+            "--subset",
+            "3",
+        ],
+        tmp_path,
+    )
     evaluate = _printed(out, r"score it with: (.+)$")
-    done = subprocess.run(["bash", "-c", evaluate], cwd=tmp_path, env=plain_env(), capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "-c", evaluate], cwd=tmp_path, env=plain_env(), capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "sub" / "popularity.results.json").is_file()  # named after the run, beside it
 
     # `trace-bench leaderboard` prints how to serve its tables
-    out = _run([exe, "leaderboard", "--data", "runs/demo/hydrated", "--runs", "runs/demo/runs", "--out", "lb",
-                "--n-boot", "0"], tmp_path)
+    out = _run(
+        [
+            exe,
+            "leaderboard",
+            "--data",
+            "runs/demo/hydrated",
+            "--runs",
+            "runs/demo/runs",
+            "--out",
+            "lb",
+            "--n-boot",
+            "0",
+        ],
+        tmp_path,
+    )
     served = _printed(out, r"\(serve them: (.+)\)$")
 
     for command in (full, simply, served):
@@ -188,8 +247,13 @@ def test_reproduce_batch_commands_work_as_printed(tmp_path):
 
     exe = str(VENV_BIN / "trace-bench")
     data = write_data_dir(tmp_path / "data")
-    write_config(tmp_path / "c.yaml", data, "http://127.0.0.1:9/v1", systems=["popularity", "llm_zero_shot"],
-                 closed={"split": "test"})  # fmt: skip
+    write_config(
+        tmp_path / "c.yaml",
+        data,
+        "http://127.0.0.1:9/v1",
+        systems=["popularity", "llm_zero_shot"],
+        closed={"split": "test"},
+    )
     out = _run([exe, "reproduce", "c.yaml", "--export-batch", "--no-progress"], tmp_path)
     engine = re.findall(r"^  (python -m vllm\.entrypoints\.openai\.run_batch .+)$", out, re.M)
     assert len(engine) == 1, out
@@ -197,14 +261,31 @@ def test_reproduce_batch_commands_work_as_printed(tmp_path):
     with StubOpenAI(dry_run_responder) as stub:
         for command in engine:
             command = command.replace("python -m vllm.entrypoints.openai.run_batch", stand_in, 1)
-            done = subprocess.run(["bash", "-c", f"{command} --url {stub.url.removesuffix('/v1')}"], cwd=tmp_path,
-                                  env=plain_env(PYTHONPATH=str(REPO)), capture_output=True, text=True)  # fmt: skip
+            done = subprocess.run(
+                ["bash", "-c", f"{command} --url {stub.url.removesuffix('/v1')}"],
+                cwd=tmp_path,
+                env=plain_env(PYTHONPATH=str(REPO)),
+                capture_output=True,
+                text=True,
+            )
             assert done.returncode == 0, done.stdout + done.stderr
         assert len(stub.requests) == 2  # the test split's dialogue has two system turns
-    imported = subprocess.run(["bash", "-c", _printed(out, r"^then import the answers:\n  (.+)$")], cwd=tmp_path,
-                              env=plain_env(), capture_output=True, text=True)  # fmt: skip
-    assert imported.returncode == 0 and "2 answers imported" in imported.stdout, imported.stdout + imported.stderr
-    finish = subprocess.run(["bash", "-c", _printed(imported.stdout, r"^next: (.+?)  \(the next round")],
-                            cwd=tmp_path, env=plain_env(), capture_output=True, text=True)  # fmt: skip
+    imported = subprocess.run(
+        ["bash", "-c", _printed(out, r"^then import the answers:\n  (.+)$")],
+        cwd=tmp_path,
+        env=plain_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert imported.returncode == 0 and "2 answers imported" in imported.stdout, (
+        imported.stdout + imported.stderr
+    )
+    finish = subprocess.run(
+        ["bash", "-c", _printed(imported.stdout, r"^next: (.+?)  \(the next round")],
+        cwd=tmp_path,
+        env=plain_env(),
+        capture_output=True,
+        text=True,
+    )
     assert finish.returncode == 0 and "nothing left to ask" in finish.stdout, finish.stdout + finish.stderr
     _serves(_printed(finish.stdout, r"^serve it: (.+)$"), tmp_path)

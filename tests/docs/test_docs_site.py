@@ -36,8 +36,13 @@ def _nav_files(nav) -> list[str]:
 
 def test_site_builds_strict_and_offline(tmp_path):
     site = tmp_path / "site"
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "Five-minute tour" in home and "sdk: gradio" not in home  # README, without the Space header
@@ -90,7 +95,10 @@ def _results_page_rows() -> dict[str, list[str]]:
     block = text.split("Table 5: headline — pool: closed\n", 1)[1].split("\n\n", 1)[0].split("```", 1)[0]
     header, *lines = block.strip("\n").splitlines()
     columns = [c.replace(" ", "") for c in re.split(r"\s{2,}", header.strip())]
-    return {parts[0]: dict(zip(columns, parts, strict=True)) for parts in (re.split(r"\s{2,}", ln.strip()) for ln in lines)}
+    return {
+        parts[0]: dict(zip(columns, parts, strict=True))
+        for parts in (re.split(r"\s{2,}", ln.strip()) for ln in lines)
+    }
 
 
 def _number(cell: str) -> str:
@@ -102,7 +110,11 @@ def test_readme_results_match_the_results_page():
     """The front page's table is a copy of docs/results.md's closed-pool Table 5: the same numbers."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Results on the built-in corpus", 1)[1].split("\n## ", 1)[0]
-    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in table.splitlines() if ln.startswith("|")]
+    rows = [
+        [c.strip() for c in ln.strip().strip("|").split("|")]
+        for ln in table.splitlines()
+        if ln.startswith("|")
+    ]
     header, _, *body = rows
     page = _results_page_rows()
     assert [r[0] for r in body] == list(page)  # every system of the page, in its order
@@ -124,8 +136,9 @@ def test_readme_live_table_matches_the_interactive_page():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Live, with a simulated traveller", 1)[1].split("\n## ", 1)[0]
     header, body = _markdown_table(section, "System")
-    page_header, page_body = _markdown_table((REPO / "docs" / "interactive.md").read_text(encoding="utf-8"),
-                                             "Baseline")
+    page_header, page_body = _markdown_table(
+        (REPO / "docs" / "interactive.md").read_text(encoding="utf-8"), "Baseline"
+    )
     page = {r[0]: dict(zip(page_header, r, strict=True)) for r in page_body}
     assert [r[0] for r in body] == list(page)
     for row in body:

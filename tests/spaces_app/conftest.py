@@ -12,8 +12,14 @@ import pytest
 def space_settings(space_world, tmp_path):
     from spaces_app.settings import Settings
 
-    return Settings(data_dir=space_world["data"], results_dir=tmp_path / "results", runs_dir=space_world["runs"],
-                    baselines_file=space_world["baselines"], split="test", max_upload_mb=5)
+    return Settings(
+        data_dir=space_world["data"],
+        results_dir=tmp_path / "results",
+        runs_dir=space_world["runs"],
+        baselines_file=space_world["baselines"],
+        split="test",
+        max_upload_mb=5,
+    )
 
 
 @pytest.fixture()
@@ -47,5 +53,7 @@ def paper_text() -> str:
     shared = Path(os.environ.get("TRACE_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
     path = shared / "papers" / "000_16aa03ad148772e3.txt"
     if not path.exists():
-        pytest.skip(f"the Trace paper's text is not at {path} (set TRACE_SHARED_DIR to the folder holding papers/)")
+        pytest.skip(
+            f"the Trace paper's text is not at {path} (set TRACE_SHARED_DIR to the folder holding papers/)"
+        )
     return path.read_text(encoding="utf-8")

@@ -48,5 +48,8 @@ def test_the_core_step_writes_what_the_tab_shows(server, tmp_path, monkeypatch):
     assert cells(html).count("1 of 12 (8%)") == 2  # under NOT_OWN_SHARE (10%): no mark on the systems' table
     shown = cells(html)
     novelty = shown.index(next(c for c in shown if c.lower().startswith("novelty")))
-    assert shown[novelty + 1 : novelty + 3] == ["- †", "- †"]  # the factor never rated: over the limit, marked
+    assert shown[novelty + 1 : novelty + 3] == [
+        "- †",
+        "- †",
+    ]  # the factor never rated: over the limit, marked
     assert "more than 10% of these ratings are missing" in html

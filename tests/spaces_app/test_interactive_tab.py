@@ -25,17 +25,37 @@ def runs_root(hand_kb, tmp_path):
     root = tmp_path / "interactive"
     world = World(hand_kb)
     for name, rankings in (("good", [["r1"]]), ("bad", [["r6"], ["r5"], ["r4"]])):
-        lives = converse(Scripted(rankings), RulesSimulator(world), [hand_goal()], pool="closed", max_turns=4, seed=42,
-                         metadata={"generator": "t", "backend": "rules", "model": "", "seed": 42, "kb_version": "x"})
-        items = [{"record": x.record, "predictions": x.predictions, "traveler": {"turns": x.traveler_log}} for x in lives]
+        lives = converse(
+            Scripted(rankings),
+            RulesSimulator(world),
+            [hand_goal()],
+            pool="closed",
+            max_turns=4,
+            seed=42,
+            metadata={"generator": "t", "backend": "rules", "model": "", "seed": 42, "kb_version": "x"},
+        )
+        items = [
+            {"record": x.record, "predictions": x.predictions, "traveler": {"turns": x.traveler_log}}
+            for x in lives
+        ]
         names = {p["business_id"]: p["name"] for p in HAND_POIS}
         if name == "bad":
             names["r6"] = '<script>alert("x")</script> ${x}'
         write_outputs(root / name, items, names)
         write_json(root / name / META_FILE, {"complete": True})
-        metrics = build_metrics(items, hand_kb, protocol="trace", run={"system": f"sys<{name}>", "simulator": "rules",
-                                                                      "pool": "closed", "split": "test", "turns": 4},
-                                n_boot=50)
+        metrics = build_metrics(
+            items,
+            hand_kb,
+            protocol="trace",
+            run={
+                "system": f"sys<{name}>",
+                "simulator": "rules",
+                "pool": "closed",
+                "split": "test",
+                "turns": 4,
+            },
+            n_boot=50,
+        )
         write_json(root / name / "metrics.json", metrics)
     (root / "broken").mkdir()
     (root / "broken" / "metrics.json").write_text(json.dumps({"not": "interactive"}))
@@ -51,14 +71,21 @@ def test_board_and_turn_table(runs_root):
     html = boards_html(board)
     assert "sys&lt;good&gt;" in html and "<script>" not in html  # names as text
     heads = headers(html)
-    assert heads[:6] == ["System", "Simulator", "Pool", "Split", "Turn budget", "Dialogues"] and heads[-1] == "Run"
+    assert (
+        heads[:6] == ["System", "Simulator", "Pool", "Split", "Turn budget", "Dialogues"]
+        and heads[-1] == "Run"
+    )
     assert "TF TSR" not in heads  # a column empty in every row is left out
     [good] = [row for row in html.split("<tr") if "sys&lt;good&gt;" in row]
     cells = row_cells(good)
     assert cells[heads.index("Live success (TSR)")] == "1.000" and cells[heads.index("Lost turns")] == "0 / 3"
     assert cells[heads.index("Turn budget")] == "4" and cells[-1] == "good"
     turns = turns_html(load_metrics(runs_root / "good"))
-    assert "Hits@1" in unescape(turns) and re.search(r">1\.000<", turns) and turns_html(None).startswith("<p>No per-turn")
+    assert (
+        "Hits@1" in unescape(turns)
+        and re.search(r">1\.000<", turns)
+        and turns_html(None).startswith("<p>No per-turn")
+    )
 
 
 def test_copies_of_one_run_are_named(runs_root, tmp_path):
@@ -69,8 +96,11 @@ def test_copies_of_one_run_are_named(runs_root, tmp_path):
     other = tmp_path / "elsewhere"
     shutil.copytree(runs_root / "good", other / "good")
     board = read_board([runs_root, other])
-    assert sorted(board.folders) == [f"{other.as_posix()}/good", f"{runs_root.as_posix()}/bad",
-                                     f"{runs_root.as_posix()}/good"]  # unique labels across roots
+    assert sorted(board.folders) == [
+        f"{other.as_posix()}/good",
+        f"{runs_root.as_posix()}/bad",
+        f"{runs_root.as_posix()}/good",
+    ]  # unique labels across roots
     [warning] = board.warnings
     assert "copies of one run" in warning and f"{other.as_posix()}/good" in warning
     assert "Warning: " in boards_html(board)
@@ -95,8 +125,10 @@ def test_the_tab_reads_its_folders_on_every_load(runs_root, tmp_path):
 
     later = tmp_path / "later"
     loaders = []
-    ctx = SimpleNamespace(settings=Settings(interactive_dirs=(later,)),
-                          on_load=lambda fn, inputs, outputs: loaders.append((fn, inputs, outputs)))
+    ctx = SimpleNamespace(
+        settings=Settings(interactive_dirs=(later,)),
+        on_load=lambda fn, inputs, outputs: loaders.append((fn, inputs, outputs)),
+    )
     with gr.Blocks():
         interactive_tab(ctx)
     [(view, _, outputs)] = loaders
@@ -108,4 +140,8 @@ def test_the_tab_reads_its_folders_on_every_load(runs_root, tmp_path):
     shutil.copytree(runs_root / "good", later / "good")  # a run made while the app serves
     empty, board, run, turns, dialogue, log = view()
     assert empty["visible"] is False and "sys&lt;good&gt;" in board["value"] and run["value"] == "good"
-    assert "Hits@1" in unescape(turns["value"]) and dialogue["choices"] and 'class="trace-turn system"' in log["value"]
+    assert (
+        "Hits@1" in unescape(turns["value"])
+        and dialogue["choices"]
+        and 'class="trace-turn system"' in log["value"]
+    )

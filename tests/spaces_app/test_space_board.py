@@ -20,40 +20,73 @@ T5, T6, T9 = VIEWS
 
 
 def _row(system, source="baseline", pool="closed", **metrics):
-    return {"system": system, "pool": pool, "source": source, "family": "non-LLM", "metrics": metrics,
-            "corpus_version": "a" * 64, "kb_version": "b" * 64, "description": "d"}
+    return {
+        "system": system,
+        "pool": pool,
+        "source": source,
+        "family": "non-LLM",
+        "metrics": metrics,
+        "corpus_version": "a" * 64,
+        "kb_version": "b" * 64,
+        "description": "d",
+    }
 
 
 def _cells(page: str, system: str) -> dict[str, dict[str, str]]:
     """{column header: {"text", "title", "class"}} of one rendered row."""
     row = re.search(rf'<tr data-system="{re.escape(html.escape(system))}">(.*?)</tr>', page, re.S).group(1)
     out = {}
-    for m in re.finditer(r'<td class="(metric[^"]*)" data-column="([^"]+)"(?: data-value="[^"]*")? '
-                         r'title="([^"]*)">(.*?)</td>', row):
-        out[html.unescape(m.group(2))] = {"class": m.group(1), "title": html.unescape(m.group(3)),
-                                          "text": re.sub(r"<[^>]+>", " ", m.group(4)).strip()}
+    for m in re.finditer(
+        r'<td class="(metric[^"]*)" data-column="([^"]+)"(?: data-value="[^"]*")? '
+        r'title="([^"]*)">(.*?)</td>',
+        row,
+    ):
+        out[html.unescape(m.group(2))] = {
+            "class": m.group(1),
+            "title": html.unescape(m.group(3)),
+            "text": re.sub(r"<[^>]+>", " ", m.group(4)).strip(),
+        }
     return out
 
 
 def test_every_metric_has_three_decimals():
-    """"0.13", "1" and "3" sat beside "0.533"."""
-    assert [format_value(v) for v in (0.13, 1, 3, 0.5334, 4.02, 0.0)] == ["0.130", "1.000", "3.000", "0.533", "4.020", "0.000"]
-    rows = [_row("A", **{"recall@1": 0}), _row("LLM Zero-Shot (paper)", "paper", **{"recall@1": 0.533, "bleu4": 0.13,
-                                                                               "tsr": 1, "t2r": 3})]
+    """ "0.13", "1" and "3" sat beside "0.533"."""
+    assert [format_value(v) for v in (0.13, 1, 3, 0.5334, 4.02, 0.0)] == [
+        "0.130",
+        "1.000",
+        "3.000",
+        "0.533",
+        "4.020",
+        "0.000",
+    ]
+    rows = [
+        _row("A", **{"recall@1": 0}),
+        _row("LLM Zero-Shot (paper)", "paper", **{"recall@1": 0.533, "bleu4": 0.13, "tsr": 1, "t2r": 3}),
+    ]
     page = render_board(board_lines(rows, T5), T5)
     cells = _cells(page, "LLM Zero-Shot (paper)")
     assert [cells[header(c)]["text"] for c in VIEWS[T5] if cells[header(c)]["text"]] == [
-        "0.533", "0.130", "1.000", "3.000"]
+        "0.533",
+        "0.130",
+        "1.000",
+        "3.000",
+    ]
     numbers = re.findall(r'<td class="metric[^"]*"[^>]*>([^<]+)', page)
     assert numbers and all(re.fullmatch(r"\d+\.\d{3}", n) for n in numbers)
 
 
 def test_intervals_on_hover_or_shown_and_best_marks():
     rows = [
-        {**_row("Strong", **{"recall@1": 0.40, "cgs": 0.9}),
-         "ci": {"recall@1": [0.36, 0.44], "cgs": [0.88, 0.92]}, "tied_best": {"recall@1": True, "cgs": False}},
-        {**_row("Close", **{"recall@1": 0.39, "cgs": 0.95}), "ci": {"recall@1": [0.35, 0.43], "cgs": [0.94, 0.96]},
-         "tied_best": {"recall@1": True, "cgs": True}},
+        {
+            **_row("Strong", **{"recall@1": 0.40, "cgs": 0.9}),
+            "ci": {"recall@1": [0.36, 0.44], "cgs": [0.88, 0.92]},
+            "tied_best": {"recall@1": True, "cgs": False},
+        },
+        {
+            **_row("Close", **{"recall@1": 0.39, "cgs": 0.95}),
+            "ci": {"recall@1": [0.35, 0.43], "cgs": [0.94, 0.96]},
+            "tied_best": {"recall@1": True, "cgs": True},
+        },
         {**_row("Weak", **{"recall@1": 0.10, "cgs": 0.5}), "ci": {"recall@1": [0.08, 0.12]}, "tied_best": {}},
         _row("TF-IDF (paper)", "paper", **{"recall@1": 0.257}),
     ]
@@ -77,9 +110,14 @@ def test_intervals_on_hover_or_shown_and_best_marks():
 
 
 def test_open_pool_column_reads_the_open_rows_interval_and_mark():
-    rows = [_row("A", **{"grounding_score": 1.0}),
-            {**_row("A", pool="open", **{"recall@1": 0.12}), "ci": {"recall@1": [0.1, 0.14]},
-             "tied_best": {"recall@1": True}}]
+    rows = [
+        _row("A", **{"grounding_score": 1.0}),
+        {
+            **_row("A", pool="open", **{"recall@1": 0.12}),
+            "ci": {"recall@1": [0.1, 0.14]},
+            "tied_best": {"recall@1": True},
+        },
+    ]
     cells = _cells(render_board(board_lines(rows, T6), T6), "A")
     assert cells["Accuracy: R@1 Open ↑"]["class"] == "metric best"
     assert "0.100 to 0.140" in cells["Accuracy: R@1 Open ↑"]["title"]
@@ -90,9 +128,13 @@ def test_itinerary_says_why_it_ranks_as_tfidf(space_settings):
     rows.append({**_row("Itinerary", **{"recall@1": 0.3}), "baseline": "itinerary"})
     page = render_board(board_lines(rows, T5), T5)
     itinerary = re.search(r'<tr data-system="Itinerary">.*?</tr>', page, re.S).group(0)
-    assert re.search(r'<sup class="trace-note" title="Itinerary ranks with TF-IDF&#x27;s ranking unchanged', itinerary)
+    assert re.search(
+        r'<sup class="trace-note" title="Itinerary ranks with TF-IDF&#x27;s ranking unchanged', itinerary
+    )
     assert "<b>†</b> Itinerary ranks with TF-IDF" in page and page.count("<b>†</b>") == 1  # one footnote
-    assert '<sup class="trace-note"' in re.search(r'<tr data-system="Itinerary \(paper\)">.*?</tr>', page, re.S).group(0)
+    assert '<sup class="trace-note"' in re.search(
+        r'<tr data-system="Itinerary \(paper\)">.*?</tr>', page, re.S
+    ).group(0)
     assert "trace-note" not in re.search(r'<tr data-system="TF-IDF">.*?</tr>', page, re.S).group(0)
 
 
@@ -101,20 +143,37 @@ def test_no_match_says_so():
     assert "No system matches these filters." in page
 
 
-EVIL = ["<img src=x onerror=alert(1)>", "$\\evilcmd$", "${alert(1)}", "{{constructor}}", "@children", "`x`",
-        "&amp; \\ \u0000"]
+EVIL = [
+    "<img src=x onerror=alert(1)>",
+    "$\\evilcmd$",
+    "${alert(1)}",
+    "{{constructor}}",
+    "@children",
+    "`x`",
+    "&amp; \\ \u0000",
+]
 
 
 def test_names_and_descriptions_are_text():
-    rows = [{**_row(name if "\u0000" not in name else "nul"), "description": name, "source": "submission"}
-            for name in EVIL]
+    rows = [
+        {**_row(name if "\u0000" not in name else "nul"), "description": name, "source": "submission"}
+        for name in EVIL
+    ]
     page = render_board(board_lines(rows, T5), T5)
     unwrapped = re.sub(r'<span class="w">|</span>', "", page)  # words are kept whole by spans of their own
     for name in EVIL[:-1]:
-        assert f"<bdi>{html.escape(name).replace('$', '&#36;').replace('{', '&#123;').replace('}', '&#125;')}" \
-               .replace("@", "&#64;").replace("`", "&#96;").replace("\\", "&#92;") in unwrapped
+        assert (
+            f"<bdi>{html.escape(name).replace('$', '&#36;').replace('{', '&#123;').replace('}', '&#125;')}".replace(
+                "@", "&#64;"
+            )
+            .replace("`", "&#96;")
+            .replace("\\", "&#92;")
+            in unwrapped
+        )
     body = page.split("</style>", 1)[1]
-    assert "<img" not in body and not re.search(r"[$`@\\]|\{\{|\$\{", body)  # no markup, template or math syntax
+    assert "<img" not in body and not re.search(
+        r"[$`@\\]|\{\{|\$\{", body
+    )  # no markup, template or math syntax
 
 
 def test_bad_rows_are_skipped_and_logged(space_settings, caplog):
@@ -137,13 +196,24 @@ def test_bad_rows_are_skipped_and_logged(space_settings, caplog):
     with caplog.at_level(logging.WARNING, logger="spaces_app.leaderboard"):
         rows = collect_rows(settings, store)
     assert {r["system"] for r in rows if r.get("source") == "baseline"} == {r["system"] for r in good}
-    for why in ("control character U+202E", "metrics are not all numbers", "ci is not", "tied_best is not",
-                "text field", "no system name", "a row is a JSON object"):
+    for why in (
+        "control character U+202E",
+        "metrics are not all numbers",
+        "ci is not",
+        "tied_best is not",
+        "text field",
+        "no system name",
+        "a row is a JSON object",
+    ):
         assert why in caplog.text
     corrupt = replace(space_settings, baselines_file=space_settings.results_dir.parent / "corrupt.json")
     corrupt.baselines_file.write_text("{not json")
-    assert {r["source"] for r in collect_rows(corrupt, store)} == {"paper"}  # logged, the paper rows still shown
-    assert clean_rows([{"system": "ok", "pool": "closed", "metrics": {"x": float("nan")}}], "t")  # NaN: empty cell
+    assert {r["source"] for r in collect_rows(corrupt, store)} == {
+        "paper"
+    }  # logged, the paper rows still shown
+    assert clean_rows(
+        [{"system": "ok", "pool": "closed", "metrics": {"x": float("nan")}}], "t"
+    )  # NaN: empty cell
 
 
 def test_app_starts_with_hostile_rows_stored(space_settings):
@@ -152,11 +222,17 @@ def test_app_starts_with_hostile_rows_stored(space_settings):
 
     store = LocalStore(space_settings.results_dir)
     for i, name in enumerate(EVIL[:-1]):
-        row = {"system": name, "pool": "closed", "source": "submission", "family": "submitted",
-               "metrics": {"recall@1": 0.1 + i / 100, "cgs": 0.5, "rejection_recovery": 0.4}}
+        row = {
+            "system": name,
+            "pool": "closed",
+            "source": "submission",
+            "family": "submitted",
+            "metrics": {"recall@1": 0.1 + i / 100, "cgs": 0.5, "rejection_recovery": 0.4},
+        }
         (store.root / "results" / f"evil{i}__closed.json").write_text(json.dumps(row))
-    (store.root / "results" / "bidi__closed.json").write_text(json.dumps(
-        {"system": "x\u202ey", "pool": "closed", "metrics": {"recall@1": 0.2}}))
+    (store.root / "results" / "bidi__closed.json").write_text(
+        json.dumps({"system": "x\u202ey", "pool": "closed", "metrics": {"recall@1": 0.2}})
+    )
     app = build_app(space_settings, store)
     assert app.title == "Trace leaderboard"
     ctx = AppContext(space_settings, store)
@@ -175,10 +251,15 @@ def test_collect_rows_recomputes_best_marks_over_baselines_and_submissions(space
 
     monkeypatch.setattr(trace_harness.leaderboard.build, "mark_best", mark_best, raising=False)
     store = LocalStore(space_settings.results_dir)
-    (store.root / "results" / "mine__closed.json").write_text(json.dumps(
-        {"system": "Mine", "pool": "closed", "source": "submission", "metrics": {"recall@1": 0.9}}))
+    (store.root / "results" / "mine__closed.json").write_text(
+        json.dumps({"system": "Mine", "pool": "closed", "source": "submission", "metrics": {"recall@1": 0.9}})
+    )
     rows = collect_rows(space_settings, store)
-    assert {s for s in seen[0]} >= {("Popularity", "baseline"), ("TF-IDF", "baseline"), ("Mine", "submission")}
+    assert {s for s in seen[0]} >= {
+        ("Popularity", "baseline"),
+        ("TF-IDF", "baseline"),
+        ("Mine", "submission"),
+    }
     page = render_board(board_lines(rows, T5), T5)
     assert _cells(page, "Mine")["Accuracy: R@1 ↑"]["class"] == "metric best"
     assert _cells(page, "TF-IDF")["Accuracy: R@1 ↑"]["class"] == "metric"
@@ -197,7 +278,9 @@ def test_about_cells_show_definitions_as_written(text):
     assert html.unescape(cell) == text
 
 
-def test_submissions_get_intervals_and_marks_beside_the_baselines(space_settings, valid_predictions, monkeypatch):
+def test_submissions_get_intervals_and_marks_beside_the_baselines(
+    space_settings, valid_predictions, monkeypatch
+):
     """A submission is scored with its 95% intervals and compared with the baselines by the leaderboard's own
     rule; the marks are recomputed only when the rows change."""
     import trace_harness.leaderboard.build

@@ -26,8 +26,10 @@ from tests.support.browser import (
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"Chromium not found at {CHROMIUM} "
-                       "(apt-get install chromium; scripts/setup.sh test does it)"),
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"Chromium not found at {CHROMIUM} (apt-get install chromium; scripts/setup.sh test does it)",
+    ),
 ]
 
 
@@ -50,11 +52,18 @@ def served_app(space_world, tmp_path_factory):
     from spaces_app.store import LocalStore
 
     results = tmp_path_factory.mktemp("browser_results")
-    with pytest.MonkeyPatch.context() as mp:  # the marks above, as given (the rule itself is tested elsewhere)
+    with (
+        pytest.MonkeyPatch.context() as mp
+    ):  # the marks above, as given (the rule itself is tested elsewhere)
         mp.setattr(trace_harness.leaderboard.build, "mark_best", lambda rows: rows, raising=False)
-        settings = Settings(data_dir=space_world["data"], results_dir=results, runs_dir=space_world["runs"],
-                            baselines_file=_board_with_intervals(space_world, tmp_path_factory.mktemp("board")),
-                            split="test", max_upload_mb=5)
+        settings = Settings(
+            data_dir=space_world["data"],
+            results_dir=results,
+            runs_dir=space_world["runs"],
+            baselines_file=_board_with_intervals(space_world, tmp_path_factory.mktemp("board")),
+            split="test",
+            max_upload_mb=5,
+        )
         store = LocalStore(results)
         app = build_app(settings, store)
         with served(app, max_file_size="5mb") as url, chromium() as browser:
@@ -80,7 +89,9 @@ def _upload(page, path) -> None:
 
 
 def _headers(page) -> list[str]:
-    return page.eval_on_selector_all("#leaderboard-table th[data-column]", "ths => ths.map(t => t.dataset.column)")
+    return page.eval_on_selector_all(
+        "#leaderboard-table th[data-column]", "ths => ths.map(t => t.dataset.column)"
+    )
 
 
 def test_leaderboard_shows_every_row_with_versions(page_on_app, space_world):
@@ -88,9 +99,17 @@ def test_leaderboard_shows_every_row_with_versions(page_on_app, space_world):
     shown = systems(page)
     for system in ("Popularity", "TF-IDF", "TF-IDF (paper)", "LLM Zero-Shot (paper)"):
         assert system in shown
-    assert _headers(page) == ["Accuracy: R@1 ↑", "Accuracy: R@3 ↑", "Accuracy: MRR ↑", "Text: BLEU-4 ↑",
-                              "Text: ROUGE-L ↑", "Grounding: CGS ↑", "Grounding: Cite. D. ↑", "Recovery: TSR ↑",
-                              "Recovery: T2R ↓"]
+    assert _headers(page) == [
+        "Accuracy: R@1 ↑",
+        "Accuracy: R@3 ↑",
+        "Accuracy: MRR ↑",
+        "Text: BLEU-4 ↑",
+        "Text: ROUGE-L ↑",
+        "Grounding: CGS ↑",
+        "Grounding: Cite. D. ↑",
+        "Recovery: TSR ↑",
+        "Recovery: T2R ↓",
+    ]
     text = page.inner_text("#leaderboard-table")
     assert "Versions" in text and "paper (reported)" in text and "run here" in text
     kb = json.loads(space_world["baselines"].read_text())["rows"][0]["kb_version"][:12]
@@ -126,8 +145,14 @@ def test_table_layout_at_1400px(page_on_app):
     """Every row without an inner scroll box, Family on one line ("submitte/d" wrapped), the metrics on screen
     before the version columns, every number with three decimals."""
     page, store = page_on_app
-    row = {"system": "A submitted system with a rather long name", "pool": "closed", "source": "submission",
-           "family": "submitted", "metrics": {"recall@1": 0.13, "tsr": 1, "t2r": 3}, "description": "x " * 200}
+    row = {
+        "system": "A submitted system with a rather long name",
+        "pool": "closed",
+        "source": "submission",
+        "family": "submitted",
+        "metrics": {"recall@1": 0.13, "tsr": 1, "t2r": 3},
+        "description": "x " * 200,
+    }
     (store.root / "results" / "long__closed.json").write_text(json.dumps(row))
     page.click("#refresh-button")
     wait_for_table(page, "A submitted system")
@@ -164,10 +189,14 @@ def test_intervals_best_marks_and_the_itinerary_note(page_on_app):
 def test_views_filters_search_and_sort(page_on_app):
     page, _ = page_on_app
     page.locator("#view").get_by_text("Table 6: stress tests").click()
-    page.wait_for_function("() => document.querySelector('#leaderboard-table th[data-column=\"Accuracy: R@1 Open ↑\"]')")
+    page.wait_for_function(
+        "() => document.querySelector('#leaderboard-table th[data-column=\"Accuracy: R@1 Open ↑\"]')"
+    )
     assert "Recovery: Rej. Rec. ↑" in _headers(page)
     page.locator("#view").get_by_text("Table 9: practical value").click()
-    page.wait_for_function("() => document.querySelector('#leaderboard-table th[data-column=\"Practical: Spatial Coh. ↑\"]')")
+    page.wait_for_function(
+        "() => document.querySelector('#leaderboard-table th[data-column=\"Practical: Spatial Coh. ↑\"]')"
+    )
     page.locator("#show-paper").get_by_text("Paper reference rows").click()  # untick: only our runs
     wait_for_table(page, "(paper)", present=False)
     assert sorted(systems(page)) == ["Popularity", "TF-IDF"]
@@ -184,13 +213,17 @@ def test_views_filters_search_and_sort(page_on_app):
     wait_for_table(page, "Popularity")
     page.locator("#sort-by input").click()
     page.get_by_role("option", name="System", exact=True).click()
-    page.wait_for_function(f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
-                           "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] <= x); }")
+    page.wait_for_function(
+        f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
+        "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] <= x); }"
+    )
     shown = systems(page)
     assert shown == sorted(shown, key=str.lower)
     page.locator("#order").get_by_text("reversed").click()
-    page.wait_for_function(f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
-                           "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] >= x); }")
+    page.wait_for_function(
+        f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
+        "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] >= x); }"
+    )
     shown = systems(page)
     assert shown == sorted(shown, key=str.lower, reverse=True)
 
@@ -223,8 +256,10 @@ def _hover(page, group: str, name: str) -> str:
         page.mouse.move(point["x"] + 40, point["y"] + 40)
         page.mouse.move(point["x"], point["y"])
         page.wait_for_selector("#gap-plot .hoverlayer .hovertext")
-        text = page.eval_on_selector("#gap-plot .hoverlayer .hovertext", "g => [...g.querySelectorAll('tspan.line')]"
-                                     ".map(t => t.textContent).join('\\n') || g.textContent")
+        text = page.eval_on_selector(
+            "#gap-plot .hoverlayer .hovertext",
+            "g => [...g.querySelectorAll('tspan.line')].map(t => t.textContent).join('\\n') || g.textContent",
+        )
         if text.startswith(html.unescape(point["label"])):
             return text
         page.wait_for_timeout(500)
@@ -234,20 +269,30 @@ def _hover(page, group: str, name: str) -> str:
 def test_gap_plot_is_interactive(page_on_app):
     page, _ = page_on_app
     page.get_by_role("tab", name="Three-Competency Gap").click()
-    page.wait_for_function(f"() => document.querySelector('{PLOT}') && document.querySelector('{PLOT}')._fullData")
+    page.wait_for_function(
+        f"() => document.querySelector('{PLOT}') && document.querySelector('{PLOT}')._fullData"
+    )
     hover = _hover(page, "non-LLM", "scored here")
     assert re.search(r"(Popularity|TF-IDF) \(non-LLM\)", hover) and "Recall@1 0." in hover
     assert "95% CI" in hover and "CGS (grounding) 0." in hover
-    bars = page.evaluate(f"() => document.querySelector('{PLOT}')._fullData"
-                         ".filter(t => t.name === 'scored here').map(t => t.error_y.visible)")
+    bars = page.evaluate(
+        f"() => document.querySelector('{PLOT}')._fullData"
+        ".filter(t => t.name === 'scored here').map(t => t.error_y.visible)"
+    )
     assert bars == [True]  # error bars from the intervals
     page.locator("#gap-plot .legend .traces").filter(has_text="scored here").first.click()
-    page.wait_for_function(f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === "
-                           "'non-LLM').every(t => t.visible === 'legendonly')")
-    assert page.evaluate(f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === 'LLM')"
-                         ".every(t => t.visible === true)")
+    page.wait_for_function(
+        f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === "
+        "'non-LLM').every(t => t.visible === 'legendonly')"
+    )
+    assert page.evaluate(
+        f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === 'LLM')"
+        ".every(t => t.visible === true)"
+    )
     page.locator("#gap-y").get_by_text("Rejection recovery", exact=True).click()
-    page.wait_for_function(f"() => document.querySelector('{PLOT}').layout.yaxis.title.text === 'Rejection recovery'")
+    page.wait_for_function(
+        f"() => document.querySelector('{PLOT}').layout.yaxis.title.text === 'Rejection recovery'"
+    )
 
 
 NAME = "<img src=x onerror=window.__x=1>$\\evilcmd$${window.__y=1}"
@@ -257,10 +302,14 @@ def test_valid_submission_appears_as_a_new_row_as_text(page_on_app, valid_predic
     page, store = page_on_app
     _upload(page, valid_predictions)
     page.fill("#submit-name textarea, #submit-name input", NAME)
-    page.fill("#submit-description textarea, #submit-description input", "<b>bold</b> [a](javascript:alert(1)) $$x$$")
+    page.fill(
+        "#submit-description textarea, #submit-description input",
+        "<b>bold</b> [a](javascript:alert(1)) $$x$$",
+    )
     page.click("#submit-button")
-    page.wait_for_function("document.querySelector('#submit-status').innerText.includes('Scored and added')",
-                           timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('Scored and added')", timeout=120_000
+    )
     assert [r["system"] for r in store.rows()] == [NAME]
     status = page.inner_text("#submit-status")
     assert NAME in status and "Your submitter token: " in status  # shown as text, with the new token
@@ -269,13 +318,22 @@ def test_valid_submission_appears_as_a_new_row_as_text(page_on_app, valid_predic
     wait_for_table(page, "window.__y=1")
     assert NAME in systems(page)
     assert "<b>bold</b> [a](javascript:alert(1)) $$x$$" in page.inner_text("#leaderboard-table")
-    assert page.evaluate("document.querySelectorAll('#leaderboard-table img, #leaderboard-table script, "
-                         "#leaderboard-table b:not(.trace-board-notes b), #submit-status img, #submit-status script, "
-                         "#leaderboard-table .katex').length") == 0
+    assert (
+        page.evaluate(
+            "document.querySelectorAll('#leaderboard-table img, #leaderboard-table script, "
+            "#leaderboard-table b:not(.trace-board-notes b), #submit-status img, #submit-status script, "
+            "#leaderboard-table .katex').length"
+        )
+        == 0
+    )
     page.get_by_role("tab", name="Three-Competency Gap").click()
-    page.wait_for_function(f"() => {{ const gd = document.querySelector('{PLOT}'); return gd && gd._fullData && "
-                           "gd._fullData.some(t => t.legendgroup === 'submitted'); }")
-    assert _hover(page, "submitted", "scored here").startswith(NAME)  # the hover text shows the name as written
+    page.wait_for_function(
+        f"() => {{ const gd = document.querySelector('{PLOT}'); return gd && gd._fullData && "
+        "gd._fullData.some(t => t.legendgroup === 'submitted'); }"
+    )
+    assert _hover(page, "submitted", "scored here").startswith(
+        NAME
+    )  # the hover text shows the name as written
     assert page.evaluate("window.__x === undefined && window.__y === undefined")  # nothing ran
     page.reload()  # a new visitor sees the row too
     wait_for_table(page, "window.__y=1")
@@ -283,12 +341,15 @@ def test_valid_submission_appears_as_a_new_row_as_text(page_on_app, valid_predic
     _upload(page, valid_predictions)
     page.fill("#submit-name textarea, #submit-name input", NAME)
     page.click("#submit-button")
-    page.wait_for_function("document.querySelector('#submit-status').innerText.includes('Error')", timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('Error')", timeout=120_000
+    )
     assert "give the submitter token" in page.inner_text("#submit-status")
     page.fill("#submit-token input", token)
     page.click("#submit-button")
-    page.wait_for_function("document.querySelector('#submit-status').innerText.includes('version 2')",
-                           timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('version 2')", timeout=120_000
+    )
     assert [r["version"] for r in store.rows()] == [2]
 
 
@@ -297,7 +358,9 @@ def test_invalid_submission_shows_its_error_and_adds_nothing(page_on_app, invali
     _upload(page, invalid_predictions)
     page.fill("#submit-name textarea, #submit-name input", "Broken")
     page.click("#submit-button")
-    page.wait_for_function("document.querySelector('#submit-status').innerText.includes('Error')", timeout=120_000)
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('Error')", timeout=120_000
+    )
     status = page.inner_text("#submit-status")
     assert "invalid.jsonl: predictions do not match" in status and "3 missing" in status
     assert store.rows() == []
@@ -314,7 +377,9 @@ def test_oversized_upload_is_refused(page_on_app, tmp_path):
     page.wait_for_function("document.body.innerText.includes('exceed the maximum allowed size of 5.0 Mb')")
     page.fill("#submit-name textarea, #submit-name input", "Big")
     page.click("#submit-button")
-    page.wait_for_function("document.querySelector('#submit-status').innerText.includes('Error')", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('Error')", timeout=60_000
+    )
     assert "no predictions file uploaded" in page.inner_text("#submit-status")
     assert store.rows() == []
 
@@ -356,8 +421,12 @@ def test_dialogue_browser(page_on_app):
     # a filter that matches nothing says so
     page.fill("#dialogue-search textarea, #dialogue-search input", "no-such-dialogue")
     page.press("#dialogue-search textarea, #dialogue-search input", "Enter")
-    page.wait_for_function("document.querySelector('#dialogue-view').innerText.includes('No dialogue matches')")
-    assert "tier Expert" in page.inner_text("#dialogue-view") and "no-such-dialogue" in page.inner_text("#dialogue-view")
+    page.wait_for_function(
+        "document.querySelector('#dialogue-view').innerText.includes('No dialogue matches')"
+    )
+    assert "tier Expert" in page.inner_text("#dialogue-view") and "no-such-dialogue" in page.inner_text(
+        "#dialogue-view"
+    )
 
 
 WORDS_JS = """() => {  // [word, lines] of every word of the About tables that a line break cuts
@@ -381,8 +450,18 @@ def test_about_tab(page_on_app):
     page.get_by_role("tab", name="About").click()
     page.wait_for_selector("#about table")
     text = page.inner_text("#about")
-    for needle in ("recall@1", "cgs", "rejection_recovery", "Dataset card", "Table 5: headline",
-                   "|gold ∩ top-1| / |gold|", "|gold ∩ top-3| / |gold|", "reject_and_refine", "[Rn]", "Itinerary"):
+    for needle in (
+        "recall@1",
+        "cgs",
+        "rejection_recovery",
+        "Dataset card",
+        "Table 5: headline",
+        "|gold ∩ top-1| / |gold|",
+        "|gold ∩ top-3| / |gold|",
+        "reject_and_refine",
+        "[Rn]",
+        "Itinerary",
+    ):
         assert needle in text, needle
     assert "/gold" not in text
     assert page.evaluate(WORDS_JS) == []  # no word broken mid-way

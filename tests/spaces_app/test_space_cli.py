@@ -29,10 +29,25 @@ def _get(url: str) -> tuple[int, str]:
 def test_serve_command_starts_the_app(space_world, tmp_path):
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "TRACE_SPACE_RUNS": str(space_world["runs"])}
-    cmd = [sys.executable, "-m", "trace_bench.cli", "serve", "--data", str(space_world["data"]),
-           "--results", str(tmp_path / "results"), "--baselines", str(space_world["baselines"]),
-           "--port", str(port), "--max-upload-mb", "3"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "trace_bench.cli",
+        "serve",
+        "--data",
+        str(space_world["data"]),
+        "--results",
+        str(tmp_path / "results"),
+        "--baselines",
+        str(space_world["baselines"]),
+        "--port",
+        str(port),
+        "--max-upload-mb",
+        "3",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -62,38 +77,88 @@ def test_serve_command_starts_the_app(space_world, tmp_path):
 
 
 def test_help_loads_nothing_heavy():
-    out = subprocess.run([sys.executable, "-m", "trace_bench.cli", "demo", "--help"], capture_output=True, text=True,
-                         cwd=REPO, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "trace_bench.cli", "demo", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    ).stdout
     assert "--per-cell" in out and "10,000" in out
-    assert "gradio" not in subprocess.run(
-        [sys.executable, "-c", "import sys, spaces_app.cli; print(' '.join(sys.modules))"],
-        capture_output=True, text=True, cwd=REPO, check=True).stdout
+    assert (
+        "gradio"
+        not in subprocess.run(
+            [sys.executable, "-c", "import sys, spaces_app.cli; print(' '.join(sys.modules))"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=True,
+        ).stdout
+    )
 
 
 @pytest.mark.slow
 def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
     out = tmp_path / "demo"
-    args = ["demo", "--out", str(out), "--n", "120", "--scale", "0.25", "--per-cell", "12",
-            "--baselines", "popularity,tfidf", "--workers", "1"]
+    args = [
+        "demo",
+        "--out",
+        str(out),
+        "--n",
+        "120",
+        "--scale",
+        "0.25",
+        "--per-cell",
+        "12",
+        "--baselines",
+        "popularity,tfidf",
+        "--workers",
+        "1",
+    ]
     assert main(args) == 0
     printed = capsys.readouterr().out
-    for text in ("Table 5: headline — pool: closed", "Table 6: stress tests — pool: open", "Popularity", "TF-IDF",
-                 "Interactive: a simulated traveler talks to each system",
-                 f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} ",
-                 f"--interactive {trace_bench_command('x', out / 'interactive').split(' x ', 1)[1]}"):
+    for text in (
+        "Table 5: headline — pool: closed",
+        "Table 6: stress tests — pool: open",
+        "Popularity",
+        "TF-IDF",
+        "Interactive: a simulated traveler talks to each system",
+        f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} ",
+        f"--interactive {trace_bench_command('x', out / 'interactive').split(' x ', 1)[1]}",
+    ):
         assert text in printed
-    for path in ("hydrated/hydration.json", "release/release.json", "runs/closed/tfidf.jsonl",
-                 "runs/open/popularity.jsonl.meta.json", "leaderboard/leaderboard.json", "leaderboard/table5_closed.csv",
-                 "interactive/popularity/metrics.json", "interactive/tfidf/metrics.json",
-                 "leaderboard/leaderboard.interactive.json", "leaderboard/interactive_trace.csv"):
+    for path in (
+        "hydrated/hydration.json",
+        "release/release.json",
+        "runs/closed/tfidf.jsonl",
+        "runs/open/popularity.jsonl.meta.json",
+        "leaderboard/leaderboard.json",
+        "leaderboard/table5_closed.csv",
+        "interactive/popularity/metrics.json",
+        "interactive/tfidf/metrics.json",
+        "leaderboard/leaderboard.interactive.json",
+        "leaderboard/interactive_trace.csv",
+    ):
         assert (out / path).exists(), path
     rows = json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"]
     assert sorted((r["baseline"], r["pool"]) for r in rows) == [
-        ("popularity", "closed"), ("popularity", "open"), ("tfidf", "closed"), ("tfidf", "open")]
-    assert json.loads((out / "demo.json").read_text()) == {"n": 120, "scale": 0.25, "per_cell": 12, "seed": 42,
-                                                           "split": "test"}
-    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")
-              if p.is_file() and "leaderboard" not in p.parts and p.name != "demo.json"}
+        ("popularity", "closed"),
+        ("popularity", "open"),
+        ("tfidf", "closed"),
+        ("tfidf", "open"),
+    ]
+    assert json.loads((out / "demo.json").read_text()) == {
+        "n": 120,
+        "scale": 0.25,
+        "per_cell": 12,
+        "seed": 42,
+        "split": "test",
+    }
+    before = {
+        p: p.stat().st_mtime_ns
+        for p in out.rglob("*")
+        if p.is_file() and "leaderboard" not in p.parts and p.name != "demo.json"
+    }
     assert main(args) == 0  # resumes: every stage already done, nothing before the leaderboard written again
     assert {p: p.stat().st_mtime_ns for p in before} == before
     assert json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"] == rows
@@ -106,7 +171,11 @@ def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
     from spaces_app.settings import Settings
 
     settings = Settings.from_env({}, demo_dir=out)
-    assert settings.data_dir == out / "hydrated" and settings.baselines_file.exists() and settings.runs_dir.is_dir()
+    assert (
+        settings.data_dir == out / "hydrated"
+        and settings.baselines_file.exists()
+        and settings.runs_dir.is_dir()
+    )
     assert settings.interactive_dirs[0] == out / "interactive" and settings.core_dirs[0] == out / "core"
 
 
@@ -119,7 +188,14 @@ def test_demo_defaults_are_the_full_main_job():
     register_demo(parser.add_subparsers())
     args = parser.parse_args(["demo"])
     assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out, args.no_interactive) == (
-        10_000, 1.0, None, "all", "test", Path("runs/demo"), False)
+        10_000,
+        1.0,
+        None,
+        "all",
+        "test",
+        Path("runs/demo"),
+        False,
+    )
 
 
 def test_space_entry_point_builds_the_app_from_the_environment(space_world, tmp_path, monkeypatch):
@@ -146,9 +222,17 @@ def test_serve_refuses_a_missing_path_instead_of_serving_an_empty_board(flag, tm
 
 def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback():
     # `trace-bench ... | head -c 1` on a command that prints more than a pipe holds: the reader closes the pipe
-    script = ("import sys, trace_bench.cli as c; "
-              "c._main = lambda argv: print('x' * 1_000_000) or 0; sys.exit(c.main([]))")
-    proc = subprocess.run(f'"{sys.executable}" -c "{script}" | head -c 1', shell=True, capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
+    script = (
+        "import sys, trace_bench.cli as c; "
+        "c._main = lambda argv: print('x' * 1_000_000) or 0; sys.exit(c.main([]))"
+    )
+    proc = subprocess.run(
+        f'"{sys.executable}" -c "{script}" | head -c 1',
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert proc.stdout == "x"
     assert "Traceback" not in proc.stderr and "Broken pipe" not in proc.stderr, proc.stderr

@@ -24,8 +24,12 @@ def test_picking_by_city_type_tier_and_id(index):
     s = d["scenario"]
     picked = index.ids(s["city"], s["poi_type"], s["difficulty"])
     assert d["dialogue_id"] in picked
-    assert all(index.dialogues[i]["scenario"]["city"] == s["city"] and index.dialogues[i]["scenario"]["poi_type"]
-               == s["poi_type"] and index.dialogues[i]["scenario"]["difficulty"] == s["difficulty"] for i in picked)
+    assert all(
+        index.dialogues[i]["scenario"]["city"] == s["city"]
+        and index.dialogues[i]["scenario"]["poi_type"] == s["poi_type"]
+        and index.dialogues[i]["scenario"]["difficulty"] == s["difficulty"]
+        for i in picked
+    )
     assert index.ids(query=d["dialogue_id"][-5:].upper()) == [d["dialogue_id"]]
     assert index.ids(city="Atlantis") == []
     label, value = index.choices([d["dialogue_id"]])[0]
@@ -33,7 +37,8 @@ def test_picking_by_city_type_tier_and_id(index):
     turns = index.system_turns(d["dialogue_id"])
     assert [t for _, t in turns] == [t["turn_id"] for t in d["turns"] if t["role"] == "system"]
     assert index.default_turn(d["dialogue_id"]) == next(
-        t["turn_id"] for t in d["turns"] if t["action"] in ("recommend", "compare"))
+        t["turn_id"] for t in d["turns"] if t["action"] in ("recommend", "compare")
+    )
 
 
 def test_every_quote_is_highlighted_and_linked_to_its_review_span(index):
@@ -42,15 +47,21 @@ def test_every_quote_is_highlighted_and_linked_to_its_review_span(index):
         d = index.dialogues[did]
         page = index.render_dialogue(did)
         quotes = [q.text for t in d["turns"] for q in extract_quotes(t["text"])]
-        marks = re.findall(r'<a href="#trace-q(\d+)"[^>]*><mark class="trace-quote"[^>]*>(.*?)</mark></a>', page)
+        marks = re.findall(
+            r'<a href="#trace-q(\d+)"[^>]*><mark class="trace-quote"[^>]*>(.*?)</mark></a>', page
+        )
         assert [int(n) for n, _ in marks] == list(range(1, len(quotes) + 1))
         for (n, shown), span in zip(marks, d["quote_spans"], strict=True):
-            block = re.search(rf'<div class="trace-review" id="trace-q{n}" data-review-id="([^"]+)">.*?'
-                              r'<mark class="trace-span">(.*?)</mark>', page, re.S)
+            block = re.search(
+                rf'<div class="trace-review" id="trace-q{n}" data-review-id="([^"]+)">.*?'
+                r'<mark class="trace-span">(.*?)</mark>',
+                page,
+                re.S,
+            )
             assert block is not None, f"quote {n} of {did} has no review span block"
             assert block.group(1) == span["review_id"]
             assert block.group(2) == shown  # the highlighted span of the review is the quoted text
-            assert index.kb.reviews[span["review_id"]].text[span["start"]:span["end"]] == quotes[int(n) - 1]
+            assert index.kb.reviews[span["review_id"]].text[span["start"] : span["end"]] == quotes[int(n) - 1]
             checked += 1
     assert checked > 0
 
@@ -73,7 +84,7 @@ def test_unhydrated_release_text_shows_placeholders(index):
     n = 0
     for t in d["turns"]:
         for q in reversed(extract_quotes(t["text"])):
-            t["text"] = t["text"][:q.start] + "[Q:0]" + t["text"][q.end:]
+            t["text"] = t["text"][: q.start] + "[Q:0]" + t["text"][q.end :]
         count = t["text"].count("[Q:0]")
         for _ in range(count):
             n += 1
@@ -95,16 +106,29 @@ def test_answers_show_each_baseline_with_the_metric_librarys_per_turn_scores(ind
         did, tid = rec["dialogue_id"][i], rec["turn_id"][i]
         turn = next(t for t in index.dialogues[did]["turns"] if t["turn_id"] == tid)
         scores = index.turn_scores(turn, index.runs["TF-IDF"][(did, tid)])
-        for metric in ("hit@1", "hit@3", "mrr", "grounding_score", "citation_density", "provenance_coverage", "cgs"):
+        for metric in (
+            "hit@1",
+            "hit@3",
+            "mrr",
+            "grounding_score",
+            "citation_density",
+            "provenance_coverage",
+            "cgs",
+        ):
             # a turn's CGS is an item of the per-turn mean (the headline cgs is the formula of the means)
             item = "cgs_turn_mean" if metric == "cgs" and "cgs_turn_mean" in rec else metric
             if rec[item][i] is None:
                 assert metric not in scores
             else:
                 assert scores[metric] == pytest.approx(rec[item][i]), (did, tid, metric)
-        j = next(k for k in range(len(system["dialogue_id"]))
-                 if (system["dialogue_id"][k], system["turn_id"][k]) == (did, tid))
-        assert (scores["bleu4"], scores["rouge_l"]) == pytest.approx((system["bleu4"][j], system["rouge_l"][j]))
+        j = next(
+            k
+            for k in range(len(system["dialogue_id"]))
+            if (system["dialogue_id"][k], system["turn_id"][k]) == (did, tid)
+        )
+        assert (scores["bleu4"], scores["rouge_l"]) == pytest.approx(
+            (system["bleu4"][j], system["rouge_l"][j])
+        )
         checked += 1
     assert checked > 3
     did = rec["dialogue_id"][0]
@@ -118,7 +142,9 @@ def test_answers_show_each_baseline_with_the_metric_librarys_per_turn_scores(ind
 
 def test_non_recommendation_turns_have_text_scores_only(index):
     did = index.ids()[0]
-    turn = next(t for t in index.dialogues[did]["turns"] if t["role"] == "system" and t["action"] == "ask_preference")
+    turn = next(
+        t for t in index.dialogues[did]["turns"] if t["role"] == "system" and t["action"] == "ask_preference"
+    )
     scores = index.turn_scores(turn, index.runs["TF-IDF"][(did, turn["turn_id"])])
     assert set(scores) == {"bleu4", "rouge_l"}
     assert index.render_predictions(did, 10_000) == "" and index.render_predictions("nope", 1) == ""

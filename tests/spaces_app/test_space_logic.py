@@ -34,7 +34,9 @@ def rows(space_settings):
 def test_paper_rows_are_labelled_reference_rows():
     rows = paper_rows()
     assert {r["source"] for r in rows} == {"paper"}
-    assert all(r["system"].endswith(" (paper)") and "Reported in the Trace paper" in r["description"] for r in rows)
+    assert all(
+        r["system"].endswith(" (paper)") and "Reported in the Trace paper" in r["description"] for r in rows
+    )
     tfidf = next(r for r in rows if r["system"] == "TF-IDF (paper)" and r["pool"] == "closed")
     assert tfidf["metrics"]["recall@1"] == pytest.approx(0.257)  # Table 5
     assert tfidf["metrics"]["t2r"] == pytest.approx(4.02)
@@ -50,7 +52,10 @@ def test_paper_rows_are_labelled_reference_rows():
 def test_every_baseline_row_with_versions_in_every_view(rows, space_world):
     ours = [r for r in rows if r["source"] == "baseline"]
     assert sorted((r["baseline"], r["pool"]) for r in ours) == [
-        ("popularity", "closed"), ("tfidf", "closed"), ("tfidf", "open")]
+        ("popularity", "closed"),
+        ("tfidf", "closed"),
+        ("tfidf", "open"),
+    ]
     for view in VIEWS:
         for pool in ("closed", "open"):
             frame = leaderboard_frame(rows, view, pool)
@@ -66,9 +71,11 @@ def test_table5_columns_are_grouped_by_axis_and_views_switch():
     labels = [header(c) for c in TABLE5]
     assert labels[:3] == ["Accuracy: R@1 ↑", "Accuracy: R@3 ↑", "Accuracy: MRR ↑"]
     groups = [c.group for c in TABLE5]
-    assert groups == sorted(groups, key=["Accuracy", "Text", "Grounding", "Recovery"].index)  # contiguous, in order
+    assert groups == sorted(
+        groups, key=["Accuracy", "Text", "Grounding", "Recovery"].index
+    )  # contiguous, in order
     assert header(TABLE5[-1]) == "Recovery: T2R ↓"
-    assert frame_columns(T6)[3:3 + len(TABLE6)] == [header(c) for c in TABLE6]
+    assert frame_columns(T6)[3 : 3 + len(TABLE6)] == [header(c) for c in TABLE6]
     assert "Accuracy: R@1 Open ↑" in frame_columns(T6)
     assert "Practical: Spatial Coh. ↑" in frame_columns(T9) and len(frame_columns(T9)) == 6 + len(TABLE9)
     with pytest.raises(ValueError, match="unknown view"):
@@ -79,9 +86,12 @@ def test_table6_reads_the_open_pool_row(rows):
     frame = leaderboard_frame(rows, T6, "closed")
     by = frame.set_index("System")
     assert by.loc["TF-IDF (paper)", "Accuracy: R@1 Open ↑"] == pytest.approx(0.099)
-    ours_open = next(r for r in rows
-                     if (r.get("baseline"), r["source"], r["pool"]) == ("tfidf", "baseline", "open"))
-    assert by.loc["TF-IDF", "Accuracy: R@1 Open ↑"] == pytest.approx(round(ours_open["metrics"]["recall@1"], 3))
+    ours_open = next(
+        r for r in rows if (r.get("baseline"), r["source"], r["pool"]) == ("tfidf", "baseline", "open")
+    )
+    assert by.loc["TF-IDF", "Accuracy: R@1 Open ↑"] == pytest.approx(
+        round(ours_open["metrics"]["recall@1"], 3)
+    )
     assert math.isnan(by.loc["Popularity", "Accuracy: R@1 Open ↑"])  # no open run of popularity: empty
     assert math.isnan(by.loc["TF-IDF", "Grounding: NLI ↑"])  # scored without the NLI model: empty
 
@@ -106,7 +116,10 @@ def test_family_paper_and_pool_filters(rows):
 
 def test_search_matches_name_or_description_case_insensitively(rows):
     assert list(leaderboard_frame(rows, T6, "closed", query="tf-idf (PAPER)")["System"]) == ["TF-IDF (paper)"]
-    assert set(leaderboard_frame(rows, T5, "closed", query="  tf-idf ")["System"]) == {"TF-IDF", "TF-IDF (paper)"}
+    assert set(leaderboard_frame(rows, T5, "closed", query="  tf-idf ")["System"]) == {
+        "TF-IDF",
+        "TF-IDF (paper)",
+    }
     by_description = leaderboard_frame(rows, T5, "closed", query="scored by this package")
     assert set(by_description["System"]) == {"Popularity", "TF-IDF"}
     assert leaderboard_frame(rows, T5, "closed", query="no such system").empty
@@ -136,17 +149,23 @@ def test_gap_points_and_figure(rows):
     points = gap_points(rows, "closed", "cgs")
     assert {p.system for p in points} >= {"Popularity", "TF-IDF", "LLM Zero-Shot (paper)"}
     tfidf = next(p for p in points if p.system == "TF-IDF")
-    row = next(r for r in rows if (r.get("baseline"), r["source"], r["pool"]) == ("tfidf", "baseline",
-                                                                                   "closed"))
+    row = next(
+        r for r in rows if (r.get("baseline"), r["source"], r["pool"]) == ("tfidf", "baseline", "closed")
+    )
     assert (tfidf.group, tfidf.x, tfidf.y) == ("non-LLM", row["metrics"]["recall@1"], row["metrics"]["cgs"])
     assert next(p for p in points if p.system == "LLM Zero-Shot (paper)").group == "LLM (paper)"
     recovery = {p.system: p.y for p in gap_points(rows, "closed", "rejection_recovery")}
     assert recovery["TF-IDF (paper)"] == pytest.approx(0.891)
     fig = gap_figure(rows, "closed", "rejection_recovery")
-    assert fig.layout.yaxis.title.text == "Rejection recovery" and fig.layout.xaxis.title.text.startswith("Recall@1")
+    assert fig.layout.yaxis.title.text == "Rejection recovery" and fig.layout.xaxis.title.text.startswith(
+        "Recall@1"
+    )
     assert sum(len(t.x) for t in fig.data) == len(recovery)  # one point per system
-    assert {(t.legendgroup, t.name) for t in fig.data} == {("non-LLM", "scored here"), ("non-LLM", "paper (reported)"),
-                                                          ("LLM", "paper (reported)")}
+    assert {(t.legendgroup, t.name) for t in fig.data} == {
+        ("non-LLM", "scored here"),
+        ("non-LLM", "paper (reported)"),
+        ("LLM", "paper (reported)"),
+    }
     assert fig.layout.legend.groupclick == "togglegroup"  # a legend click hides the whole family
     names = {html.unescape(c[0]) for t in fig.data for c in t.customdata}
     assert names == set(recovery)  # the hover text names every system
@@ -174,14 +193,27 @@ def test_gap_error_bars_come_from_the_intervals(rows):
     assert "no interval" in paper.customdata[0][2]
 
 
-EVIL = ["$\\evilcmd$", "<b>bold</b><script>alert(1)</script>", "${alert(1)}", "{{constructor}}", "`x` @children",
-        "a & b \\ c"]
+EVIL = [
+    "$\\evilcmd$",
+    "<b>bold</b><script>alert(1)</script>",
+    "${alert(1)}",
+    "{{constructor}}",
+    "`x` @children",
+    "a & b \\ c",
+]
 
 
 def test_names_are_data_in_the_plot(rows):
     """A submission named $\\evilcmd$ made matplotlib's math text fail, so the app could not start."""
-    evil = [{"system": name, "pool": "closed", "source": "submission", "metrics": {"recall@1": 0.1 * i, "cgs": 0.5}}
-            for i, name in enumerate(EVIL)]
+    evil = [
+        {
+            "system": name,
+            "pool": "closed",
+            "source": "submission",
+            "metrics": {"recall@1": 0.1 * i, "cgs": 0.5},
+        }
+        for i, name in enumerate(EVIL)
+    ]
     fig = gap_figure([*rows, *evil], "closed", "cgs")
     fig.to_json()  # serialisable: what gr.Plot sends
     submitted = next(t for t in fig.data if t.legendgroup == "submitted")
@@ -189,6 +221,8 @@ def test_names_are_data_in_the_plot(rows):
     assert [html.unescape(x) for x in shown] == EVIL  # the characters themselves, decoded by the browser
     for text in shown:  # and nothing plotly or a template reads: no tag, no $...$, no ${, {{ or backquote
         assert not re.search(r"[<>$`{}@\\]", text), text
+
+
 def test_families_and_reserved_names(rows):
     assert {family(r) for r in rows} == {"non-LLM", "LLM"}
     assert family({"source": "submission", "family": "LLM"}) == "submitted"
@@ -254,11 +288,19 @@ def test_build_app_with_and_without_data(space_settings, monkeypatch):
 
     monkeypatch.setenv("SYSTEM", "spaces")
     monkeypatch.setenv("SPACE_ID", "me/trace-leaderboard")
-    for name, value in (("OAUTH_CLIENT_ID", "id"), ("OAUTH_CLIENT_SECRET", "secret"), ("OAUTH_SCOPES", "openid"),
-                        ("OPENID_PROVIDER_URL", "https://huggingface.co")):
+    for name, value in (
+        ("OAUTH_CLIENT_ID", "id"),
+        ("OAUTH_CLIENT_SECRET", "secret"),
+        ("OAUTH_SCOPES", "openid"),
+        ("OPENID_PROVIDER_URL", "https://huggingface.co"),
+    ):
         monkeypatch.setattr(gradio.oauth, name, value)
-    settings = Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace-leaderboard"}, demo_dir=space_settings.results_dir,
-                                 data_dir=space_settings.data_dir, results_dir=space_settings.results_dir)
+    settings = Settings.from_env(
+        {"SYSTEM": "spaces", "SPACE_ID": "me/trace-leaderboard"},
+        demo_dir=space_settings.results_dir,
+        data_dir=space_settings.data_dir,
+        results_dir=space_settings.results_dir,
+    )
     assert settings.auth == "oauth"
     hub = build_app(settings)
     assert len(login_buttons(hub)) == 1 and hub.expects_oauth
@@ -269,7 +311,7 @@ def _paper_table(lines: list[str], first: str, last: str, columns: int) -> dict[
     """{system: up to `columns` numbers} of a table printed as 'Name v1 v2 ...' lines from `first` to `last`."""
     start = next(i for i, line in enumerate(lines) if line.startswith(first))
     out = {}
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith(last):
             break
         tokens = line.split()
@@ -287,7 +329,9 @@ def test_paper_rows_match_the_papers_tables(paper_text):
     t5 = _paper_table(lines, "Baseline R@1", "Cross-family rows", 9)
     t6 = _paper_table(lines, "Baseline R@1 Opn", "Finding 1b", 5)
     t9 = _paper_table(lines, "Baseline Spatial Coh.", "Appendix F", 4)
-    closed = {r["system"].removesuffix(" (paper)"): r["metrics"] for r in paper_rows() if r["pool"] == "closed"}
+    closed = {
+        r["system"].removesuffix(" (paper)"): r["metrics"] for r in paper_rows() if r["pool"] == "closed"
+    }
     opened = {r["system"].removesuffix(" (paper)"): r["metrics"] for r in paper_rows() if r["pool"] == "open"}
     cross = {name: f"LLM Zero-Shot ({name})" for name in ("Claude Haiku 4.5", "Qwen3.5-Flash")}
     assert len(t5) == 15 and len(t6) == 13 and len(t9) == 13
@@ -310,8 +354,8 @@ def test_paper_rows_match_the_papers_tables(paper_text):
 def _paper_row(lines: list[str], header: str, name: str) -> list[float]:
     """The numbers of the first line starting with `name` after the line starting with `header`."""
     start = next(i for i, line in enumerate(lines) if line.startswith(header))
-    line = next(line for line in lines[start + 1:] if line.startswith(name + " "))
-    return [float(x) for x in re.findall(r"-?\d+\.\d+", line[len(name):])]
+    line = next(line for line in lines[start + 1 :] if line.startswith(name + " "))
+    return [float(x) for x in re.findall(r"-?\d+\.\d+", line[len(name) :])]
 
 
 def test_appendix_paper_rows_match_the_papers_tables(paper_text):
@@ -322,8 +366,17 @@ def test_appendix_paper_rows_match_the_papers_tables(paper_text):
     t17 = _paper_row(lines, "Baseline nn Fuzzy Gnd.", "Itinerary-LLM")  # n, fuzzy, entailment, delta
     t22 = _paper_row(lines, "Baseline GS Entail CD PC CGS CGSent", "Itinerary-LLM")
     assert t17[:2] == [itin["grounding_score"], itin["entailment"]]
-    assert t22 == [itin[m] for m in ("grounding_score", "entailment", "citation_density", "provenance_coverage", "cgs",
-                                     "cgs_ent")]
+    assert t22 == [
+        itin[m]
+        for m in (
+            "grounding_score",
+            "entailment",
+            "citation_density",
+            "provenance_coverage",
+            "cgs",
+            "cgs_ent",
+        )
+    ]
     assert "Itinerary-LLM closed R@1=0.538" in paper_text and "open 0.083" in paper_text  # Finding 1d
     assert itin["recall@1"] == 0.538 and rows[("Itinerary-LLM", "open")]["metrics"] == {"recall@1": 0.083}
     t18 = _paper_row(lines, "Baseline 1", "Memory-Aug.")  # Table 18 (its header: "Baseline 1 km 1.5 km ...")

@@ -30,8 +30,13 @@ BOB = Owner("token", token="bob-token-0123456789ab")
 
 
 def _row(system: str, value: float, pool: str = "closed") -> dict:
-    return {"system": system, "pool": pool, "source": "submission", "family": "submitted",
-            "metrics": {"recall@1": value}}
+    return {
+        "system": system,
+        "pool": pool,
+        "source": "submission",
+        "family": "submitted",
+        "metrics": {"recall@1": value},
+    }
 
 
 def _predictions(tmp_path: Path, text: str = '{"x": 1}\n') -> Path:
@@ -47,8 +52,14 @@ def test_slugs_and_names():
     with pytest.raises(ValueError, match="no letters or digits"):
         slugify("!!!")
     assert check_name("  spaced  ") == "spaced"
-    for bad, message in [("", "required"), (None, "required"), ("x" * 65, "at most 64"), ("a\x00b", "U\\+0000"),
-                         ("a\nb", "U\\+000A"), ("***", "no letters")]:
+    for bad, message in [
+        ("", "required"),
+        (None, "required"),
+        ("x" * 65, "at most 64"),
+        ("a\x00b", "U\\+0000"),
+        ("a\nb", "U\\+000A"),
+        ("***", "no letters"),
+    ]:
         with pytest.raises(ValueError, match=message):
             check_name(bad)
     row = _row("My System", 0.5, "open")
@@ -58,8 +69,23 @@ def test_slugs_and_names():
     assert history_path(row, 12) == "history/my-system__open/v0012.json"
 
 
-@pytest.mark.parametrize("char", ["\u202e", "\u202d", "\u2066", "\u2069", "\u200e", "\u200b", "\x85", "\x9b",
-                                  "\x80", "\u2028", "\ufeff", "\ue000"])
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\u202e",
+        "\u202d",
+        "\u2066",
+        "\u2069",
+        "\u200e",
+        "\u200b",
+        "\x85",
+        "\x9b",
+        "\x80",
+        "\u2028",
+        "\ufeff",
+        "\ue000",
+    ],
+)
 def test_bidi_overrides_c1_controls_and_invisible_characters_are_refused(char):
     """The probe's 'evil\u202eLIAME' passed before: only C0 controls and DEL were refused."""
     with pytest.raises(ValueError, match=f"U\\+{ord(char):04X}"):
@@ -78,15 +104,27 @@ def test_local_store_put_replace_keep_versions_and_layout(tmp_path):
     second = store.put(_row("A", 0.2), _predictions(tmp_path, "second\n"), ALICE)  # same owner: replaced
     store.put(_row("A", 0.3, "open"), _predictions(tmp_path, "open\n"), ALICE, suffix=".jsonl.gz")
     rows = store.rows()
-    assert [(r["pool"], r["metrics"]["recall@1"], r["version"]) for r in rows] == [("closed", 0.2, 2), ("open", 0.3, 1)]
+    assert [(r["pool"], r["metrics"]["recall@1"], r["version"]) for r in rows] == [
+        ("closed", 0.2, 2),
+        ("open", 0.3, 1),
+    ]
     assert (first["version"], second["version"]) == (1, 2)
     assert store.request_file(second).read_text() == "second\n"
     assert [(v["version"], v["metrics"]["recall@1"]) for v in store.versions(second)] == [(1, 0.1), (2, 0.2)]
     assert store.request_file(store.versions(second)[0]).read_text() == "first\n"  # earlier versions kept
-    assert sorted(str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*") if p.is_file()) == [
-        ".lock", "history/a__closed/v0001.json", "history/a__closed/v0002.json", "history/a__open/v0001.json",
-        "requests/a__closed/v0001.jsonl", "requests/a__closed/v0002.jsonl", "requests/a__open/v0001.jsonl.gz",
-        "results/a__closed.json", "results/a__open.json"]
+    assert sorted(
+        str(p.relative_to(tmp_path / "store")) for p in (tmp_path / "store").rglob("*") if p.is_file()
+    ) == [
+        ".lock",
+        "history/a__closed/v0001.json",
+        "history/a__closed/v0002.json",
+        "history/a__open/v0001.json",
+        "requests/a__closed/v0001.jsonl",
+        "requests/a__closed/v0002.jsonl",
+        "requests/a__open/v0001.jsonl.gz",
+        "results/a__closed.json",
+        "results/a__open.json",
+    ]
     record = rows[0]["owner"]
     assert record["kind"] == "token" and ALICE.token not in json.dumps(rows)  # only a salted hash is stored
 
@@ -118,8 +156,14 @@ def test_owners():
     assert not owns(ALICE, owner_record(alice_hf)) and not owns(alice_hf, owner_record(ALICE))
     record = owner_record(ALICE)
     assert owns(ALICE, record) and not owns(BOB, record)
-    assert owner_record(ALICE)["salt"] != record["salt"]  # salted: the same token hashes differently each time
-    assert not owns(ALICE, {**record, "digest": "0" * 64}) and not owns(ALICE, {"kind": "token"}) and not owns(ALICE, None)
+    assert (
+        owner_record(ALICE)["salt"] != record["salt"]
+    )  # salted: the same token hashes differently each time
+    assert (
+        not owns(ALICE, {**record, "digest": "0" * 64})
+        and not owns(ALICE, {"kind": "token"})
+        and not owns(ALICE, None)
+    )
     new = owner_from_token("")
     assert new.token_is_new and len(new.token) >= 16 and new.token not in repr(new)
     for bad in ("short", "has a space in the middle of it"):
@@ -133,8 +177,9 @@ def test_local_store_skips_corrupt_and_malformed_results(tmp_path, caplog):
     store = LocalStore(tmp_path)
     store.put(_row("Good", 0.5), _predictions(tmp_path), ALICE)
     (tmp_path / "results" / "broken__closed.json").write_text("{not json", encoding="utf-8")
-    (tmp_path / "results" / "odd__closed.json").write_text(json.dumps({"system": "Odd", "pool": "closed",
-                                                                      "metrics": {"recall@1": "<b>"}}))
+    (tmp_path / "results" / "odd__closed.json").write_text(
+        json.dumps({"system": "Odd", "pool": "closed", "metrics": {"recall@1": "<b>"}})
+    )
     assert [r["system"] for r in store.rows()] == ["Good"]
     assert "broken__closed.json" in caplog.text and "odd__closed.json" in caplog.text
 
@@ -156,7 +201,9 @@ def test_local_store_is_safe_under_concurrent_threads(tmp_path):
     assert sorted(r["system"] for r in rows) == ["s0", "s1", "s2", "s3"]
     assert all(r["metrics"]["recall@1"] == pytest.approx(5 / 6) and r["version"] == 6 for r in rows)
     assert len(store.versions(rows[0])) == 6
-    assert not [p for p in (tmp_path / "store").rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".tmp")]
+    assert not [
+        p for p in (tmp_path / "store").rglob("*") if p.name.endswith(".tmp") or p.name.startswith(".tmp")
+    ]
 
 
 def _put_many(root: str, name: str, predictions: str) -> None:
@@ -185,7 +232,9 @@ def test_local_store_is_safe_across_processes(tmp_path):
     assert sorted(r["system"] for r in rows) == ["p0", "p1", "p2", "shared"]
     assert all(r["metrics"]["recall@1"] == pytest.approx(4 / 5) for r in rows)
     shared = next(r for r in rows if r["system"] == "shared")
-    assert shared["version"] == 15 and [v["version"] for v in LocalStore(root).versions(shared)] == list(range(1, 16))
+    assert shared["version"] == 15 and [v["version"] for v in LocalStore(root).versions(shared)] == list(
+        range(1, 16)
+    )
 
 
 # -- Hub dataset repo (no network) ------------------------------------------------------------------------
@@ -229,8 +278,14 @@ class FakeHub:
         if parent_commit is not None and parent_commit != f"{self.head:040x}":
             raise _hub_error(HfHubHTTPError, "412 Precondition Failed: parent commit is not the head", 412)
         operations = list(operations)
-        self.commits.append({"repo_id": repo_id, "paths": [op.path_in_repo for op in operations],
-                             "message": commit_message, "parent": parent_commit})
+        self.commits.append(
+            {
+                "repo_id": repo_id,
+                "paths": [op.path_in_repo for op in operations],
+                "message": commit_message,
+                "parent": parent_commit,
+            }
+        )
         for op in operations:
             target = self.root / op.path_in_repo
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -262,18 +317,28 @@ def test_hub_store_writes_one_commit_per_submission_and_reads_results(tmp_path):
     store = HubStore("me/trace-results", api=hub, ttl=0)
     assert store.rows() == []  # the repository does not exist yet: no submissions
     store.put(_row("My <System>", 0.25), _predictions(tmp_path, "line\n"), ALICE)
-    stored = store.put(_row("My <System>", 0.5), _predictions(tmp_path, "line 2\n"), ALICE, suffix=".jsonl.gz")
+    stored = store.put(
+        _row("My <System>", 0.5), _predictions(tmp_path, "line 2\n"), ALICE, suffix=".jsonl.gz"
+    )
     assert [c["paths"] for c in hub.commits] == [
-        [f"requests/my-system__closed/v000{v}{suffix}", f"history/my-system__closed/v000{v}.json",
-         "results/my-system__closed.json"] for v, suffix in ((1, ".jsonl"), (2, ".jsonl.gz"))]
+        [
+            f"requests/my-system__closed/v000{v}{suffix}",
+            f"history/my-system__closed/v000{v}.json",
+            "results/my-system__closed.json",
+        ]
+        for v, suffix in ((1, ".jsonl"), (2, ".jsonl.gz"))
+    ]
     assert [c["parent"] for c in hub.commits] == [f"{0:040x}", f"{1:040x}"]  # each on top of what it read
     assert hub.commits[1]["message"] == "Submission My <System> (closed pool), version 2"
     assert store.request_file(stored).read_text() == "line 2\n"
     assert [r["metrics"]["recall@1"] for r in store.rows()] == [0.5]
     assert [v["version"] for v in store.versions(stored)] == [1, 2]
     assert store.request_file(store.versions(stored)[0]).read_text() == "line\n"
-    assert hub.downloads[0] == {"repo_id": "me/trace-results", "repo_type": "dataset",
-                                "allow_patterns": ["results/*.json"]}
+    assert hub.downloads[0] == {
+        "repo_id": "me/trace-results",
+        "repo_type": "dataset",
+        "allow_patterns": ["results/*.json"],
+    }
     hub.offline = True  # the Hub unreachable: the last rows read stay on the leaderboard
     assert [r["system"] for r in store.rows()] == ["My <System>"]
 
@@ -322,6 +387,7 @@ def test_hub_store_through_the_real_hfapi_class(tmp_path, monkeypatch):
         def call(self, *args, **kwargs):
             tokens.append(self.token)
             return getattr(hub, name)(*args, **kwargs)
+
         return call
 
     for name in ("create_repo", "repo_info", "create_commit", "hf_hub_download", "snapshot_download"):
@@ -341,40 +407,74 @@ def test_open_store_defaults_to_the_local_folder(tmp_path):
 
 # -- settings ---------------------------------------------------------------------------------------------
 def test_settings_from_env(tmp_path):
-    env = {"TRACE_SPACE_DATA": "/d", "TRACE_SPACE_RESULTS": "/r", "TRACE_SPACE_RESULTS_REPO": "me/results",
-           "TRACE_SPACE_RUNS": "/runs", "TRACE_SPACE_BASELINES": "/b.json", "TRACE_SPACE_SPLIT": "validation",
-           "TRACE_SPACE_MAX_UPLOAD_MB": "7", "HF_TOKEN": "hf_x"}
+    env = {
+        "TRACE_SPACE_DATA": "/d",
+        "TRACE_SPACE_RESULTS": "/r",
+        "TRACE_SPACE_RESULTS_REPO": "me/results",
+        "TRACE_SPACE_RUNS": "/runs",
+        "TRACE_SPACE_BASELINES": "/b.json",
+        "TRACE_SPACE_SPLIT": "validation",
+        "TRACE_SPACE_MAX_UPLOAD_MB": "7",
+        "HF_TOKEN": "hf_x",
+    }
     s = Settings.from_env(env, demo_dir=tmp_path / "none")
-    assert (s.data_dir, s.results_dir, s.results_repo, s.runs_dir, s.baselines_file, s.split, s.max_upload_mb,
-            s.hub_token) == (Path("/d"), Path("/r"), "me/results", Path("/runs"), Path("/b.json"), "validation", 7,
-                             "hf_x")
+    assert (
+        s.data_dir,
+        s.results_dir,
+        s.results_repo,
+        s.runs_dir,
+        s.baselines_file,
+        s.split,
+        s.max_upload_mb,
+        s.hub_token,
+    ) == (Path("/d"), Path("/r"), "me/results", Path("/runs"), Path("/b.json"), "validation", 7, "hf_x")
     assert "hf_x" not in repr(s)  # the token never shows in logs
-    assert Settings.from_env(env, demo_dir=tmp_path / "none", split="test", data_dir=Path("/o")).data_dir == Path("/o")
+    assert Settings.from_env(
+        env, demo_dir=tmp_path / "none", split="test", data_dir=Path("/o")
+    ).data_dir == Path("/o")
     bare = Settings.from_env({}, demo_dir=tmp_path / "none")
     assert bare == Settings()
-    assert (bare.data_dir, bare.results_dir, bare.split, bare.max_upload_mb) == (None, Path("runs/space"), "test", 50)
+    assert (bare.data_dir, bare.results_dir, bare.split, bare.max_upload_mb) == (
+        None,
+        Path("runs/space"),
+        "test",
+        50,
+    )
     assert bare.auth == "token"  # locally: submitter tokens
     hub = Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace"}, demo_dir=tmp_path / "none")
     assert hub.auth == "oauth"  # a Hub-hosted Space: the Hugging Face login
-    assert Settings.from_env({"SYSTEM": "spaces", "SPACE_ID": "me/trace", "TRACE_SPACE_AUTH": "token"},
-                             demo_dir=tmp_path / "none").auth == "token"
+    assert (
+        Settings.from_env(
+            {"SYSTEM": "spaces", "SPACE_ID": "me/trace", "TRACE_SPACE_AUTH": "token"},
+            demo_dir=tmp_path / "none",
+        ).auth
+        == "token"
+    )
 
 
 def test_settings_find_the_demo_output(tmp_path):
     demo = tmp_path / "demo"
     (demo / "hydrated").mkdir(parents=True)
     s = Settings.from_env({}, demo_dir=demo)
-    assert (s.data_dir, s.runs_dir, s.results_dir) == (demo / "hydrated", demo / "runs/closed", demo / "space")
+    assert (s.data_dir, s.runs_dir, s.results_dir) == (
+        demo / "hydrated",
+        demo / "runs/closed",
+        demo / "space",
+    )
     assert s.baselines_file == demo / "leaderboard/leaderboard.json"
     mine = Settings.from_env({"TRACE_SPACE_DATA": "/mine"}, demo_dir=demo)
     assert (mine.data_dir, mine.runs_dir) == (Path("/mine"), None)  # an explicit data dir: no demo fallback
 
 
-@pytest.mark.parametrize(("env", "message"), [({"TRACE_SPACE_SPLIT": "dev"}, "unknown split"),
-                                              ({"TRACE_SPACE_MAX_UPLOAD_MB": "big"}, "must be an integer"),
-                                              ({"TRACE_SPACE_MAX_UPLOAD_MB": "0"}, "positive integer"),
-                                              ({"TRACE_SPACE_AUTH": "password"}, "unknown submitter authentication")])
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TRACE_SPACE_SPLIT": "dev"}, "unknown split"),
+        ({"TRACE_SPACE_MAX_UPLOAD_MB": "big"}, "must be an integer"),
+        ({"TRACE_SPACE_MAX_UPLOAD_MB": "0"}, "positive integer"),
+        ({"TRACE_SPACE_AUTH": "password"}, "unknown submitter authentication"),
+    ],
+)
 def test_bad_settings(env, message, tmp_path):
     with pytest.raises(ValueError, match=message):
         Settings.from_env(env, demo_dir=tmp_path)
-

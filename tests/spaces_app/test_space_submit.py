@@ -25,27 +25,42 @@ submit = partial(_submit, owner=ALICE)
 
 
 def _snapshot(store: LocalStore) -> dict[str, bytes]:
-    return {str(p.relative_to(store.root)): p.read_bytes() for p in sorted(store.root.rglob("*"))
-            if p.is_file() and p.name != ".lock"}
+    return {
+        str(p.relative_to(store.root)): p.read_bytes()
+        for p in sorted(store.root.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
 
 
 def test_valid_submission_is_scored_like_evaluate_and_appears(space_settings, valid_predictions):
     store = LocalStore(space_settings.results_dir)
-    row = submit(store, space_settings, valid_predictions, name="My <b>System</b>", description="tf-idf again")
-    assert (row["family"], row["source"], row["split"], row["pool"]) == ("submitted", "submission", "test", "closed")
+    row = submit(
+        store, space_settings, valid_predictions, name="My <b>System</b>", description="tf-idf again"
+    )
+    assert (row["family"], row["source"], row["split"], row["pool"]) == (
+        "submitted",
+        "submission",
+        "test",
+        "closed",
+    )
     expected = evaluate_run(space_settings.data_dir, valid_predictions, split="test", pool="closed")["values"]
     assert row["metrics"] == {k: v for k, v in expected.items() if v is not None}
     assert row["corpus_version"] and row["kb_version"]
     assert [r["system"] for r in store.rows()] == ["My <b>System</b>"]
     assert row["request"] == "requests/my-b-system-b__closed/v0001.jsonl" and row["version"] == 1
     assert store.request_file(row).read_bytes() == valid_predictions.read_bytes()
-    frame = leaderboard_frame(collect_rows(space_settings, store), "Table 5: headline", "closed", ["submitted"])
-    assert list(frame["System"]) == ["My <b>System</b>"]  # the raw text: the table shows it as text, never HTML
+    frame = leaderboard_frame(
+        collect_rows(space_settings, store), "Table 5: headline", "closed", ["submitted"]
+    )
+    assert list(frame["System"]) == [
+        "My <b>System</b>"
+    ]  # the raw text: the table shows it as text, never HTML
     assert list(frame["Source"]) == ["submission"] and list(frame["Description"]) == ["tf-idf again"]
 
 
-def test_resubmission_replaces_the_row_only_after_scoring(space_settings, valid_predictions, other_predictions,
-                                                          invalid_predictions):
+def test_resubmission_replaces_the_row_only_after_scoring(
+    space_settings, valid_predictions, other_predictions, invalid_predictions
+):
     store = LocalStore(space_settings.results_dir)
     first = submit(store, space_settings, valid_predictions, name="Keeper", description="v1")
     before = _snapshot(store)
@@ -74,12 +89,17 @@ def test_invalid_file_shows_the_validators_message_without_server_paths(space_se
     assert store.rows() == [] and _snapshot(store) == {}
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"dialogue_id": "x"\n', "bad.jsonl:1: not valid JSON"),
-    ("[1, 2]\n", "expected a JSON object"),
-    ('{"dialogue_id": "crs_yelp_99999", "turn_id": 1, "ranked_poi_ids": [], "response": "", "citations": {}}\n',
-     "unknown"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"dialogue_id": "x"\n', "bad.jsonl:1: not valid JSON"),
+        ("[1, 2]\n", "expected a JSON object"),
+        (
+            '{"dialogue_id": "crs_yelp_99999", "turn_id": 1, "ranked_poi_ids": [], "response": "", "citations": {}}\n',
+            "unknown",
+        ),
+    ],
+)
 def test_malformed_files(space_settings, tmp_path, content, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(content, encoding="utf-8")
@@ -97,14 +117,26 @@ def test_out_of_pool_pois_are_refused(space_settings, valid_predictions, space_w
     valid_predictions.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     with pytest.raises(SubmissionError, match="pool"):
         submit(LocalStore(space_settings.results_dir), space_settings, valid_predictions, name="Leaky")
-    open_row = submit(LocalStore(space_settings.results_dir), space_settings,
-                      space_world["open_runs"] / "tfidf.jsonl", name="Open one", pool="open")
+    open_row = submit(
+        LocalStore(space_settings.results_dir),
+        space_settings,
+        space_world["open_runs"] / "tfidf.jsonl",
+        name="Open one",
+        pool="open",
+    )
     assert open_row["pool"] == "open"
 
 
-@pytest.mark.parametrize(("name", "message"), [("", "required"), ("x" * 65, "at most 64"), ("!!!", "no letters"),
-                                               ("TF-IDF", "belongs to a baseline"),
-                                               ("tf-idf (PAPER)", "belongs to a baseline")])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "required"),
+        ("x" * 65, "at most 64"),
+        ("!!!", "no letters"),
+        ("TF-IDF", "belongs to a baseline"),
+        ("tf-idf (PAPER)", "belongs to a baseline"),
+    ],
+)
 def test_bad_and_reserved_names(space_settings, valid_predictions, name, message):
     store = LocalStore(space_settings.results_dir)
     reserved = reserved_names(collect_rows(space_settings, store))
@@ -139,8 +171,15 @@ def test_upload_size_limit(space_settings, tmp_path):
 
 def test_submit_command(space_settings, space_world, valid_predictions, invalid_predictions, capsys):
     results = space_settings.results_dir
-    base = ["submit", "--data", str(space_world["data"]), "--results", str(results),
-            "--baselines", str(space_world["baselines"])]
+    base = [
+        "submit",
+        "--data",
+        str(space_world["data"]),
+        "--results",
+        str(results),
+        "--baselines",
+        str(space_world["baselines"]),
+    ]
     assert main([*base, str(valid_predictions), "--name", "CLI bot", "--description", "from the shell"]) == 0
     out = capsys.readouterr().out
     assert "stored 'CLI bot' (closed pool, test split, version 1)" in out and "recall@1=" in out
@@ -151,7 +190,10 @@ def test_submit_command(space_settings, space_world, valid_predictions, invalid_
     assert "belongs to a baseline" in capsys.readouterr().err
     assert main([*base, str(valid_predictions), "--name", "cli-BOT"]) == 2  # no token: not the owner
     assert "give the submitter token" in capsys.readouterr().err
-    assert main([*base, str(valid_predictions), "--name", "CLI bot", "--token", token, "--description", "v2"]) == 0
+    assert (
+        main([*base, str(valid_predictions), "--name", "CLI bot", "--token", token, "--description", "v2"])
+        == 0
+    )
     assert "version 2" in capsys.readouterr().out
     rows = LocalStore(results).rows()
     assert [(r["system"], r["description"]) for r in rows] == [("CLI bot", "v2")]
@@ -178,7 +220,11 @@ def test_gzip_upload_is_stored_as_gzip_and_rescores(space_settings, valid_predic
 
 
 def _gzip_bomb(path, line_bytes: int, newline_every: int | None = None) -> None:
-    chunk = b"a" * 2**20 if newline_every is None else (b"a" * (newline_every - 1) + b"\n") * (2**20 // newline_every)
+    chunk = (
+        b"a" * 2**20
+        if newline_every is None
+        else (b"a" * (newline_every - 1) + b"\n") * (2**20 // newline_every)
+    )
     with gzip.GzipFile(path, "wb", compresslevel=9, mtime=0) as f:
         for _ in range(line_bytes // len(chunk)):
             f.write(chunk)
@@ -200,7 +246,9 @@ def test_gzip_bomb_is_refused_in_bounded_memory(space_settings, tmp_path):
     assert peak < 8 * 2**20, f"peak {peak / 2**20:.1f} MB while refusing a gzip bomb"
     many = tmp_path / "many.jsonl.gz"  # short lines, but more than the limit (5 MB here) once decompressed
     _gzip_bomb(many, 8 * 2**20, newline_every=512)
-    with pytest.raises(SubmissionError, match="more than 5 MB of predictions once decompressed; the limit is 5 MB"):
+    with pytest.raises(
+        SubmissionError, match="more than 5 MB of predictions once decompressed; the limit is 5 MB"
+    ):
         submit(store, space_settings, many, name="Many")
     assert store.rows() == [] and not list(space_settings.results_dir.rglob("*.jsonl*"))
 
@@ -209,7 +257,10 @@ BAD_FILES = {
     "deep.jsonl": (b"[" * 200_000 + b"]" * 200_000 + b"\n", "deep.jsonl:1:"),
     "binary.jsonl": (b'{"dialogue_id": "\xff\xfe\x00\x81"}\n', "binary.jsonl:1: not UTF-8 text"),
     "huge.jsonl": (b'{"turn_id": ' + b"9" * 5000 + b"}\n", "huge.jsonl:1:"),
-    "truncated.jsonl.gz": (gzip.compress(b'{"a": 1}\n' * 1000)[:60], "truncated.jsonl.gz: not a readable gzip file"),
+    "truncated.jsonl.gz": (
+        gzip.compress(b'{"a": 1}\n' * 1000)[:60],
+        "truncated.jsonl.gz: not a readable gzip file",
+    ),
     "nul.jsonl": (b"\x00" * 100, "nul.jsonl:1:"),
 }
 
@@ -222,8 +273,18 @@ def test_hostile_files_get_one_line_refusals(space_settings, tmp_path, name, cap
     with pytest.raises(SubmissionError) as e:
         submit(LocalStore(space_settings.results_dir), space_settings, path, name="Hostile")
     assert str(e.value).startswith(message) and "\n" not in str(e.value) and str(tmp_path) not in str(e.value)
-    code = main(["submit", str(path), "--name", "Hostile", "--data", str(space_settings.data_dir),
-                 "--results", str(space_settings.results_dir)])
+    code = main(
+        [
+            "submit",
+            str(path),
+            "--name",
+            "Hostile",
+            "--data",
+            str(space_settings.data_dir),
+            "--results",
+            str(space_settings.results_dir),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.count("\n") == 1
@@ -283,5 +344,7 @@ def test_new_submitter_tokens_are_usable_on_the_command_line():
     """`trace-bench submit ... --token TOKEN` as printed: a token starting with "-" would read as an option."""
     from spaces_app.owners import MIN_TOKEN_CHARS, owner_from_token
 
-    tokens = [owner_from_token(None).token for _ in range(2000)]  # a url-safe alphabet starts 1 in 64 with "-"
+    tokens = [
+        owner_from_token(None).token for _ in range(2000)
+    ]  # a url-safe alphabet starts 1 in 64 with "-"
     assert all(t[0].isalnum() and len(t) >= MIN_TOKEN_CHARS for t in tokens) and len(set(tokens)) == 2000

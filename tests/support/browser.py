@@ -9,9 +9,15 @@ from collections.abc import Iterator
 
 CHROMIUM = os.environ.get("TRACE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 # the System column of the rendered leaderboard, top to bottom (the name, without a note mark)
 SYSTEMS_JS = """() => [...document.querySelectorAll('#leaderboard-table table.trace-board tbody tr[data-system]')]
     .map(r => r.querySelector('td.sys bdi').textContent)"""
@@ -29,8 +35,14 @@ def served(app, max_file_size: str = "5mb") -> Iterator[str]:
     port = free_port()
     from spaces_app.app import theme
 
-    app.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True,
-               max_file_size=max_file_size, theme=theme())  # the theme every launch of the app uses
+    app.launch(
+        server_name="127.0.0.1",
+        server_port=port,
+        prevent_thread_lock=True,
+        quiet=True,
+        max_file_size=max_file_size,
+        theme=theme(),
+    )  # the theme every launch of the app uses
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
@@ -69,4 +81,7 @@ def systems(page) -> list[str]:
 def wait_for_table(page, text: str, present: bool = True, timeout: float = 60_000) -> None:
     page.wait_for_function(
         "([t, present]) => { const el = document.querySelector('#leaderboard-table');"
-        " return !!el && el.innerText.includes(t) === present; }", arg=[text, present], timeout=timeout)
+        " return !!el && el.innerText.includes(t) === present; }",
+        arg=[text, present],
+        timeout=timeout,
+    )

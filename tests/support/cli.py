@@ -39,10 +39,18 @@ def run_cli(capsys, *argv: str) -> tuple[int, str]:
 
 def run_subprocess(*argv: str, code: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     """`trace-bench ARGV` in a child process (or `python -c CODE ARGV`), offline."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
-    cmd = [sys.executable, "-c", code, *map(str, argv)] if code else [sys.executable, "-m", "trace_bench.cli",
-                                                                       *map(str, argv)]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    cmd = (
+        [sys.executable, "-c", code, *map(str, argv)]
+        if code
+        else [sys.executable, "-m", "trace_bench.cli", *map(str, argv)]
+    )
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 

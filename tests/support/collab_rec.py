@@ -24,8 +24,13 @@ def recorded_llm(tmp_path: Path, answers: dict[str, str]):
     from trace_llm.jsonout import schema_instruction
 
     # recorded free-form outputs: the prompt dialect (their cache keys carry no constraint)
-    llm = load_llm(DEAD, load_settings().settings(), cache_path=tmp_path / "recorded.sqlite", max_retries=0,
-                   structured="prompt")
+    llm = load_llm(
+        DEAD,
+        load_settings().settings(),
+        cache_path=tmp_path / "recorded.sqlite",
+        max_retries=0,
+        structured="prompt",
+    )
     cache = ResponseCache(tmp_path / "recorded.sqlite")
     settings = llm.settings.to_dict()
     for prompt, text in answers.items():
@@ -74,15 +79,45 @@ def write_queries(dst: Path, rows: list[tuple[str, str, str, str]]) -> Path:
 
 # ---- a tiny Trace data directory: one restaurant cell in Philadelphia, one dialogue ------------------------
 POIS = [
-    poi("p_sea", "Harbor Fish House", lat=39.9522, lon=-75.1440, price=3, review_count=50,
-        categories=("Seafood", "Restaurants")),
-    poi("p_veg", "Green Leaf Kitchen", lat=39.9496, lon=-75.1718, price=2, review_count=20,
-        categories=("Vegan", "Restaurants"), attributes={"noise_level": "quiet"}),
-    poi("p_bbq", "Smoky Pit BBQ", lat=39.9710, lon=-75.1340, price=1, review_count=80,
-        categories=("Barbeque", "Restaurants"), attributes={"noise_level": "loud"}),
-    poi("p_caf", "Corner Cafe", lat=39.9656, lon=-75.1810, price=1, review_count=5,
-        categories=("Cafes", "Restaurants")),
-]  # fmt: skip
+    poi(
+        "p_sea",
+        "Harbor Fish House",
+        lat=39.9522,
+        lon=-75.1440,
+        price=3,
+        review_count=50,
+        categories=("Seafood", "Restaurants"),
+    ),
+    poi(
+        "p_veg",
+        "Green Leaf Kitchen",
+        lat=39.9496,
+        lon=-75.1718,
+        price=2,
+        review_count=20,
+        categories=("Vegan", "Restaurants"),
+        attributes={"noise_level": "quiet"},
+    ),
+    poi(
+        "p_bbq",
+        "Smoky Pit BBQ",
+        lat=39.9710,
+        lon=-75.1340,
+        price=1,
+        review_count=80,
+        categories=("Barbeque", "Restaurants"),
+        attributes={"noise_level": "loud"},
+    ),
+    poi(
+        "p_caf",
+        "Corner Cafe",
+        lat=39.9656,
+        lon=-75.1810,
+        price=1,
+        review_count=5,
+        categories=("Cafes", "Restaurants"),
+    ),
+]
 # The shared cell's review texts, every review at fixture_kb.REVIEW_STARS (the Corner Cafe's second one shorter).
 REVIEWS = {bid: [text for text, _ in CELL_REVIEWS[bid]] for bid in CELL_REVIEWS}
 REVIEWS["p_caf"][1] = "A quick breakfast place near the museum."

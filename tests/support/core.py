@@ -22,8 +22,16 @@ def scripted(ratings=None, debate_scores=None, default_rating="<rating>3</rating
         role = ROLE_RE.search(first)
         if role:
             name = role.group(1).strip()
-            return (200, json.dumps({"evaluator": name, "statement": f"{name} thinks so.",
-                                     "score": debate_scores.get(name, "70")}))  # fmt: skip
+            return (
+                200,
+                json.dumps(
+                    {
+                        "evaluator": name,
+                        "statement": f"{name} thinks so.",
+                        "score": debate_scores.get(name, "70"),
+                    }
+                ),
+            )
         factor = FACTOR_RE.search(first).group(1)
         reply = ratings.get(factor, default_rating)
         if isinstance(reply, list):

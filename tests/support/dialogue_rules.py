@@ -78,7 +78,9 @@ def check_dialogue(d: dict, kb: KnowledgeBase) -> None:
             assert len(t["gold_poi_ids"]) == 1 and t["gold_poi_ids"][0] in t["referenced_poi_ids"]
             assert set(t["acceptable_alternative_poi_ids"]) <= set(cands) - set(t["gold_poi_ids"])
             if t["action"] == "compare":
-                assert len(t["referenced_poi_ids"]) == 2 and t["referenced_poi_ids"][0] == t["gold_poi_ids"][0]
+                assert (
+                    len(t["referenced_poi_ids"]) == 2 and t["referenced_poi_ids"][0] == t["gold_poi_ids"][0]
+                )
             labels = {c["label"]: c for c in t["citations"]}
             assert [c["label"] for c in t["citations"]] == [f"R{k + 1}" for k in range(len(t["citations"]))]
             assert t["referenced_review_ids"] == [c["review_id"] for c in t["citations"]]

@@ -23,10 +23,21 @@ from pathlib import Path
 
 MARKER = "<!-- test -->"
 DATA_ENV = "TRACE_DATA"
-LANGUAGES = {"python": "python", "py": "python", "bash": "bash", "sh": "bash", "shell": "bash",
-             "console": "console"}
-OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "GRADIO_ANALYTICS_ENABLED": "False"}
+LANGUAGES = {
+    "python": "python",
+    "py": "python",
+    "bash": "bash",
+    "sh": "bash",
+    "shell": "bash",
+    "console": "console",
+}
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "GRADIO_ANALYTICS_ENABLED": "False",
+}
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 BLOCK_TIMEOUT_S = 600
 
@@ -57,8 +68,10 @@ def marked_blocks(path: str | os.PathLike) -> list[Block]:
             raise ValueError(f"{path}:{i + 1}: {MARKER} must be followed directly by a fenced code block")
         language = LANGUAGES.get(m["lang"].lower())
         if language is None:
-            raise ValueError(f"{path}:{i + 2}: cannot run a {m['lang'] or 'plain'!r} block; expected one of "
-                             f"{sorted(LANGUAGES)}")
+            raise ValueError(
+                f"{path}:{i + 2}: cannot run a {m['lang'] or 'plain'!r} block; expected one of "
+                f"{sorted(LANGUAGES)}"
+            )
         close = re.compile(rf"^ *{re.escape(m['fence'][0])}{{{len(m['fence'])},}}\s*$")
         end = next((j for j in range(i + 2, len(lines)) if close.match(lines[j])), None)
         if end is None:
@@ -81,11 +94,19 @@ def run_shell(block: Block, cwd: Path, env: dict[str, str]) -> None:
     script = block.code
     if block.language == "console":
         script = "\n".join(line[2:] for line in block.code.splitlines() if line.startswith("$ ")) + "\n"
-    done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=BLOCK_TIMEOUT_S)
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT_S,
+    )
     if done.returncode != 0:
-        raise AssertionError(f"{block.where}: the block failed (exit {done.returncode}):\n{script}\n"
-                             f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}")
+        raise AssertionError(
+            f"{block.where}: the block failed (exit {done.returncode}):\n{script}\n"
+            f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
+        )
 
 
 def run_python(block: Block, namespace: dict) -> None:

@@ -14,11 +14,29 @@ from trace_harness.interactive.reply import System, SystemReply, check_reply
 from trace_harness.interactive.simulator.goal import TravelerGoal
 
 
-def poi(bid: str, name: str, *, stars: float = 4.0, price: int | None = 2, noise: str | None = None,
-        outdoor: bool | None = None, lat: float = 39.9526, lon: float = -75.1652,
-        categories: tuple[str, ...] = ("Restaurants", "Italian")) -> dict[str, Any]:
-    return fixture_kb.poi(bid, name, stars=stars, price=price, lat=lat, lon=lon, categories=categories,
-                          review_count=20, attributes={"noise_level": noise, "outdoor_seating": outdoor})
+def poi(
+    bid: str,
+    name: str,
+    *,
+    stars: float = 4.0,
+    price: int | None = 2,
+    noise: str | None = None,
+    outdoor: bool | None = None,
+    lat: float = 39.9526,
+    lon: float = -75.1652,
+    categories: tuple[str, ...] = ("Restaurants", "Italian"),
+) -> dict[str, Any]:
+    return fixture_kb.poi(
+        bid,
+        name,
+        stars=stars,
+        price=price,
+        lat=lat,
+        lon=lon,
+        categories=categories,
+        review_count=20,
+        attributes={"noise_level": noise, "outdoor_seating": outdoor},
+    )
 
 
 def write_kb(root: Path, pois: list[dict], reviews: dict[str, list[str]]) -> Path:
@@ -33,8 +51,17 @@ HAND_POIS = [
     poi("r4", "Maple Grill", price=1, noise="loud", outdoor=True, categories=("Restaurants", "Steakhouses")),
     poi("r5", "Iron Cantina", price=3, noise="quiet", outdoor=True, categories=("Restaurants", "Mexican")),
     poi("r6", "Cedar Tavern", price=4, noise="very_loud", outdoor=False, categories=("Restaurants", "Pubs")),
-    poi("r7", "Willow Kitchen", price=2, noise="average", outdoor=True, categories=("Restaurants", "Italian")),
-    poi("r8", "Juniper Noodle House", price=None, noise="quiet", outdoor=True, categories=("Restaurants", "Thai")),
+    poi(
+        "r7", "Willow Kitchen", price=2, noise="average", outdoor=True, categories=("Restaurants", "Italian")
+    ),
+    poi(
+        "r8",
+        "Juniper Noodle House",
+        price=None,
+        noise="quiet",
+        outdoor=True,
+        categories=("Restaurants", "Thai"),
+    ),
 ]
 HAND_REVIEWS = {
     "r1": ["Lovely pasta and a friendly waiter who knew the wine list well."],
@@ -48,18 +75,34 @@ HAND_REVIEWS = {
 }
 HELD = (Constraint("noise", "quiet"), Constraint("amenity", "outdoor_seating"), Constraint("price", "cheap"))
 SATISFYING = {"r1", "r2", "r8"}  # decided by hand from the attributes above (r8: review evidence of value)
-VIOLATED = {"r3": {"amenity:outdoor_seating"}, "r4": {"noise:quiet"}, "r5": {"price:cheap"},
-            "r6": {"noise:quiet", "amenity:outdoor_seating", "price:cheap"}, "r7": {"noise:quiet"}}
+VIOLATED = {
+    "r3": {"amenity:outdoor_seating"},
+    "r4": {"noise:quiet"},
+    "r5": {"price:cheap"},
+    "r6": {"noise:quiet", "amenity:outdoor_seating", "price:cheap"},
+    "r7": {"noise:quiet"},
+}
 
 
-def hand_goal(dialogue_id: str = "hand_1", opening: int = 1, asks: int = 1,
-              constraints: tuple[Constraint, ...] = HELD) -> TravelerGoal:
+def hand_goal(
+    dialogue_id: str = "hand_1", opening: int = 1, asks: int = 1, constraints: tuple[Constraint, ...] = HELD
+) -> TravelerGoal:
     ids = tuple(p["business_id"] for p in HAND_POIS)
     return TravelerGoal(
-        dialogue_id=dialogue_id, split="test",
-        scenario={"persona_type": "couple", "persona": "Ana, 34, a couple on a long weekend in Philadelphia",
-                  "travel_context": "a long weekend", "city": CITY, "poi_type": "restaurant", "difficulty": "Easy"},
-        persona_name="Ana", constraints=constraints, opening=opening, asks=asks,
+        dialogue_id=dialogue_id,
+        split="test",
+        scenario={
+            "persona_type": "couple",
+            "persona": "Ana, 34, a couple on a long weekend in Philadelphia",
+            "travel_context": "a long weekend",
+            "city": CITY,
+            "poi_type": "restaurant",
+            "difficulty": "Easy",
+        },
+        persona_name="Ana",
+        constraints=constraints,
+        opening=opening,
+        asks=asks,
         pools={"closed": ids, "pool_16": ids, "pool_32": ids, "open": ids},
     )
 
@@ -67,18 +110,46 @@ def hand_goal(dialogue_id: str = "hand_1", opening: int = 1, asks: int = 1,
 # ---------------------------------------------------------------------------------------------------
 # A tiny Yelp bundle (two files in a folder) for the catalogue and SnipRec seeding tests
 # ---------------------------------------------------------------------------------------------------
-def business(bid: str, name: str, city: str, categories: str, review_count: int = 12, stars: float = 4.0,
-             price: str | None = "2") -> dict[str, Any]:
+def business(
+    bid: str,
+    name: str,
+    city: str,
+    categories: str,
+    review_count: int = 12,
+    stars: float = 4.0,
+    price: str | None = "2",
+) -> dict[str, Any]:
     attrs = {"RestaurantsPriceRange2": price} if price else {}
-    return {"business_id": bid, "name": name, "address": "1 Main St", "city": city, "state": "PA",
-            "postal_code": "19103", "latitude": 39.95, "longitude": -75.16, "stars": stars,
-            "review_count": review_count, "is_open": 1, "attributes": attrs, "categories": categories, "hours": None}
+    return {
+        "business_id": bid,
+        "name": name,
+        "address": "1 Main St",
+        "city": city,
+        "state": "PA",
+        "postal_code": "19103",
+        "latitude": 39.95,
+        "longitude": -75.16,
+        "stars": stars,
+        "review_count": review_count,
+        "is_open": 1,
+        "attributes": attrs,
+        "categories": categories,
+        "hours": None,
+    }
 
 
 def review(rid: str, bid: str, user: str, stars: float, useful: int, text: str = "") -> dict[str, Any]:
-    return {"review_id": rid, "user_id": user, "business_id": bid, "stars": stars, "useful": useful, "funny": 0,
-            "cool": 0, "text": text or f"Review {rid} of {bid}: good food, kind staff and a fair bill.",
-            "date": f"2020-01-{(abs(hash(rid)) % 27) + 1:02d} 10:00:00"}
+    return {
+        "review_id": rid,
+        "user_id": user,
+        "business_id": bid,
+        "stars": stars,
+        "useful": useful,
+        "funny": 0,
+        "cool": 0,
+        "text": text or f"Review {rid} of {bid}: good food, kind staff and a fair bill.",
+        "date": f"2020-01-{(abs(hash(rid)) % 27) + 1:02d} 10:00:00",
+    }
 
 
 def write_bundle(root: Path, businesses: list[dict], reviews: list[dict]) -> Path:
@@ -108,9 +179,13 @@ class Scripted(System):
             self.rows.append(row)
             if row["action"] == "recommend":
                 ranked = self.rankings.pop(0)
-                out.append(check_reply(row, SystemReply("recommend", ranked, f"I recommend {ranked[0]}.", {})))
+                out.append(
+                    check_reply(row, SystemReply("recommend", ranked, f"I recommend {ranked[0]}.", {}))
+                )
             elif row["action"] == "farewell":
                 out.append(SystemReply("farewell", [], "Enjoy!", {}))
             else:
-                out.append(SystemReply(row["action"], list(row["candidate_poi_ids"]), "What is your budget?", {}))
+                out.append(
+                    SystemReply(row["action"], list(row["candidate_poi_ids"]), "What is your budget?", {})
+                )
         return out

@@ -34,23 +34,37 @@ class ScriptedLLM(LLM):
 
     backend = "scripted"
 
-    def __init__(self, reply: Callable[[Conversation], Reply], model: str = "scripted-model", cache_path: Any = False,
-                 settings: DecodingSettings | None = None, finish_reason: str = "stop"):
+    def __init__(
+        self,
+        reply: Callable[[Conversation], Reply],
+        model: str = "scripted-model",
+        cache_path: Any = False,
+        settings: DecodingSettings | None = None,
+        finish_reason: str = "stop",
+    ):
         super().__init__(model, settings=settings, cache_path=cache_path)
         self.reply = reply
         self.finish_reason = finish_reason
         self.seen: list[Conversation] = []
 
-    def _complete(self, conversations: list[Conversation], settings: DecodingSettings,
-                  on_done: Callable[[int, Completion], None]) -> None:
+    def _complete(
+        self,
+        conversations: list[Conversation],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+    ) -> None:
         for i, conv in enumerate(conversations):
             self.seen.append(conv)
             answer = self.reply(conv)
             if isinstance(answer, BaseException):
                 raise answer
             text = reply_text(answer)
-            on_done(i, Completion(text, sum(len(m["content"].split()) for m in conv), len(text.split()),
-                                  self.finish_reason))
+            on_done(
+                i,
+                Completion(
+                    text, sum(len(m["content"].split()) for m in conv), len(text.split()), self.finish_reason
+                ),
+            )
 
 
 class QueueLLM(ScriptedLLM):
@@ -62,7 +76,9 @@ class QueueLLM(ScriptedLLM):
 
     def _next(self, conversation: Conversation) -> Reply:
         if not self.replies:
-            raise AssertionError(f"QueueLLM asked a question it has no reply for: {conversation[-1]['content'][:80]!r}")
+            raise AssertionError(
+                f"QueueLLM asked a question it has no reply for: {conversation[-1]['content'][:80]!r}"
+            )
         return self.replies.pop(0)
 
 

@@ -30,8 +30,11 @@ def dry_run_responder(body: dict[str, Any]):
 
 def requests_by_role(requests: list[dict[str, Any]]) -> dict[str, int]:
     """Requests a stub received, per role (preflight requests left out)."""
-    counts = collections.Counter(ROLE_OF_MODEL.get(r["model"], r["model"]) for r in requests
-                                 if r["messages"][-1]["content"] != PREFLIGHT_TEXT)  # fmt: skip
+    counts = collections.Counter(
+        ROLE_OF_MODEL.get(r["model"], r["model"])
+        for r in requests
+        if r["messages"][-1]["content"] != PREFLIGHT_TEXT
+    )
     return dict(counts)
 
 

@@ -14,29 +14,59 @@ import numpy as np
 import tests.support.kb as fixture_kb
 from tests.support.kb import CELL_REVIEWS, turn
 
-__all__ = ["CANDIDATES", "POIS", "REVIEWS", "dialogue", "poi", "sample_dialogues", "turn", "write_data_dir",
-           "write_kb"]
+__all__ = [
+    "CANDIDATES",
+    "POIS",
+    "REVIEWS",
+    "dialogue",
+    "poi",
+    "sample_dialogues",
+    "turn",
+    "write_data_dir",
+    "write_kb",
+]
 
 KB_VERSION = "sniprec-test-1"
 
 poi = partial(fixture_kb.poi, lat=39.95, lon=-75.16)
 
 POIS = [
-    poi("p_sea", "Harbor Fish House", categories=("Restaurants", "Seafood"), attributes={"noise_level": "loud"}),
-    poi("p_veg", "Green Leaf Kitchen", categories=("Restaurants", "Vegan"), stars=4.5,
-        attributes={"ambience": ["romantic", "quiet"], "good_for_kids": False}),
-    poi("p_bbq", "Smoky Pit BBQ", categories=("Restaurants", "Barbecue"), attributes={"outdoor_seating": True}),
+    poi(
+        "p_sea",
+        "Harbor Fish House",
+        categories=("Restaurants", "Seafood"),
+        attributes={"noise_level": "loud"},
+    ),
+    poi(
+        "p_veg",
+        "Green Leaf Kitchen",
+        categories=("Restaurants", "Vegan"),
+        stars=4.5,
+        attributes={"ambience": ["romantic", "quiet"], "good_for_kids": False},
+    ),
+    poi(
+        "p_bbq", "Smoky Pit BBQ", categories=("Restaurants", "Barbecue"), attributes={"outdoor_seating": True}
+    ),
     poi("p_caf", "Corner Cafe", categories=("Restaurants", "Cafes"), stars=3.0, price=1),
 ]
 # The shared cell's reviews, four of them longer: a POI's name, a semicolon, a line break, a clause to cut.
 REVIEWS = {
     **CELL_REVIEWS,
-    "p_sea": [("Fresh seafood and oysters every night. The lobster roll at Harbor Fish House was perfect.", 5.0),
-              ("Service was slow but the fish tacos were great. Parking is hard nearby; bring cash.", 3.0)],
-    "p_veg": [CELL_REVIEWS["p_veg"][0],
-              ("Vegetarian menu with gluten-free options. A little pricey for lunch, though the reviewer loved it.", 4.0)],
-    "p_bbq": [CELL_REVIEWS["p_bbq"][0],
-              ("Good barbecue and cold beer.\nOutdoor seating on the patio, and the staff are friendly.", 4.0)],
+    "p_sea": [
+        ("Fresh seafood and oysters every night. The lobster roll at Harbor Fish House was perfect.", 5.0),
+        ("Service was slow but the fish tacos were great. Parking is hard nearby; bring cash.", 3.0),
+    ],
+    "p_veg": [
+        CELL_REVIEWS["p_veg"][0],
+        (
+            "Vegetarian menu with gluten-free options. A little pricey for lunch, though the reviewer loved it.",
+            4.0,
+        ),
+    ],
+    "p_bbq": [
+        CELL_REVIEWS["p_bbq"][0],
+        ("Good barbecue and cold beer.\nOutdoor seating on the patio, and the staff are friendly.", 4.0),
+    ],
 }
 
 
@@ -50,7 +80,10 @@ def dialogue(did: str, turns: list[dict], candidates: list[str], split: str = "t
 
 CANDIDATES = ["p_sea", "p_veg", "p_bbq", "p_caf"]
 OPENERS = [
-    ("I'd love fresh seafood and oysters.", "Not Harbor Fish House, it is too loud. I want vegan food somewhere quiet."),
+    (
+        "I'd love fresh seafood and oysters.",
+        "Not Harbor Fish House, it is too loud. I want vegan food somewhere quiet.",
+    ),
     ("Looking for barbecue and cold beer.", "Smoky Pit BBQ won't work for me. Something with good coffee."),
 ]
 
@@ -76,8 +109,9 @@ def sample_dialogues(n: int = 2, split: str = "test") -> list[dict]:
 
 
 def write_data_dir(root: Path, dialogues: list[dict]) -> Path:
-    return fixture_kb.write_data_dir(root, dialogues, POIS, REVIEWS, kb_version=KB_VERSION,
-                                     corpus_version="sniprec-corpus-1")
+    return fixture_kb.write_data_dir(
+        root, dialogues, POIS, REVIEWS, kb_version=KB_VERSION, corpus_version="sniprec-corpus-1"
+    )
 
 
 DIM = 16  # the word encoder's vector size
@@ -89,7 +123,9 @@ class WordEncoder:
     def get_sentence_embedding_dimension(self) -> int:
         return DIM
 
-    def encode(self, texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False):
+    def encode(
+        self, texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    ):
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in text.lower().split():

@@ -30,7 +30,11 @@ def build_tiny_llama(out_dir: Path, chat_template: bool = True, seed: int = 0) -
     )
     raw.train_from_iterator(CORPUS, trainer)
     tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>", bos_token="<|im_start|>", eos_token="<|im_end|>"
+        tokenizer_object=raw,
+        unk_token="<unk>",
+        pad_token="<pad>",
+        bos_token="<|im_start|>",
+        eos_token="<|im_end|>",
     )
     if chat_template:
         tokenizer.chat_template = CHAT_TEMPLATE

@@ -34,10 +34,42 @@ from trace_dataset.schema import ATTRIBUTE_FEATURES, DIALOGUE_FEATURES, TURN_FEA
 
 # Review vocabulary (made up); the dialogue templates below use other words, so that no six-word run of
 # authored text can coincide with a review.
-_ADJ = ["crispy", "smoky", "tangy", "silky", "zesty", "buttery", "briny", "toasty", "velvety", "peppery",
-        "charred", "mellow", "fluffy", "sticky", "flaky", "juicy"]
-_NOUN = ["gumbo", "brisket", "oysters", "biscuits", "tamales", "pierogi", "ramen", "pho", "crepes", "falafel",
-         "dumplings", "churros", "beignets", "shakshuka", "paella", "kimchi"]
+_ADJ = [
+    "crispy",
+    "smoky",
+    "tangy",
+    "silky",
+    "zesty",
+    "buttery",
+    "briny",
+    "toasty",
+    "velvety",
+    "peppery",
+    "charred",
+    "mellow",
+    "fluffy",
+    "sticky",
+    "flaky",
+    "juicy",
+]
+_NOUN = [
+    "gumbo",
+    "brisket",
+    "oysters",
+    "biscuits",
+    "tamales",
+    "pierogi",
+    "ramen",
+    "pho",
+    "crepes",
+    "falafel",
+    "dumplings",
+    "churros",
+    "beignets",
+    "shakshuka",
+    "paella",
+    "kimchi",
+]
 _VERB = ["arrived", "lingered", "sparkled", "wobbled", "crackled", "simmered", "glistened", "tumbled"]
 _PLACE = ["patio", "counter", "booth", "terrace", "courtyard", "mezzanine", "veranda", "bar"]
 
@@ -48,15 +80,17 @@ def _rid(prefix: str, i: int) -> str:
 
 
 def _sentence(rng: random.Random) -> str:
-    return (f"The {rng.choice(_ADJ)} {rng.choice(_NOUN)} {rng.choice(_VERB)} near the {rng.choice(_ADJ)} "
-            f"{rng.choice(_PLACE)} with {rng.choice(_ADJ)} {rng.choice(_NOUN)} and {rng.choice(_NOUN)}.")
+    return (
+        f"The {rng.choice(_ADJ)} {rng.choice(_NOUN)} {rng.choice(_VERB)} near the {rng.choice(_ADJ)} "
+        f"{rng.choice(_PLACE)} with {rng.choice(_ADJ)} {rng.choice(_NOUN)} and {rng.choice(_NOUN)}."
+    )
 
 
 def review_text(rng: random.Random, i: int) -> str:
     n = 3 + i % 5
     text = " ".join(_sentence(rng) for _ in range(n))
     if i % 7 == 0:  # Yelp texts carry paragraph breaks, non-ASCII and embedded double quotes
-        text = text.replace(". ", ".\n\n", 1) + " Café crème ☕ was “fine”, the so-called \"famous\" flan too."
+        text = text.replace(". ", ".\n\n", 1) + ' Café crème ☕ was “fine”, the so-called "famous" flan too.'
     if i % 11 == 0:
         text = text + " " + " ".join(_sentence(rng) for _ in range(12))  # longer than REVIEW_MAX_CHARS
     return text
@@ -124,16 +158,34 @@ def write_kb(folder: Path, businesses: list[dict], reviews: list[dict]) -> Path:
         revs = by_biz.get(b["business_id"], [])
         attributes = {k: None for k in ATTRIBUTE_FEATURES}
         attributes.update({"wifi": "free", "ambience": [], "parking": [], "good_for_meal": [], "dietary": []})
-        pois.append({
-            "business_id": b["business_id"], "name": b["name"], "address": b["address"], "city": "Tampa",
-            "state": b["state"], "latitude": b["latitude"], "longitude": b["longitude"],
-            "categories": ["Restaurants", "Seafood"], "stars": b["stars"], "review_count": b["review_count"],
-            "price": int(b["attributes"]["RestaurantsPriceRange2"]), "attributes": attributes,
-            "poi_type": "restaurant", "review_ids": [r["review_id"] for r in revs],
-        })
+        pois.append(
+            {
+                "business_id": b["business_id"],
+                "name": b["name"],
+                "address": b["address"],
+                "city": "Tampa",
+                "state": b["state"],
+                "latitude": b["latitude"],
+                "longitude": b["longitude"],
+                "categories": ["Restaurants", "Seafood"],
+                "stars": b["stars"],
+                "review_count": b["review_count"],
+                "price": int(b["attributes"]["RestaurantsPriceRange2"]),
+                "attributes": attributes,
+                "poi_type": "restaurant",
+                "review_ids": [r["review_id"] for r in revs],
+            }
+        )
         rows.extend({k: r[k] for k in ("review_id", "business_id", "stars", "date", "text")} for r in revs)
-    return fixture_kb.write_kb(folder, pois, rows, version="tiny-kb-1", max_chars=REVIEW_MAX_CHARS,
-                               source="hand-made test data", list_files=True)
+    return fixture_kb.write_kb(
+        folder,
+        pois,
+        rows,
+        version="tiny-kb-1",
+        max_chars=REVIEW_MAX_CHARS,
+        source="hand-made test data",
+        list_files=True,
+    )
 
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -151,15 +203,30 @@ def pick_span(text: str, rng: random.Random, n_words: int = 4) -> tuple[int, int
 
 
 def _turn(turn_id: int, role: str, action: str, text: str, **fields: Any) -> dict[str, Any]:
-    t = {"turn_id": turn_id, "role": role, "action": action, "text": text, "referenced_poi_ids": [],
-         "referenced_review_ids": [], "gold_poi_ids": [], "acceptable_alternative_poi_ids": [], "citations": []}
+    t = {
+        "turn_id": turn_id,
+        "role": role,
+        "action": action,
+        "text": text,
+        "referenced_poi_ids": [],
+        "referenced_review_ids": [],
+        "gold_poi_ids": [],
+        "acceptable_alternative_poi_ids": [],
+        "citations": [],
+    }
     t.update(fields)
     assert list(t) == list(TURN_FEATURES)
     return t
 
 
-def make_dialogue(i: int, split: str, pois: list[dict], reviews: dict[str, dict], rng: random.Random,
-                  quotes_per_turn: int = 2) -> dict[str, Any]:
+def make_dialogue(
+    i: int,
+    split: str,
+    pois: list[dict],
+    reviews: dict[str, dict],
+    rng: random.Random,
+    quotes_per_turn: int = 2,
+) -> dict[str, Any]:
     """One dialogue: greet, ask, prefer, recommend (quotes), reject, recommend (quotes), accept, farewell."""
     candidates = [p["business_id"] for p in pois[:8]]
     spans: list[dict[str, Any]] = []
@@ -171,8 +238,15 @@ def make_dialogue(i: int, split: str, pois: list[dict], reviews: dict[str, dict]
             start, end = pick_span(reviews[rid]["text"], rng, n_words=6 + k)  # >= 6 words: the corpus
             # itself holds six-word review runs, so the release's leak check has something to remove
             span = reviews[rid]["text"][start:end]
-            spans.append({"quote_id": len(spans) + 1, "review_id": rid, "start": start, "end": end,
-                          "checksum": span_checksum(span)})
+            spans.append(
+                {
+                    "quote_id": len(spans) + 1,
+                    "review_id": rid,
+                    "start": start,
+                    "end": end,
+                    "checksum": span_checksum(span),
+                }
+            )
             label = f"R{k + 1}"
             mark = ("\u201c", "\u201d") if curly and k == 1 else ('"', '"')
             parts.append(f"{mark[0]}{span}{mark[1]} [{label}]")
@@ -187,31 +261,61 @@ def make_dialogue(i: int, split: str, pois: list[dict], reviews: dict[str, dict]
         _turn(0, "user", "greet_and_seek", "Hi! We land tomorrow and want somewhere to eat tonight."),
         _turn(1, "system", "ask_preference", "Happy to help. What budget are you thinking about?"),
         _turn(2, "user", "provide_preference", "Something affordable, please, close to downtown."),
-        _turn(3, "system", "recommend", f"Try {first['name']}: visitors mention {q1}.",
-              referenced_poi_ids=[first["business_id"]], referenced_review_ids=r1,
-              gold_poi_ids=[first["business_id"]], acceptable_alternative_poi_ids=candidates[1:3], citations=c1),
-        _turn(4, "user", "reject_and_refine", f"Hmm, not {first['name']}. Is there a quieter option?",
-              referenced_poi_ids=[first["business_id"]]),
-        _turn(5, "system", "recommend", f"Then consider {second['name']}, where guests say {q2}.",
-              referenced_poi_ids=[second["business_id"]], referenced_review_ids=r2,
-              gold_poi_ids=[second["business_id"]], citations=c2),
+        _turn(
+            3,
+            "system",
+            "recommend",
+            f"Try {first['name']}: visitors mention {q1}.",
+            referenced_poi_ids=[first["business_id"]],
+            referenced_review_ids=r1,
+            gold_poi_ids=[first["business_id"]],
+            acceptable_alternative_poi_ids=candidates[1:3],
+            citations=c1,
+        ),
+        _turn(
+            4,
+            "user",
+            "reject_and_refine",
+            f"Hmm, not {first['name']}. Is there a quieter option?",
+            referenced_poi_ids=[first["business_id"]],
+        ),
+        _turn(
+            5,
+            "system",
+            "recommend",
+            f"Then consider {second['name']}, where guests say {q2}.",
+            referenced_poi_ids=[second["business_id"]],
+            referenced_review_ids=r2,
+            gold_poi_ids=[second["business_id"]],
+            citations=c2,
+        ),
         _turn(6, "user", "accept", "Perfect, booking that one."),
         _turn(7, "system", "farewell", "Enjoy your evening!"),
     ]
     d = {
         "dialogue_id": f"crs_yelp_{i:05d}",
         "split": split,
-        "scenario": {"persona_type": "foodie_explorer", "persona": "A curious eater on a short trip.",
-                     "travel_context": "weekend", "city": "Tampa", "poi_type": "restaurant",
-                     "difficulty": ("Easy", "Medium", "Hard", "Expert")[i % 4]},
+        "scenario": {
+            "persona_type": "foodie_explorer",
+            "persona": "A curious eater on a short trip.",
+            "travel_context": "weekend",
+            "city": "Tampa",
+            "poi_type": "restaurant",
+            "difficulty": ("Easy", "Medium", "Hard", "Expert")[i % 4],
+        },
         "candidate_poi_ids": candidates,
         "pool_16_poi_ids": [p["business_id"] for p in pois[:10]],
         "pool_32_poi_ids": [p["business_id"] for p in pois[:10]],
         "open_set_poi_ids": [p["business_id"] for p in pois],
         "turns": turns,
         "quote_spans": spans,
-        "metadata": {"generator": "tinydata", "backend": "template", "model": "", "seed": 42,
-                     "kb_version": "tiny-kb-1"},
+        "metadata": {
+            "generator": "tinydata",
+            "backend": "template",
+            "model": "",
+            "seed": 42,
+            "kb_version": "tiny-kb-1",
+        },
     }
     assert list(d) == list(DIALOGUE_FEATURES)
     return d
@@ -224,7 +328,9 @@ def write_corpus(root: Path, kb: Path, n: int = 12, seed: int = 42) -> Path:
 
     shutil.copytree(kb, root / KB_DIRNAME)
     pois = [json.loads(line) for line in _gz_lines(kb / POIS_FILE)]
-    pois = [p for p in pois if (p["city"], p["poi_type"]) == (pois[0]["city"], pois[0]["poi_type"])]  # one cell
+    pois = [
+        p for p in pois if (p["city"], p["poi_type"]) == (pois[0]["city"], pois[0]["poi_type"])
+    ]  # one cell
     reviews = {r["review_id"]: r for r in (json.loads(line) for line in _gz_lines(kb / REVIEWS_FILE))}
     by_split: dict[str, list[dict]] = {s: [] for s in SPLITS}
     for i in range(1, n + 1):
@@ -263,14 +369,27 @@ def make_from_real_sample(tmp: Path, yelp_dir: Path, n_dialogues: int = 8, seed:
     for r in iter_reviews(yelp_dir):
         if r.business_id in businesses:
             by_biz.setdefault(r.business_id, []).append(
-                {"review_id": r.review_id, "business_id": r.business_id, "stars": r.stars, "date": r.date,
-                 "text": r.text})
+                {
+                    "review_id": r.review_id,
+                    "business_id": r.business_id,
+                    "stars": r.stars,
+                    "date": r.date,
+                    "text": r.text,
+                }
+            )
     top = sorted(by_biz, key=lambda b: (-len(by_biz[b]), b))[:8]
     chosen = [
-        {"business_id": b, "name": businesses[b].name, "address": businesses[b].address,
-         "state": businesses[b].state, "latitude": businesses[b].latitude, "longitude": businesses[b].longitude,
-         "stars": businesses[b].stars, "review_count": businesses[b].review_count,
-         "attributes": {"RestaurantsPriceRange2": str(businesses[b].price or 2)}}
+        {
+            "business_id": b,
+            "name": businesses[b].name,
+            "address": businesses[b].address,
+            "state": businesses[b].state,
+            "latitude": businesses[b].latitude,
+            "longitude": businesses[b].longitude,
+            "stars": businesses[b].stars,
+            "review_count": businesses[b].review_count,
+            "attributes": {"RestaurantsPriceRange2": str(businesses[b].price or 2)},
+        }
         for b in top
     ]
     reviews = [r for b in top for r in by_biz[b]]
@@ -336,5 +455,3 @@ def overlap(root: Path, review_grams) -> list[str]:
             if _sixgrams(text) & review_grams:
                 hits.append(str(path.relative_to(root)))
     return hits
-
-

@@ -8,11 +8,17 @@ import socket
 import threading
 import time
 
-BODY = json.dumps({
-    "id": "trickle", "object": "chat.completion", "model": "m",
-    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "x" * 200}}],
-    "usage": {"prompt_tokens": 3, "completion_tokens": 1},
-}).encode()
+BODY = json.dumps(
+    {
+        "id": "trickle",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "x" * 200}}
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+    }
+).encode()
 
 
 class TrickleServer:
@@ -51,14 +57,22 @@ class TrickleServer:
                     return
                 data += chunk
             head, _, body = data.partition(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
+            length = next(
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             while len(body) < length:
                 body += conn.recv(65536)
             self.requests += 1
             try:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             + f"Content-Length: {len(BODY)}\r\n\r\n".encode())
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(BODY)}\r\n\r\n".encode()
+                )
                 for i in range(len(BODY)):
                     if self._stop.is_set():
                         return

@@ -67,7 +67,9 @@ def world(tmp_path_factory) -> World:
     write_release(root / "corpus", root / "release")
     runs = root / "runs"
     run_baseline("popularity", root / "corpus", runs / "popularity.jsonl", progress=False)
-    return World(root, bundle, root / "kb", root / "corpus", root / "release", runs / "popularity.jsonl", runs)
+    return World(
+        root, bundle, root / "kb", root / "corpus", root / "release", runs / "popularity.jsonl", runs
+    )
 
 
 def _chattr(flag: str, path: Path) -> bool:
@@ -107,11 +109,28 @@ def space_world(tmp_path_factory) -> dict[str, Path]:
     build_kb(root / "yelp", root / "kb", per_cell=12)
     generate_corpus(root / "kb", root / "data", n=120, workers=1, progress=False)
     for name in SPACE_BASELINES:
-        run_baseline(name, root / "data", root / "runs" / "closed" / f"{name}.jsonl", split="test", pool="closed",
-                     progress=False)
-    run_baseline("tfidf", root / "data", root / "runs" / "open" / "tfidf.jsonl", split="test", pool="open",
-                 progress=False)
+        run_baseline(
+            name,
+            root / "data",
+            root / "runs" / "closed" / f"{name}.jsonl",
+            split="test",
+            pool="closed",
+            progress=False,
+        )
+    run_baseline(
+        "tfidf",
+        root / "data",
+        root / "runs" / "open" / "tfidf.jsonl",
+        split="test",
+        pool="open",
+        progress=False,
+    )
     rows = build_leaderboard(root / "data", root / "runs", split="test")
     paths = write_leaderboard(rows, root / "leaderboard")
-    return {"root": root, "data": root / "data", "runs": root / "runs" / "closed", "open_runs": root / "runs" / "open",
-            "baselines": paths["json"]}
+    return {
+        "root": root,
+        "data": root / "data",
+        "runs": root / "runs" / "closed",
+        "open_runs": root / "runs" / "open",
+        "baselines": paths["json"],
+    }

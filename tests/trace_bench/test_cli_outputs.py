@@ -14,9 +14,28 @@ def commands(world, out):
     """Every command with an --out, writing to `out` (a file or a folder, depending on the command)."""
     return {
         "kb build": ["kb", "build", "--yelp", world.bundle, "--out", out, "--per-cell", "10"],
-        "corpus generate": ["corpus", "generate", "--kb", world.kb, "--out", out, "--n", "3", "--no-progress"],
+        "corpus generate": [
+            "corpus",
+            "generate",
+            "--kb",
+            world.kb,
+            "--out",
+            out,
+            "--n",
+            "3",
+            "--no-progress",
+        ],
         "corpus release": ["corpus", "release", "--corpus", world.corpus, "--out", out],
-        "corpus hydrate": ["corpus", "hydrate", "--release", world.release, "--yelp", world.bundle, "--out", out],
+        "corpus hydrate": [
+            "corpus",
+            "hydrate",
+            "--release",
+            world.release,
+            "--yelp",
+            world.bundle,
+            "--out",
+            out,
+        ],
         "run": ["run", "popularity", "--data", world.corpus, "--out", out, "--no-progress"],
         "evaluate": ["evaluate", "--data", world.corpus, "--predictions", world.predictions, "--out", out],
         "yelp synth": ["yelp", "synth", "--out", out, "--scale", "0.01"],
@@ -24,7 +43,15 @@ def commands(world, out):
 
 
 FOLDER_OUTPUTS = ("kb build", "corpus generate", "corpus release", "corpus hydrate", "yelp synth")
-COMMANDS = ("kb build", "corpus generate", "corpus release", "corpus hydrate", "run", "evaluate", "yelp synth")
+COMMANDS = (
+    "kb build",
+    "corpus generate",
+    "corpus release",
+    "corpus hydrate",
+    "run",
+    "evaluate",
+    "yelp synth",
+)
 
 
 @pytest.mark.parametrize("command", FOLDER_OUTPUTS)  # (a file output replaces a file: that is its job)
@@ -73,13 +100,17 @@ def test_generate_refuses_a_folder_that_is_not_a_corpus(world, tmp_path, capsys)
 def test_generate_reuses_its_own_corpus_folder(world, tmp_path, capsys):
     out = tmp_path / "corpus"
     for _ in range(2):
-        rc, text = run_cli(capsys, "corpus", "generate", "--kb", world.kb, "--out", out, "--n", "3", "--no-progress")
+        rc, text = run_cli(
+            capsys, "corpus", "generate", "--kb", world.kb, "--out", out, "--n", "3", "--no-progress"
+        )
         assert rc == 0, text
     assert temporaries(tmp_path) == []
 
 
-@pytest.mark.parametrize(("option", "value"), [("--n", "0"), ("--n", "-4"), ("--workers", "0"),
-                                               ("--max-attempts", "0"), ("--llm-attempts", "-1")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--n", "0"), ("--n", "-4"), ("--workers", "0"), ("--max-attempts", "0"), ("--llm-attempts", "-1")],
+)
 def test_generate_refuses_bad_counts(world, tmp_path, capsys, option, value):
     argv = ["corpus", "generate", "--kb", world.kb, "--out", tmp_path / "c", option, value]
     rc, text = run_cli(capsys, *argv)
@@ -116,6 +147,8 @@ def test_generate_writes_over_what_a_killed_run_began(world, tmp_path, capsys):
     out = tmp_path / "corpus"
     (out / "data").mkdir(parents=True)
     (out / "data" / "train.jsonl.gz").write_bytes(b"")  # written before the kill; corpus.json never was
-    rc, text = run_cli(capsys, "corpus", "generate", "--kb", world.kb, "--out", out, "--n", "3", "--no-progress")
+    rc, text = run_cli(
+        capsys, "corpus", "generate", "--kb", world.kb, "--out", out, "--n", "3", "--no-progress"
+    )
     assert rc == 0, text
     assert (out / "corpus.json").exists()

@@ -32,12 +32,35 @@ LONG_RUNNING = {"serve", "demo"}
 CASE_SECONDS = 120
 OUTPUT_DESTS = {"out", "results", "output"}
 PATH_METAVARS = ("DIR", "FILE", "PATH")
-PATH_DESTS = {"data", "corpus", "kb", "release", "yelp", "predictions", "compare", "runs", "dir", "path",
-              "json_schema", "llm_cache", "out", "results"}  # plus every Path-typed argument
+PATH_DESTS = {
+    "data",
+    "corpus",
+    "kb",
+    "release",
+    "yelp",
+    "predictions",
+    "compare",
+    "runs",
+    "dir",
+    "path",
+    "json_schema",
+    "llm_cache",
+    "out",
+    "results",
+}  # plus every Path-typed argument
 # valid values by dest, for the output and number scenarios (World attribute names)
-VALID_PATHS = {"data": "corpus", "corpus": "corpus", "dir": "corpus", "kb": "kb", "release": "release",
-               "yelp": "bundle", "path": "bundle", "predictions": "predictions", "compare": "predictions",
-               "runs": "runs"}
+VALID_PATHS = {
+    "data": "corpus",
+    "corpus": "corpus",
+    "dir": "corpus",
+    "kb": "kb",
+    "release": "release",
+    "yelp": "bundle",
+    "path": "bundle",
+    "predictions": "predictions",
+    "compare": "predictions",
+    "runs": "runs",
+}
 VALID_STRINGS = {("name", True): "popularity", ("prompt", True): "hi", ("name", False): "walker system"}
 
 
@@ -51,15 +74,24 @@ def leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
 
 
 def kind_of(action: argparse.Action) -> str | None:
-    """"output", "input" (a path), "number", "string", or None (flags, help, choices)."""
-    if isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction, argparse._StoreFalseAction,
-                           argparse._CountAction, argparse._VersionAction)):
+    """ "output", "input" (a path), "number", "string", or None (flags, help, choices)."""
+    if isinstance(
+        action,
+        (
+            argparse._HelpAction,
+            argparse._StoreTrueAction,
+            argparse._StoreFalseAction,
+            argparse._CountAction,
+            argparse._VersionAction,
+        ),
+    ):
         return None
     dest = action.dest
     metavar = str(action.metavar or "")
     type_name = getattr(action.type, "__name__", "")
-    path_like = (type_name in ("Path", "PosixPath") or any(m in metavar for m in PATH_METAVARS)
-                 or dest in PATH_DESTS)
+    path_like = (
+        type_name in ("Path", "PosixPath") or any(m in metavar for m in PATH_METAVARS) or dest in PATH_DESTS
+    )
     if path_like:
         return "output" if dest in OUTPUT_DESTS or dest.startswith("out") else "input"
     if type_name in ("int", "float"):
@@ -92,13 +124,24 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
     files["empty folder"].mkdir()
     junk = files["broken folder"] = root / "broken_folder"
     broken = {
-        "data/train.jsonl.gz": data[:100], "data/validation.jsonl.gz": b"\xff\xfe", "data/test.jsonl.gz": data[:50],
-        "knowledge_base/pois.jsonl.gz": b"not gzip", "knowledge_base/review_index.jsonl.gz": data[:10],
-        "knowledge_base/reviews.jsonl.gz": b"", "knowledge_base/kb.json": b"[" * 100_000,
-        "pois.jsonl.gz": b"nope", "review_index.jsonl.gz": b"", "kb.json": b"{broken",
-        "corpus.json": b"[" * 100_000, "release.json": b"\xff", "hydration.json": b"{}",
-        "yelp_academic_dataset_business.json.gz": data[:100], "yelp_academic_dataset_review.json": b"\xff\xfe\n",
-        "leaderboard.json": b"{", "popularity.jsonl": b"\xff\n", "popularity.jsonl.meta.json": b"[",
+        "data/train.jsonl.gz": data[:100],
+        "data/validation.jsonl.gz": b"\xff\xfe",
+        "data/test.jsonl.gz": data[:50],
+        "knowledge_base/pois.jsonl.gz": b"not gzip",
+        "knowledge_base/review_index.jsonl.gz": data[:10],
+        "knowledge_base/reviews.jsonl.gz": b"",
+        "knowledge_base/kb.json": b"[" * 100_000,
+        "pois.jsonl.gz": b"nope",
+        "review_index.jsonl.gz": b"",
+        "kb.json": b"{broken",
+        "corpus.json": b"[" * 100_000,
+        "release.json": b"\xff",
+        "hydration.json": b"{}",
+        "yelp_academic_dataset_business.json.gz": data[:100],
+        "yelp_academic_dataset_review.json": b"\xff\xfe\n",
+        "leaderboard.json": b"{",
+        "popularity.jsonl": b"\xff\n",
+        "popularity.jsonl.meta.json": b"[",
     }
     for rel, content in broken.items():
         (junk / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +186,16 @@ def run_case(capsys, argv: list[str]) -> tuple[int | None, str]:
     return rc, captured.out + captured.err
 
 
-def _base_args(parser, path: tuple[str, ...], world: World, stub_llm, fresh: Path, *, valid_inputs: bool,
-               input_value: Path | None) -> list[str] | None:
+def _base_args(
+    parser,
+    path: tuple[str, ...],
+    world: World,
+    stub_llm,
+    fresh: Path,
+    *,
+    valid_inputs: bool,
+    input_value: Path | None,
+) -> list[str] | None:
     """Arguments for one scenario: inputs valid (or all `input_value`), outputs fresh, strings filled."""
     argv: list[str] = list(path)
     positionals: list[str] = []
@@ -206,7 +257,9 @@ def scenarios(world: World, bad_files: dict[str, Path], stub_llm, tmp: Path, unw
             fresh = tmp / f"{name}-{label}".replace(" ", "_")
             argv = _base_args(leaf, path, world, stub_llm, fresh, valid_inputs=False, input_value=bad)
             yield name, f"input={label}", argv
-        outputs = [a for a in actions if kind_of(a) == "output" and a.option_strings and a.dest in OUTPUT_DESTS]
+        outputs = [
+            a for a in actions if kind_of(a) == "output" and a.option_strings and a.dest in OUTPUT_DESTS
+        ]
         fresh = tmp / f"{name}-valid".replace(" ", "_")
         valid = _base_args(leaf, path, world, stub_llm, fresh, valid_inputs=True, input_value=None)
         if valid is None:
@@ -259,21 +312,59 @@ def test_model_options_and_corrupt_caches_end_in_one_line(world, stub_llm, tmp_p
     out = tmp_path / "out"
     run = ["run", "--data", world.corpus, "--no-progress"]
     cases = {  # label: (argv, what the one line says)
-        "dense model folder": ([*run, "dense", "--out", out / "a.jsonl", "--param", "model=/nonexistent/model"],
-                               "cannot load the sentence-transformers model '/nonexistent/model'"),
-        "dense model empty": ([*run, "dense", "--out", out / "b.jsonl", "--param", "model="],
-                              "expected a sentence-transformers model id or folder"),
-        "sniprec encoder": ([*run, "sniprec", "--out", out / "c.jsonl", "--param", "encoder=../no-such-encoder"],
-                            "cannot load the sentence-transformers model '../no-such-encoder'"),
-        "nli folder": (["evaluate", "--data", world.corpus, "--predictions", world.predictions, "--out",
-                        out / "r.json", "--nli", "/nonexistent/nli"], "NLI model folder '/nonexistent/nli' does not"),
-        "corrupt dense cache": ([*run, "dense", "--out", out / "d.jsonl"], "dense/queries.sqlite: cannot be used"),
-        "corrupt sniprec cache": ([*run, "sniprec", "--out", out / "e.jsonl"], "vectors.sqlite: cannot be used"),
+        "dense model folder": (
+            [*run, "dense", "--out", out / "a.jsonl", "--param", "model=/nonexistent/model"],
+            "cannot load the sentence-transformers model '/nonexistent/model'",
+        ),
+        "dense model empty": (
+            [*run, "dense", "--out", out / "b.jsonl", "--param", "model="],
+            "expected a sentence-transformers model id or folder",
+        ),
+        "sniprec encoder": (
+            [*run, "sniprec", "--out", out / "c.jsonl", "--param", "encoder=../no-such-encoder"],
+            "cannot load the sentence-transformers model '../no-such-encoder'",
+        ),
+        "nli folder": (
+            [
+                "evaluate",
+                "--data",
+                world.corpus,
+                "--predictions",
+                world.predictions,
+                "--out",
+                out / "r.json",
+                "--nli",
+                "/nonexistent/nli",
+            ],
+            "NLI model folder '/nonexistent/nli' does not",
+        ),
+        "corrupt dense cache": (
+            [*run, "dense", "--out", out / "d.jsonl"],
+            "dense/queries.sqlite: cannot be used",
+        ),
+        "corrupt sniprec cache": (
+            [*run, "sniprec", "--out", out / "e.jsonl"],
+            "vectors.sqlite: cannot be used",
+        ),
         "corrupt llm cache": (["llm", "chat", "--llm", stub_llm.spec(), "hi"], "llm.sqlite: cannot open"),
-        "interact seed": (["interact", "--system", "popularity", "--data", world.corpus, "--out", out / "i",
-                           "--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
-        "leaderboard seed": (["leaderboard", "--data", world.corpus, "--runs", world.runs, "--seed", "-1"],
-                             "argument --seed: expected an integer >= 0, got '-1'"),
+        "interact seed": (
+            [
+                "interact",
+                "--system",
+                "popularity",
+                "--data",
+                world.corpus,
+                "--out",
+                out / "i",
+                "--seed",
+                "-1",
+            ],
+            "argument --seed: expected an integer >= 0, got '-1'",
+        ),
+        "leaderboard seed": (
+            ["leaderboard", "--data", world.corpus, "--runs", world.runs, "--seed", "-1"],
+            "argument --seed: expected an integer >= 0, got '-1'",
+        ),
     }
     failures = []
     for label, (argv, expected) in cases.items():

@@ -124,7 +124,9 @@ def test_every_constraint_becomes_a_llama_cpp_grammar():
     for name, constraint in package_constraints().items():
         gbnf = json_gbnf(constraint.schema) if constraint.kind == "json" else constraint.grammar
         assert "root ::=" in gbnf, name
-        if constraint.kind == "json":  # no raw control character inside a JSON string (json.loads refuses them)
+        if (
+            constraint.kind == "json"
+        ):  # no raw control character inside a JSON string (json.loads refuses them)
             chars = [line for line in gbnf.splitlines() if line.startswith("char ::=")]
             assert all(r"\x00-\x1F]" in line for line in chars), name
         llama_grammar.LlamaGrammar.from_string(gbnf, verbose=False)
@@ -138,8 +140,11 @@ def test_llama_cpp_grammars_keep_bounds_and_type_lists():
     from trace_llm.llamacpp import converter_schema, json_gbnf
 
     judge = json_gbnf(package_constraints()["judge.ratings"].schema)
-    assert '::= "1" | "2" | "3" | "4" | "5"' in judge  # integer bounds as an enum (the converter drops bounds)
+    assert (
+        '::= "1" | "2" | "3" | "4" | "5"' in judge
+    )  # integer bounds as an enum (the converter drops bounds)
     assert converter_schema({"type": ["string", "null"], "enum": ["quiet", None]}) == {
-        "anyOf": [{"type": "string", "enum": ["quiet"]}, {"type": "null"}]}
+        "anyOf": [{"type": "string", "enum": ["quiet"]}, {"type": "null"}]
+    }
     delta = json_gbnf(package_constraints()["dst.delta"].schema)
     assert '"\\"quiet\\""' in delta and '"1" | "2" | "3" | "4"' in delta

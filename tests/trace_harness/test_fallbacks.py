@@ -37,9 +37,13 @@ def test_shares_per_kind_and_the_own_result_mark():
         "marked": True,
         "replaces": False,
     }
-    assert kinds["dialect_fallbacks"]["share"] == 1.0 and kinds["json_repairs"]["of"] == 40  # answers: sent + cached
+    assert (
+        kinds["dialect_fallbacks"]["share"] == 1.0 and kinds["json_repairs"]["of"] == 40
+    )  # answers: sent + cached
     assert kinds["constraint_violations"]["share"] is None  # nothing was constrained
-    assert report["replaced_share"] == report["share"] == 0.15 > NOT_OWN_SHARE and report["own_result"] is False
+    assert (
+        report["replaced_share"] == report["share"] == 0.15 > NOT_OWN_SHARE and report["own_result"] is False
+    )
     assert not kinds["json_failures"]["marked"]  # the turns it touched are counted as fallback_popularity
     line = fallback_line(report)
     assert "fallback_popularity 3/20 (15%)" in line and "NOT THE SYSTEM'S OWN RESULT" in line

@@ -28,15 +28,33 @@ from trace_llm.collecting import (
 from trace_llm.errors import AnswersPending, LLMRunStopped
 from trace_llm.jsonout import schema_instruction, validation_errors
 
-RANKING = {"type": "object", "properties": {
-    "ranked_ids": {"type": "array", "items": {"type": "string", "enum": ["P1", "P2"]}, "minItems": 1,
-                   "uniqueItems": True},
-    "response": {"type": "string", "minLength": 1}}, "required": ["ranked_ids", "response"]}  # fmt: skip
-DELTA = {"type": "object", "properties": {"price_max": {"type": ["integer", "null"], "minimum": 1, "maximum": 4},
-                                          "noise": {"type": ["string", "null"], "enum": ["quiet", None]}},
-         "additionalProperties": False}  # fmt: skip
-JUDGE = {"type": "object", "properties": {k: {"type": "integer", "minimum": 1, "maximum": 5} for k in "abc"},
-         "required": ["a", "b", "c"], "additionalProperties": False}  # fmt: skip
+RANKING = {
+    "type": "object",
+    "properties": {
+        "ranked_ids": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["P1", "P2"]},
+            "minItems": 1,
+            "uniqueItems": True,
+        },
+        "response": {"type": "string", "minLength": 1},
+    },
+    "required": ["ranked_ids", "response"],
+}
+DELTA = {
+    "type": "object",
+    "properties": {
+        "price_max": {"type": ["integer", "null"], "minimum": 1, "maximum": 4},
+        "noise": {"type": ["string", "null"], "enum": ["quiet", None]},
+    },
+    "additionalProperties": False,
+}
+JUDGE = {
+    "type": "object",
+    "properties": {k: {"type": "integer", "minimum": 1, "maximum": 5} for k in "abc"},
+    "required": ["a", "b", "c"],
+    "additionalProperties": False,
+}
 DEAD = "openai:http://127.0.0.1:9/v1#m"  # nothing listens there: any request would fail
 
 
@@ -128,9 +146,17 @@ def _outputs(shard, model="m", drop=0, extra=None, status=200):
     lines = []
     for i, line in enumerate(shard.lines[: len(shard.lines) - drop]):
         cid = json.loads(line)["custom_id"]
-        body = {"model": model, "choices": [{"index": 0, "finish_reason": "stop",
-                                             "message": {"role": "assistant", "content": f"answer {i}"}}],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 2}}  # fmt: skip
+        body = {
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": f"answer {i}"},
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+        }
         lines.append(
             json.dumps(
                 {
@@ -221,9 +247,17 @@ def test_an_invalid_answer_body_is_the_live_parsers_error(tmp_path):
         )
 
 
-@pytest.mark.parametrize(("requested", "answered", "ok"), [
-    ("m", "m", True), ("gpt-4o-mini", "gpt-4o-mini-2024-07-18", True), ("m", "m-large", False), ("m", None, False),
-    ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", True), ("a", "b", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("requested", "answered", "ok"),
+    [
+        ("m", "m", True),
+        ("gpt-4o-mini", "gpt-4o-mini-2024-07-18", True),
+        ("m", "m-large", False),
+        ("m", None, False),
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", True),
+        ("a", "b", False),
+    ],
+)
 def test_same_model_accepts_dated_snapshots_only(requested, answered, ok):
     assert same_model(requested, answered) is ok
 

@@ -14,8 +14,19 @@ def test_add_llm_argument_defaults_and_overrides():
     args = parser.parse_args([])
     assert args.llm == "smollm2"
     assert settings_from_args(args) == DecodingSettings(max_new_tokens=1024)
-    args = parser.parse_args(["--llm", "openai:http://127.0.0.1:9/v1#m", "--temperature", "0.5", "--llm-seed", "3",
-                              "--no-llm-cache", "--llm-concurrency", "4"])
+    args = parser.parse_args(
+        [
+            "--llm",
+            "openai:http://127.0.0.1:9/v1#m",
+            "--temperature",
+            "0.5",
+            "--llm-seed",
+            "3",
+            "--no-llm-cache",
+            "--llm-concurrency",
+            "4",
+        ]
+    )
     llm = llm_from_args(args)
     assert llm.backend == "openai" and llm.concurrency == 4 and llm.cache is None
     assert llm.settings == DecodingSettings(temperature=0.5, seed=3, max_new_tokens=1024)
@@ -39,14 +50,27 @@ def test_chat_json_schema(stub, tmp_path, capsys):
     stub.responder = lambda body: (200, 'ok: {"city": "Tampa"}')
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps({"type": "object", "required": ["city"]}))
-    rc = main(["llm", "chat", "--llm", stub.spec(), "--no-llm-cache", "--json-schema", str(schema), "A city?"])
+    rc = main(
+        ["llm", "chat", "--llm", stub.spec(), "--no-llm-cache", "--json-schema", str(schema), "A city?"]
+    )
     assert rc == 0
     assert json.loads(capsys.readouterr().out) == {"city": "Tampa"}
 
 
 def test_chat_tiny_hf(tiny_llama_dir, tmp_path, capsys):
-    rc = main(["llm", "chat", "--llm", f"hf:{tiny_llama_dir}", "--max-new-tokens", "3",
-               "--llm-cache", str(tmp_path / "c.sqlite"), "hi"])
+    rc = main(
+        [
+            "llm",
+            "chat",
+            "--llm",
+            f"hf:{tiny_llama_dir}",
+            "--max-new-tokens",
+            "3",
+            "--llm-cache",
+            str(tmp_path / "c.sqlite"),
+            "hi",
+        ]
+    )
     assert rc == 0 and capsys.readouterr().out != ""
 
 
@@ -73,6 +97,8 @@ def test_info_reports_the_cache(stub, tmp_path, capsys):
     cache = tmp_path / "c.sqlite"
     assert main(["llm", "info", "--llm", stub.spec(), "--llm-cache", str(cache), "--ping"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["cache"]["path"] == str(cache) and report["cache"]["entries"] == 0  # counted before the ping
+    assert (
+        report["cache"]["path"] == str(cache) and report["cache"]["entries"] == 0
+    )  # counted before the ping
     assert main(["llm", "info", "--llm", stub.spec(), "--llm-cache", str(cache)]) == 0
     assert json.loads(capsys.readouterr().out)["cache"]["entries"] == 1

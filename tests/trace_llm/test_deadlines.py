@@ -36,7 +36,9 @@ def test_trickling_server_hits_the_deadline():
 def test_cli_timeout_reaches_the_backend():
     parser = argparse.ArgumentParser()
     add_llm_argument(parser)
-    args = parser.parse_args(["--llm", "openai:http://127.0.0.1:9/v1#m", "--llm-timeout", "2.5", "--no-llm-cache"])
+    args = parser.parse_args(
+        ["--llm", "openai:http://127.0.0.1:9/v1#m", "--llm-timeout", "2.5", "--no-llm-cache"]
+    )
     llm = llm_from_args(args)
     assert llm.deadline == 2.5
     for bad in ("0", "-3", "nan", "soon"):
@@ -57,15 +59,18 @@ def test_non_string_content_is_an_output_error(content, capsys):
     assert rc == 2 and "message.content is" in text and "expected a string" in text
 
 
-@pytest.mark.parametrize("usage", [
-    {"prompt_tokens": -3, "completion_tokens": 1},
-    {"prompt_tokens": "eleven", "completion_tokens": 1},
-    {"prompt_tokens": 1.5, "completion_tokens": 1},
-    {"prompt_tokens": 10**30, "completion_tokens": 1},
-    {"prompt_tokens": 1, "completion_tokens": float("nan")},
-    {"prompt_tokens": 1, "completion_tokens": float("inf")},
-    ["not", "an", "object"],
-])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -3, "completion_tokens": 1},
+        {"prompt_tokens": "eleven", "completion_tokens": 1},
+        {"prompt_tokens": 1.5, "completion_tokens": 1},
+        {"prompt_tokens": 10**30, "completion_tokens": 1},
+        {"prompt_tokens": 1, "completion_tokens": float("nan")},
+        {"prompt_tokens": 1, "completion_tokens": float("inf")},
+        ["not", "an", "object"],
+    ],
+)
 def test_bad_usage_numbers_are_one_line(usage, capsys):
     with StubOpenAI() as stub:
         body = {**completion("fine"), "usage": usage}
@@ -80,7 +85,9 @@ def test_bad_usage_numbers_are_one_line(usage, capsys):
 def test_missing_usage_and_whole_number_floats_are_fine():
     with StubOpenAI() as stub:
         stub.script.append((200, {**completion("a"), "usage": None}))
-        stub.script.append((200, {**completion("b"), "usage": {"prompt_tokens": 7.0, "completion_tokens": 2}}))
+        stub.script.append(
+            (200, {**completion("b"), "usage": {"prompt_tokens": 7.0, "completion_tokens": 2}})
+        )
         llm = load_llm(stub.spec(), cache_path=False)
         assert llm.generate_batch([USER, [{"role": "user", "content": "again"}]]) in (["a", "b"], ["b", "a"])
         assert llm.usage["prompt_tokens"] == 7 and llm.usage["completion_tokens"] == 2

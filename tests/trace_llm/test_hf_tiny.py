@@ -9,9 +9,9 @@ import pytest
 from trace_llm import DecodingSettings, LLMError, load_llm
 
 SHORT = DecodingSettings(max_new_tokens=6)
-CONVS = [
-    [{"role": "user", "content": "hello " * k}] for k in (1, 9, 3)
-] + [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "quiet museum in Tampa"}]]
+CONVS = [[{"role": "user", "content": "hello " * k}] for k in (1, 9, 3)] + [
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "quiet museum in Tampa"}]
+]
 
 
 @pytest.fixture

@@ -17,7 +17,11 @@ SCHEMA = {
     "properties": {
         "name": {"type": "string", "minLength": 1},
         "score": {"type": "integer", "minimum": 1, "maximum": 5},
-        "tags": {"type": "array", "items": {"type": "string", "enum": ["quiet", "cheap", "cozy"]}, "maxItems": 3},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["quiet", "cheap", "cozy"]},
+            "maxItems": 3,
+        },
     },
     "required": ["name", "score"],
     "additionalProperties": False,
@@ -86,7 +90,12 @@ def test_check_schema_rejects_unsupported_keywords():
 def test_schema_example_has_the_schema_shape():
     example = schema_example(SCHEMA)
     assert set(example) == {"name", "score", "tags"}
-    assert validation_errors(example, {**SCHEMA, "properties": {**SCHEMA["properties"], "score": {"type": "integer"}}}) == []
+    assert (
+        validation_errors(
+            example, {**SCHEMA, "properties": {**SCHEMA["properties"], "score": {"type": "integer"}}}
+        )
+        == []
+    )
 
 
 def test_candidates_bounded_on_long_text():

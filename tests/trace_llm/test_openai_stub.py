@@ -32,8 +32,15 @@ def test_request_carries_model_settings_and_key(stub, tmp_path, monkeypatch):
     assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.7, 0.9, 33, 7)
     assert stub.headers[0]["Authorization"] == "Bearer sk-test-123"
     assert llm.usage == {
-        "requests": 1, "cache_hits": 0, "prompt_tokens": 11, "completion_tokens": 5, "json_repairs": 0,
-        "json_failures": 0, "constrained": 0, "dialect_fallbacks": 0, "constraint_violations": 0,
+        "requests": 1,
+        "cache_hits": 0,
+        "prompt_tokens": 11,
+        "completion_tokens": 5,
+        "json_repairs": 0,
+        "json_failures": 0,
+        "constrained": 0,
+        "dialect_fallbacks": 0,
+        "constraint_violations": 0,
     }
     assert llm.describe()["base_url"] == stub.url
     assert "sk-test" not in json.dumps(llm.describe())
@@ -63,7 +70,9 @@ def test_server_down_clear_error_in_bounded_time():
     slept = recorded_sleeps(llm)
     with pytest.raises(LLMConnectionError) as info:
         llm.generate(USER)
-    assert len(slept) == 2 and 0.05 <= slept[0] <= 0.055 and 0.1 <= slept[1] <= 0.11  # backoff x 2**k, 10% jitter
+    assert (
+        len(slept) == 2 and 0.05 <= slept[0] <= 0.055 and 0.1 <= slept[1] <= 0.11
+    )  # backoff x 2**k, 10% jitter
     assert f"http://127.0.0.1:{port}/v1/chat/completions" in str(info.value)
     assert "3 attempts" in str(info.value)
     assert info.value.url.endswith("/chat/completions")
@@ -169,7 +178,9 @@ def test_json_batch_returns_errors_in_place(stub):
     stub.responder = responder
     llm = load_llm(stub.spec(), cache_path=False)
     out = llm.generate_json_batch(
-        [[{"role": "user", "content": "good one"}], [{"role": "user", "content": "bad one"}]], SCHEMA, max_repairs=1
+        [[{"role": "user", "content": "good one"}], [{"role": "user", "content": "bad one"}]],
+        SCHEMA,
+        max_repairs=1,
     )
     assert out[0] == {"name": "ok"}
     assert isinstance(out[1], LLMOutputError) and out[1].raw == "never json"
@@ -179,7 +190,9 @@ def test_json_batch_returns_errors_in_place(stub):
 def test_zero_repairs_means_one_attempt(stub):
     stub.responder = lambda body: (200, "nope")
     with pytest.raises(LLMOutputError):
-        load_llm(stub.spec(), cache_path=False, structured="prompt").generate_json(USER, SCHEMA, max_repairs=0)
+        load_llm(stub.spec(), cache_path=False, structured="prompt").generate_json(
+            USER, SCHEMA, max_repairs=0
+        )
     assert len(stub.requests) == 1
 
 
@@ -241,5 +254,7 @@ def test_stub_server_is_real_http():
     with StubOpenAI() as server:
         import httpx
 
-        r = httpx.post(server.url + "/chat/completions", json={"messages": [{"role": "user", "content": "x"}]})
+        r = httpx.post(
+            server.url + "/chat/completions", json={"messages": [{"role": "user", "content": "x"}]}
+        )
         assert r.json()["choices"][0]["message"]["content"] == "echo: x"

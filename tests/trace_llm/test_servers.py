@@ -36,8 +36,12 @@ class Replica:
                 with replica.lock:
                     replica.in_flight -= 1
                 content = f"{replica.name}: {body['messages'][-1]['content']}"
-                payload = json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+                payload = json.dumps(
+                    {
+                        "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))
@@ -75,7 +79,9 @@ def test_requests_are_shared_and_each_server_stays_within_the_concurrency(replic
     llm = load_llm(f"openai:{a.url},{b.url}#m", cache_path=False, concurrency=3)
     convs = [[{"role": "user", "content": f"q{i}"}] for i in range(24)]
     answers = llm.generate_batch(convs)
-    assert [x.split(": ", 1)[1] for x in answers] == [f"q{i}" for i in range(24)]  # in order, whoever answered
+    assert [x.split(": ", 1)[1] for x in answers] == [
+        f"q{i}" for i in range(24)
+    ]  # in order, whoever answered
     assert a.count + b.count == 24 and min(a.count, b.count) >= 8
     assert a.max_in_flight <= 3 and b.max_in_flight <= 3 and a.max_in_flight + b.max_in_flight > 3
     assert llm.describe()["base_urls"] == [a.url, b.url] and llm.describe()["base_url"] == a.url

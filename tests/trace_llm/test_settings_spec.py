@@ -52,7 +52,13 @@ def test_settings_from_dict_rejects_unknown_keys():
         ("hf:org/repo#model.Q4_K_M.gguf", "hf", "org/repo", "", "model.Q4_K_M.gguf"),
         ("hf:/data/m/file.gguf", "hf", "/data/m", "", "file.gguf"),
         ("hf:file.gguf", "hf", ".", "", "file.gguf"),
-        ("openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B", "openai", "http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B", None),
+        (
+            "openai:http://127.0.0.1:8000/v1#Qwen/Qwen3-8B",
+            "openai",
+            "http://127.0.0.1:8000/v1",
+            "Qwen/Qwen3-8B",
+            None,
+        ),
         ("openai:https://api.example.com/v1/#gpt-x", "openai", "https://api.example.com/v1", "gpt-x", None),
     ],
 )
@@ -62,7 +68,16 @@ def test_parse_spec(spec, backend, target, model, gguf):
 
 
 @pytest.mark.parametrize(
-    "spec", ["", "gpt4", "vllm:http://x#m", "hf:", "hf:repo#weights.bin", "openai:127.0.0.1:8000#m", "openai:http://x/v1"]
+    "spec",
+    [
+        "",
+        "gpt4",
+        "vllm:http://x#m",
+        "hf:",
+        "hf:repo#weights.bin",
+        "openai:127.0.0.1:8000#m",
+        "openai:http://x/v1",
+    ],
 )
 def test_bad_spec_names_valid_forms(spec):
     with pytest.raises(LLMConfigError) as info:

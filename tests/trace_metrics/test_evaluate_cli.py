@@ -39,19 +39,51 @@ def test_evaluate_takes_the_convention_switches(data_dir, preds, tmp_path):
     outs = {}
     for name, extra in (("default", []), ("switched", ["--compare-hit", "top1", "--t2r", "turn_index"])):
         out = tmp_path / f"{name}.json"
-        assert main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(out), *extra]) == 0
+        assert (
+            main(
+                [
+                    "evaluate",
+                    "--data",
+                    str(data_dir),
+                    "--predictions",
+                    str(preds[0]),
+                    "--out",
+                    str(out),
+                    *extra,
+                ]
+            )
+            == 0
+        )
         outs[name] = json.loads(out.read_text())
     default, switched = outs["default"], outs["switched"]
-    assert switched["config"]["conventions"]["compare_hit"] == "top1" and switched["config"]["conventions"]["t2r"] == "turn_index"
-    assert default["config"]["conventions"]["compare_hit"] == "top2" and default["config"]["conventions"]["t2r"] == "count"
+    assert (
+        switched["config"]["conventions"]["compare_hit"] == "top1"
+        and switched["config"]["conventions"]["t2r"] == "turn_index"
+    )
+    assert (
+        default["config"]["conventions"]["compare_hit"] == "top2"
+        and default["config"]["conventions"]["t2r"] == "count"
+    )
     # the reference system hits at every first recommend/compare turn: T2R 1 counted; read as turn indices,
     # those turns are 3, 1 and 1 (toy_00001 asks first)
     assert default["values"]["t2r"] == 1.0 and switched["values"]["t2r"] == pytest.approx(5 / 3)
     assert {k: v for k, v in default["values"].items() if k != "t2r"} == {
-        k: v for k, v in switched["values"].items() if k != "t2r"}
+        k: v for k, v in switched["values"].items() if k != "t2r"
+    }
     with pytest.raises(SystemExit):
-        main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(tmp_path / "x.json"),
-              "--t2r", "turns"])
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data_dir),
+                "--predictions",
+                str(preds[0]),
+                "--out",
+                str(tmp_path / "x.json"),
+                "--t2r",
+                "turns",
+            ]
+        )
 
 
 def test_evaluate_is_byte_identical_on_rerun(data_dir, preds, tmp_path):
@@ -78,8 +110,21 @@ def test_evaluate_is_byte_identical_on_rerun(data_dir, preds, tmp_path):
 
 def test_compare_prints_bootstrap_and_ttest(data_dir, preds, tmp_path, capsys):
     out = tmp_path / "cmp.json"
-    rc = main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--compare", str(preds[1]),
-               "--out", str(out), "--n-boot", "500"])  # fmt: skip
+    rc = main(
+        [
+            "evaluate",
+            "--data",
+            str(data_dir),
+            "--predictions",
+            str(preds[0]),
+            "--compare",
+            str(preds[1]),
+            "--out",
+            str(out),
+            "--n-boot",
+            "500",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     assert "paired cluster bootstrap over dialogues (n_boot=500, seed=42" in printed
@@ -139,7 +184,11 @@ def test_metric_options_come_from_their_declarations(data_dir, preds, tmp_path, 
         ("--cd-gate", "0", "argument --cd-gate: expected a finite number in (0, 1], got '0'"),
         ("--radius-km", "nan", "argument --radius-km: expected a finite number > 0, got 'nan'"),
         ("--pc-window", "-1", "argument --pc-window: expected an integer >= 0, got '-1'"),
-        ("--fuzzy-threshold", "1.5", "argument --fuzzy-threshold: expected a finite number in [0, 1], got '1.5'"),
+        (
+            "--fuzzy-threshold",
+            "1.5",
+            "argument --fuzzy-threshold: expected a finite number in [0, 1], got '1.5'",
+        ),
     )
     for flag, value, message in bad:
         with pytest.raises(SystemExit) as exit_:
@@ -165,8 +214,20 @@ def test_nli_option_with_a_tiny_local_model(data_dir, preds, tmp_path, capsys, m
 
     model = write_tiny_nli_model(tmp_path / "nli", {0: "contradiction", 1: "neutral", 2: "entailment"})
     out = tmp_path / "nli.json"
-    rc = main(["evaluate", "--data", str(data_dir), "--predictions", str(preds[0]), "--out", str(out),
-               "--nli", str(model), "--sweeps"])  # fmt: skip
+    rc = main(
+        [
+            "evaluate",
+            "--data",
+            str(data_dir),
+            "--predictions",
+            str(preds[0]),
+            "--out",
+            str(out),
+            "--nli",
+            str(model),
+            "--sweeps",
+        ]
+    )
     assert rc == 0 and "cgs_ent" in capsys.readouterr().out
     result = json.loads(out.read_text())
     assert result["n"]["entailment"] == 6 and 0.0 <= result["values"]["cgs_ent"] <= result["values"]["cgs"]

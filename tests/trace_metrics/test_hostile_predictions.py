@@ -42,7 +42,9 @@ EXPECTED = {
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_evaluate_names_the_bad_line(world, tmp_path, capsys, kind):
     path = _hostile(world, tmp_path, kind)
-    rc, text = run_cli(capsys, "evaluate", "--data", world.corpus, "--predictions", path, "--out", tmp_path / "r.json")
+    rc, text = run_cli(
+        capsys, "evaluate", "--data", world.corpus, "--predictions", path, "--out", tmp_path / "r.json"
+    )
     assert rc == 2 and EXPECTED[kind] in text and path.name in text, text
     assert len(text) < 1000  # one readable line, not a 4,000-digit number
     assert not (tmp_path / "r.json").exists()
@@ -51,8 +53,9 @@ def test_evaluate_names_the_bad_line(world, tmp_path, capsys, kind):
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_submit_names_the_bad_line(world, tmp_path, capsys, kind):
     path = _hostile(world, tmp_path, kind)
-    rc, text = run_cli(capsys, "submit", path, "--name", "hostile", "--data", world.corpus,
-                       "--results", tmp_path / "store")
+    rc, text = run_cli(
+        capsys, "submit", path, "--name", "hostile", "--data", world.corpus, "--results", tmp_path / "store"
+    )
     assert rc == 2 and EXPECTED[kind] in text, text
 
 
@@ -60,7 +63,9 @@ def test_gzip_predictions_truncated(world, tmp_path, capsys):
     data = gzip.compress(world.predictions.read_bytes())
     path = tmp_path / "p.jsonl.gz"
     path.write_bytes(data[: len(data) // 2])
-    rc, text = run_cli(capsys, "evaluate", "--data", world.corpus, "--predictions", path, "--out", tmp_path / "r.json")
+    rc, text = run_cli(
+        capsys, "evaluate", "--data", world.corpus, "--predictions", path, "--out", tmp_path / "r.json"
+    )
     assert rc == 2 and "truncated or not gzip" in text and "p.jsonl.gz" in text
 
 
@@ -89,8 +94,17 @@ def test_span_far_past_the_review_is_a_corrupt_release(world, tmp_path, capsys):
     d["quote_spans"][0]["start"], d["quote_spans"][0]["end"] = 90_000, 90_012
     lines[k] = json.dumps(d, ensure_ascii=False, separators=(",", ":"))
     path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    rc, text = run_cli(capsys, "corpus", "hydrate", "--release", release, "--yelp", world.bundle,
-                       "--out", tmp_path / "hydrated")
+    rc, text = run_cli(
+        capsys,
+        "corpus",
+        "hydrate",
+        "--release",
+        release,
+        "--yelp",
+        world.bundle,
+        "--out",
+        tmp_path / "hydrated",
+    )
     assert rc == 2 and f"test.jsonl.gz:{k + 1}:" in text and "the release is corrupt" in text, text
     assert "another Yelp" not in text.replace("not built from another Yelp version", "")
     assert not (tmp_path / "hydrated").exists()

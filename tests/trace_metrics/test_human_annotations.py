@@ -109,22 +109,41 @@ def test_alpha_equals_the_krippendorff_package_on_hand_built_matrices(annotation
     info = [[4, 2, 5, 3], [5, 1, 4, 2], [4, 2, nan, 2]]
     nat = [[5, 2, 5, 2], [4, 3, 5, 2], [4, 2, 4, 1]]
     cite = [[0, 2, 0, 0, 0, 0], [0, 2, 1, 0, 1, 0], [0, 1, nan, 1, 1, 2]]  # S=0, P=1, N=2
-    cats = ["fabrication", "wrong_poi", "irrelevant_citation", "too_vague", "missing_citation", "exaggeration", "factual_error", "no_errors"]  # fmt: skip
+    cats = [
+        "fabrication",
+        "wrong_poi",
+        "irrelevant_citation",
+        "too_vague",
+        "missing_citation",
+        "exaggeration",
+        "factual_error",
+        "no_errors",
+    ]
 
     def onehot(selected):
         return [float(c in selected) for c in cats]
 
     errs = [
-        onehot({"fabrication", "irrelevant_citation"}) + onehot({"too_vague"}) + onehot({"missing_citation"}) + onehot({"no_errors"}),
-        onehot({"fabrication"}) + onehot({"too_vague"}) + onehot({"missing_citation"}) + onehot({"too_vague"}),
+        onehot({"fabrication", "irrelevant_citation"})
+        + onehot({"too_vague"})
+        + onehot({"missing_citation"})
+        + onehot({"no_errors"}),
+        onehot({"fabrication"})
+        + onehot({"too_vague"})
+        + onehot({"missing_citation"})
+        + onehot({"too_vague"}),
         onehot({"irrelevant_citation"}) + onehot({"no_errors"}) + [nan] * 8 + onehot({"too_vague"}),
-    ]  # fmt: skip
+    ]
     expected = {
-        "informativeness": krippendorff.alpha(reliability_data=info, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]),
-        "naturalness": krippendorff.alpha(reliability_data=nat, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]),
+        "informativeness": krippendorff.alpha(
+            reliability_data=info, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
+        ),
+        "naturalness": krippendorff.alpha(
+            reliability_data=nat, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
+        ),
         "citation": krippendorff.alpha(reliability_data=cite, level_of_measurement="nominal"),
         "errors": krippendorff.alpha(reliability_data=errs, level_of_measurement="nominal"),
-    }  # fmt: skip
+    }
     got = human_metrics(annotations)["alpha"]
     for scale, value in expected.items():
         assert got[scale] == pytest.approx(value)

@@ -47,8 +47,11 @@ def judge_llm(script: dict[int, list]) -> ScriptedLLM:
     repeats), through the real LLM layer (schema check and repairs)."""
 
     def reply(conversation):
-        item = next(i for i, it in enumerate(ITEMS) if f"RESPONSE:\n{it['response'].strip() or '(empty'}"
-                    in conversation[1]["content"])
+        item = next(
+            i
+            for i, it in enumerate(ITEMS)
+            if f"RESPONSE:\n{it['response'].strip() or '(empty'}" in conversation[1]["content"]
+        )
         attempt = sum(m["role"] == "assistant" for m in conversation)
         answers = script[item]
         return answers[min(attempt, len(answers) - 1)]
@@ -87,9 +90,17 @@ def test_schema_asks_for_five_integers_1_to_5():
     assert JUDGE_SCHEMA["required"] == list(JUDGE_SCALES)
     for spec in JUDGE_SCHEMA["properties"].values():
         assert spec == {"type": "integer", "minimum": 1, "maximum": 5}
-    assert tuple(JUDGE_SCALES.values()) == JUDGE_IDS == (
-        "judge_relevance", "judge_informativeness", "judge_grounding", "judge_flow", "judge_justification",
-    )  # fmt: skip
+    assert (
+        tuple(JUDGE_SCALES.values())
+        == JUDGE_IDS
+        == (
+            "judge_relevance",
+            "judge_informativeness",
+            "judge_grounding",
+            "judge_flow",
+            "judge_justification",
+        )
+    )
 
 
 def test_parse_ratings():
@@ -114,10 +125,18 @@ def test_parse_ratings():
 
 def test_judge_turns_keeps_raw_ratings_and_counts_failures():
     out_of_range = ratings(2, 1, 7, 3, 2)
-    llm = judge_llm({0: [ratings(5, 4, 3, 4, 4)], 1: ["I think it is good"], 2: [out_of_range],
-                     3: ["Sure! Here you go.", ratings(3, 3, 3, 3, 2)]})
+    llm = judge_llm(
+        {
+            0: [ratings(5, 4, 3, 4, 4)],
+            1: ["I think it is good"],
+            2: [out_of_range],
+            3: ["Sure! Here you go.", ratings(3, 3, 3, 3, 2)],
+        }
+    )
     records = judge_turns(llm, ITEMS, settings={"temperature": 0.0}, max_repairs=2)
-    first = llm.seen[:4]  # one batch of the four items, each asking for the schema's JSON (the layer's instruction)
+    first = llm.seen[
+        :4
+    ]  # one batch of the four items, each asking for the schema's JSON (the layer's instruction)
     assert [m["role"] for m in first[0]] == ["system", "user"] and '"relevance"' in first[0][-1]["content"]
     assert len(llm.seen) == 4 + 2 + 2 + 1  # items 1 and 2 repaired twice, item 3 once
     assert llm.usage["json_repairs"] == 5 and llm.usage["json_failures"] == 2
@@ -126,7 +145,9 @@ def test_judge_turns_keeps_raw_ratings_and_counts_failures():
     assert records[0]["ratings"] == ratings(5, 4, 3, 4, 4) and records[0]["raw"] == ratings(5, 4, 3, 4, 4)
     assert records[1]["raw"] == "I think it is good" and "no parseable JSON" in records[1]["error"]
     assert records[1]["attempts"] == 3
-    assert json.loads(records[2]["raw"]) == out_of_range and "$.grounding: 7 is not <= 5" in records[2]["error"]
+    assert (
+        json.loads(records[2]["raw"]) == out_of_range and "$.grounding: 7 is not <= 5" in records[2]["error"]
+    )
     assert records[3]["ratings"] == ratings(3, 3, 3, 3, 2)
 
     agg = aggregate_judgements(records, return_per_item=True)
@@ -145,7 +166,9 @@ def test_all_failed_gives_no_mean_and_empty_input():
 
 
 def test_backend_failure_propagates():
-    down = ScriptedLLM(lambda conversation: LLMConnectionError("server unreachable", url="http://127.0.0.1:9"))
+    down = ScriptedLLM(
+        lambda conversation: LLMConnectionError("server unreachable", url="http://127.0.0.1:9")
+    )
     with pytest.raises(LLMConnectionError):
         judge_turns(down, ITEMS[:1])
 

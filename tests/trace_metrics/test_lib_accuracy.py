@@ -77,8 +77,12 @@ def test_properties(ranked, gold, alt):
     )
 
 
-@given(st.lists(st.tuples(st.lists(IDS, unique=True, max_size=6), st.lists(IDS, min_size=1, max_size=2)), max_size=12),
-       st.randoms())  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(st.lists(IDS, unique=True, max_size=6), st.lists(IDS, min_size=1, max_size=2)), max_size=12
+    ),
+    st.randoms(),
+)
 def test_mean_is_order_invariant(items, rnd):
     shuffled = list(items)
     rnd.shuffle(shuffled)

@@ -213,8 +213,27 @@ def test_parameter_errors():
         g.score(["x"], [])
 
 
-_WORDS = st.sampled_from(["the", "gumbo", "quiet", "cozy", "parking", '"', "\u201c", "\u201d", "[R1]", "[R2]", "[R7]",
-                          "rich", "smoky", ".", "seafood", "outdoor seating", "Cheap"])  # fmt: skip
+_WORDS = st.sampled_from(
+    [
+        "the",
+        "gumbo",
+        "quiet",
+        "cozy",
+        "parking",
+        '"',
+        "\u201c",
+        "\u201d",
+        "[R1]",
+        "[R2]",
+        "[R7]",
+        "rich",
+        "smoky",
+        ".",
+        "seafood",
+        "outdoor seating",
+        "Cheap",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -40,7 +40,9 @@ def test_route_is_nearest_neighbour_from_the_first():
 
 def test_price_ceiling_latest_whole_word_case_insensitive():
     assert pr.price_ceiling(["Something UPSCALE please", "well, actually affordable"]) == 2
-    assert pr.price_ceiling(["cheap, please", "ok, upscale is fine after all"]) == 4  # the latest word, not the strictest
+    assert (
+        pr.price_ceiling(["cheap, please", "ok, upscale is fine after all"]) == 4
+    )  # the latest word, not the strictest
     assert pr.price_ceiling(["a mid-range place"]) == 3
     assert pr.price_ceiling(["budget-friendly"]) == 2  # \\b after "budget"
     assert pr.price_ceiling(["budgetary concerns", "cheaply"]) is None

@@ -6,11 +6,25 @@ import pytest
 
 from trace_metrics.lib import recovery as rc
 
-D_HIT_AFTER_REJECTION = [("greet_and_seek", None), ("ask_preference", None), ("provide_preference", None),
-                         ("recommend", False), ("reject_and_refine", None), ("ask_preference", None),
-                         ("recommend", True), ("accept", None), ("farewell", None)]  # fmt: skip
-D_NEVER = [("greet_and_seek", None), ("compare", False), ("reject_and_refine", None), ("recommend", False),
-           ("reject_and_refine", None), ("farewell", None)]  # fmt: skip
+D_HIT_AFTER_REJECTION = [
+    ("greet_and_seek", None),
+    ("ask_preference", None),
+    ("provide_preference", None),
+    ("recommend", False),
+    ("reject_and_refine", None),
+    ("ask_preference", None),
+    ("recommend", True),
+    ("accept", None),
+    ("farewell", None),
+]
+D_NEVER = [
+    ("greet_and_seek", None),
+    ("compare", False),
+    ("reject_and_refine", None),
+    ("recommend", False),
+    ("reject_and_refine", None),
+    ("farewell", None),
+]
 
 
 def test_task_success_and_t2r():
@@ -27,10 +41,18 @@ def test_rejection_episodes_skip_ask_preference_and_keep_unfollowed():
 def test_score():
     out = rc.score([D_HIT_AFTER_REJECTION, D_NEVER], return_per_item=True)
     assert out == {
-        "tsr": 0.5, "t2r": 2.0, "rejection_recovery": 0.5, "tsr_n": 2, "t2r_n": 1, "rejection_recovery_n": 2,
-        "rejection_episodes_without_followup": 1, "n": 2,
-        "tsr_per_item": [1.0, 0.0], "t2r_per_item": [2.0, None], "rejection_recovery_per_item": [1.0, 0.0, None],
-    }  # fmt: skip
+        "tsr": 0.5,
+        "t2r": 2.0,
+        "rejection_recovery": 0.5,
+        "tsr_n": 2,
+        "t2r_n": 1,
+        "rejection_recovery_n": 2,
+        "rejection_episodes_without_followup": 1,
+        "n": 2,
+        "tsr_per_item": [1.0, 0.0],
+        "t2r_per_item": [2.0, None],
+        "rejection_recovery_per_item": [1.0, 0.0, None],
+    }
 
 
 def test_missing_hit_is_an_error():

@@ -52,9 +52,14 @@ def test_grounding_sweeps_tables():
     # the CD-gate table: cgs = the formula on the means, cgs_turn_mean = the mean of per-turn CGS
     gate = out["cd_gate"]["0.05"]
     assert gate["cgs_turn_mean"] == pytest.approx(sum(a.cgs() for a in analyses) / 3)
-    means = [sum(f(a) for a in analyses) / 3 for f in (g.GroundingAnalysis.grounding_score,
-                                                       g.GroundingAnalysis.citation_density,
-                                                       g.GroundingAnalysis.provenance_coverage)]  # fmt: skip
+    means = [
+        sum(f(a) for a in analyses) / 3
+        for f in (
+            g.GroundingAnalysis.grounding_score,
+            g.GroundingAnalysis.citation_density,
+            g.GroundingAnalysis.provenance_coverage,
+        )
+    ]
     assert gate["cgs"] == pytest.approx(g.composite(*means)) == out["cgs_variants"]["cgs"]["of_means"]
 
 

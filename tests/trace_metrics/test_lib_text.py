@@ -16,8 +16,10 @@ SCORERS = {stem: rouge_scorer.RougeScorer(["rougeL"], use_stemmer=stem) for stem
 
 # a test corpus: system/reference turn pairs of the kinds Trace has (quotes, labels, punctuation, repeats)
 CORPUS = [
-    ('Try Gumbo House [R1]: "The seafood gumbo was rich and smoky" [R1]. It is cheap.',
-     'Gumbo House fits: one reviewer says "The seafood gumbo was rich and smoky" [R1].'),
+    (
+        'Try Gumbo House [R1]: "The seafood gumbo was rich and smoky" [R1]. It is cheap.',
+        'Gumbo House fits: one reviewer says "The seafood gumbo was rich and smoky" [R1].',
+    ),
     ("What kind of food are you in the mood for?", "Do you prefer a quiet spot or a lively one?"),
     ("Enjoy your trip!", "Enjoy your dinner at Bayou Grill!"),
     ("the the the the the the the", "the cat is on the mat"),
@@ -27,9 +29,11 @@ CORPUS = [
     ("a b c a b c a b c", "a b c d a b c"),
     ("Running runners ran; the running was fun.", "The runner runs and running is fun."),
     ("Café Müller serves crêpes — très bon!", "Cafe Muller serves crepes, tres bon."),
-    ("I'd suggest Canal Pizza: thin crust, friendly owner, easy parking on the side street.",
-     "Canal Pizza: \u201cThin crust pizza, friendly owner\u201d [R1], and parking is easy."),
-]  # fmt: skip
+    (
+        "I'd suggest Canal Pizza: thin crust, friendly owner, easy parking on the side street.",
+        "Canal Pizza: \u201cThin crust pizza, friendly owner\u201d [R1], and parking is easy.",
+    ),
+]
 
 
 def _nltk(p: str, r: str) -> float:

@@ -20,8 +20,10 @@ def test_families_select_the_papers_turns(joined):
     assert len(selection.system_turns(joined)) == 10
     rec = selection.recommendation_turns(joined)
     assert [(t.dialogue_id, t.turn_id, t.action) for t in rec][:3] == [
-        ("toy_00001", 3, "recommend"), ("toy_00001", 5, "recommend"), ("toy_00002", 1, "compare")
-    ]  # fmt: skip
+        ("toy_00001", 3, "recommend"),
+        ("toy_00001", 5, "recommend"),
+        ("toy_00002", 1, "compare"),
+    ]
     assert len(rec) == 6 == len(selection.accuracy_turns(joined))
 
 
@@ -35,8 +37,17 @@ def test_recommended_pois_top1_recommend_top2_compare(joined):
 
 def test_recommended_pois_add_the_pois_a_response_cites(joined):
     t = joined[1].system_turns[0]
-    tour = selection.EvalTurn(t.dialogue_id, 9, "recommend", "", ("r04",), (), ("r04", "r05"), "",
-                              {"R2": "rev-b", "R1": "rev-a", "R3": "rev-unknown"})
+    tour = selection.EvalTurn(
+        t.dialogue_id,
+        9,
+        "recommend",
+        "",
+        ("r04",),
+        (),
+        ("r04", "r05"),
+        "",
+        {"R2": "rev-b", "R1": "rev-a", "R3": "rev-unknown"},
+    )
     farewell = selection.EvalTurn(t.dialogue_id, 11, "farewell", "", (), (), (), "", {"R1": "rev-c"})
     owners = {"rev-a": "r07", "rev-b": "r04", "rev-c": "r09"}
     # top-1 first, then cited POIs in label order; unknown reviews and non-recommending turns add nothing

@@ -147,11 +147,15 @@ def test_one_dialogue_has_no_interval_and_nothing_significant(caplog):
     from trace_metrics.cli import compare, format_comparison
 
     res = paired_cluster_bootstrap([1.0, 1.0], [0.0, 0.0], ["d1", "d1"], n_boot=100)
-    assert (res["ci_low"], res["ci_high"], res["significant"]) == (None, None, None) and "no variance" in res["note"]
+    assert (res["ci_low"], res["ci_high"], res["significant"]) == (None, None, None) and "no variance" in res[
+        "note"
+    ]
     a = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "turn_id": [1, 3], "recall@1": [1.0, 1.0]}}
     b = {"recommendation_turns": {"dialogue_id": ["d1", "d1"], "turn_id": [1, 3], "recall@1": [0.0, 0.0]}}
     with caplog.at_level("WARNING"):
         metrics = compare(a, b, n_boot=100)
     assert metrics["recall@1"]["significant"] is None and "no interval for recall@1" in caplog.text
-    table = format_comparison({"a": {"file": "a"}, "b": {"file": "b"}, "n_boot": 100, "seed": 42, "metrics": metrics})
+    table = format_comparison(
+        {"a": {"file": "a"}, "b": {"file": "b"}, "n_boot": 100, "seed": 42, "metrics": metrics}
+    )
     assert "no variance" in table and "+1.0000*" not in table

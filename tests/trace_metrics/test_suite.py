@@ -81,8 +81,10 @@ def test_hand_computed_values(data_dir, run):
     assert n["bleu4"] == len(items["bleu4"]) == 10
     changed = items["turn_id"].index(3, 7)
     assert items["rouge_l"][changed] < 1.0 and items["rouge_l"].count(1.0) == 9
-    assert items["bleu4"][changed] == text.bleu4('Frenchmen Oysters: "Raw oysters were briny and fresh" [R2].',
-                                                'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].')  # fmt: skip
+    assert items["bleu4"][changed] == text.bleu4(
+        'Frenchmen Oysters: "Raw oysters were briny and fresh" [R2].',
+        'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].',
+    )
     assert set(v) == set(MODEL_FREE_METRIC_IDS)
     assert v["cgs_turn_mean"] == pytest.approx(5 / 6)  # per-turn CGS 1, 1, 1, 1, 1, 0 (CD >= 0.05, PC 1)
 
@@ -105,8 +107,11 @@ def test_result_shape_std_and_per_item(data_dir, run):
     rec = r["per_item"]["recommendation_turns"]
     assert rec["dialogue_id"] == ["toy_00001"] * 2 + ["toy_00002"] * 2 + ["toy_00003"] * 2
     assert rec["turn_id"] == [3, 5, 1, 3, 1, 3] and rec["recall@1"] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
-    assert r["per_item"]["rejection_episodes"] == {"dialogue_id": ["toy_00001", "toy_00002"], "turn_id": [4, 2],
-                                                   "rejection_recovery": [1.0, 1.0]}  # fmt: skip
+    assert r["per_item"]["rejection_episodes"] == {
+        "dialogue_id": ["toy_00001", "toy_00002"],
+        "turn_id": [4, 2],
+        "rejection_recovery": [1.0, 1.0],
+    }
     assert r["per_item"]["dialogues"]["spatial_coherence@2km"] == [1.0, pytest.approx(1 / 3), 1.0]
     assert r["versions"]["corpus"] == "toy-corpus-1" and r["versions"]["kb"] == "toy-kb-1"
     assert r["config"]["predictions"]["file"] == "preds.jsonl" and r["config"]["grounding"]["cd_gate"] == 0.05
@@ -124,8 +129,17 @@ def test_deterministic(data_dir, run):
 def test_sweeps(data_dir, run):
     s = suite.evaluate_run(data_dir, run, sweeps=True)["sweeps"]
     assert set(s) == {"n", "fuzzy_threshold", "cd_gate", "pc_window", "cgs_variants", "spatial_radius_km"}
-    assert list(s["cgs_variants"]) == ["cgs", "threshold_0.03", "threshold_0.10", "no_pc_floor", "sqrt_pc",
-                                       "geometric", "harmonic", "additive", "gs0"]  # fmt: skip
+    assert list(s["cgs_variants"]) == [
+        "cgs",
+        "threshold_0.03",
+        "threshold_0.10",
+        "no_pc_floor",
+        "sqrt_pc",
+        "geometric",
+        "harmonic",
+        "additive",
+        "gs0",
+    ]
     assert s["fuzzy_threshold"]["exact"]["grounding_score"] == pytest.approx(5 / 6)
     assert s["spatial_radius_km"]["spatial_coherence@5km"]["value"] == 1.0
 
@@ -141,15 +155,23 @@ def test_convention_switches_change_recovery_and_nothing_else(data_dir, run):
     D1 hits at its second recommendation (turn 5), D2's compare turn (turn 1) has gold r04 second, so it hits
     with top-2 hits and misses with top-1 ones (D2 then hits at turn 3), D3 hits at turn 3."""
     base = suite.evaluate_run(data_dir, run)
-    cases = {("top2", "count"): 5 / 3, ("top2", "turn_index"): (5 + 1 + 3) / 3, ("top1", "count"): 2.0,
-             ("top1", "turn_index"): (5 + 3 + 3) / 3}
+    cases = {
+        ("top2", "count"): 5 / 3,
+        ("top2", "turn_index"): (5 + 1 + 3) / 3,
+        ("top1", "count"): 2.0,
+        ("top1", "turn_index"): (5 + 3 + 3) / 3,
+    }
     for (compare_hit, t2r), expected in cases.items():
         r = suite.evaluate_run(data_dir, run, compare_hit=compare_hit, t2r=t2r)
         assert r["values"]["t2r"] == pytest.approx(expected), (compare_hit, t2r)
         assert (r["values"]["tsr"], r["values"]["rejection_recovery"]) == (1.0, 1.0)  # D2 recovers either way
         others = {m for m in base["values"] if m != "t2r"}
         assert {m: r["values"][m] for m in others} == {m: base["values"][m] for m in others}
-        assert r["config"]["conventions"] == {**base["config"]["conventions"], "compare_hit": compare_hit, "t2r": t2r}
+        assert r["config"]["conventions"] == {
+            **base["config"]["conventions"],
+            "compare_hit": compare_hit,
+            "t2r": t2r,
+        }
     with pytest.raises(ValueError, match="compare_hit"):
         suite.evaluate_run(data_dir, run, compare_hit="top3")
     with pytest.raises(ValueError, match="t2r"):
@@ -163,7 +185,10 @@ def test_top1_compare_hits_change_success_and_recovery():
 
     assert is_hit("compare", ["a", "g"], ["g"]) and not is_hit("compare", ["a", "g"], ["g"], "top1")
     assert is_hit("recommend", ["g", "a"], ["g"], "top1") and not is_hit("recommend", ["a", "g"], ["g"])
-    assert recommended_by_turn("compare", ["a", "g", "b"]) == ["a", "g"]  # practical value keeps both either way
+    assert recommended_by_turn("compare", ["a", "g", "b"]) == [
+        "a",
+        "g",
+    ]  # practical value keeps both either way
     dialogue = [("greet_and_seek", None), ("recommend", False), ("reject_and_refine", None)]
     for compare_hit, expected in (("top2", (1.0, 2.0, 1.0)), ("top1", (0.0, None, 0.0))):
         turns = [*dialogue, ("compare", is_hit("compare", ["a", "g"], ["g"], compare_hit))]
@@ -226,12 +251,22 @@ def test_nli_wiring(data_dir, run):
 
 
 def test_judge_wiring(data_dir, run):
-    judge = ScriptedLLM(lambda conversation: {"relevance": 4, "informativeness": 3, "grounding": 5, "flow": 2,
-                                              "justification": 1})
+    judge = ScriptedLLM(
+        lambda conversation: {
+            "relevance": 4,
+            "informativeness": 3,
+            "grounding": 5,
+            "flow": 2,
+            "justification": 1,
+        }
+    )
     r = suite.evaluate_run(data_dir, run, judge=judge)
     assert (r["values"]["judge_relevance"], r["values"]["judge_justification"]) == (4.0, 1.0)
     assert r["n"]["judge_flow"] == 6 and r["models"]["judge"]["n_failed"] == 0
-    assert r["models"]["judge"]["backend"] == "scripted" and r["models"]["judge"]["prompt"]["file"] == "judge.txt"
+    assert (
+        r["models"]["judge"]["backend"] == "scripted"
+        and r["models"]["judge"]["prompt"]["file"] == "judge.txt"
+    )
 
 
 def test_cyclic_gc_is_paused_only_while_scoring(data_dir, run, monkeypatch):

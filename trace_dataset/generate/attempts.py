@@ -76,9 +76,14 @@ class Result:
         """The result for a finished record (counts taken here, so the report never re-parses lines)."""
         turns = record["turns"]
         return cls(
-            index=int(record["dialogue_id"].rsplit("_", 1)[1]) - 1, split=record["split"], line=dumps(record),
-            attempts=attempts, reasons=dict(reasons), backend=record["metadata"]["backend"],
-            tier=record["scenario"]["difficulty"], turns=len(turns),
+            index=int(record["dialogue_id"].rsplit("_", 1)[1]) - 1,
+            split=record["split"],
+            line=dumps(record),
+            attempts=attempts,
+            reasons=dict(reasons),
+            backend=record["metadata"]["backend"],
+            tier=record["scenario"]["difficulty"],
+            turns=len(turns),
             recommendation_turns=sum(t["action"] in ("recommend", "compare") for t in turns),
             rejections=sum(t["action"] == "reject_and_refine" for t in turns),
         )
@@ -108,19 +113,29 @@ def warn_small_cells(cells: Mapping[tuple[str, str], Any], pool: int = 32) -> No
     sizes = sorted({size for _, _, size in small})
     span = f"{sizes[0]} POIs" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]} POIs"
     named = f": {', '.join(f'{c} x {t} ({size})' for c, t, size in small)}" if len(small) <= 3 else ""
-    log.warning("%d of %d city x type cells hold fewer than %d POIs (%s): pool_16 / pool_32 are capped at "
-                "the cell size%s", len(small), len(cells), pool, span, named)
+    log.warning(
+        "%d of %d city x type cells hold fewer than %d POIs (%s): pool_16 / pool_32 are capped at "
+        "the cell size%s",
+        len(small),
+        len(cells),
+        pool,
+        span,
+        named,
+    )
     log.debug("cells under %d POIs: %s", pool, ", ".join(f"{c} x {t} ({size})" for c, t, size in small))
 
 
-def build_context(kb: KnowledgeBase, n: int, seed: int, max_attempts: int = MAX_ATTEMPTS,
-                  workers: int = 1) -> Context:
+def build_context(
+    kb: KnowledgeBase, n: int, seed: int, max_attempts: int = MAX_ATTEMPTS, workers: int = 1
+) -> Context:
     t0 = time.perf_counter()
     cells, ngrams = build_index(kb, workers=workers)
     warn_small_cells(cells)
     assignments = assign(n, list(cells), seed)
     splits = assign_splits([(a.city, a.poi_type) for a in assignments], seed)
-    log.info("indexed the knowledge base in %.1fs (%d 6-gram hashes)", time.perf_counter() - t0, len(ngrams.hashes))
+    log.info(
+        "indexed the knowledge base in %.1fs (%d 6-gram hashes)", time.perf_counter() - t0, len(ngrams.hashes)
+    )
     return Context(kb, cells, ngrams, assignments, splits, seed, kb_version_of(kb), max_attempts)
 
 
@@ -137,7 +152,9 @@ def tier_for_attempt(ctx: Context, index: int, attempt: int) -> str | None:
     return order[k] if k < len(order) else None
 
 
-def plan_for(ctx: Context, index: int, attempt: int, reasons: Counter) -> tuple[DialoguePlan, random.Random] | None:
+def plan_for(
+    ctx: Context, index: int, attempt: int, reasons: Counter
+) -> tuple[DialoguePlan, random.Random] | None:
     a = ctx.assignments[index]
     tier = tier_for_attempt(ctx, index, attempt)
     if tier is None:
@@ -167,7 +184,8 @@ def no_dialogue_error(ctx: Context, index: int, reasons: Counter) -> TraceDataEr
         f"{dialogue_id(index)} ({a.city} x {a.poi_type}, {a.tier}): no valid dialogue after "
         f"{total_attempts(ctx, index)} attempts over the tiers {TIER_FALLBACK[a.tier]}; failure reasons "
         f"{dict(reasons)}. The cell's POIs may be too few or too uniform, or lack quotable reviews.",
-        path=ctx.kb.root)
+        path=ctx.kb.root,
+    )
 
 
 def make_dialogue(ctx: Context, index: int) -> Result:
@@ -186,8 +204,16 @@ def make_dialogue_with_plan(ctx: Context, index: int) -> tuple[Result, DialogueP
             continue
         plan, rng = planned
         rendered = render_template(plan, cell, ctx.kb, rng)
-        record = assemble(plan, rendered, ctx.kb, split=ctx.splits[index], seed=ctx.seed, backend="template",
-                          model="", kb_version=ctx.kb_version)
+        record = assemble(
+            plan,
+            rendered,
+            ctx.kb,
+            split=ctx.splits[index],
+            seed=ctx.seed,
+            backend="template",
+            model="",
+            kb_version=ctx.kb_version,
+        )
         problems = validate_record(record, ctx.kb, ctx.ngrams)
         if problems:
             reasons.update(codes(problems))

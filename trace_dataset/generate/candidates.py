@@ -46,10 +46,14 @@ EXTRA_PRICE_WANT: dict[str, float] = {"restaurant": 0.75, "hotel": 0.75, "attrac
 INCOMPATIBLE: frozenset[frozenset[str]] = frozenset(
     frozenset(p)
     for p in (
-        ("amenity:good_for_kids", "ambience:romantic"), ("amenity:good_for_kids", "meal:latenight"),
-        ("amenity:good_for_kids", "ambience:intimate"), ("noise:quiet", "amenity:happy_hour"),
-        ("noise:quiet", "aspect:live_music"), ("ambience:classy", "ambience:casual"),
-        ("noise:lively", "ambience:intimate"), ("noise:lively", "ambience:romantic"),
+        ("amenity:good_for_kids", "ambience:romantic"),
+        ("amenity:good_for_kids", "meal:latenight"),
+        ("amenity:good_for_kids", "ambience:intimate"),
+        ("noise:quiet", "amenity:happy_hour"),
+        ("noise:quiet", "aspect:live_music"),
+        ("ambience:classy", "ambience:casual"),
+        ("noise:lively", "ambience:intimate"),
+        ("noise:lively", "ambience:romantic"),
     )
 )
 
@@ -162,8 +166,17 @@ class Planner:
         rng.shuffle(rest)
         return out + rest
 
-    def _pick(self, wants, active, rejected, min_left, exclude: int | None = None, include: int | None = None,
-              kinds: tuple[str, ...] | None = None, prefer_explicit: bool = False) -> Constraint | None:
+    def _pick(
+        self,
+        wants,
+        active,
+        rejected,
+        min_left,
+        exclude: int | None = None,
+        include: int | None = None,
+        kinds: tuple[str, ...] | None = None,
+        prefer_explicit: bool = False,
+    ) -> Constraint | None:
         base = self._left(active, rejected)
         slots = {x.slot for x in active}
         keys = {x.key for x in active}
@@ -215,8 +228,9 @@ class Planner:
                     return old, new
         return None
 
-    def _feasible(self, i: int, outcome: str, extra_new: bool, active, rejected: int, remaining: int,
-                  revision: bool) -> bool:
+    def _feasible(
+        self, i: int, outcome: str, extra_new: bool, active, rejected: int, remaining: int, revision: bool
+    ) -> bool:
         """Can POI i be this slot's gold and still carry what follows it (a rejection, a refinement)?"""
         if outcome == "reject":
             return self._rejectable(i, active, rejected, remaining - 1, revision)
@@ -245,8 +259,18 @@ class Planner:
         remaining = rejections
 
         def add_user(action, new=(), revised=(), focus=None, pois=()):
-            turns.append(PlannedTurn("user", action, tuple(new), tuple(revised), focus, tuple(pois),
-                                     active=tuple(active), rejected=tuple(pid[i] for i in cell.members(rejected))))
+            turns.append(
+                PlannedTurn(
+                    "user",
+                    action,
+                    tuple(new),
+                    tuple(revised),
+                    focus,
+                    tuple(pois),
+                    active=tuple(active),
+                    rejected=tuple(pid[i] for i in cell.members(rejected)),
+                )
+            )
 
         # greet: for Expert the first constraint is a revisable kind where possible, so that the later
         # revision has a target
@@ -262,7 +286,9 @@ class Planner:
             greet.append(c)
         add_user("greet_and_seek", new=greet)
         for _ in range(sk.asks):
-            c = self._relaxed((rejections + 4, rejections + 3, rejections + 2, rejections + 1), active, rejected)
+            c = self._relaxed(
+                (rejections + 4, rejections + 3, rejections + 2, rejections + 1), active, rejected
+            )
             if c is None:
                 raise PlanError("no_constraint", "answer to ask_preference")
             turns.append(PlannedTurn("system", "ask_preference", focus=c, active=tuple(active)))
@@ -294,7 +320,11 @@ class Planner:
                     partner = prev_gold  # the user asked how the last recommendation compares
                 else:
                     partner = self._partner(gold, active, rejected)
-                if partner is not None and cell.satisfies_all(active, partner) and self._better(partner, gold):
+                if (
+                    partner is not None
+                    and cell.satisfies_all(active, partner)
+                    and self._better(partner, gold)
+                ):
                     # both fit: the favoured one must be the better rated (ties: more reviews) so the text is
                     # true; swap when the partner can carry the rest of the plan, else take a near miss
                     if self._feasible(partner, *step):
@@ -306,8 +336,16 @@ class Planner:
                 if partner is None:
                     raise PlanError("no_compare_partner", f"slot {s}")
                 pois = [gold, partner]
-            turns.append(PlannedTurn("system", action, pois=tuple(pid[i] for i in pois), gold=(pid[gold],),
-                                     active=tuple(active), rejected=tuple(pid[i] for i in cell.members(rejected))))
+            turns.append(
+                PlannedTurn(
+                    "system",
+                    action,
+                    pois=tuple(pid[i] for i in pois),
+                    gold=(pid[gold],),
+                    active=tuple(active),
+                    rejected=tuple(pid[i] for i in cell.members(rejected)),
+                )
+            )
             named.extend(i for i in pois if i not in named)
             prev_gold = gold
             if outcome == "reject":
@@ -321,8 +359,9 @@ class Planner:
                     active.append(rev[1])
                     add_user("reject_and_refine", revised=[rev], pois=[pid[gold]])
                 else:
-                    c = self._relaxed((2 + remaining, 1 + remaining), active, rejected, exclude=gold,
-                                      prefer_explicit=True)
+                    c = self._relaxed(
+                        (2 + remaining, 1 + remaining), active, rejected, exclude=gold, prefer_explicit=True
+                    )
                     if c is None:
                         raise PlanError("no_rejection_constraint", f"slot {s}")
                     active.append(c)
@@ -339,8 +378,15 @@ class Planner:
             else:
                 add_user("accept", pois=[pid[gold]])
         assert prev_gold is not None  # every plan recommends at least once before the farewell
-        turns.append(PlannedTurn("system", "farewell", pois=(pid[prev_gold],), active=tuple(active),
-                                 rejected=tuple(pid[i] for i in cell.members(rejected))))
+        turns.append(
+            PlannedTurn(
+                "system",
+                "farewell",
+                pois=(pid[prev_gold],),
+                active=tuple(active),
+                rejected=tuple(pid[i] for i in cell.members(rejected)),
+            )
+        )
 
         plan = DialoguePlan(a.index, a.city, a.poi_type, a.tier, a.persona_type, "", "", "", "", turns)
         if len(plan.recommended) < 3:
@@ -365,7 +411,7 @@ class Planner:
         full = cell.mask(active) & pool
         near = 0
         for k in range(len(active)):
-            near |= cell.mask(active[:k] + active[k + 1:]) & pool & ~full
+            near |= cell.mask(active[:k] + active[k + 1 :]) & pool & ~full
         if near_only:
             members = cell.members(near)
             return self.rng.choice(members) if members else None
@@ -417,8 +463,11 @@ class Planner:
         for t in rec_turns:
             m = cell.mask(list(t.active))
             rejected = set(t.rejected)
-            t.alternatives = tuple(cell.ids[i] for i in cand
-                                   if m >> i & 1 and cell.ids[i] not in rejected and cell.ids[i] not in t.gold)
+            t.alternatives = tuple(
+                cell.ids[i]
+                for i in cand
+                if m >> i & 1 and cell.ids[i] not in rejected and cell.ids[i] not in t.gold
+            )
         in_cand = set(cand)
         others = [i for i in range(cell.size) if i not in in_cand]
         rng.shuffle(others)
@@ -431,5 +480,7 @@ class Planner:
         plan.open_set = list(cell.ids)
 
 
-def plan_dialogue(cell: CellIndex, assignment: Assignment, rng: random.Random, attempt: int = 0) -> DialoguePlan:
+def plan_dialogue(
+    cell: CellIndex, assignment: Assignment, rng: random.Random, attempt: int = 0
+) -> DialoguePlan:
     return Planner(cell, assignment, rng, attempt).plan()

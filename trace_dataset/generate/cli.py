@@ -43,25 +43,51 @@ def register(subparsers: Any) -> None:
     g.add_argument("--kb", required=True, type=Path, metavar="DIR", help="knowledge base folder")
     g.add_argument("--out", required=True, type=Path, metavar="DIR", help="output data directory")
     g.add_argument("--n", type=number_in(int, 1), default=10000, help="number of dialogues (default: 10000)")
-    g.add_argument("--backend", choices=GENERATOR_BACKENDS, default="template",
-                   help="template (offline, deterministic; default) or llm (--llm SPEC writes the turn texts)")
+    g.add_argument(
+        "--backend",
+        choices=GENERATOR_BACKENDS,
+        default="template",
+        help="template (offline, deterministic; default) or llm (--llm SPEC writes the turn texts)",
+    )
     g.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"corpus seed (default: {SEED})")
-    g.add_argument("--workers", type=number_in(int, 1), default=None,
-                   help="processes for the template backend (default: CPU count, at most 4)")
-    g.add_argument("--max-attempts", type=number_in(int, 1), default=50,
-                   help="regeneration attempts per dialogue before giving up (default: 50)")
-    g.add_argument("--llm-attempts", type=number_in(int, 1), default=3,
-                   help="llm backend: tries per dialogue, each told what failed (default: 3)")
-    g.add_argument("--llm-json-repairs", type=number_in(int, 0), default=1,
-                   help="llm backend: JSON-syntax repairs per try inside the LLM layer (default: 1)")
-    g.add_argument("--llm-fallback", choices=LLM_FALLBACKS, default="template",
-                   help="llm backend: after --llm-attempts failures use the template text of the same plan "
-                   "(default; counted in corpus.json and marked in metadata.backend) or stop with an error")
+    g.add_argument(
+        "--workers",
+        type=number_in(int, 1),
+        default=None,
+        help="processes for the template backend (default: CPU count, at most 4)",
+    )
+    g.add_argument(
+        "--max-attempts",
+        type=number_in(int, 1),
+        default=50,
+        help="regeneration attempts per dialogue before giving up (default: 50)",
+    )
+    g.add_argument(
+        "--llm-attempts",
+        type=number_in(int, 1),
+        default=3,
+        help="llm backend: tries per dialogue, each told what failed (default: 3)",
+    )
+    g.add_argument(
+        "--llm-json-repairs",
+        type=number_in(int, 0),
+        default=1,
+        help="llm backend: JSON-syntax repairs per try inside the LLM layer (default: 1)",
+    )
+    g.add_argument(
+        "--llm-fallback",
+        choices=LLM_FALLBACKS,
+        default="template",
+        help="llm backend: after --llm-attempts failures use the template text of the same plan "
+        "(default; counted in corpus.json and marked in metadata.backend) or stop with an error",
+    )
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     try:
         from trace_llm.cli import add_llm_argument
     except ImportError:  # the LLM layer is optional for the template backend
-        g.add_argument("--llm", default="smollm2", metavar="SPEC", help="llm backend: which LLM (default: smollm2)")
+        g.add_argument(
+            "--llm", default="smollm2", metavar="SPEC", help="llm backend: which LLM (default: smollm2)"
+        )
     else:
         add_llm_argument(g, max_new_tokens=LLM_MAX_NEW_TOKENS)
     g.set_defaults(func=run_generate)
@@ -73,7 +99,9 @@ def register(subparsers: Any) -> None:
         "recommendation turns with acceptable alternatives, beside the paper's values.",
     )
     s.add_argument("dir", type=Path, metavar="DIR", help="a Trace data directory")
-    s.add_argument("--split", choices=SPLITS, action="append", help="only these splits (repeatable; default: all)")
+    s.add_argument(
+        "--split", choices=SPLITS, action="append", help="only these splits (repeatable; default: all)"
+    )
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
     s.set_defaults(func=run_stats)
 
@@ -97,23 +125,40 @@ def run_generate(args: argparse.Namespace) -> int:
         else:
             llm = llm_from_args(args)
     report = generate_corpus(
-        args.kb, args.out, n=args.n, backend=args.backend, seed=args.seed, llm=llm, workers=args.workers,
-        max_attempts=args.max_attempts, llm_attempts=args.llm_attempts, llm_fallback=args.llm_fallback,
+        args.kb,
+        args.out,
+        n=args.n,
+        backend=args.backend,
+        seed=args.seed,
+        llm=llm,
+        workers=args.workers,
+        max_attempts=args.max_attempts,
+        llm_attempts=args.llm_attempts,
+        llm_fallback=args.llm_fallback,
         llm_json_repairs=args.llm_json_repairs,
         progress=False if args.no_progress else None,
     )
     c = report["counts"]
-    print(f"wrote {c['dialogues']} dialogues to {args.out}: " + ", ".join(f"{k} {v}" for k, v in c["splits"].items()))
+    print(
+        f"wrote {c['dialogues']} dialogues to {args.out}: "
+        + ", ".join(f"{k} {v}" for k, v in c["splits"].items())
+    )
     print("tiers: " + ", ".join(f"{k} {v}" for k, v in c["tiers"].items()))
     regen = report["regeneration"]
-    print(f"regenerated {regen['dialogues_regenerated']} dialogues ({regen['extra_attempts']} extra attempts)"
-          + (": " + ", ".join(f"{k} {v}" for k, v in regen["reasons"].items()) if regen["reasons"] else ""))
+    print(
+        f"regenerated {regen['dialogues_regenerated']} dialogues ({regen['extra_attempts']} extra attempts)"
+        + (": " + ", ".join(f"{k} {v}" for k, v in regen["reasons"].items()) if regen["reasons"] else "")
+    )
     if "llm" in report:
         llm_r = report["llm"]
-        print(f"llm: {llm_r['dialogues_written_by_llm']} dialogues written by the LLM, "
-              f"{llm_r['template_fallbacks']} fell back to the template text; failure reasons "
-              f"{llm_r['llm_failure_reasons']}")
-    print(f"corpus_version {report['versions']['corpus_version']}  kb_version {report['versions']['kb_version']}")
+        print(
+            f"llm: {llm_r['dialogues_written_by_llm']} dialogues written by the LLM, "
+            f"{llm_r['template_fallbacks']} fell back to the template text; failure reasons "
+            f"{llm_r['llm_failure_reasons']}"
+        )
+    print(
+        f"corpus_version {report['versions']['corpus_version']}  kb_version {report['versions']['kb_version']}"
+    )
     return 0
 
 

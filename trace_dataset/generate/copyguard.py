@@ -37,7 +37,9 @@ class ReviewNgrams:
         # one pass over all texts (windows spanning two reviews add a few harmless extra hashes)
         toks = WORD_RE.findall("\n".join(t or "" for t in texts).lower())
         vocab = self.vocab
-        ids = np.fromiter((vocab.setdefault(t, len(vocab) + 1) for t in toks), dtype=np.uint64, count=len(toks))
+        ids = np.fromiter(
+            (vocab.setdefault(t, len(vocab) + 1) for t in toks), dtype=np.uint64, count=len(toks)
+        )
         if len(ids) >= n:
             h = np.sort(self._hashes(ids))  # (np.unique is much slower on this many uint64 values)
             self.hashes = h[np.concatenate(([True], h[1:] != h[:-1]))]

@@ -46,8 +46,11 @@ _NEGATIVE_PREFIXES = ("disappoint", "smell", "wait")
 
 def _negative_positions(tokens: tuple[list, list[str]]) -> list[int]:
     matches, words = tokens
-    return [matches[i].start() for i, w in enumerate(words)
-            if w in _NEGATIVE_WORDS or w.endswith("n't") or w.startswith(_NEGATIVE_PREFIXES)]
+    return [
+        matches[i].start()
+        for i, w in enumerate(words)
+        if w in _NEGATIVE_WORDS or w.endswith("n't") or w.startswith(_NEGATIVE_PREFIXES)
+    ]
 
 
 class Span(NamedTuple):
@@ -104,7 +107,9 @@ def quotable_spans(text: str, truncated: bool = False) -> list[tuple[int, int]]:
     return out
 
 
-def _window(text: str, ms: int, me: int, pieces: list[tuple[int, int]], truncated: bool) -> tuple[int, int] | None:
+def _window(
+    text: str, ms: int, me: int, pieces: list[tuple[int, int]], truncated: bool
+) -> tuple[int, int] | None:
     """The quotable piece holding a mention, or a <= 14-word window around it within its sentence."""
     for s, e in pieces:
         if s <= ms and me <= e:
@@ -240,8 +245,10 @@ class CellIndex:
 
     @cached_property
     def rating_bins(self) -> list[int]:
-        return [0 if p.poi.stars < 3.0 else 1 if p.poi.stars < 4.0 else 2 if p.poi.stars < 4.5 else 3
-                for p in self.profiles]
+        return [
+            0 if p.poi.stars < 3.0 else 1 if p.poi.stars < 4.0 else 2 if p.poi.stars < 4.5 else 3
+            for p in self.profiles
+        ]
 
 
 def _universe(city: str, poi_type: str, profiles: list[PoiProfile]) -> list[Constraint]:
@@ -295,8 +302,9 @@ def _ngram_job() -> ReviewNgrams:
     return ReviewNgrams(r.text or "" for r in kb.reviews.values())
 
 
-def build_index(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
-                workers: int = 1) -> tuple[dict[tuple[str, str], CellIndex], ReviewNgrams]:
+def build_index(
+    kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE, workers: int = 1
+) -> tuple[dict[tuple[str, str], CellIndex], ReviewNgrams]:
     """Every non-empty city x type cell of the knowledge base, indexed (in `workers` forked processes), and
     the six-word copy guard over all reviews, built side by side; a cell smaller than `min_size`, or with
     fewer than 4 quotable POIs, is an error."""
@@ -304,8 +312,11 @@ def build_index(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
     if not kb.pois:
         raise TraceDataError("knowledge base holds no POIs", path=kb.root)
     if not kb.has_text:
-        raise TraceDataError("knowledge base has no review text (reviews.jsonl.gz): the generator quotes "
-                             "reviews; build the KB from a Yelp bundle or hydrate the release first", path=kb.root)
+        raise TraceDataError(
+            "knowledge base has no review text (reviews.jsonl.gz): the generator quotes "
+            "reviews; build the KB from a Yelp bundle or hydrate the release first",
+            path=kb.root,
+        )
     grouped: dict[tuple[str, str], int] = {}
     for p in kb.pois.values():
         grouped[(p.city, p.poi_type)] = grouped.get((p.city, p.poi_type), 0) + 1
@@ -313,7 +324,9 @@ def build_index(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
     if short:
         raise TraceDataError(
             f"knowledge base too small: every city x type cell needs at least {min_size} POIs to draw "
-            f"{min_size} candidates; short cells (POIs): {short}", path=kb.root)
+            f"{min_size} candidates; short cells (POIs): {short}",
+            path=kb.root,
+        )
     keys = sorted(grouped)
     _KB = kb
     try:
@@ -333,6 +346,8 @@ def build_index(kb: KnowledgeBase, min_size: int = CANDIDATES_PER_DIALOGUE,
         if quotable < 4:
             raise TraceDataError(
                 f"cell {city} x {poi_type}: only {quotable} POIs have a quotable review span (4-20 words); "
-                "at least 4 are needed to recommend three distinct POIs and compare them", path=kb.root)
+                "at least 4 are needed to recommend three distinct POIs and compare them",
+                path=kb.root,
+            )
     log.info("indexed %d cells, %d POIs", len(cells), sum(c.size for c in cells.values()))
     return cells, ngrams

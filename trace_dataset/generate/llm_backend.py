@@ -136,7 +136,9 @@ class PromptBuilder:
     def __init__(self, plan: DialoguePlan, ctx: Any):
         self.plan, self.ctx = plan, ctx
         self.cell = ctx.cells[(plan.city, plan.poi_type)]
-        self.words = TemplateRenderer(plan, self.cell, ctx.kb, random.Random(f"{ctx.seed}:{plan.index}:names"))
+        self.words = TemplateRenderer(
+            plan, self.cell, ctx.kb, random.Random(f"{ctx.seed}:{plan.index}:names")
+        )
         self.by_id = self.words.by_id
 
     def _c(self, c) -> str:
@@ -174,21 +176,28 @@ class PromptBuilder:
         if t.action == "provide_preference":
             if t.new:
                 return f"{i}. user provide_preference: state {'; '.join(self._c(c) for c in t.new)}" + (
-                    f"; then ask how {name(t.pois[0])} compares with another option." if t.pois else ".")
+                    f"; then ask how {name(t.pois[0])} compares with another option." if t.pois else "."
+                )
             return f"{i}. user provide_preference: say {self._c(t.focus)} matters most; ask how {name(t.pois[0])} compares with another option."
         if t.action == "recommend":
             fits = "; ".join(self._c(c) for c in t.active)
             return f"{i}. system recommend: recommend {self._poi(t.gold[0])}; it meets {fits}; quote its reviews. referenced_poi_ids={list(t.pois)}"
         if t.action == "compare":
-            return (f"{i}. system compare: compare {self._poi(t.pois[0])} with {self._poi(t.pois[1])}; favour "
-                    f"{name(t.pois[0])}; quote reviews of both. referenced_poi_ids={list(t.pois)}")
+            return (
+                f"{i}. system compare: compare {self._poi(t.pois[0])} with {self._poi(t.pois[1])}; favour "
+                f"{name(t.pois[0])}; quote reviews of both. referenced_poi_ids={list(t.pois)}"
+            )
         if t.action == "reject_and_refine":
             if t.revised:
                 old, new = t.revised[0]
-                return (f"{i}. user reject_and_refine: reject {name(t.pois[0])}; change {self._c(old)} to "
-                        f"{self._c(new)}. referenced_poi_ids={list(t.pois)}")
-            return (f"{i}. user reject_and_refine: reject {name(t.pois[0])} because it does not meet "
-                    f"{self._c(t.new[0])}; ask for something that does. referenced_poi_ids={list(t.pois)}")
+                return (
+                    f"{i}. user reject_and_refine: reject {name(t.pois[0])}; change {self._c(old)} to "
+                    f"{self._c(new)}. referenced_poi_ids={list(t.pois)}"
+                )
+            return (
+                f"{i}. user reject_and_refine: reject {name(t.pois[0])} because it does not meet "
+                f"{self._c(t.new[0])}; ask for something that does. referenced_poi_ids={list(t.pois)}"
+            )
         if t.action == "accept":
             return f"{i}. user accept: accept {name(t.pois[0])}. referenced_poi_ids={list(t.pois)}"
         if t.action == "farewell":
@@ -199,8 +208,13 @@ class PromptBuilder:
         plan = self.plan
         asks = sum(t.action == "ask_preference" for t in plan.turns)
         lines = [
-            dialogue_prompt().render("rules", n=len(plan.turns), asks=asks, rejections=plan.rejections,
-                                     distinct=len(plan.recommended)),
+            dialogue_prompt().render(
+                "rules",
+                n=len(plan.turns),
+                asks=asks,
+                rejections=plan.rejections,
+                distinct=len(plan.recommended),
+            ),
             "",
             f"Scenario: {plan.persona}. City: {plan.city}. Looking for: {plan.poi_type}. Difficulty: {plan.tier}.",
             "",
@@ -208,13 +222,15 @@ class PromptBuilder:
             *(f"- {self._poi(b)}" for b in plan.recommended),
             "",
             "Review excerpts you may quote (review_id, POI id, text):",
-            *(f'- {rid} | {bid} | {text}' for rid, bid, text in self.excerpts()),
+            *(f"- {rid} | {bid} | {text}" for rid, bid, text in self.excerpts()),
             "",
             "Plan (one line per turn):",
             *(self.turn_line(i, t) for i, t in enumerate(plan.turns)),
         ]
-        return [{"role": "system", "content": dialogue_prompt().render("system")},
-                {"role": "user", "content": "\n".join(lines)}]
+        return [
+            {"role": "system", "content": dialogue_prompt().render("system")},
+            {"role": "user", "content": "\n".join(lines)},
+        ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -247,8 +263,10 @@ def parse_turns(output: Any, plan: DialoguePlan, ctx: Any) -> list[RenderedTurn]
         if not isinstance(got, dict) or not isinstance(got.get("text"), str):
             raise ParseFailure("llm_json_shape", f"turn {i} has no text")
         if got.get("role") != want.role or got.get("action") != want.action:
-            raise ParseFailure("llm_plan_mismatch", f"turn {i} is {got.get('role')}/{got.get('action')}; "
-                                                    f"planned {want.role}/{want.action}")
+            raise ParseFailure(
+                "llm_plan_mismatch",
+                f"turn {i} is {got.get('role')}/{got.get('action')}; planned {want.role}/{want.action}",
+            )
         text = " ".join(got["text"].split())
         for bid in want.pois:
             if want.action != "farewell" and names[bid].lower() not in text.lower():
@@ -261,8 +279,12 @@ def parse_turns(output: Any, plan: DialoguePlan, ctx: Any) -> list[RenderedTurn]
 
 
 def _ground_turn(i: int, text: str, got: dict, want: PlannedTurn, kb, cell) -> RenderedTurn:
-    allowed = {rid: bid for bid in want.pois for rid in cell.profiles[cell.ids.index(bid)].poi.review_ids
-               if rid in kb.reviews}
+    allowed = {
+        rid: bid
+        for bid in want.pois
+        for rid in cell.profiles[cell.ids.index(bid)].poi.review_ids
+        if rid in kb.reviews
+    }
     declared: dict[int, str] = {}
     for c in got.get("citations") or []:
         m = re.fullmatch(r"\s*\[?R(\d+)\]?\s*", str(c.get("label", ""))) if isinstance(c, dict) else None
@@ -286,16 +308,22 @@ def _ground_turn(i: int, text: str, got: dict, want: PlannedTurn, kb, cell) -> R
 
     for m in QUOTE_RE.finditer(text):
         quote = m.group(1) if m.group(1) is not None else m.group(2)
-        after = re.match(r"\s{0,2}\[R(\d+)\]", text[m.end():])
+        after = re.match(r"\s{0,2}\[R(\d+)\]", text[m.end() :])
         rid = declared.get(int(after.group(1))) if after else None
         snap = snap_quote(quote, kb.review_text(rid)) if rid else None
         if snap is None:  # the label is missing or wrong: look through the reviews of the POIs it names
-            best = max(((r, snap_quote(quote, kb.review_text(r))) for r in allowed), default=(None, None),
-                       key=lambda x: x[1].score if x[1] else -1.0)
+            best = max(
+                ((r, snap_quote(quote, kb.review_text(r))) for r in allowed),
+                default=(None, None),
+                key=lambda x: x[1].score if x[1] else -1.0,
+            )
             rid, snap = best
         if snap is None or rid is None:
-            raise ParseFailure("quote_mismatch", f"turn {i}: quote {quote[:50]!r} matches no review of the POIs "
-                                                 f"it names (partial_ratio < {QUOTE_MATCH_THRESHOLD:.0%})")
+            raise ParseFailure(
+                "quote_mismatch",
+                f"turn {i}: quote {quote[:50]!r} matches no review of the POIs "
+                f"it names (partial_ratio < {QUOTE_MATCH_THRESHOLD:.0%})",
+            )
         exact = kb.review_text(rid)[snap.start : snap.end]
         pieces.append(_relabel(text[pos : m.start()], declared, label_for))
         pieces.append(f'"{exact}" [{label_for(rid)}]')
@@ -349,7 +377,9 @@ def _load(llm: Any) -> Any:
 
         return load_llm(llm or "smollm2", DecodingSettings(max_new_tokens=DEFAULT_MAX_NEW_TOKENS))
     if not hasattr(llm, "generate_json"):
-        raise TypeError(f"llm must be a spec string or an object with generate_json(), got {type(llm).__name__}")
+        raise TypeError(
+            f"llm must be a spec string or an object with generate_json(), got {type(llm).__name__}"
+        )
     return llm
 
 
@@ -368,8 +398,16 @@ def _ask(llm: Any, convs: list[list[dict]], repairs: int) -> list[Any]:
     return out
 
 
-def run_llm(ctx: Any, llm: Any, *, attempts: int = 3, fallback: str = "template", batch_size: int = 8,
-            json_repairs: int = 1, progress: Any = None) -> LLMRun:
+def run_llm(
+    ctx: Any,
+    llm: Any,
+    *,
+    attempts: int = 3,
+    fallback: str = "template",
+    batch_size: int = 8,
+    json_repairs: int = 1,
+    progress: Any = None,
+) -> LLMRun:
     """Generate every dialogue of `ctx` with the LLM backend (in-process, batched). Each of the `attempts`
     asks the model once, plus up to `json_repairs` JSON-syntax repairs inside the LLM layer."""
     if fallback not in FALLBACKS:
@@ -377,7 +415,9 @@ def run_llm(ctx: Any, llm: Any, *, attempts: int = 3, fallback: str = "template"
     if attempts < 1:
         raise ValueError(f"attempts must be >= 1, got {attempts}")
     model = _load(llm)
-    run = LLMRun(describe=dict(model.describe()) if hasattr(model, "describe") else {}, fallback_mode=fallback)
+    run = LLMRun(
+        describe=dict(model.describe()) if hasattr(model, "describe") else {}, fallback_mode=fallback
+    )
     model_name = str(run.describe.get("model", ""))
     n = len(ctx.assignments)
     for start in range(0, n, batch_size):
@@ -413,8 +453,16 @@ def run_llm(ctx: Any, llm: Any, *, attempts: int = 3, fallback: str = "template"
                     except ParseFailure as e:
                         problems, code_list = [str(e)], [e.code]
                     else:
-                        record = assemble(plan, rendered, ctx.kb, split=ctx.splits[i], seed=ctx.seed,
-                                          backend="llm", model=model_name, kb_version=ctx.kb_version)
+                        record = assemble(
+                            plan,
+                            rendered,
+                            ctx.kb,
+                            split=ctx.splits[i],
+                            seed=ctx.seed,
+                            backend="llm",
+                            model=model_name,
+                            kb_version=ctx.kb_version,
+                        )
                         found = validate_record(record, ctx.kb, ctx.ngrams)
                         if not found:
                             done[i] = Result.of(record, attempt + 1, reasons[i])
@@ -428,28 +476,48 @@ def run_llm(ctx: Any, llm: Any, *, attempts: int = 3, fallback: str = "template"
                 if isinstance(answer, dict):
                     convs[i] = convs[i] + [
                         {"role": "assistant", "content": dumps(answer)},
-                        {"role": "user", "content": "Your dialogue has these problems:\n- " + "\n- ".join(problems)
-                         + "\nWrite the whole dialogue again as JSON, fixing them and following the plan."},
+                        {
+                            "role": "user",
+                            "content": "Your dialogue has these problems:\n- "
+                            + "\n- ".join(problems)
+                            + "\nWrite the whole dialogue again as JSON, fixing them and following the plan.",
+                        },
                     ]
         for i in batch:
             if i in done:
                 continue
             if fallback == "error":
-                raise TraceDataError(f"{dialogue_id(i)}: the LLM failed validation {attempts} times "
-                                     f"({dict(reasons[i])}); rerun with --llm-fallback template", path=ctx.kb.root)
+                raise TraceDataError(
+                    f"{dialogue_id(i)}: the LLM failed validation {attempts} times "
+                    f"({dict(reasons[i])}); rerun with --llm-fallback template",
+                    path=ctx.kb.root,
+                )
             plan, _ = plans[i]
             cell = ctx.cells[(plan.city, plan.poi_type)]
             rendered = render_template(plan, cell, ctx.kb, dialogue_rng(ctx.seed, i, 1000))
-            record = assemble(plan, rendered, ctx.kb, split=ctx.splits[i], seed=ctx.seed, backend="template",
-                              model="", kb_version=ctx.kb_version)
+            record = assemble(
+                plan,
+                rendered,
+                ctx.kb,
+                split=ctx.splits[i],
+                seed=ctx.seed,
+                backend="template",
+                model="",
+                kb_version=ctx.kb_version,
+            )
             found = validate_record(record, ctx.kb, ctx.ngrams)
             if found:
-                raise TraceDataError(f"{dialogue_id(i)}: template fallback failed validation: {found[:3]}",
-                                     path=ctx.kb.root)
+                raise TraceDataError(
+                    f"{dialogue_id(i)}: template fallback failed validation: {found[:3]}", path=ctx.kb.root
+                )
             done[i] = Result.of(record, attempts, reasons[i])
             run.fallbacks += 1
-            log.info("%s: LLM output failed validation %d times (%s); used the template text",
-                     dialogue_id(i), attempts, ", ".join(sorted(reasons[i])))
+            log.info(
+                "%s: LLM output failed validation %d times (%s); used the template text",
+                dialogue_id(i),
+                attempts,
+                ", ".join(sorted(reasons[i])),
+            )
         for i in batch:
             run.results.append(done[i])
         if progress is not None:

@@ -66,11 +66,15 @@ def check_pools() -> None:
     missing = set(PERSONA_TYPES) - set(archetypes)
     extra = set(archetypes) - set(PERSONA_TYPES)
     if missing or extra:
-        raise ValueError(f"persona archetypes differ from constants.PERSONA_TYPES: missing {sorted(missing)}, "
-                         f"extra {sorted(extra)}")
+        raise ValueError(
+            f"persona archetypes differ from constants.PERSONA_TYPES: missing {sorted(missing)}, "
+            f"extra {sorted(extra)}"
+        )
     for t, pool in pools.items():
         if len(pool) != PERSONAS_PER_TYPE:
-            raise ValueError(f"persona pool of {t!r} has {len(pool)} archetypes; expected {PERSONAS_PER_TYPE}")
+            raise ValueError(
+                f"persona pool of {t!r} has {len(pool)} archetypes; expected {PERSONAS_PER_TYPE}"
+            )
     unused = set(PERSONA_TYPES) - {p for pool in pools.values() for p in pool}
     if unused:
         raise ValueError(f"archetypes in no POI-type pool: {sorted(unused)}")

@@ -95,7 +95,9 @@ def _check_out_dir(out_dir: Path) -> None:
     corpus holds corpus.json; a folder holding only data/ and knowledge_base/ is one a killed run began (the
     files are written at the end, corpus.json last) and is written over."""
     begun = out_dir.is_dir() and {p.name for p in out_dir.iterdir() if not p.name.startswith(".")} <= {
-        DATA_DIRNAME, KB_DIRNAME}
+        DATA_DIRNAME,
+        KB_DIRNAME,
+    }
     check_output_dir(out_dir, () if begun else (CORPUS_META_FILE,), what="corpus")
 
 
@@ -108,10 +110,22 @@ def _version() -> str:
         return "0+unknown"
 
 
-def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int = 10000, backend: str = "template",
-                    seed: int = 42, llm: Any = None, workers: int | None = None, *,
-                    max_attempts: int = MAX_ATTEMPTS, llm_attempts: int = 3, llm_fallback: str = "template",
-                    llm_batch_size: int = 8, llm_json_repairs: int = 1, progress: bool | None = None) -> dict[str, Any]:
+def generate_corpus(
+    kb_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    n: int = 10000,
+    backend: str = "template",
+    seed: int = 42,
+    llm: Any = None,
+    workers: int | None = None,
+    *,
+    max_attempts: int = MAX_ATTEMPTS,
+    llm_attempts: int = 3,
+    llm_fallback: str = "template",
+    llm_batch_size: int = 8,
+    llm_json_repairs: int = 1,
+    progress: bool | None = None,
+) -> dict[str, Any]:
     """Generate `n` dialogues from the knowledge base in `kb_dir` into the Trace data directory `out_dir`;
     returns the corpus.json report.
 
@@ -130,7 +144,9 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
     kb_dir, out_dir = Path(kb_dir), Path(out_dir)
     if not kb_dir.is_dir():
-        raise TraceDataError("knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_dir)
+        raise TraceDataError(
+            "knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_dir
+        )
     if out_dir.resolve() == kb_dir.resolve() or (out_dir / KB_DIRNAME).resolve() == kb_dir.resolve():
         raise TraceDataError("output folder must differ from the knowledge base folder", path=out_dir)
     _check_out_dir(out_dir)
@@ -152,18 +168,31 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
         else:
             from trace_dataset.generate.llm_backend import run_llm
 
-            llm_run = run_llm(ctx, llm, attempts=llm_attempts, fallback=llm_fallback, batch_size=llm_batch_size,
-                              json_repairs=llm_json_repairs, progress=bar)
+            llm_run = run_llm(
+                ctx,
+                llm,
+                attempts=llm_attempts,
+                fallback=llm_fallback,
+                batch_size=llm_batch_size,
+                json_repairs=llm_json_repairs,
+                progress=bar,
+            )
             results.extend(llm_run.results)
             llm_info = llm_run.report()
     gen_s = time.perf_counter() - t1
-    log.info("generated %d dialogues in %.1fs (%.0f dialogues/s, %d workers)", n, gen_s, n / max(gen_s, 1e-9),
-             workers if backend == "template" else 1)
+    log.info(
+        "generated %d dialogues in %.1fs (%.0f dialogues/s, %d workers)",
+        n,
+        gen_s,
+        n / max(gen_s, 1e-9),
+        workers if backend == "template" else 1,
+    )
 
     # -- write ---------------------------------------------------------------------------------------
     by_split: dict[str, list[str]] = {s: [] for s in SPLITS}
     for r in results:
         by_split[r.split].append(r.line)
+
     def write_split(split: str) -> str:
         path = out_dir / DATA_DIRNAME / f"{split}.jsonl.gz"
         with atomic_open(path, "w") as f:
@@ -179,12 +208,24 @@ def generate_corpus(kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: in
         if src.exists():
             copy_file(src, out_dir / KB_DIRNAME / name)
     corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
-    report = _report(ctx, results, files, corpus_version, backend, llm_info,
-                     {"n": n, "seed": seed, "backend": backend, "max_attempts": max_attempts,
-                      "llm": llm_info["describe"] if llm_info else None,
-                      "llm_attempts": llm_attempts if backend == "llm" else None,
-                      "llm_json_repairs": llm_json_repairs if backend == "llm" else None,
-                      "llm_fallback": llm_fallback if backend == "llm" else None})
+    report = _report(
+        ctx,
+        results,
+        files,
+        corpus_version,
+        backend,
+        llm_info,
+        {
+            "n": n,
+            "seed": seed,
+            "backend": backend,
+            "max_attempts": max_attempts,
+            "llm": llm_info["describe"] if llm_info else None,
+            "llm_attempts": llm_attempts if backend == "llm" else None,
+            "llm_json_repairs": llm_json_repairs if backend == "llm" else None,
+            "llm_fallback": llm_fallback if backend == "llm" else None,
+        },
+    )
     write_json(out_dir / CORPUS_META_FILE, report)
     _write_card(out_dir)
     log.info("wrote %s in %.1fs total (corpus %s)", out_dir, time.perf_counter() - t0, corpus_version[:12])
@@ -233,8 +274,14 @@ def _report(ctx: Context, results: list[Result], files, corpus_version, backend,
             "reasons": dict(sorted(reasons.items())),
             "tier_fallbacks": dict(sorted(tier_changes.items())),
         },
-        "versions": {"schema_version": SCHEMA_VERSION, "kb_version": ctx.kb_version, "corpus_version": corpus_version},
-        "data_tables": table_hashes(PERSONAS_FILE, PHRASES_FILE),  # personas (every backend), phrases (template)
+        "versions": {
+            "schema_version": SCHEMA_VERSION,
+            "kb_version": ctx.kb_version,
+            "corpus_version": corpus_version,
+        },
+        "data_tables": table_hashes(
+            PERSONAS_FILE, PHRASES_FILE
+        ),  # personas (every backend), phrases (template)
         "files": files,
     }
     if llm_info is not None:

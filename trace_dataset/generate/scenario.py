@@ -59,7 +59,9 @@ def assign(n: int, cells: Sequence[tuple[str, str]], seed: int) -> list[Assignme
     return out
 
 
-def pick_modifier(persona_type: str, poi_type: str, available: set[str], rng: random.Random) -> Modifier | None:
+def pick_modifier(
+    persona_type: str, poi_type: str, available: set[str], rng: random.Random
+) -> Modifier | None:
     """With probability 0.3, a detail modifier whose implied constraint this cell can express."""
     if rng.random() >= DETAIL_MODIFIER_PROBABILITY:
         return None
@@ -67,8 +69,9 @@ def pick_modifier(persona_type: str, poi_type: str, available: set[str], rng: ra
     return rng.choice(options) if options else None
 
 
-def persona_text(persona_type: str, city: str, rng: random.Random, context: str,
-                 modifier: Modifier | None) -> tuple[str, str]:
+def persona_text(
+    persona_type: str, city: str, rng: random.Random, context: str, modifier: Modifier | None
+) -> tuple[str, str]:
     """(first name, description), e.g. 'Maya, 34, a date-night planner on an anniversary weekend in Nashville,
     who is vegetarian'."""
     arche = personas().archetypes[persona_type]

@@ -126,8 +126,11 @@ def corpus_stats(data_dir: str | os.PathLike, splits: Iterable[str] | None = Non
     try:
         return dialogue_stats(tracked())
     except (KeyError, TypeError, AttributeError) as e:  # a record without the fields the statistics read
-        raise TraceDataError(f"dialogue {current[0]!r}: malformed record ({type(e).__name__}: {e}); expected the "
-                             "fields of schema.DIALOGUE_FEATURES", path=data_dir) from None
+        raise TraceDataError(
+            f"dialogue {current[0]!r}: malformed record ({type(e).__name__}: {e}); expected the "
+            "fields of schema.DIALOGUE_FEATURES",
+            path=data_dir,
+        ) from None
 
 
 def format_stats(s: dict[str, Any]) -> str:
@@ -137,18 +140,27 @@ def format_stats(s: dict[str, Any]) -> str:
     rows = [
         ("Total dialogues", f"{s['dialogues']:,}", f"{p['dialogues']:,}"),
         ("Splits (train/val/test)", "/".join(str(s["splits"].get(x, 0)) for x in SPLITS), "70/15/15 %"),
-        ("Avg. turns / dialogue", f"{s['turns_mean']:.1f} (±{s['turns_sd']:.1f}), range {s['turns_min']}-{s['turns_max']}",
-         f"{p['turns_mean']} (±{p['turns_sd']})"),
+        (
+            "Avg. turns / dialogue",
+            f"{s['turns_mean']:.1f} (±{s['turns_sd']:.1f}), range {s['turns_min']}-{s['turns_max']}",
+            f"{p['turns_mean']} (±{p['turns_sd']})",
+        ),
         ("Avg. POIs rec. / dialogue", f"{s['pois_recommended_mean']:.1f}", f"{p['pois_recommended_mean']}"),
         ("Persona archetypes", str(s["persona_archetypes"]), str(p["persona_archetypes"])),
         ("Candidates / dialogue", f"{s['candidates_per_dialogue']:g}", str(p["candidates_per_dialogue"])),
         ("Rejection rate (of user turns)", f"{s['rejection_rate']:.1%}", f"{p['rejection_rate']:.1%}"),
         ("  rejection turns (of all turns)", f"{s['rejection_share_of_all_turns']:.1%}", ""),
-        ("Difficulty E / M / H / Expert", " / ".join(f"{s['tiers'][t]:,}" for t in TIERS),
-         " / ".join(f"{v:,}" for v in p["tiers"].values())),
+        (
+            "Difficulty E / M / H / Expert",
+            " / ".join(f"{s['tiers'][t]:,}" for t in TIERS),
+            " / ".join(f"{v:,}" for v in p["tiers"].values()),
+        ),
         ("  shares", " / ".join(f"{s['tiers'][t] / n:.1%}" for t in TIERS), "24.8 / 34.8 / 30.6 / 9.8 %"),
-        ("Rec. turns with alternatives", f"{s['recommendation_turns_with_alternatives']:.1%} of "
-         f"{s['recommendation_turns']:,}", f"{p['recommendation_turns_with_alternatives']:.0%} of 32,475"),
+        (
+            "Rec. turns with alternatives",
+            f"{s['recommendation_turns_with_alternatives']:.1%} of {s['recommendation_turns']:,}",
+            f"{p['recommendation_turns_with_alternatives']:.0%} of 32,475",
+        ),
         ("Dialogues with a price word", f"{s['dialogues_with_price_words']:.1%}", "62%"),
     ]
     w0 = max(len(r[0]) for r in rows)

@@ -70,8 +70,11 @@ _AN_SILENT_H = ("heir", "honest", "honour", "honor", "hour")
 def indefinite_article(phrase: str) -> str:
     """'a' or 'an' for the phrase's first word, by sound where the spelling misleads ("an hour", "a unique")."""
     word = phrase.strip().lower()
-    vowel_sound = (word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_AN_EXCEPTIONS)) or word.startswith(
-        _AN_SILENT_H) or re.match(r"(8|11|18)(\D|$)", word) is not None
+    vowel_sound = (
+        (word[:1] in ("a", "e", "i", "o", "u") and not word.startswith(_AN_EXCEPTIONS))
+        or word.startswith(_AN_SILENT_H)
+        or re.match(r"(8|11|18)(\D|$)", word) is not None
+    )
     return "an" if vowel_sound else "a"
 
 
@@ -211,7 +214,9 @@ class TemplateRenderer:
             if c.kind in ("noise", "ambience", "dietary", "meal"):
                 return self.pick(P.bank().claim[c.kind]).format(what=w)
             return self.pick(P.bank().claim_attr).format(what=w)
-        return self.pick(P.bank().claim_evidence_adj if c.kind in ADJECTIVE_KINDS else P.bank().claim_evidence).format(what=w)
+        return self.pick(
+            P.bank().claim_evidence_adj if c.kind in ADJECTIVE_KINDS else P.bank().claim_evidence
+        ).format(what=w)
 
     def violation(self, bid: str, c: Constraint) -> str:
         """How the system says a POI misses c: a stated fact, or the absence of review evidence."""
@@ -220,24 +225,33 @@ class TemplateRenderer:
         w = self.what(c)
         if violation_is_explicit(poi, c):
             if c.kind == "price":
-                return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=self.pick(
-                    P.bank().violation["price"]).format(**f))
+                return self.pick(P.bank().compare_miss_explicit).format(
+                    b=self.name(bid), reason=self.pick(P.bank().violation["price"]).format(**f)
+                )
             if c.kind == "rating":
                 reason = self.pick(P.bank().violation["rating"]).format(**f)
             elif c.kind == "location":
                 reason = self.pick(P.bank().violation["location"]).format(
-                    d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value)
+                    d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value
+                )
             elif c.kind == "category":
                 reason = self.pick(P.bank().violation["category"]).format(cat=c.value)
             elif c.kind == "noise":
-                reason = self.pick(P.bank().violation["noise"]).format(level=(poi.attributes.get("noise_level") or "")
-                                                                .replace("_", " "))
+                reason = self.pick(P.bank().violation["noise"]).format(
+                    level=(poi.attributes.get("noise_level") or "").replace("_", " ")
+                )
             else:
                 reason = self.pick(P.bank().violation["default"]).format(what=w)
             return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=reason)
         if c.kind == "price":
-            return self.pick(P.bank().compare_miss_explicit).format(b=self.name(bid), reason=P.bank().violation["price_unknown"][0])
-        options = P.bank().compare_miss_evidence_adj if c.kind in ADJECTIVE_KINDS else P.bank().compare_miss_evidence
+            return self.pick(P.bank().compare_miss_explicit).format(
+                b=self.name(bid), reason=P.bank().violation["price_unknown"][0]
+            )
+        options = (
+            P.bank().compare_miss_evidence_adj
+            if c.kind in ADJECTIVE_KINDS
+            else P.bank().compare_miss_evidence
+        )
         return self.pick(options).format(b=self.name(bid), what=w)
 
     def reason(self, bid: str, c: Constraint) -> str:
@@ -251,7 +265,8 @@ class TemplateRenderer:
                 return self.pick(P.bank().reason_explicit["rating"]).format(stars=f"{poi.stars:g}")
             if c.kind == "location":
                 return self.pick(P.bank().reason_explicit["location"]).format(
-                    d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value)
+                    d=f"{landmark_distance_km(poi, c.value):.1f}", L=c.value
+                )
             if c.kind == "category":
                 return self.pick(P.bank().reason_explicit["category"])
             if c.kind == "noise":
@@ -259,7 +274,9 @@ class TemplateRenderer:
             return self.pick(P.bank().reason_explicit["default"]).format(what=w)
         if c.kind == "price":
             return self.pick(P.bank().reason_price_unknown)
-        return self.pick(P.bank().reason_missing_adj if c.kind in ADJECTIVE_KINDS else P.bank().reason_missing).format(what=w)
+        return self.pick(
+            P.bank().reason_missing_adj if c.kind in ADJECTIVE_KINDS else P.bank().reason_missing
+        ).format(what=w)
 
     # -- turns -----------------------------------------------------------------------------------
     def render(self) -> list[RenderedTurn]:
@@ -289,9 +306,15 @@ class TemplateRenderer:
     def _ask_preference(self, t: PlannedTurn, prev, rt) -> str:
         c = t.focus
         assert c is not None  # the planner gives every ask_preference turn a focus
-        lead = self.pick(P.bank().ask_leads) if prev and prev.action == "greet_and_seek" else self.pick(P.bank().persona_nods)
+        lead = (
+            self.pick(P.bank().ask_leads)
+            if prev and prev.action == "greet_and_seek"
+            else self.pick(P.bank().persona_nods)
+        )
         lead = lead.format(your=self.your_context())
-        q = self.pick(P.bank().ask[c.kind]).format(city=self.plan.city, type=P.bank().type_short[self.plan.poi_type])
+        q = self.pick(P.bank().ask[c.kind]).format(
+            city=self.plan.city, type=P.bank().type_short[self.plan.poi_type]
+        )
         return _join([lead, q])
 
     def _provide_preference(self, t: PlannedTurn, prev, rt) -> str:
@@ -327,7 +350,9 @@ class TemplateRenderer:
         return self.pick(P.bank().accept[self.arche.voice]).format(name=self.name(t.pois[0]))
 
     def _farewell(self, t: PlannedTurn, prev, rt) -> str:
-        main = self.pick(P.bank().farewells[self.arche.voice]).format(name=self.name(t.pois[0]), city=self.plan.city)
+        main = self.pick(P.bank().farewells[self.arche.voice]).format(
+            name=self.name(t.pois[0]), city=self.plan.city
+        )
         return _join([main, self.pick(P.bank().farewell_context).format(your=self.your_context())])
 
     def _prefer(self, t: PlannedTurn, prev: PlannedTurn | None) -> list[Constraint]:
@@ -336,7 +361,9 @@ class TemplateRenderer:
         rest = [c for c in reversed(t.active) if c not in newest]
         return newest + rest
 
-    def _support(self, bid: str, prefer: list[Constraint], rt, k: int, lead: bool = True) -> tuple[str, list[str]]:
+    def _support(
+        self, bid: str, prefer: list[Constraint], rt, k: int, lead: bool = True
+    ) -> tuple[str, list[str]]:
         """(claims sentence, quote sentences) for one POI."""
         claims = [self.claim(bid, c) for c in prefer[:2]]
         if len(claims) == 2:
@@ -353,7 +380,9 @@ class TemplateRenderer:
             if j == 0:
                 options = P.bank().quote_intros
             else:
-                options = P.bank().quote_same if s.review_id == spans[j - 1].review_id else P.bank().quote_adds
+                options = (
+                    P.bank().quote_same if s.review_id == spans[j - 1].review_id else P.bank().quote_adds
+                )
             quotes.append(self.pick(options).format(q=q))
         if not sentence:
             return "", quotes
@@ -363,8 +392,11 @@ class TemplateRenderer:
         bid = t.gold[0]
         parts = []
         if prev is not None and prev.action == "reject_and_refine":
-            parts.append(self.pick(P.bank().after_revision) if prev.revised else
-                         self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0])))
+            parts.append(
+                self.pick(P.bank().after_revision)
+                if prev.revised
+                else self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0]))
+            )
         parts.append(self.pick(P.bank().rec_openers).format(name=self.name(bid)))
         f = self._facts(bid)
         facts = [x for x in P.bank().facts if f["price"] or "{price}" not in x]
@@ -381,8 +413,11 @@ class TemplateRenderer:
         na, nb = self.name(a), self.name(b)
         parts = []
         if prev is not None and prev.action == "reject_and_refine":
-            parts.append(self.pick(P.bank().after_revision) if prev.revised else
-                         self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0])))
+            parts.append(
+                self.pick(P.bank().after_revision)
+                if prev.revised
+                else self.pick(P.bank().after_reject).format(old=self.name(prev.pois[0]))
+            )
         parts.append(self.pick(P.bank().compare_openers).format(a=na, b=nb))
         prefer = self._prefer(t, prev)
         claims, quotes = self._support(a, prefer, rt, 1, lead=False)
@@ -397,7 +432,9 @@ class TemplateRenderer:
         else:
             parts.append(self.pick(P.bank().compare_both_fit).format(b=nb, stars=f"{prof_b.poi.stars:g}"))
             pa, pb = self.by_id[a].poi, prof_b.poi
-            verdict = self.pick(P.bank().verdict_both) if pa.stars > pb.stars else self.pick(P.bank().verdict_tie)
+            verdict = (
+                self.pick(P.bank().verdict_both) if pa.stars > pb.stars else self.pick(P.bank().verdict_tie)
+            )
         b_spans = self.quote_spans(b, [c for c in prefer if c not in missed], 1)
         for s in b_spans:
             parts.append(self.pick(P.bank().quote_intros).format(q=self.cite(rt, s, b)))
@@ -405,5 +442,7 @@ class TemplateRenderer:
         return _join(parts)
 
 
-def render_template(plan: DialoguePlan, cell: CellIndex, kb: KnowledgeBase, rng: random.Random) -> list[RenderedTurn]:
+def render_template(
+    plan: DialoguePlan, cell: CellIndex, kb: KnowledgeBase, rng: random.Random
+) -> list[RenderedTurn]:
     return TemplateRenderer(plan, cell, kb, rng).render()

@@ -98,7 +98,9 @@ def quotes_with_labels(text: str) -> list[tuple[str, int | None, int]]:
     return out
 
 
-def validate_record(d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams | None = None) -> list[Problem]:
+def validate_record(
+    d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams | None = None
+) -> list[Problem]:
     """Record-level checks (see module docstring); an empty list means valid."""
     probs: list[Problem] = []
 
@@ -156,11 +158,16 @@ def validate_record(d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams |
         if t["action"] in RECOMMENDATION_ACTIONS:
             recommended.extend(p for p in t["referenced_poi_ids"] if p not in recommended)
     if len(recommended) < MIN_DISTINCT_RECOMMENDED:
-        bad("too_few_pois", f"{len(recommended)} distinct recommended POIs; expected >= {MIN_DISTINCT_RECOMMENDED}")
+        bad(
+            "too_few_pois",
+            f"{len(recommended)} distinct recommended POIs; expected >= {MIN_DISTINCT_RECOMMENDED}",
+        )
     n_rej = actions.count(REJECTION_ACTION)
     if tier in REJECTIONS_PER_TIER and not rejections_ok(tier, n_rej):
-        bad("rejections_for_tier", f"{n_rej} reject_and_refine turns for tier {tier} "
-                                   f"(expected {REJECTIONS_PER_TIER[tier]})")
+        bad(
+            "rejections_for_tier",
+            f"{n_rej} reject_and_refine turns for tier {tier} (expected {REJECTIONS_PER_TIER[tier]})",
+        )
     for i, t in enumerate(turns):
         if t["action"] != REJECTION_ACTION:
             continue
@@ -169,23 +176,34 @@ def validate_record(d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams |
         if prev is None or prev["action"] not in RECOMMENDATION_ACTIONS:
             bad("rejection_context", f"turn {i}: reject_and_refine does not follow a recommendation")
         elif t["referenced_poi_ids"] != prev["gold_poi_ids"]:
-            bad("rejection_context", f"turn {i}: rejects {t['referenced_poi_ids']}, not the recommended "
-                                     f"{prev['gold_poi_ids']}")
+            bad(
+                "rejection_context",
+                f"turn {i}: rejects {t['referenced_poi_ids']}, not the recommended {prev['gold_poi_ids']}",
+            )
         if nxt is None or nxt["action"] not in RECOMMENDATION_ACTIONS:
             bad("rejection_context", f"turn {i}: reject_and_refine is not followed by a recommendation")
 
     # -- ids ---------------------------------------------------------------------------------------
     cands = d["candidate_poi_ids"]
     if len(cands) != CANDIDATES_PER_DIALOGUE or len(set(cands)) != len(cands):
-        bad("candidates", f"{len(cands)} candidates ({len(set(cands))} distinct); expected {CANDIDATES_PER_DIALOGUE}")
+        bad(
+            "candidates",
+            f"{len(cands)} candidates ({len(set(cands))} distinct); expected {CANDIDATES_PER_DIALOGUE}",
+        )
     cset = set(cands)
     p16, p32, opn = set(d["pool_16_poi_ids"]), set(d["pool_32_poi_ids"]), set(d["open_set_poi_ids"])
     if not (cset <= p16 <= p32 <= opn):
         bad("pools", "pools are not nested: closed <= pool_16 <= pool_32 <= open")
-    for field, size in (("pool_16_poi_ids", POOL_SIZES["pool_16"]), ("pool_32_poi_ids", POOL_SIZES["pool_32"])):
+    for field, size in (
+        ("pool_16_poi_ids", POOL_SIZES["pool_16"]),
+        ("pool_32_poi_ids", POOL_SIZES["pool_32"]),
+    ):
         ids = d[field]
         if len(set(ids)) != len(ids) or len(ids) != min(size or 0, len(opn)):
-            bad("pools", f"{field} has {len(ids)} ids ({len(set(ids))} distinct); expected {min(size or 0, len(opn))}")
+            bad(
+                "pools",
+                f"{field} has {len(ids)} ids ({len(set(ids))} distinct); expected {min(size or 0, len(opn))}",
+            )
     city, ptype = d["scenario"]["city"], d["scenario"]["poi_type"]
     for pid in opn:
         poi = kb.pois.get(pid)
@@ -230,7 +248,10 @@ def validate_record(d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams |
             elif r.business_id != c["business_id"]:
                 bad("review_not_of_poi", f"turn {i}: review {c['review_id']!r} belongs to {r.business_id!r}")
             elif c["business_id"] not in t["referenced_poi_ids"]:
-                bad("review_not_of_poi", f"turn {i}: cites a review of {c['business_id']!r}, a POI it does not name")
+                bad(
+                    "review_not_of_poi",
+                    f"turn {i}: cites a review of {c['business_id']!r}, a POI it does not name",
+                )
         quotes = quotes_with_labels(text)
         if t["action"] not in RECOMMENDATION_ACTIONS:
             if quotes or t["citations"]:
@@ -247,16 +268,23 @@ def validate_record(d: dict[str, Any], kb: KnowledgeBase, ngrams: ReviewNgrams |
             review = kb.reviews.get(cit["review_id"])
             source = review.text if review is not None else None
             if source is None or quote_support(quote, [source]) < QUOTE_MATCH_THRESHOLD:
-                bad("quote_mismatch", f"turn {i}: quote {quote[:40]!r} does not match review {cit['review_id']!r}")
+                bad(
+                    "quote_mismatch",
+                    f"turn {i}: quote {quote[:40]!r} does not match review {cit['review_id']!r}",
+                )
             if qi >= len(spans):
                 bad("quote_spans", f"turn {i}: quote {qi + 1} has no quote_spans entry")
             else:
                 s = spans[qi]
                 if s["quote_id"] != qi + 1 or s["review_id"] != cit["review_id"]:
-                    bad("quote_spans", f"quote_spans[{qi}] = {s['quote_id']}/{s['review_id']}; expected "
-                                       f"{qi + 1}/{cit['review_id']}")
-                elif source is not None and (source[s["start"]:s["end"]] != quote
-                                             or s["checksum"] != span_checksum(quote)):
+                    bad(
+                        "quote_spans",
+                        f"quote_spans[{qi}] = {s['quote_id']}/{s['review_id']}; expected "
+                        f"{qi + 1}/{cit['review_id']}",
+                    )
+                elif source is not None and (
+                    source[s["start"] : s["end"]] != quote or s["checksum"] != span_checksum(quote)
+                ):
                     bad("quote_spans", f"quote_spans[{qi}] offsets/checksum do not give the quoted text")
             qi += 1
         missing = [p for p in t["referenced_poi_ids"] if p not in quoted_pois]
@@ -300,16 +328,24 @@ def validate_plan(plan: DialoguePlan, cell: CellIndex) -> list[Problem]:
                 probs.append(Problem("gold_unsatisfied", f"turn {k}: gold {g} misses a stated constraint"))
             alts = [p for p in cand if mask >> idx[p] & 1 and p not in t.rejected and p != g]
             if list(t.alternatives) != alts:
-                probs.append(Problem("alternatives", f"turn {k}: alternatives {t.alternatives} != computed {alts}"))
+                probs.append(
+                    Problem("alternatives", f"turn {k}: alternatives {t.alternatives} != computed {alts}")
+                )
         if t.action == REJECTION_ACTION:
             rejected = t.pois[0]
             stated = t.stated
             if not stated or any(cell.sat_of(c) >> idx[rejected] & 1 for c in stated):
-                probs.append(Problem("rejection_semantics",
-                                     f"turn {k}: the rejected POI does not violate the added constraint"))
+                probs.append(
+                    Problem(
+                        "rejection_semantics",
+                        f"turn {k}: the rejected POI does not violate the added constraint",
+                    )
+                )
             nxt = turns[k + 1] if k + 1 < len(turns) else None
             if nxt is None or any(not cell.sat_of(c) >> idx[nxt.gold[0]] & 1 for c in stated):
-                probs.append(Problem("rejection_semantics", f"turn {k}: the next gold does not satisfy the refinement"))
+                probs.append(
+                    Problem("rejection_semantics", f"turn {k}: the next gold does not satisfy the refinement")
+                )
     label = annotate(plan.rejections, len(plan.stated), plan.conflict)
     if label != plan.tier:
         probs.append(Problem("tier", f"content implies {label}, target {plan.tier}"))

@@ -139,7 +139,11 @@ def collect_candidates(
         for poi_type in POI_TYPES:
             rng = random.Random(f"trace-kb:{seed}:{city}:{poi_type}")
             ordered[(city, poi_type)] = stratified_order(by_cell.get((city, poi_type), []), poi_type, rng)
-    info = {"businesses": n, "candidates": sum(len(v) for v in ordered.values()), "dropped": dict(sorted(dropped.items()))}
+    info = {
+        "businesses": n,
+        "candidates": sum(len(v) for v in ordered.values()),
+        "dropped": dict(sorted(dropped.items())),
+    }
     return ordered, info
 
 
@@ -218,12 +222,16 @@ def _usable(bid: str, counts: Counter, heaps: dict[str, list], min_reviews: int)
 
 
 def _shortfall_error(short: dict[Cell, int], per_cell: int, path: Path) -> TraceDataError:
-    lines = [f"  {city} x {poi_type}: {have} of {per_cell} (short by {per_cell - have})"
-             for (city, poi_type), have in short.items()]
+    lines = [
+        f"  {city} x {poi_type}: {have} of {per_cell} (short by {per_cell - have})"
+        for (city, poi_type), have in short.items()
+    ]
     feasible = min(short.values())
     hint = f"lower --per-cell to at most {feasible}" if feasible > 0 else "use a bigger bundle"
-    hint += (", or build a catalogue of only the cells you need, which need not be full (trace-bench kb build "
-             "--cities CITY --poi-types TYPE [--all]; trace_dataset.kb.catalogue)")
+    hint += (
+        ", or build a catalogue of only the cells you need, which need not be full (trace-bench kb build "
+        "--cities CITY --poi-types TYPE [--all]; trace_dataset.kb.catalogue)"
+    )
     return TraceDataError(
         f"bundle too small for {per_cell} POIs per city x type; {len(short)} cell(s) are short "
         f"(POIs with enough reviews):\n" + "\n".join(lines) + f"\n{hint}",
@@ -250,7 +258,9 @@ def build_kb(
     out_dir = _check_out_dir(out_dir, bundle.path)
     malformed = MalformedLog(strict=strict)
     log.info("reading businesses of %s", bundle)
-    ordered, business_info = collect_candidates(bundle, min_reviews=min_reviews, seed=seed, malformed=malformed)
+    ordered, business_info = collect_candidates(
+        bundle, min_reviews=min_reviews, seed=seed, malformed=malformed
+    )
 
     candidates = {b.business_id for cell in ordered.values() for b in cell}
     track_n = TRACK_FACTOR * per_cell + TRACK_EXTRA
@@ -273,14 +283,19 @@ def build_kb(
         if not needed:
             break
         # rare: selection reached past the tracked prefix (many candidates without reviews in the file)
-        log.warning("%d selected POIs lie past the tracked prefix: another pass over the reviews", len(needed))
+        log.warning(
+            "%d selected POIs lie past the tracked prefix: another pass over the reviews", len(needed)
+        )
         recount, more, _ = stream_reviews(bundle, needed, needed, hasher, MalformedLog())
         heaps.update(more)
         for bid in needed:
             counts[bid] = recount[bid]
 
-    available = {b.business_id: min(counts[b.business_id], len(heaps[b.business_id]))
-                 for chosen in selected.values() for b in chosen}
+    available = {
+        b.business_id: min(counts[b.business_id], len(heaps[b.business_id]))
+        for chosen in selected.values()
+        for b in chosen
+    }
     n_pois = len(available)
     target_total = round(n_pois * KB_TARGET_REVIEWS_PER_POI)
     quotas, cap = review_quotas(available, min_reviews, target_total, IdHasher(seed, "extra"))
@@ -296,10 +311,24 @@ def build_kb(
                 keep.sort(key=lambda e: (e[3], e[1]))  # by date, then id
                 pois.append(_poi_record(b, poi_type, [e[1] for e in keep]))
                 for _, rid, stars, date, text, length in keep:
-                    index_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars,
-                                       "date": date, "length": length})
-                    review_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars,
-                                        "date": date, "text": text})
+                    index_rows.append(
+                        {
+                            "review_id": rid,
+                            "business_id": b.business_id,
+                            "stars": stars,
+                            "date": date,
+                            "length": length,
+                        }
+                    )
+                    review_rows.append(
+                        {
+                            "review_id": rid,
+                            "business_id": b.business_id,
+                            "stars": stars,
+                            "date": date,
+                            "text": text,
+                        }
+                    )
                     n_truncated += length > REVIEW_MAX_CHARS
     heaps.clear()
 
@@ -335,7 +364,13 @@ def build_kb(
             "kb_version": kb_version(files),
         }
         write_json(stage / KB_META_FILE, meta)  # last: its presence marks a complete knowledge base
-    log.info("knowledge base %s: %d POIs, %d reviews -> %s", meta["kb_version"][:12], n_pois, len(index_rows), out_dir)
+    log.info(
+        "knowledge base %s: %d POIs, %d reviews -> %s",
+        meta["kb_version"][:12],
+        n_pois,
+        len(index_rows),
+        out_dir,
+    )
     return meta
 
 
@@ -345,5 +380,7 @@ def _check_out_dir(out_dir: str | os.PathLike, bundle_path: Path) -> Path:
     out_dir = Path(out_dir).absolute()
     source = Path(bundle_path).absolute()
     if source == out_dir or source.is_relative_to(out_dir):
-        raise TraceDataError(f"output folder holds the Yelp bundle {source}; choose a separate folder", path=out_dir)
+        raise TraceDataError(
+            f"output folder holds the Yelp bundle {source}; choose a separate folder", path=out_dir
+        )
     return check_output_dir(out_dir, KB_MARKERS, what="knowledge base")

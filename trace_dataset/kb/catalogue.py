@@ -78,7 +78,9 @@ class CatalogueSpec:
         if self.per_cell is not None and self.per_cell < 1:
             raise ValueError(f"per_cell must be >= 1 (or None for every POI), got {self.per_cell}")
         if self.max_reviews_per_poi is not None and self.max_reviews_per_poi < self.min_reviews:
-            raise ValueError(f"max_reviews_per_poi ({self.max_reviews_per_poi}) must be >= min_reviews ({self.min_reviews})")
+            raise ValueError(
+                f"max_reviews_per_poi ({self.max_reviews_per_poi}) must be >= min_reviews ({self.min_reviews})"
+            )
         if self.category is not None and not self.category.strip():
             raise ValueError("category must be a non-empty text")
         object.__setattr__(self, "cities", tuple(canonical_city(c) for c in self.cities))
@@ -128,15 +130,29 @@ def catalogue_stats(pois: Sequence[dict[str, Any]], n_reviews: int, n_users: int
 
 def format_stats(meta: dict[str, Any]) -> str:
     s = meta["stats"]
-    lines = [f"Catalogue (source: {meta['source']}, kb_version {meta['kb_version'][:12]})", "",
-             f"POIs        {s['pois']:,}", f"Reviews     {s['reviews']:,} (avg. {s['avg_reviews_per_poi']:.1f}/POI)",
-             f"Reviewers   {s['reviewers']:,}", f"Avg. stars  {s['avg_stars']:.2f}", "", "POIs per cell:"]
+    lines = [
+        f"Catalogue (source: {meta['source']}, kb_version {meta['kb_version'][:12]})",
+        "",
+        f"POIs        {s['pois']:,}",
+        f"Reviews     {s['reviews']:,} (avg. {s['avg_reviews_per_poi']:.1f}/POI)",
+        f"Reviewers   {s['reviewers']:,}",
+        f"Avg. stars  {s['avg_stars']:.2f}",
+        "",
+        "POIs per cell:",
+    ]
     lines += [f"  {cell:32s} {k:6,}" for cell, k in s["cells"].items()]
     return "\n".join(lines)
 
 
-def build_catalogue(yelp_path: str | os.PathLike, out_dir: str | os.PathLike, spec: CatalogueSpec, seed: int = SEED,
-                    *, strict: bool = False, progress: bool = False) -> dict[str, Any]:
+def build_catalogue(
+    yelp_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    spec: CatalogueSpec,
+    seed: int = SEED,
+    *,
+    strict: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Build the catalogue `spec` describes from a Yelp bundle into `out_dir`; returns kb.json's content."""
     bundle = open_bundle(yelp_path)
     out_dir = _check_out_dir(out_dir, bundle.path)
@@ -156,7 +172,9 @@ def build_catalogue(yelp_path: str | os.PathLike, out_dir: str | os.PathLike, sp
         raise TraceDataError(f"no business qualifies for the catalogue {asdict(spec)}", path=bundle.path)
     log.info("catalogue: %d qualifying businesses; streaming reviews", len(chosen))
 
-    reviews: dict[str, list[tuple]] = defaultdict(list)  # bid -> (date, review_id, stars, text, length, user, useful)
+    reviews: dict[str, list[tuple]] = defaultdict(
+        list
+    )  # bid -> (date, review_id, stars, text, length, user, useful)
     user_counts: Counter = Counter()
     rlabel = bundle.label("review")
     n_lines = 0
@@ -184,8 +202,17 @@ def build_catalogue(yelp_path: str | os.PathLike, out_dir: str | os.PathLike, sp
             if uid is None or bid is None:
                 user_counts[r.user_id.encode()] += 1
             if r.business_id in chosen:
-                reviews[r.business_id].append((r.date, r.review_id, r.stars, r.text[:REVIEW_MAX_CHARS], len(r.text),
-                                               r.user_id, r.useful))
+                reviews[r.business_id].append(
+                    (
+                        r.date,
+                        r.review_id,
+                        r.stars,
+                        r.text[:REVIEW_MAX_CHARS],
+                        len(r.text),
+                        r.user_id,
+                        r.useful,
+                    )
+                )
     if bar is not None:
         bar.close()
     if n_lines == 0:
@@ -205,37 +232,78 @@ def build_catalogue(yelp_path: str | os.PathLike, out_dir: str | os.PathLike, sp
             rows = sorted(rows, key=lambda r: (r[0], r[1]))
             pois.append(_poi_record(b, kind, [r[1] for r in rows]))
             for date, rid, stars, text, length, user, useful in rows:
-                index_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars, "date": date,
-                                   "length": length})
-                review_rows.append({"review_id": rid, "business_id": b.business_id, "stars": stars, "date": date,
-                                    "text": text})
-                vote_rows.append({"review_id": rid, "user_id": user, "useful": useful,
-                                  "user_reviews": user_counts.get(user.encode(), 0)})
+                index_rows.append(
+                    {
+                        "review_id": rid,
+                        "business_id": b.business_id,
+                        "stars": stars,
+                        "date": date,
+                        "length": length,
+                    }
+                )
+                review_rows.append(
+                    {
+                        "review_id": rid,
+                        "business_id": b.business_id,
+                        "stars": stars,
+                        "date": date,
+                        "text": text,
+                    }
+                )
+                vote_rows.append(
+                    {
+                        "review_id": rid,
+                        "user_id": user,
+                        "useful": useful,
+                        "user_reviews": user_counts.get(user.encode(), 0),
+                    }
+                )
     if not pois:
-        raise TraceDataError(f"no qualifying business has {spec.min_reviews} reviews in the review file", path=rlabel)
+        raise TraceDataError(
+            f"no qualifying business has {spec.min_reviews} reviews in the review file", path=rlabel
+        )
     reviewers = len({v["user_id"] for v in vote_rows})
     with staged_dir(out_dir, KB_MARKERS, what="catalogue") as stage:
         write_jsonl(stage / POIS_FILE, pois)
         write_jsonl(stage / REVIEW_INDEX_FILE, index_rows)
         write_jsonl(stage / REVIEWS_FILE, review_rows)
         write_jsonl(stage / VOTES_FILE, vote_rows)
-        files = {name: sha256_file(stage / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, VOTES_FILE)}
+        files = {
+            name: sha256_file(stage / name)
+            for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, VOTES_FILE)
+        }
         meta: dict[str, Any] = {
             "source": bundle.source,
             "kind": CATALOGUE_KIND,
             "schema_version": SCHEMA_VERSION,
             "builder_version": BUILDER_VERSION,
-            "parameters": {**asdict(spec), "cities": list(spec.cities), "poi_types": list(spec.poi_types), "seed": seed,
-                           "max_review_chars": REVIEW_MAX_CHARS},
-            "input": {"container": bundle.container, "businesses": n_business, "qualifying_businesses": len(chosen),
-                      "review_lines": n_lines, "malformed_lines": malformed.total,
-                      "synthetic_manifest": bundle.manifest},
+            "parameters": {
+                **asdict(spec),
+                "cities": list(spec.cities),
+                "poi_types": list(spec.poi_types),
+                "seed": seed,
+                "max_review_chars": REVIEW_MAX_CHARS,
+            },
+            "input": {
+                "container": bundle.container,
+                "businesses": n_business,
+                "qualifying_businesses": len(chosen),
+                "review_lines": n_lines,
+                "malformed_lines": malformed.total,
+                "synthetic_manifest": bundle.manifest,
+            },
             "stats": catalogue_stats(pois, len(index_rows), reviewers),
             "files": files,
             "kb_version": kb_version(files),
         }
         write_json(stage / KB_META_FILE, meta)
-    log.info("catalogue %s: %d POIs, %d reviews -> %s", meta["kb_version"][:12], len(pois), len(index_rows), out_dir)
+    log.info(
+        "catalogue %s: %d POIs, %d reviews -> %s",
+        meta["kb_version"][:12],
+        len(pois),
+        len(index_rows),
+        out_dir,
+    )
     return meta
 
 
@@ -258,15 +326,35 @@ def catalogue_meta(path: str | os.PathLike) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------------------------------
 def add_catalogue_arguments(parser: Any) -> None:
     g = parser.add_argument_group(
-        "catalogue (any slice of the bundle instead of the balanced 24 cells; no cell has to be full)")
-    g.add_argument("--cities", default=None, metavar="C1,C2",
-                   help="only these cities (comma-separated; Yelp spelling or the Trace name); any Yelp city works")
-    g.add_argument("--poi-types", default=None, metavar="T1,T2",
-                   help=f"only these POI types (comma-separated, of {', '.join(POI_TYPES)})")
-    g.add_argument("--category", default=None, metavar="TEXT",
-                   help="only businesses with a Yelp category containing TEXT (case-insensitive), e.g. food")
-    g.add_argument("--all", action="store_true", help="every qualifying POI instead of --per-cell per city x type")
-    g.add_argument("--max-reviews-per-poi", type=number_in(int, 1), default=None, help="keep at most this many reviews (default: all)")
+        "catalogue (any slice of the bundle instead of the balanced 24 cells; no cell has to be full)"
+    )
+    g.add_argument(
+        "--cities",
+        default=None,
+        metavar="C1,C2",
+        help="only these cities (comma-separated; Yelp spelling or the Trace name); any Yelp city works",
+    )
+    g.add_argument(
+        "--poi-types",
+        default=None,
+        metavar="T1,T2",
+        help=f"only these POI types (comma-separated, of {', '.join(POI_TYPES)})",
+    )
+    g.add_argument(
+        "--category",
+        default=None,
+        metavar="TEXT",
+        help="only businesses with a Yelp category containing TEXT (case-insensitive), e.g. food",
+    )
+    g.add_argument(
+        "--all", action="store_true", help="every qualifying POI instead of --per-cell per city x type"
+    )
+    g.add_argument(
+        "--max-reviews-per-poi",
+        type=number_in(int, 1),
+        default=None,
+        help="keep at most this many reviews (default: all)",
+    )
 
 
 def catalogue_requested(args: Any) -> bool:
@@ -281,12 +369,19 @@ def build_from_args(args: Any) -> int:
         return tuple(x.strip() for x in (text or "").split(",") if x.strip())
 
     try:
-        spec = CatalogueSpec(cities=items(args.cities), poi_types=items(args.poi_types) or POI_TYPES,
-                             category=args.category, min_reviews=args.min_reviews,
-                             per_cell=None if args.all else args.per_cell, max_reviews_per_poi=args.max_reviews_per_poi)
+        spec = CatalogueSpec(
+            cities=items(args.cities),
+            poi_types=items(args.poi_types) or POI_TYPES,
+            category=args.category,
+            min_reviews=args.min_reviews,
+            per_cell=None if args.all else args.per_cell,
+            max_reviews_per_poi=args.max_reviews_per_poi,
+        )
     except ValueError as e:
         raise UsageError(str(e)) from None
-    meta = build_catalogue(args.yelp, args.out, spec, seed=args.seed, strict=args.strict, progress=sys.stderr.isatty())
+    meta = build_catalogue(
+        args.yelp, args.out, spec, seed=args.seed, strict=args.strict, progress=sys.stderr.isatty()
+    )
     print(format_stats(meta))
     print(f"\ncatalogue written to {args.out} (kb_version {meta['kb_version'][:12]})")
     return 0

@@ -19,41 +19,151 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-HOTEL_CATEGORIES = frozenset({
-    "Hotels", "Bed & Breakfast", "Resorts", "Hostels", "Guest Houses", "Motels", "Inns",
-    "Vacation Rentals", "Boutique Hotels", "Lodging",
-})  # fmt: skip
+HOTEL_CATEGORIES = frozenset(
+    {
+        "Hotels",
+        "Bed & Breakfast",
+        "Resorts",
+        "Hostels",
+        "Guest Houses",
+        "Motels",
+        "Inns",
+        "Vacation Rentals",
+        "Boutique Hotels",
+        "Lodging",
+    }
+)
 
-ATTRACTION_PRIMARY = frozenset({
-    "Museums", "Art Museums", "Children's Museums", "Art Galleries", "Parks", "State Parks", "National Parks",
-    "Botanical Gardens", "Gardens", "Zoos", "Aquariums", "Landmarks & Historical Buildings", "Tours",
-    "Walking Tours", "Historical Tours", "Boat Tours", "Bus Tours", "Food Tours", "Wine Tours", "Bike tours",
-    "Architectural Tours", "Art Tours", "Beer Tours", "Scooter Tours", "Amusement Parks", "Water Parks",
-    "Performing Arts", "Opera & Ballet", "Theater", "Stadiums & Arenas", "Planetarium", "Observatories",
-    "Public Art", "Beaches", "Hiking", "Cultural Center", "Haunted Houses", "Historical Sites",
-    "Wildlife Hunting Ranges", "Nature Preserves",
-})  # fmt: skip
+ATTRACTION_PRIMARY = frozenset(
+    {
+        "Museums",
+        "Art Museums",
+        "Children's Museums",
+        "Art Galleries",
+        "Parks",
+        "State Parks",
+        "National Parks",
+        "Botanical Gardens",
+        "Gardens",
+        "Zoos",
+        "Aquariums",
+        "Landmarks & Historical Buildings",
+        "Tours",
+        "Walking Tours",
+        "Historical Tours",
+        "Boat Tours",
+        "Bus Tours",
+        "Food Tours",
+        "Wine Tours",
+        "Bike tours",
+        "Architectural Tours",
+        "Art Tours",
+        "Beer Tours",
+        "Scooter Tours",
+        "Amusement Parks",
+        "Water Parks",
+        "Performing Arts",
+        "Opera & Ballet",
+        "Theater",
+        "Stadiums & Arenas",
+        "Planetarium",
+        "Observatories",
+        "Public Art",
+        "Beaches",
+        "Hiking",
+        "Cultural Center",
+        "Haunted Houses",
+        "Historical Sites",
+        "Wildlife Hunting Ranges",
+        "Nature Preserves",
+    }
+)
 
-RESTAURANT_CATEGORIES = frozenset({
-    "Restaurants", "Cafes", "Coffee & Tea", "Bakeries", "Desserts", "Ice Cream & Frozen Yogurt", "Food Trucks",
-    "Food Stands", "Donuts", "Bagels", "Juice Bars & Smoothies", "Bubble Tea", "Creperies", "Gelato",
-    "Patisserie/Cake Shop", "Tea Rooms",
-})  # fmt: skip
+RESTAURANT_CATEGORIES = frozenset(
+    {
+        "Restaurants",
+        "Cafes",
+        "Coffee & Tea",
+        "Bakeries",
+        "Desserts",
+        "Ice Cream & Frozen Yogurt",
+        "Food Trucks",
+        "Food Stands",
+        "Donuts",
+        "Bagels",
+        "Juice Bars & Smoothies",
+        "Bubble Tea",
+        "Creperies",
+        "Gelato",
+        "Patisserie/Cake Shop",
+        "Tea Rooms",
+    }
+)
 
-ATTRACTION_SECONDARY = frozenset({
-    "Nightlife", "Bars", "Cocktail Bars", "Wine Bars", "Dive Bars", "Pubs", "Sports Bars", "Lounges",
-    "Dance Clubs", "Comedy Clubs", "Jazz & Blues", "Music Venues", "Karaoke", "Piano Bars", "Breweries",
-    "Brewpubs", "Wineries", "Distilleries", "Casinos", "Cinema", "Festivals", "Escape Games", "Arcades",
-    "Bowling", "Mini Golf", "Golf", "Kayaking", "Paddleboarding", "Boating", "Bike Rentals", "Rafting/Kayaking",
-    "Horseback Riding", "Ziplining", "Climbing", "Skating Rinks", "Trampoline Parks", "Go Karts",
-    "Country Dance Halls", "Social Clubs", "Tiki Bars", "Speakeasies", "Beer Gardens", "Whiskey Bars",
-})  # fmt: skip
+ATTRACTION_SECONDARY = frozenset(
+    {
+        "Nightlife",
+        "Bars",
+        "Cocktail Bars",
+        "Wine Bars",
+        "Dive Bars",
+        "Pubs",
+        "Sports Bars",
+        "Lounges",
+        "Dance Clubs",
+        "Comedy Clubs",
+        "Jazz & Blues",
+        "Music Venues",
+        "Karaoke",
+        "Piano Bars",
+        "Breweries",
+        "Brewpubs",
+        "Wineries",
+        "Distilleries",
+        "Casinos",
+        "Cinema",
+        "Festivals",
+        "Escape Games",
+        "Arcades",
+        "Bowling",
+        "Mini Golf",
+        "Golf",
+        "Kayaking",
+        "Paddleboarding",
+        "Boating",
+        "Bike Rentals",
+        "Rafting/Kayaking",
+        "Horseback Riding",
+        "Ziplining",
+        "Climbing",
+        "Skating Rinks",
+        "Trampoline Parks",
+        "Go Karts",
+        "Country Dance Halls",
+        "Social Clubs",
+        "Tiki Bars",
+        "Speakeasies",
+        "Beer Gardens",
+        "Whiskey Bars",
+    }
+)
 
 # parents that also cover non-tourism businesses; never used as a stratum category either
-GENERIC_CATEGORIES = frozenset({
-    "Restaurants", "Food", "Hotels & Travel", "Arts & Entertainment", "Active Life", "Nightlife",
-    "Event Planning & Services", "Local Flavor", "Hotels", "Bars", "Tours",
-})  # fmt: skip
+GENERIC_CATEGORIES = frozenset(
+    {
+        "Restaurants",
+        "Food",
+        "Hotels & Travel",
+        "Arts & Entertainment",
+        "Active Life",
+        "Nightlife",
+        "Event Planning & Services",
+        "Local Flavor",
+        "Hotels",
+        "Bars",
+        "Tours",
+    }
+)
 
 RULES: tuple[tuple[str, frozenset[str]], ...] = (
     ("hotel", HOTEL_CATEGORIES),

@@ -26,11 +26,22 @@ def register(subparsers: Any) -> None:
         "POIs per city x type by stratified rating/category sampling, keep ~14.3 reviews per POI (text "
         "truncated to 500 characters) and write pois.jsonl.gz, review_index.jsonl.gz, reviews.jsonl.gz, kb.json.",
     )
-    b.add_argument("--yelp", required=True, metavar="PATH",
-                   help="Yelp bundle: folder, yelp_dataset.tar, .zip, .json.gz files, or a synthetic bundle")
+    b.add_argument(
+        "--yelp",
+        required=True,
+        metavar="PATH",
+        help="Yelp bundle: folder, yelp_dataset.tar, .zip, .json.gz files, or a synthetic bundle",
+    )
     b.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
-    b.add_argument("--per-cell", type=number_in(int, 1), default=100, help="POIs per city x type (default 100 -> 2,400 POIs)")
-    b.add_argument("--min-reviews", type=number_in(int, 1), default=3, help="minimum reviews a POI must have (default 3)")
+    b.add_argument(
+        "--per-cell",
+        type=number_in(int, 1),
+        default=100,
+        help="POIs per city x type (default 100 -> 2,400 POIs)",
+    )
+    b.add_argument(
+        "--min-reviews", type=number_in(int, 1), default=3, help="minimum reviews a POI must have (default 3)"
+    )
     b.add_argument("--seed", type=number_in(int, 0), default=42, help="sampling seed (default 42)")
     b.add_argument("--strict", action="store_true", help="stop at the first malformed line")
     from trace_dataset.kb.catalogue import add_catalogue_arguments
@@ -38,8 +49,11 @@ def register(subparsers: Any) -> None:
     add_catalogue_arguments(b)
     b.set_defaults(func=_build)
 
-    s = sub.add_parser("stats", help="print the Table 3 statistics of a knowledge base",
-                       description="Print a Table-3-style summary of a built knowledge base folder.")
+    s = sub.add_parser(
+        "stats",
+        help="print the Table 3 statistics of a knowledge base",
+        description="Print a Table-3-style summary of a built knowledge base folder.",
+    )
     s.add_argument("dir", metavar="DIR", help="knowledge base folder (or a Trace data directory)")
     s.add_argument("--json", action="store_true", help="print the statistics as JSON")
     s.set_defaults(func=_stats)
@@ -55,8 +69,15 @@ def _build(args: argparse.Namespace) -> int:
         return build_from_args(args)
     if args.min_reviews > RESERVOIR:
         raise UsageError(f"--min-reviews: expected an integer in [1, {RESERVOIR}], got {args.min_reviews}")
-    meta = build_kb(args.yelp, args.out, per_cell=args.per_cell, min_reviews=args.min_reviews, seed=args.seed,
-                    strict=args.strict, progress=sys.stderr.isatty())
+    meta = build_kb(
+        args.yelp,
+        args.out,
+        per_cell=args.per_cell,
+        min_reviews=args.min_reviews,
+        seed=args.seed,
+        strict=args.strict,
+        progress=sys.stderr.isatty(),
+    )
     print(format_table(meta))
     print(f"\nknowledge base written to {args.out} (kb_version {meta['kb_version'][:12]})")
     return 0

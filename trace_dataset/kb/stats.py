@@ -41,7 +41,9 @@ def kb_stats(path: str | os.PathLike) -> dict[str, Any]:
     pois = list(read_jsonl(root / POIS_FILE))
     n_truncated = 0
     if (root / REVIEW_INDEX_FILE).exists():
-        n_truncated = sum(1 for r in read_jsonl(root / REVIEW_INDEX_FILE) if (r.get("length") or 0) > REVIEW_MAX_CHARS)
+        n_truncated = sum(
+            1 for r in read_jsonl(root / REVIEW_INDEX_FILE) if (r.get("length") or 0) > REVIEW_MAX_CHARS
+        )
     return {
         "source": meta.get("source", "unknown"),
         "kb_version": meta.get("kb_version", ""),
@@ -63,17 +65,25 @@ def format_table(meta: dict[str, Any]) -> str:
     else:
         poi_line = f"{s['pois']:,} (" + " / ".join(f"{per_type[t]:,} {t}" for t in POI_TYPES) + ")"
     pr = s["price_range"]
-    price = f"{pr['label']} ({', '.join(_PLURAL[t] for t in pr['types_with_price'])})" if pr["label"] else "n/a"
+    price = (
+        f"{pr['label']} ({', '.join(_PLURAL[t] for t in pr['types_with_price'])})" if pr["label"] else "n/a"
+    )
     version = (meta.get("kb_version") or "")[:12] or "n/a"
     rows = [
         ("POIs", poi_line),
-        ("Reviews", f"{s['reviews']:,} (avg. {s['avg_reviews_per_poi']:.2f}/POI, min {s['min_reviews_per_poi']}, "
-                    f"max {s['max_reviews_per_poi']})"),
+        (
+            "Reviews",
+            f"{s['reviews']:,} (avg. {s['avg_reviews_per_poi']:.2f}/POI, min {s['min_reviews_per_poi']}, "
+            f"max {s['max_reviews_per_poi']})",
+        ),
         ("Avg. stars", f"{s['avg_stars']:.1f}"),
         ("Unique categories", f"{s['unique_categories']:,}"),
         ("Cities", f"{s['cities']} ({', '.join(c for c in CITY_NAMES if s['pois_per_city'].get(c))})"),
         ("Price range", price),
-        ("Reviews > 500 chars", f"{s['reviews_truncated']:,} (text truncated to {REVIEW_MAX_CHARS} characters)"),
+        (
+            "Reviews > 500 chars",
+            f"{s['reviews_truncated']:,} (text truncated to {REVIEW_MAX_CHARS} characters)",
+        ),
     ]
     width = max(len(k) for k, _ in rows)
     out = [f"Trace knowledge base (source: {meta.get('source', 'unknown')}, kb_version {version})", ""]

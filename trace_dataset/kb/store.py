@@ -12,7 +12,9 @@ from trace_dataset.constants import KB_META_FILE, POIS_FILE, REVIEW_INDEX_FILE, 
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, sha256_file
 from trace_dataset.records import Poi, Review
 
-HYDRATION_MARKER = "hydration.json"  # beside knowledge_base/ in a hydrated release (release.hydrate writes it)
+HYDRATION_MARKER = (
+    "hydration.json"  # beside knowledge_base/ in a hydrated release (release.hydrate writes it)
+)
 
 
 def check_kb_files(root: str | os.PathLike, meta: dict[str, Any]) -> None:
@@ -37,12 +39,14 @@ def check_kb_files(root: str | os.PathLike, meta: dict[str, Any]) -> None:
         if not (root / name).exists():
             raise TraceDataError(
                 f"incomplete knowledge base: {name} is missing though {KB_META_FILE} lists it; rebuild it "
-                "(trace-bench kb build)", path=root,
+                "(trace-bench kb build)",
+                path=root,
             )
         if sha256_file(root / name) != expected:
             raise TraceDataError(
                 f"incomplete or mixed knowledge base: {name} is not the file {KB_META_FILE} records (an interrupted "
-                "build, or files of different builds in one folder); rebuild it (trace-bench kb build)", path=root,
+                "build, or files of different builds in one folder); rebuild it (trace-bench kb build)",
+                path=root,
             )
 
 
@@ -53,8 +57,13 @@ class KnowledgeBase:
     absent in a non-hydrated release) and optional kb.json (metadata and version).
     """
 
-    def __init__(self, pois: Iterable[Poi], reviews: Iterable[Review], meta: dict[str, Any] | None = None,
-                 root: Path | None = None):
+    def __init__(
+        self,
+        pois: Iterable[Poi],
+        reviews: Iterable[Review],
+        meta: dict[str, Any] | None = None,
+        root: Path | None = None,
+    ):
         self.pois: dict[str, Poi] = {p.business_id: p for p in pois}
         self.reviews: dict[str, Review] = {r.review_id: r for r in reviews}
         self.meta: dict[str, Any] = dict(meta or {})
@@ -82,8 +91,11 @@ class KnowledgeBase:
         if (root / REVIEWS_FILE).exists():
             for i, rec in enumerate(read_jsonl(root / REVIEWS_FILE), start=1):
                 if not isinstance(rec.get("review_id"), str) or not isinstance(rec.get("text"), str):
-                    raise TraceDataError("bad review record: expected string review_id and text",
-                                         path=root / REVIEWS_FILE, line=i)
+                    raise TraceDataError(
+                        "bad review record: expected string review_id and text",
+                        path=root / REVIEWS_FILE,
+                        line=i,
+                    )
                 texts[rec["review_id"]] = rec
         reviews = []
         index_path = root / REVIEW_INDEX_FILE
@@ -93,7 +105,9 @@ class KnowledgeBase:
                     full = texts.get(rec["review_id"])
                     reviews.append(Review.from_dict({**rec, "text": full["text"] if full else None}))
                 except (KeyError, TypeError, ValueError) as e:
-                    raise TraceDataError(f"bad review index record ({e!r})", path=index_path, line=i) from None
+                    raise TraceDataError(
+                        f"bad review index record ({e!r})", path=index_path, line=i
+                    ) from None
         else:
             reviews = [Review.from_dict(r) for r in texts.values()]
         return cls(pois, reviews, meta, root)
@@ -111,7 +125,9 @@ class KnowledgeBase:
         try:
             return self.pois[business_id]
         except KeyError:
-            raise KeyError(f"unknown business_id {business_id!r}: not in knowledge base {self.root}") from None
+            raise KeyError(
+                f"unknown business_id {business_id!r}: not in knowledge base {self.root}"
+            ) from None
 
     @cached_property
     def _cells(self) -> dict[tuple[str, str], list[Poi]]:

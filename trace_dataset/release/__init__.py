@@ -1,7 +1,7 @@
 """The `[Q:N]` release of a Trace corpus, its hydration from the user's Yelp bundle, and the dataset card.
 
-    write_release(corpus_dir, out_dir)                          -> release.json content
-    hydrate_release(release_dir, yelp_path, out_dir, allow_partial=False) -> hydration report
+write_release(corpus_dir, out_dir)                          -> release.json content
+hydrate_release(release_dir, yelp_path, out_dir, allow_partial=False) -> hydration report
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def _raw_count(path: Path) -> tuple[int, int]:
     if not path.exists():
         return 0, 0
     n = size = 0
-    with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+    with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as f:
         for line in f:
             if line.strip():
                 n += 1
@@ -133,7 +133,9 @@ class DialogueTally:
         for split in SPLITS:
             path = split_file(root, split)
             if not path.exists():
-                raise TraceDataError(f"missing split file for {split!r}: cannot write the dataset card", path=path)
+                raise TraceDataError(
+                    f"missing split file for {split!r}: cannot write the dataset card", path=path
+                )
             for _, d in iter_numbered_jsonl(path):
                 tally.add(split, d)
             tally.split_bytes[split] = _raw_count(path)[1]
@@ -197,28 +199,52 @@ def front_matter(stats: dict[str, Any]) -> dict[str, Any]:
         {
             "config_name": "dialogues",
             "features": DIALOGUE_FEATURES._to_yaml_list(),
-            "splits": [{"name": s, "num_bytes": stats["split_bytes"][s], "num_examples": stats["splits"][s]}
-                       for s in splits],
+            "splits": [
+                {"name": s, "num_bytes": stats["split_bytes"][s], "num_examples": stats["splits"][s]}
+                for s in splits
+            ],
         }
     ]
     for name, (split, path, features) in KB_CONFIGS.items():
         if stats["kb_counts"][name][0] == 0:
             continue  # a release has no review text
         configs.append({"config_name": name, "data_files": [{"split": split, "path": path}]})
-        infos.append({"config_name": name, "features": features._to_yaml_list(),
-                      "splits": [{"name": split, "num_bytes": stats["kb_counts"][name][1],
-                                  "num_examples": stats["kb_counts"][name][0]}]})
+        infos.append(
+            {
+                "config_name": name,
+                "features": features._to_yaml_list(),
+                "splits": [
+                    {
+                        "name": split,
+                        "num_bytes": stats["kb_counts"][name][1],
+                        "num_examples": stats["kb_counts"][name][0],
+                    }
+                ],
+            }
+        )
     synthetic = stats["synthetic"] is not None
-    licence = ({} if synthetic else  # no Yelp content: everything is authored here, under CC BY 4.0
-               {"license_name": "cc-by-4.0-for-authored-content-yelp-terms-for-yelp-content"})
+    licence = (
+        {}
+        if synthetic
+        # no Yelp content: everything is authored here, under CC BY 4.0
+        else {"license_name": "cc-by-4.0-for-authored-content-yelp-terms-for-yelp-content"}
+    )
     return {
         "license": "cc-by-4.0",
         **licence,
         "pretty_name": DEFAULT_TITLE + (" (synthetic data)" if synthetic else ""),
         "language": ["en"],
         "task_categories": ["text-generation", "text-retrieval"],
-        "tags": ["conversational-recommendation", "tourism", "point-of-interest", "citation-grounding",
-                 "rejection-recovery", "multi-turn-dialogue", "benchmark", "synthetic" if synthetic else "yelp"],
+        "tags": [
+            "conversational-recommendation",
+            "tourism",
+            "point-of-interest",
+            "citation-grounding",
+            "rejection-recovery",
+            "multi-turn-dialogue",
+            "benchmark",
+            "synthetic" if synthetic else "yelp",
+        ],
         "size_categories": [_size_category(stats["dialogues"])],
         "configs": configs,
         "dataset_info": infos,
@@ -238,7 +264,9 @@ def _synthetic_banner(stats: dict[str, Any]) -> str:
 
 def _synthetic_hydration(stats: dict[str, Any]) -> str:
     m = stats["synthetic"]
-    options = "".join(f" --{k} {m[k]:g}" if k == "scale" else f" --{k} {m[k]}" for k in ("seed", "scale") if k in m)
+    options = "".join(
+        f" --{k} {m[k]:g}" if k == "scale" else f" --{k} {m[k]}" for k in ("seed", "scale") if k in m
+    )
     return (
         "This directory was built from the synthetic bundle, so a `[Q:N]` release of it is hydrated from that "
         "bundle, which `trace-bench yelp synth` writes again byte for byte:\n\n"
@@ -255,12 +283,16 @@ def _synthetic_hydration(stats: dict[str, Any]) -> str:
 def _status(stats: dict[str, Any]) -> str:
     if stats["synthetic"] is not None:
         if stats["has_text"]:
-            return (f"The review text here (the quoted spans in the dialogues and `{KB_DIRNAME}/{REVIEWS_FILE}`) is "
-                    "synthetic: it may be redistributed with the rest of the directory.")
-        return ("> **Release (no review text).** Every quote appears as a `[Q:N]` placeholder backed by "
-                "`quote_spans` (review id, character offsets, checksum), exactly as in a release of the real "
-                "benchmark; hydrate it from the synthetic bundle (below) before running baselines or grounding "
-                "metrics.")
+            return (
+                f"The review text here (the quoted spans in the dialogues and `{KB_DIRNAME}/{REVIEWS_FILE}`) is "
+                "synthetic: it may be redistributed with the rest of the directory."
+            )
+        return (
+            "> **Release (no review text).** Every quote appears as a `[Q:N]` placeholder backed by "
+            "`quote_spans` (review id, character offsets, checksum), exactly as in a release of the real "
+            "benchmark; hydrate it from the synthetic bundle (below) before running baselines or grounding "
+            "metrics."
+        )
     if stats["has_text"]:
         return (
             "> **Local data: do not redistribute.** This directory holds Yelp review text (the quoted spans in the "
@@ -279,20 +311,20 @@ def _status(stats: dict[str, Any]) -> str:
 
 def _yelp_hydration() -> str:
     return (
-    "A release carries no review text. To fill every `[Q:N]` placeholder, download the Yelp Open Dataset "
-    "(https://business.yelp.com/data/resources/open-dataset/) under Yelp's terms, then run\n\n"
-    "```bash\n"
-    "trace-bench corpus hydrate --release PATH/TO/RELEASE --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated\n"
-    f"trace-bench corpus hydrate --release hub --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated   "
-    f"# fetch {OFFICIAL_HUB_DATASET} first\n"
-    "```\n\n"
-    "`--yelp` takes the extracted folder, `yelp_dataset.tar`, a `.zip` holding either, or the review "
-    "`.json`/`.json.gz` file. The review file is streamed once; only referenced reviews are kept. Every quote is "
-    "checked against its checksum; a missing review or a mismatch (another Yelp version) stops with counts and "
-    "the first ids unless `--allow-partial` is given, which leaves those quotes as visible `[Q:N]` placeholders "
-    "and counts them in `hydration.json`. The output is a complete data directory (with "
-    f"`{KB_DIRNAME}/{REVIEWS_FILE}`) for the baselines and metrics; hydrating the release of a generated corpus "
-    "gives that corpus back byte for byte."
+        "A release carries no review text. To fill every `[Q:N]` placeholder, download the Yelp Open Dataset "
+        "(https://business.yelp.com/data/resources/open-dataset/) under Yelp's terms, then run\n\n"
+        "```bash\n"
+        "trace-bench corpus hydrate --release PATH/TO/RELEASE --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated\n"
+        f"trace-bench corpus hydrate --release hub --yelp PATH/TO/yelp_dataset.tar --out trace-hydrated   "
+        f"# fetch {OFFICIAL_HUB_DATASET} first\n"
+        "```\n\n"
+        "`--yelp` takes the extracted folder, `yelp_dataset.tar`, a `.zip` holding either, or the review "
+        "`.json`/`.json.gz` file. The review file is streamed once; only referenced reviews are kept. Every quote is "
+        "checked against its checksum; a missing review or a mismatch (another Yelp version) stops with counts and "
+        "the first ids unless `--allow-partial` is given, which leaves those quotes as visible `[Q:N]` placeholders "
+        "and counts them in `hydration.json`. The output is a complete data directory (with "
+        f"`{KB_DIRNAME}/{REVIEWS_FILE}`) for the baselines and metrics; hydrating the release of a generated corpus "
+        "gives that corpus back byte for byte."
     )
 
 
@@ -307,17 +339,17 @@ def _licence(stats: dict[str, Any]) -> str:
             "consecutive words of any knowledge-base review."
         )
     return (
-    "- **CC BY 4.0**: the content authored for the benchmark: dialogue structure, non-quote turn text, action "
-    "labels, grounding annotations (gold and acceptable POIs, quote spans), `(business_id, R#)` citation "
-    "pointers, and this card.\n"
-    "- **Yelp's terms**: verbatim Yelp review text is never redistributed: a release shows it only as `[Q:N]` "
-    "placeholders with positional metadata, and it is hydrated locally from a user-obtained Yelp Open Dataset "
-    "bundle under Yelp's academic-use terms (non-commercial, non-sublicensable, revocable). POI metadata (name, "
-    "address, coordinates, categories, stars, price) is included under the academic-publication carve-out of "
-    "those terms; `business_id` and `review_id` values are bare factual identifiers. A blanket MIT or "
-    "Apache-2.0 licence is not available for this data because Yelp's agreement is non-sublicensable.\n"
-    "- A release is checked before it is written: no file in it (this card included) contains six "
-    "consecutive words of any knowledge-base review."
+        "- **CC BY 4.0**: the content authored for the benchmark: dialogue structure, non-quote turn text, action "
+        "labels, grounding annotations (gold and acceptable POIs, quote spans), `(business_id, R#)` citation "
+        "pointers, and this card.\n"
+        "- **Yelp's terms**: verbatim Yelp review text is never redistributed: a release shows it only as `[Q:N]` "
+        "placeholders with positional metadata, and it is hydrated locally from a user-obtained Yelp Open Dataset "
+        "bundle under Yelp's academic-use terms (non-commercial, non-sublicensable, revocable). POI metadata (name, "
+        "address, coordinates, categories, stars, price) is included under the academic-publication carve-out of "
+        "those terms; `business_id` and `review_id` values are bare factual identifiers. A blanket MIT or "
+        "Apache-2.0 licence is not available for this data because Yelp's agreement is non-sublicensable.\n"
+        "- A release is checked before it is written: no file in it (this card included) contains six "
+        "consecutive words of any knowledge-base review."
     )
 
 
@@ -331,19 +363,35 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
     s = stats
     split_text = " / ".join(f"{k} {v:,}" for k, v in s["splits"].items())
     tiers = ", ".join(f"{t} {s['tiers'].get(t, 0):,}" for t in TIERS)
-    gens = ", ".join(f"the `{b}` backend" + (f" ({m})" if m else "") + f" ({n:,} dialogues)"
-                     for (b, m), n in sorted(s["generators"].items()))
+    gens = ", ".join(
+        f"the `{b}` backend" + (f" ({m})" if m else "") + f" ({n:,} dialogues)"
+        for (b, m), n in sorted(s["generators"].items())
+    )
     synthetic = s["synthetic"] is not None
-    source = "the built-in synthetic Yelp-format bundle (no real Yelp data)" if synthetic else "a Yelp Open Dataset bundle"
+    source = (
+        "the built-in synthetic Yelp-format bundle (no real Yelp data)"
+        if synthetic
+        else "a Yelp Open Dataset bundle"
+    )
     yelp = "synthetic Yelp-format" if synthetic else "Yelp"
     kb_version = s["kb_meta_version"] or ", ".join(s["kb_versions"]) or "unrecorded"
-    cell_rows = [markdown_table(["city", *POI_TYPES],
-                                ([c, *(f"{s['cells'].get((c, t), 0):,}" for t in POI_TYPES)] for c in CITY_NAMES))]
-    field_rows = [markdown_table(["field", "type", "content"],
-                                 ([f"`{k}`", _dtype(v), FIELD_DESCRIPTIONS.get(k, "")]
-                                  for k, v in DIALOGUE_FEATURES.items()))]
-    reviews_row = (f"{s['reviews_with_text']:,} with text (truncated to {REVIEW_MAX_CHARS} characters)"
-                   if s["has_text"] else "none (hydrate locally)")
+    cell_rows = [
+        markdown_table(
+            ["city", *POI_TYPES],
+            ([c, *(f"{s['cells'].get((c, t), 0):,}" for t in POI_TYPES)] for c in CITY_NAMES),
+        )
+    ]
+    field_rows = [
+        markdown_table(
+            ["field", "type", "content"],
+            ([f"`{k}`", _dtype(v), FIELD_DESCRIPTIONS.get(k, "")] for k, v in DIALOGUE_FEATURES.items()),
+        )
+    ]
+    reviews_row = (
+        f"{s['reviews_with_text']:,} with text (truncated to {REVIEW_MAX_CHARS} characters)"
+        if s["has_text"]
+        else "none (hydrate locally)"
+    )
     parts = [
         f"---\n{yaml_text}---",
         f"# {title}",
@@ -352,27 +400,32 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
         f"{yelp} points of interest and reviews, with verbatim review-span citations (`[Rn]` labels) and explicit "
         "rejection turns. Built with trace-bench; the benchmark design follows the Trace paper (arXiv 2605.07677).",
         _status(stats),
-        _table([
-            ("Dialogues", f"{s['dialogues']:,} ({split_text})"),
-            ("Turns", f"{s['turns']:,} (mean {s['avg_turns']} per dialogue)"),
-            ("Quotes", f"{s['quotes']:,} from {s['quoted_reviews']:,} reviews"),
-            ("POIs", f"{s['pois']:,}"),
-            ("Reviews indexed", f"{s['indexed_reviews']:,}"),
-            ("Review text", reviews_row),
-            ("Difficulty tiers", tiers),
-            ("Persona types", f"{s['personas']}"),
-            ("Knowledge-base version", f"`{kb_version}`"),
-        ]),
+        _table(
+            [
+                ("Dialogues", f"{s['dialogues']:,} ({split_text})"),
+                ("Turns", f"{s['turns']:,} (mean {s['avg_turns']} per dialogue)"),
+                ("Quotes", f"{s['quotes']:,} from {s['quoted_reviews']:,} reviews"),
+                ("POIs", f"{s['pois']:,}"),
+                ("Reviews indexed", f"{s['indexed_reviews']:,}"),
+                ("Review text", reviews_row),
+                ("Difficulty tiers", tiers),
+                ("Persona types", f"{s['personas']}"),
+                ("Knowledge-base version", f"`{kb_version}`"),
+            ]
+        ),
         "## Loading",
         "```python\n"
         "from datasets import load_dataset\n"
-        "dialogues = load_dataset(\"PATH/TO/THIS/DIR\")                  # config `dialogues` (default)\n"
-        "pois = load_dataset(\"PATH/TO/THIS/DIR\", \"knowledge_base\")     # split `pois`\n"
-        "index = load_dataset(\"PATH/TO/THIS/DIR\", \"review_index\")      # split `review_index`\n"
-        + ("reviews = load_dataset(\"PATH/TO/THIS/DIR\", \"reviews\")       # split `reviews` (local only)\n"
-           if s["has_text"] else "")
+        'dialogues = load_dataset("PATH/TO/THIS/DIR")                  # config `dialogues` (default)\n'
+        'pois = load_dataset("PATH/TO/THIS/DIR", "knowledge_base")     # split `pois`\n'
+        'index = load_dataset("PATH/TO/THIS/DIR", "review_index")      # split `review_index`\n'
+        + (
+            'reviews = load_dataset("PATH/TO/THIS/DIR", "reviews")       # split `reviews` (local only)\n'
+            if s["has_text"]
+            else ""
+        )
         + "\nfrom trace_dataset import load_trace                       # the trace-bench package\n"
-        "turns = load_trace(\"PATH/TO/THIS/DIR\", \"turns\", split=\"test\")  # one row per system turn\n"
+        'turns = load_trace("PATH/TO/THIS/DIR", "turns", split="test")  # one row per system turn\n'
         "```\n\n"
         "`load_trace` also serves `turns_pool_16`, `turns_pool_32` and `turns_open` (the same rows with the larger "
         "candidate pools) and the knowledge-base configs.",
@@ -406,10 +459,13 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
         "**Uses.** Conversational recommendation, review-grounded generation, dialogue state tracking, evidence "
         "attribution evaluation. *Risks:* reviewer-demographic bias can propagate into recommendations; automated "
         "grounding metrics should not be over-trusted in deployment.",
-        ("**Distribution.** Everything here is synthetic and released under CC BY 4.0 (see Licence). The official "
-         "Trace release (real Yelp data)" if synthetic else
-         "**Distribution.** The authored content is released under CC BY 4.0 as a `[Q:N]` release; Yelp review text "
-         "is hydrated locally (see Licence and Hydration). The official Trace release")
+        (
+            "**Distribution.** Everything here is synthetic and released under CC BY 4.0 (see Licence). The official "
+            "Trace release (real Yelp data)"
+            if synthetic
+            else "**Distribution.** The authored content is released under CC BY 4.0 as a `[Q:N]` release; Yelp review text "
+            "is hydrated locally (see Licence and Hydration). The official Trace release"
+        )
         + f" is on the Hugging Face Hub as `{OFFICIAL_HUB_DATASET}`.",
         "**Maintenance.** The trace-bench maintainers; regenerate with `trace-bench corpus generate` and release "
         "with `trace-bench corpus release`.",
@@ -419,7 +475,9 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def write_card(data_dir: str | os.PathLike, *, title: str = DEFAULT_TITLE, tally: DialogueTally | None = None) -> Path:
+def write_card(
+    data_dir: str | os.PathLike, *, title: str = DEFAULT_TITLE, tally: DialogueTally | None = None
+) -> Path:
     """Write DIR/README.md for a corpus, a release or a hydrated release; returns its path.
 
     `tally`: the dialogue counts, when the caller has them from writing the split files (else they are read).

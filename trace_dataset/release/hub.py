@@ -28,14 +28,15 @@ def is_hub_spec(spec: str | os.PathLike) -> bool:
 def hub_repo_id(spec: str) -> str:
     if spec == "hub":
         return OFFICIAL_HUB_DATASET
-    repo = spec[len("hf:"):]
+    repo = spec[len("hf:") :]
     if repo.count("/") != 1 or not all(repo.split("/")):
         raise TraceDataError(f"bad Hub dataset {spec!r}; expected 'hub' or 'hf:OWNER/NAME'")
     return repo
 
 
-def fetch_release(spec: str = "hub", *, local_dir: str | os.PathLike | None = None,
-                  revision: str | None = None) -> Path:
+def fetch_release(
+    spec: str = "hub", *, local_dir: str | os.PathLike | None = None, revision: str | None = None
+) -> Path:
     """Download a release from the Hub (cached by huggingface_hub); returns its local folder."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
@@ -44,9 +45,13 @@ def fetch_release(spec: str = "hub", *, local_dir: str | os.PathLike | None = No
     repo_id = hub_repo_id(spec)
     log.info("fetching %s from the Hugging Face Hub", repo_id)
     try:
-        path = snapshot_download(repo_id=repo_id, repo_type="dataset", revision=revision,
-                                 local_dir=None if local_dir is None else str(local_dir),
-                                 allow_patterns=HUB_PATTERNS)
+        path = snapshot_download(
+            repo_id=repo_id,
+            repo_type="dataset",
+            revision=revision,
+            local_dir=None if local_dir is None else str(local_dir),
+            allow_patterns=HUB_PATTERNS,
+        )
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError, OSError, ValueError) as e:
         raise TraceDataError(
             f"could not fetch the release {repo_id!r} from the Hugging Face Hub ({type(e).__name__}: {e}). "
@@ -55,6 +60,7 @@ def fetch_release(spec: str = "hub", *, local_dir: str | os.PathLike | None = No
         ) from None
     root = Path(path)
     if not (root / DATA_DIRNAME).is_dir():
-        raise TraceDataError(f"the Hub dataset {repo_id!r} has no {DATA_DIRNAME}/ folder: not a Trace release",
-                             path=root)
+        raise TraceDataError(
+            f"the Hub dataset {repo_id!r} has no {DATA_DIRNAME}/ folder: not a Trace release", path=root
+        )
     return root

@@ -91,9 +91,13 @@ def _read_release(root: Path) -> _Release:
     if not root.is_dir():
         raise TraceDataError("release folder not found", path=root)
     missing = [str(split_file(root, s).relative_to(root)) for s in SPLITS if not split_file(root, s).exists()]
-    missing += [f"{KB_DIRNAME}/{n}" for n in (POIS_FILE, REVIEW_INDEX_FILE) if not (root / KB_DIRNAME / n).exists()]
+    missing += [
+        f"{KB_DIRNAME}/{n}" for n in (POIS_FILE, REVIEW_INDEX_FILE) if not (root / KB_DIRNAME / n).exists()
+    ]
     if missing:
-        raise TraceDataError(f"not a Trace release: missing split or knowledge-base file(s) {missing}", path=root)
+        raise TraceDataError(
+            f"not a Trace release: missing split or knowledge-base file(s) {missing}", path=root
+        )
 
     index_path = root / KB_DIRNAME / REVIEW_INDEX_FILE
     index: list[dict[str, Any]] = []
@@ -102,10 +106,13 @@ def _read_release(root: Path) -> _Release:
     for lineno, rec in iter_numbered_jsonl(index_path):
         rid = rec.get("review_id")
         if not isinstance(rid, str) or not isinstance(rec.get("business_id"), str):
-            raise TraceDataError("review index record: expected string review_id and business_id",
-                                 path=index_path, line=lineno)
+            raise TraceDataError(
+                "review index record: expected string review_id and business_id", path=index_path, line=lineno
+            )
         if rid in index_ids:
-            raise TraceDataError(f"duplicate review_id {rid!r} in the review index", path=index_path, line=lineno)
+            raise TraceDataError(
+                f"duplicate review_id {rid!r} in the review index", path=index_path, line=lineno
+            )
         index_ids.add(rid)
         index.append(rec)
         length = rec.get("length")
@@ -128,24 +135,29 @@ def _read_release(root: Path) -> _Release:
                 extra = sorted(set(found) - set(range(1, len(spans) + 1)))
                 raise TraceDataError(
                     f"dialogue {did!r}: placeholder(s) {[f'[Q:{n}]' for n in extra]} have no quote span"
-                    if extra else
-                    f"dialogue {did!r}: placeholders {[f'[Q:{n}]' for n in found]} in the turns do not match its "
+                    if extra
+                    else f"dialogue {did!r}: placeholders {[f'[Q:{n}]' for n in found]} in the turns do not match its "
                     f"{len(spans)} quote span(s); each span needs exactly one placeholder",
-                    path=path, line=lineno,
+                    path=path,
+                    line=lineno,
                 )
             for span in spans:
                 rid = span["review_id"]
                 if rid not in index_ids:
                     raise TraceDataError(
                         f"dialogue {did!r} quote {span['quote_id']}: unknown review id {rid!r} "
-                        f"(not in {KB_DIRNAME}/{REVIEW_INDEX_FILE})", path=path, line=lineno,
+                        f"(not in {KB_DIRNAME}/{REVIEW_INDEX_FILE})",
+                        path=path,
+                        line=lineno,
                     )
                 if span["end"] > quotable[rid]:
                     raise TraceDataError(
                         f"dialogue {did!r} quote {span['quote_id']}: span [{span['start']}:{span['end']}] lies past "
                         f"the {quotable[rid]} quotable characters of review {rid!r} (its {KB_DIRNAME}/"
                         f"{REVIEW_INDEX_FILE} length, at most {REVIEW_MAX_CHARS}): the release is corrupt, not built "
-                        "from another Yelp version; get a fresh copy of the release", path=path, line=lineno,
+                        "from another Yelp version; get a fresh copy of the release",
+                        path=path,
+                        line=lineno,
                     )
                 release.max_end[rid] = max(release.max_end.get(rid, 0), span["end"])
             # In place only when every "[Q:" of the line belongs to one of the turns' placeholders.
@@ -165,8 +177,11 @@ def _review_bundle(path: Path):
     try:
         return open_bundle(path)
     except TraceDataError:
-        review = path if path.is_file() and path.name in names else next(
-            (path / n for n in names if path.is_dir() and (path / n).is_file()), None)
+        review = (
+            path
+            if path.is_file() and path.name in names
+            else next((path / n for n in names if path.is_dir() and (path / n).is_file()), None)
+        )
         if review is None:
             raise
         log.info("no business file beside %s: reading the review file alone", review)
@@ -183,8 +198,15 @@ def _scan_reviews(yelp_path: str | os.PathLike, wanted: set[str]) -> tuple[dict[
     found: dict[str, Any] = {}
     n_lines = 0
     t0, c0 = time.perf_counter(), time.process_time()
-    lines = tqdm(bundle.iter_lines("review"), desc="scan Yelp reviews", unit=" lines", unit_scale=True,
-                 mininterval=1.0, disable=None, leave=False)
+    lines = tqdm(
+        bundle.iter_lines("review"),
+        desc="scan Yelp reviews",
+        unit=" lines",
+        unit_scale=True,
+        mininterval=1.0,
+        disable=None,
+        leave=False,
+    )
     for lineno, raw in lines:
         n_lines += 1
         m = _REVIEW_ID_RE.search(raw)
@@ -212,8 +234,12 @@ def _first(ids: Iterable[str]) -> list[str]:
     return sorted(ids)[:SHOW_IDS]
 
 
-def hydrate_release(release_dir: str | os.PathLike, yelp_path: str | os.PathLike, out_dir: str | os.PathLike,
-                    allow_partial: bool = False) -> dict[str, Any]:
+def hydrate_release(
+    release_dir: str | os.PathLike,
+    yelp_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    allow_partial: bool = False,
+) -> dict[str, Any]:
     """Fill every `[Q:N]` of a release from the user's Yelp bundle into `out_dir`; returns the report.
 
     Without `allow_partial`, any referenced review missing from the bundle, any checksum mismatch and any
@@ -262,14 +288,21 @@ def hydrate_release(release_dir: str | os.PathLike, yelp_path: str | os.PathLike
                 spans[span["quote_id"]] = text
     problems = []
     if missing:
-        problems.append(f"{len(missing)} referenced review(s) not in the Yelp bundle (first: {_first(missing)})")
+        problems.append(
+            f"{len(missing)} referenced review(s) not in the Yelp bundle (first: {_first(missing)})"
+        )
     if bad_checksum:
-        problems.append(f"{sum(bad_checksum.values())} quote checksum mismatch(es) in {len(bad_checksum)} review(s) "
-                        f"(first: {_first(bad_checksum)})")
+        problems.append(
+            f"{sum(bad_checksum.values())} quote checksum mismatch(es) in {len(bad_checksum)} review(s) "
+            f"(first: {_first(bad_checksum)})"
+        )
     if version_mismatch:
         first = _first(version_mismatch)
-        problems.append(f"{len(version_mismatch)} review(s) differ from the review index (first: "
-                        + ", ".join(f"{r} ({version_mismatch[r]})" for r in first) + ")")
+        problems.append(
+            f"{len(version_mismatch)} review(s) differ from the review index (first: "
+            + ", ".join(f"{r} ({version_mismatch[r]})" for r in first)
+            + ")"
+        )
     if problems and not allow_partial:
         raise TraceDataError(
             "cannot hydrate exactly: " + "; ".join(problems) + ". The bundle is probably another Yelp Open "
@@ -286,10 +319,13 @@ def hydrate_release(release_dir: str | os.PathLike, yelp_path: str | os.PathLike
         # (the bytes do not depend on it).
         (stage / KB_DIRNAME).mkdir(parents=True)
         with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-            reviews_job = pool.submit(write_jsonl, stage / KB_DIRNAME / REVIEWS_FILE,
-                                      _review_records(release.index, found))
-            split_jobs = {split: pool.submit(_write_rows, split_file(stage, split), release.rows[split], fills)
-                          for split in SPLITS}
+            reviews_job = pool.submit(
+                write_jsonl, stage / KB_DIRNAME / REVIEWS_FILE, _review_records(release.index, found)
+            )
+            split_jobs = {
+                split: pool.submit(_write_rows, split_file(stage, split), release.rows[split], fills)
+                for split in SPLITS
+            }
             for split, job in split_jobs.items():
                 counts[split], release.tally.split_bytes[split] = job.result()
             n_reviews = reviews_job.result()
@@ -319,12 +355,18 @@ def hydrate_release(release_dir: str | os.PathLike, yelp_path: str | os.PathLike
         write_card(stage, tally=release.tally)
     t_end = time.perf_counter()
     report["scan"] = {k: v for k, v in scan.items() if k != "bundle"}
-    report["timing"] = {"read_release_s": round(t_read - t_start, 3), "scan_s": round(t_scan - t_read, 3),
-                        "fill_and_write_s": round(t_end - t_scan, 3)}
+    report["timing"] = {
+        "read_release_s": round(t_read - t_start, 3),
+        "scan_s": round(t_scan - t_read, 3),
+        "fill_and_write_s": round(t_end - t_scan, 3),
+    }
     if problems:
-        log.warning("partial hydration: %d of %d quotes left as [Q:N]; %s", unhydrated, n_quotes,
-                    "; ".join(problems))
-    log.info("hydrated %s into %s: %s dialogues, %d quotes, %d reviews", root, out_dir, counts, n_quotes, n_reviews)
+        log.warning(
+            "partial hydration: %d of %d quotes left as [Q:N]; %s", unhydrated, n_quotes, "; ".join(problems)
+        )
+    log.info(
+        "hydrated %s into %s: %s dialogues, %d quotes, %d reviews", root, out_dir, counts, n_quotes, n_reviews
+    )
     return report
 
 
@@ -334,8 +376,10 @@ def _fill(dialogue: dict[str, Any], spans: dict[int, str]) -> dict[str, Any]:
     def sub(m: re.Match) -> str:
         return spans.get(int(m.group(1)), m.group(0))
 
-    turns = [t if "[Q:" not in t["text"] else {**t, "text": PLACEHOLDER_RE.sub(sub, t["text"])}
-             for t in dialogue["turns"]]
+    turns = [
+        t if "[Q:" not in t["text"] else {**t, "text": PLACEHOLDER_RE.sub(sub, t["text"])}
+        for t in dialogue["turns"]
+    ]
     return {**dialogue, "turns": turns}
 
 
@@ -390,8 +434,9 @@ def _compare(stage: Path, release_meta: Path) -> bool | None:
     expected = read_json(release_meta).get("hydrated_sha256") or {}
     if not expected:
         return None
-    differing = [rel for rel, sha in expected.items() if not (stage / rel).exists() or sha256_file(stage / rel) != sha]
+    differing = [
+        rel for rel, sha in expected.items() if not (stage / rel).exists() or sha256_file(stage / rel) != sha
+    ]
     if differing:
         log.warning("hydrated files differ from the corpus the release was made from: %s", differing)
     return not differing
-

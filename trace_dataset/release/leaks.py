@@ -40,7 +40,7 @@ def _ngrams(tokens: list[str], n: int) -> Iterator[tuple[str, ...]]:
 
 # In valid JSON a quoted run followed by a colon is always a key (inside a value every quote is escaped).
 _JSON_KEY_RE = re.compile(r'"[^"\\]*"\s*:')
-_JSON_ESCAPE_RE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|.)')
+_JSON_ESCAPE_RE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
 
 
 def _json_text(line: str) -> str:
@@ -111,8 +111,13 @@ class ReviewNgrams:
         return None
 
 
-def find_leaks(root: str | os.PathLike, texts: Mapping[str, str] | ReviewNgrams, *,
-               files: Iterable[Path] | None = None, limit: int = 10) -> list[Leak]:
+def find_leaks(
+    root: str | os.PathLike,
+    texts: Mapping[str, str] | ReviewNgrams,
+    *,
+    files: Iterable[Path] | None = None,
+    limit: int = 10,
+) -> list[Leak]:
     """Every file under `root` (or just `files`), checked against the review texts; up to `limit` leaks."""
     root = Path(root)
     index = texts if isinstance(texts, ReviewNgrams) else ReviewNgrams(texts)

@@ -39,8 +39,9 @@ def check_dialogue(record: dict[str, Any], *, path: str | os.PathLike, line: int
             line=line,
         )
     if not isinstance(record["dialogue_id"], str) or not record["dialogue_id"]:
-        raise TraceDataError(f"dialogue_id: expected a non-empty string, got {record['dialogue_id']!r}",
-                             path=path, line=line)
+        raise TraceDataError(
+            f"dialogue_id: expected a non-empty string, got {record['dialogue_id']!r}", path=path, line=line
+        )
     turns = record["turns"]
     if not isinstance(turns, list):
         raise TraceDataError(f"turns: expected a list, got {type(turns).__name__}", path=path, line=line)
@@ -49,24 +50,37 @@ def check_dialogue(record: dict[str, Any], *, path: str | os.PathLike, line: int
             raise TraceDataError(f"turns[{i}]: expected an object with a string 'text'", path=path, line=line)
     spans = record["quote_spans"]
     if not isinstance(spans, list):
-        raise TraceDataError(f"quote_spans: expected a list, got {type(spans).__name__}", path=path, line=line)
+        raise TraceDataError(
+            f"quote_spans: expected a list, got {type(spans).__name__}", path=path, line=line
+        )
     for i, span in enumerate(spans):
         if not isinstance(span, dict) or any(k not in span for k in QUOTE_SPAN_FIELDS):
-            raise TraceDataError(f"quote_spans[{i}]: expected an object with {list(QUOTE_SPAN_FIELDS)}, got {span!r}",
-                                 path=path, line=line)
+            raise TraceDataError(
+                f"quote_spans[{i}]: expected an object with {list(QUOTE_SPAN_FIELDS)}, got {span!r}",
+                path=path,
+                line=line,
+            )
         ints = (span["quote_id"], span["start"], span["end"])
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in ints):
-            raise TraceDataError(f"quote_spans[{i}]: quote_id, start and end must be integers, got {span!r}",
-                                 path=path, line=line)
+            raise TraceDataError(
+                f"quote_spans[{i}]: quote_id, start and end must be integers, got {span!r}",
+                path=path,
+                line=line,
+            )
         if span["quote_id"] != i + 1:
             raise TraceDataError(
                 f"quote_spans[{i}]: quote_id {span['quote_id']} out of order; expected {i + 1} "
                 "(quote ids are 1-based, in order of appearance)",
-                path=path, line=line,
+                path=path,
+                line=line,
             )
         if not 0 <= span["start"] < span["end"]:
-            raise TraceDataError(f"quote_spans[{i}]: bad offsets start={span['start']} end={span['end']}",
-                                 path=path, line=line)
+            raise TraceDataError(
+                f"quote_spans[{i}]: bad offsets start={span['start']} end={span['end']}", path=path, line=line
+            )
         if not isinstance(span["review_id"], str) or not isinstance(span["checksum"], str):
-            raise TraceDataError(f"quote_spans[{i}]: review_id and checksum must be strings, got {span!r}",
-                                 path=path, line=line)
+            raise TraceDataError(
+                f"quote_spans[{i}]: review_id and checksum must be strings, got {span!r}",
+                path=path,
+                line=line,
+            )

@@ -41,8 +41,9 @@ RELEASE_FORMAT = "trace-release"
 RELEASE_FORMAT_VERSION = 1
 
 
-def release_dialogue(dialogue: dict[str, Any], review_texts: dict[str, str], *, path: os.PathLike | str,
-                     line: int) -> dict[str, Any]:
+def release_dialogue(
+    dialogue: dict[str, Any], review_texts: dict[str, str], *, path: os.PathLike | str, line: int
+) -> dict[str, Any]:
     """The dialogue with each quote's content replaced by its `[Q:N]` placeholder (key order unchanged).
 
     Checks, for every quote, that it is the next span of `quote_spans` and equals
@@ -59,7 +60,8 @@ def release_dialogue(dialogue: dict[str, Any], review_texts: dict[str, str], *, 
             raise TraceDataError(
                 f"dialogue {did!r} turn {tid}: text already contains a [Q:N] placeholder; a corpus to release "
                 "must hold the quotes themselves (is this already a release?)",
-                path=path, line=line,
+                path=path,
+                line=line,
             )
         quotes = extract_quotes(text)
         if not quotes:
@@ -72,7 +74,8 @@ def release_dialogue(dialogue: dict[str, Any], review_texts: dict[str, str], *, 
                 raise TraceDataError(
                     f"dialogue {did!r} turn {tid}: quote {q.text!r} has no quote_spans entry "
                     f"(the dialogue lists {len(spans)} span(s); every quote must be listed in order)",
-                    path=path, line=line,
+                    path=path,
+                    line=line,
                 )
             span = spans[k]
             rid = span["review_id"]
@@ -81,20 +84,23 @@ def release_dialogue(dialogue: dict[str, Any], review_texts: dict[str, str], *, 
                 raise TraceDataError(
                     f"dialogue {did!r} quote {k + 1}: unknown review id {rid!r} (not in the knowledge base's "
                     f"{REVIEWS_FILE})",
-                    path=path, line=line,
+                    path=path,
+                    line=line,
                 )
             start, end = span["start"], span["end"]
             if end > len(source) or source[start:end] != q.text:
                 raise TraceDataError(
                     f"dialogue {did!r} turn {tid} quote {k + 1}: {q.text!r} is not review {rid!r}[{start}:{end}] "
                     f"({source[start:end]!r})",
-                    path=path, line=line,
+                    path=path,
+                    line=line,
                 )
             if span_checksum(q.text) != span["checksum"]:
                 raise TraceDataError(
                     f"dialogue {did!r} quote {k + 1}: wrong checksum {span['checksum']!r}; "
                     f"expected span_checksum(quote) = {span_checksum(q.text)!r}",
-                    path=path, line=line,
+                    path=path,
+                    line=line,
                 )
             parts.append(text[pos : q.start])
             parts.append(placeholder(span["quote_id"]))
@@ -105,7 +111,8 @@ def release_dialogue(dialogue: dict[str, Any], review_texts: dict[str, str], *, 
     if k != len(spans):
         raise TraceDataError(
             f"dialogue {did!r}: quote_spans lists {len(spans)} span(s) but the turns hold {k} quote(s)",
-            path=path, line=line,
+            path=path,
+            line=line,
         )
     return {**dialogue, "turns": turns}
 
@@ -153,7 +160,8 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
     if unindexed:
         raise TraceDataError(
             f"{len(unindexed)} review(s) of {REVIEWS_FILE} are missing from {REVIEW_INDEX_FILE} "
-            f"(first: {unindexed[:3]}); hydration could not restore them", path=kb,
+            f"(first: {unindexed[:3]}); hydration could not restore them",
+            path=kb,
         )
 
     counts: dict[str, int] = {}
@@ -165,15 +173,27 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
         for split in SPLITS:
             src = split_file(corpus_dir, split)
             released = []
-            for lineno, d in tqdm(iter_numbered_jsonl(src), desc=f"release {split}", unit=" dialogues",
-                                  disable=None, leave=False):
+            for lineno, d in tqdm(
+                iter_numbered_jsonl(src),
+                desc=f"release {split}",
+                unit=" dialogues",
+                disable=None,
+                leave=False,
+            ):
                 check_dialogue(d, path=src, line=lineno)
                 if d["split"] != split:
-                    raise TraceDataError(f"dialogue {d['dialogue_id']!r} has split {d['split']!r} but sits in "
-                                         f"the {split!r} file", path=src, line=lineno)
+                    raise TraceDataError(
+                        f"dialogue {d['dialogue_id']!r} has split {d['split']!r} but sits in "
+                        f"the {split!r} file",
+                        path=src,
+                        line=lineno,
+                    )
                 if d["dialogue_id"] in seen:
-                    raise TraceDataError(f"duplicate dialogue_id {d['dialogue_id']!r} (also in "
-                                         f"{seen[d['dialogue_id']]})", path=src, line=lineno)
+                    raise TraceDataError(
+                        f"duplicate dialogue_id {d['dialogue_id']!r} (also in {seen[d['dialogue_id']]})",
+                        path=src,
+                        line=lineno,
+                    )
                 seen[d["dialogue_id"]] = f"{src.name}:{lineno}"
                 released.append(release_dialogue(d, texts, path=src, line=lineno))
                 n_quotes += len(d["quote_spans"])
@@ -208,7 +228,8 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
         if leaks:
             raise TraceDataError(
                 f"the release would redistribute review text: {len(leaks)} record(s) hold {LEAK_NGRAM} "
-                "consecutive words of a knowledge-base review, e.g. " + "; ".join(str(x) for x in leaks[:3])
+                "consecutive words of a knowledge-base review, e.g. "
+                + "; ".join(str(x) for x in leaks[:3])
                 + ". Fix the corpus (only quoted spans may come from reviews) and release again.",
                 path=corpus_dir,
             )

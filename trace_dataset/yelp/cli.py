@@ -25,7 +25,11 @@ def register(subparsers: Any) -> None:
         description="Stream a bundle and report: businesses, reviews, malformed lines (file:line: reason), "
         "businesses per Trace city (others summed), and how many reviews join a business.",
     )
-    ins.add_argument("path", metavar="PATH", help="extracted folder, yelp_dataset.tar, a .zip holding either, or the .json(.gz) files")
+    ins.add_argument(
+        "path",
+        metavar="PATH",
+        help="extracted folder, yelp_dataset.tar, a .zip holding either, or the .json(.gz) files",
+    )
     ins.add_argument("--json", action="store_true", help="print the report as JSON")
     ins.add_argument("--strict", action="store_true", help="stop at the first malformed line")
     ins.set_defaults(func=_inspect)
@@ -39,7 +43,12 @@ def register(subparsers: Any) -> None:
     )
     syn.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     syn.add_argument("--seed", type=number_in(int, 0), default=42, help="random seed (default 42)")
-    syn.add_argument("--scale", type=number_in(float, 0, low_open=True), default=1.0, help="size factor (default 1.0; see the description)")
+    syn.add_argument(
+        "--scale",
+        type=number_in(float, 0, low_open=True),
+        default=1.0,
+        help="size factor (default 1.0; see the description)",
+    )
     syn.set_defaults(func=_synth)
 
 
@@ -75,5 +84,7 @@ def _synth(args: argparse.Namespace) -> int:
 
     out = write_synthetic_bundle(args.out, seed=args.seed, scale=args.scale, progress=sys.stderr.isatty())
     manifest = json.loads((out / "TRACE_SYNTHETIC.json").read_text(encoding="utf-8"))
-    print(f"synthetic Yelp bundle: {manifest['businesses']:,} businesses, {manifest['reviews']:,} reviews -> {out}")
+    print(
+        f"synthetic Yelp bundle: {manifest['businesses']:,} businesses, {manifest['reviews']:,} reviews -> {out}"
+    )
     return 0

@@ -99,7 +99,9 @@ class MalformedLog:
 
     def add(self, file: str, line: int, reason: str) -> None:
         if self.strict:
-            raise TraceDataError(f"malformed line: {reason} (--strict stops at the first one)", path=file, line=line)
+            raise TraceDataError(
+                f"malformed line: {reason} (--strict stops at the first one)", path=file, line=line
+            )
         self.counts[file] += 1
         if len(self.examples) < self.keep:
             self.examples.append({"file": file, "line": line, "reason": reason})
@@ -111,7 +113,11 @@ class MalformedLog:
         return sum(self.counts.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "by_file": dict(sorted(self.counts.items())), "examples": list(self.examples)}
+        return {
+            "total": self.total,
+            "by_file": dict(sorted(self.counts.items())),
+            "examples": list(self.examples),
+        }
 
 
 class _Bad(Exception):
@@ -206,8 +212,10 @@ def _integer(obj: dict, key: str, default: int | None = 0) -> int | None:
     value = obj.get(key)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-        isinstance(value, float) and (not math.isfinite(value) or value != int(value))
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and (not math.isfinite(value) or value != int(value)))
     ):
         raise _Bad(f"wrong type for {key!r}: expected an integer, got {_type_name(value)} {value!r:.40}")
     return int(value)
@@ -219,10 +227,14 @@ def parse_business_obj(obj: dict[str, Any]) -> YelpBusiness:
     if attributes is not None and not isinstance(attributes, dict):
         raise _Bad(f"wrong type for 'attributes': expected an object or null, got {_type_name(attributes)}")
     categories = obj.get("categories")
-    if categories is not None and not isinstance(categories, str) and not (
-        isinstance(categories, list) and all(isinstance(c, str) for c in categories)
+    if (
+        categories is not None
+        and not isinstance(categories, str)
+        and not (isinstance(categories, list) and all(isinstance(c, str) for c in categories))
     ):
-        raise _Bad(f"wrong type for 'categories': expected a comma-separated string or null, got {_type_name(categories)}")
+        raise _Bad(
+            f"wrong type for 'categories': expected a comma-separated string or null, got {_type_name(categories)}"
+        )
     hours = obj.get("hours")
     if hours is not None and not isinstance(hours, dict):
         raise _Bad(f"wrong type for 'hours': expected an object or null, got {_type_name(hours)}")
@@ -266,7 +278,9 @@ def parse_review_obj(obj: dict[str, Any]) -> YelpReview:
     )
 
 
-def parse_review_core(raw: bytes, file: str, lineno: int, malformed: MalformedLog) -> tuple[str, str, float, str, str] | None:
+def parse_review_core(
+    raw: bytes, file: str, lineno: int, malformed: MalformedLog
+) -> tuple[str, str, float, str, str] | None:
     """(review_id, business_id, stars, date, text) of a review line, the fields a knowledge base uses,
     validated like `parse_review_obj` does; None (counted in `malformed`) when the line is malformed."""
     try:
@@ -276,9 +290,15 @@ def parse_review_core(raw: bytes, file: str, lineno: int, malformed: MalformedLo
         stars = obj.get("stars")
         date = obj.get("date")
         text = obj.get("text")
-        if (type(review_id) is str and review_id.strip() and type(business_id) is str and business_id.strip()
-                and (type(stars) is float or type(stars) is int) and type(text) is str
-                and (date is None or type(date) is str)):
+        if (
+            type(review_id) is str
+            and review_id.strip()
+            and type(business_id) is str
+            and business_id.strip()
+            and (type(stars) is float or type(stars) is int)
+            and type(text) is str
+            and (date is None or type(date) is str)
+        ):
             return review_id, business_id, _finite(stars, "stars"), date or "", text
         r = parse_review_obj(obj)  # raises _Bad with the precise reason
         return r.review_id, r.business_id, r.stars, r.date, r.text

@@ -44,9 +44,22 @@ from trace_dataset.yelp.lines import (
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "FILES", "SYNTHETIC_MANIFEST", "MalformedLog", "YelpBundle", "YelpBusiness", "YelpReview", "canonical_city",
-    "inspect_bundle", "iter_businesses", "iter_reviews", "open_bundle", "parse_business_obj", "parse_line",
-    "parse_review_core", "parse_review_obj", "split_categories",
+    "FILES",
+    "SYNTHETIC_MANIFEST",
+    "MalformedLog",
+    "YelpBundle",
+    "YelpBusiness",
+    "YelpReview",
+    "canonical_city",
+    "inspect_bundle",
+    "iter_businesses",
+    "iter_reviews",
+    "open_bundle",
+    "parse_business_obj",
+    "parse_line",
+    "parse_review_core",
+    "parse_review_obj",
+    "split_categories",
 ]
 
 SYNTHETIC_MANIFEST = "TRACE_SYNTHETIC.json"  # written by trace_dataset.yelp.synth beside the two files
@@ -102,7 +115,9 @@ class YelpBundle:
             else:  # zip+tar: the tar inside the zip
                 outer, inner = member.split("::", 1)
                 zf = stack.enter_context(zipfile.ZipFile(self.path))
-                tar = stack.enter_context(tarfile.open(fileobj=stack.enter_context(zf.open(outer)), mode="r:*"))
+                tar = stack.enter_context(
+                    tarfile.open(fileobj=stack.enter_context(zf.open(outer)), mode="r:*")
+                )
                 f = _extract(tar, inner, self.path)
             if member.endswith(".gz"):
                 f = stack.enter_context(gzip.GzipFile(fileobj=f, mode="rb"))
@@ -110,7 +125,9 @@ class YelpBundle:
                 yield _buffered(f)
             except _READ_ERRORS as e:  # raised while the caller reads: a truncated or mislabelled file
                 what = "truncated or not gzip" if member.endswith(".gz") else "truncated or unreadable"
-                raise TraceDataError(f"unreadable Yelp {kind} file: {what} ({e})", path=self.label(kind)) from None
+                raise TraceDataError(
+                    f"unreadable Yelp {kind} file: {what} ({e})", path=self.label(kind)
+                ) from None
 
     def iter_lines(self, kind: str) -> Iterator[tuple[int, bytes]]:
         """(line number, raw line) for every non-blank line; an empty file is an error."""
@@ -181,7 +198,9 @@ def open_bundle(path: str | os.PathLike) -> YelpBundle:
     """Locate the business and review files of a bundle; fail clearly when they are not there."""
     path = Path(path)
     if not path.exists():
-        raise TraceDataError("Yelp bundle not found: expected a folder, a .tar, a .zip or .json(.gz) files", path=path)
+        raise TraceDataError(
+            "Yelp bundle not found: expected a folder, a .tar, a .zip or .json(.gz) files", path=path
+        )
     if path.is_dir():
         found: dict[str, str] = {}
         for kind, fname in FILES.items():
@@ -199,13 +218,19 @@ def open_bundle(path: str | os.PathLike) -> YelpBundle:
             if os.path.getsize(file) == 0:
                 raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=file)
         manifest_path = path / SYNTHETIC_MANIFEST
-        manifest = _read_manifest_bytes(manifest_path.read_bytes(), str(manifest_path)) if manifest_path.is_file() else None
+        manifest = (
+            _read_manifest_bytes(manifest_path.read_bytes(), str(manifest_path))
+            if manifest_path.is_file()
+            else None
+        )
         return YelpBundle(path, "folder", found, manifest)
     name = path.name
     if name.endswith((".json", ".json.gz")):
         base = name[: -len(".gz")] if name.endswith(".gz") else name
         if base not in FILES.values():
-            raise TraceDataError(f"not a Yelp bundle file: expected one of {sorted(FILES.values())} (or .gz)", path=path)
+            raise TraceDataError(
+                f"not a Yelp bundle file: expected one of {sorted(FILES.values())} (or .gz)", path=path
+            )
         return open_bundle(path.parent)
     if name.endswith((".tar", ".tar.gz", ".tgz")):
         try:
@@ -237,7 +262,9 @@ def open_bundle(path: str | os.PathLike) -> YelpBundle:
                         inner_found, inner_manifest = _match([m.name for m in tar.getmembers() if m.isfile()])
                         if inner_manifest is not None and manifest is None:
                             fm = tar.extractfile(inner_manifest)
-                            manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{inner_manifest}]")
+                            manifest = _read_manifest_bytes(
+                                fm.read() if fm else b"", f"{path}[{inner_manifest}]"
+                            )
                     if len(inner_found) == len(FILES):
                         members = {k: f"{tars[0]}::{v}" for k, v in inner_found.items()}
                         return YelpBundle(path, "zip+tar", members, manifest)
@@ -281,7 +308,9 @@ def iter_reviews(
             yield record
 
 
-def inspect_bundle(path: str | os.PathLike, *, strict: bool = False, progress: bool = False) -> dict[str, Any]:
+def inspect_bundle(
+    path: str | os.PathLike, *, strict: bool = False, progress: bool = False
+) -> dict[str, Any]:
     """Counts for `trace-bench yelp inspect`: businesses, reviews, malformed lines, cities, joins."""
     bundle = open_bundle(path)
     malformed = MalformedLog(strict=strict)

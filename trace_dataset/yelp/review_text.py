@@ -172,11 +172,23 @@ def _aspect_sentences(rng: random.Random, facts: PoiFacts, pol: str) -> list[Cal
     elif t == "attraction":
         night = facts.kind.startswith("nightlife")
         makers = [
-            lambda p: _by_polarity(rng, p, b.night_pos if night else b.exhibit_pos, b.night_neg if night else b.exhibit_neg,
-                                   None if night else b.exhibit_mix),
-            lambda p: _by_polarity(rng, p, b.night_pos if night else b.exhibit_pos, b.night_neg if night else b.exhibit_neg,
-                                   None if night else b.exhibit_mix),
-            lambda p: _by_polarity(rng, p, b.night_vibe_pos if night else b.crowd_pos, b.night_vibe_neg if night else b.crowd_neg),
+            lambda p: _by_polarity(
+                rng,
+                p,
+                b.night_pos if night else b.exhibit_pos,
+                b.night_neg if night else b.exhibit_neg,
+                None if night else b.exhibit_mix,
+            ),
+            lambda p: _by_polarity(
+                rng,
+                p,
+                b.night_pos if night else b.exhibit_pos,
+                b.night_neg if night else b.exhibit_neg,
+                None if night else b.exhibit_mix,
+            ),
+            lambda p: _by_polarity(
+                rng, p, b.night_vibe_pos if night else b.crowd_pos, b.night_vibe_neg if night else b.crowd_neg
+            ),
             lambda p: _location_sentence(rng, facts, p),
             lambda p: _value_sentence(rng, facts, p),
         ]
@@ -220,20 +232,33 @@ def compose_review(rng: random.Random, facts: PoiFacts, stars: int) -> str:
     pol = _polarity(stars)
     staff = rng.choice(facts.staff) if facts.staff else rng.choice(b.first_names)
     slots = _Slots(
-        rng, facts.specialties,
-        city=facts.city, staff=staff, landmark=facts.landmark or facts.city,
-        pos=rng.choice(b.food_pos_adj), neg=rng.choice(b.food_neg_adj), mix=rng.choice(b.food_mix_adj),
-        decor=rng.choice(b.decor), fits=rng.choice(b.fits), wait=rng.choice((20, 25, 30, 40, 45)),
-        spot=rng.choice(b.view_spots), pool_kind=rng.choice(("rooftop", "outdoor", "heated indoor", "saltwater")),
-        amount=_amount(rng, facts.price, {"hotel": "night", "attraction": "ticket"}.get(facts.poi_type, "meal")),
-    )  # fmt: skip
+        rng,
+        facts.specialties,
+        city=facts.city,
+        staff=staff,
+        landmark=facts.landmark or facts.city,
+        pos=rng.choice(b.food_pos_adj),
+        neg=rng.choice(b.food_neg_adj),
+        mix=rng.choice(b.food_mix_adj),
+        decor=rng.choice(b.decor),
+        fits=rng.choice(b.fits),
+        wait=rng.choice((20, 25, 30, 40, 45)),
+        spot=rng.choice(b.view_spots),
+        pool_kind=rng.choice(("rooftop", "outdoor", "heated indoor", "saltwater")),
+        amount=_amount(
+            rng, facts.price, {"hotel": "night", "attraction": "ticket"}.get(facts.poi_type, "meal")
+        ),
+    )
     slots["amb1"], slots["amb2"] = _ambience_words(rng, facts)
 
     parts: list[str] = []
     if rng.random() < 0.6:
         verb = rng.choice(b.visit_verbs.get(facts.poi_type, b.visit_verbs["other"]))
-        verb = verb.format(meal=rng.choice(b.meals), nights=rng.choice(("two", "three", "four", "five")),
-                           part=rng.choice(b.day_parts))
+        verb = verb.format(
+            meal=rng.choice(b.meals),
+            nights=rng.choice(("two", "three", "four", "five")),
+            part=rng.choice(b.day_parts),
+        )
         occasion = rng.choice(b.occasions).format(city=facts.city)
         parts.append(f"{rng.choice(b.companions)} {verb} {occasion}.")
     makers = _aspect_sentences(rng, facts, pol)

@@ -68,6 +68,7 @@ ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 DATE_START = datetime(2008, 1, 1)
 DATE_SPAN_S = int((datetime(2022, 1, 19) - DATE_START).total_seconds())
 
+
 # ---------------------------------------------------------------------------------------------------
 # Scale
 # ---------------------------------------------------------------------------------------------------
@@ -153,9 +154,18 @@ def _n_reviews(rng: random.Random, factor: float) -> int:
     return min(n, int(400 * factor))
 
 
-def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout: CityLayout | None,
-                   other_coords: tuple[float, float] | None, used_names: set[str], factor: float,
-                   city_spelling: str) -> _Business:
+def _make_business(
+    i: int,
+    seed: int,
+    kind: Kind,
+    city: str,
+    state: str,
+    layout: CityLayout | None,
+    other_coords: tuple[float, float] | None,
+    used_names: set[str],
+    factor: float,
+    city_spelling: str,
+) -> _Business:
     c = catalogue()
     key = f"trace-synth:{seed}:{i}"
     rng = random.Random(key)
@@ -188,14 +198,23 @@ def _make_business(i: int, seed: int, kind: Kind, city: str, state: str, layout:
         "review_count": review_count,
         "is_open": 1 if rng.random() < 0.8 else 0,
         "attributes": raw_attrs,
-        "categories": ", ".join(_categories(rng, kind)) if rng.random() > 0.003 or kind.poi_type == "other" else None,
+        "categories": ", ".join(_categories(rng, kind))
+        if rng.random() > 0.003 or kind.poi_type == "other"
+        else None,
         "hours": draw_hours(rng, kind),
     }
     if kind.poi_type == "other" and rng.random() < 0.1:
         record["categories"] = None  # Yelp has a few businesses without categories
     facts_obj = PoiFacts(
-        poi_type=kind.poi_type, kind=kind.name, name=name, city=city, price=price if raw_attrs else None,
-        specialties=specialties, staff=rng.sample(banks().first_names, 3), landmark=landmark, attrs=facts,
+        poi_type=kind.poi_type,
+        kind=kind.name,
+        name=name,
+        city=city,
+        price=price if raw_attrs else None,
+        specialties=specialties,
+        staff=rng.sample(banks().first_names, 3),
+        landmark=landmark,
+        attrs=facts,
     )
     return _Business(record, facts_obj, n_reviews, stars, key)
 
@@ -267,8 +286,9 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).replace("/", "\\/") + "\n"
 
 
-def write_synthetic_bundle(out_dir: str | os.PathLike, seed: int = SEED, scale: float = 1.0, *,
-                           progress: bool = False) -> Path:
+def write_synthetic_bundle(
+    out_dir: str | os.PathLike, seed: int = SEED, scale: float = 1.0, *, progress: bool = False
+) -> Path:
     """Write the synthetic bundle into `out_dir` (created); returns the folder. Deterministic in (seed, scale)."""
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale}")
@@ -286,8 +306,13 @@ def write_synthetic_bundle(out_dir: str | os.PathLike, seed: int = SEED, scale: 
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=sum(b.n_reviews for b in businesses), desc="synthetic reviews", unit=" reviews",
-                   unit_scale=True, mininterval=1.0)
+        bar = tqdm(
+            total=sum(b.n_reviews for b in businesses),
+            desc="synthetic reviews",
+            unit=" reviews",
+            unit_scale=True,
+            mininterval=1.0,
+        )
     with atomic_open(out / YELP_REVIEW_FILE, "w") as f:
         for start in range(0, len(businesses), BLOCK):
             block = [_line(r) for b in businesses[start : start + BLOCK] for r in _reviews_of(b)]
@@ -298,16 +323,19 @@ def write_synthetic_bundle(out_dir: str | os.PathLike, seed: int = SEED, scale: 
                 bar.update(len(block))
     if bar is not None:
         bar.close()
-    write_json(out / SYNTHETIC_MANIFEST, {
-        "generator": "trace-bench synthetic Yelp bundle",
-        "synth_version": SYNTH_VERSION,
-        "seed": seed,
-        "scale": scale,
-        "businesses": len(businesses),
-        "reviews": n_reviews,
-        "pois_per_cell": pois_per_cell(scale),
-        "data_tables": table_hashes(REVIEW_BANKS_FILE, CATALOGUE_FILE),
-        "note": "Synthetic data in the Yelp Open Dataset schema; not Yelp data. Built by trace_dataset.yelp.synth.",
-    })
+    write_json(
+        out / SYNTHETIC_MANIFEST,
+        {
+            "generator": "trace-bench synthetic Yelp bundle",
+            "synth_version": SYNTH_VERSION,
+            "seed": seed,
+            "scale": scale,
+            "businesses": len(businesses),
+            "reviews": n_reviews,
+            "pois_per_cell": pois_per_cell(scale),
+            "data_tables": table_hashes(REVIEW_BANKS_FILE, CATALOGUE_FILE),
+            "note": "Synthetic data in the Yelp Open Dataset schema; not Yelp data. Built by trace_dataset.yelp.synth.",
+        },
+    )
     log.info("synthetic bundle: %d businesses, %d reviews -> %s", len(businesses), n_reviews, out)
     return out

@@ -62,11 +62,19 @@ def register(subparsers: Any) -> None:
         "M_early pick; fixed: --t-max rounds (default: eq13)",
     )
     run.add_argument(
-        "--t-max", type=number_in(int, 1), default=defaults.t_max, help=f"round budget (default: {defaults.t_max})"
+        "--t-max",
+        type=number_in(int, 1),
+        default=defaults.t_max,
+        help=f"round budget (default: {defaults.t_max})",
     )
-    run.add_argument("--k", type=number_in(int, 1), default=defaults.k, help=f"list length (default: {defaults.k})")
     run.add_argument(
-        "--t-min", type=number_in(int, 1), default=defaults.t_min, help=f"Eq. 13 T_min (default: {defaults.t_min})"
+        "--k", type=number_in(int, 1), default=defaults.k, help=f"list length (default: {defaults.k})"
+    )
+    run.add_argument(
+        "--t-min",
+        type=number_in(int, 1),
+        default=defaults.t_min,
+        help=f"Eq. 13 T_min (default: {defaults.t_min})",
     )
     run.add_argument(
         "--patience",
@@ -75,7 +83,10 @@ def register(subparsers: Any) -> None:
         help=f"Eq. 13 patience p (default: {defaults.patience})",
     )
     run.add_argument(
-        "--eps", type=number_in(float, 0), default=defaults.eps, help=f"Eq. 13 epsilon (default: {defaults.eps})"
+        "--eps",
+        type=number_in(float, 0),
+        default=defaults.eps,
+        help=f"Eq. 13 epsilon (default: {defaults.eps})",
     )
     for name in ("r", "d", "h"):
         run.add_argument(
@@ -95,13 +106,20 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("--limit", type=number_in(int, 1), default=None, help="only the first N queries")
     run.add_argument(
-        "--batch-queries", type=number_in(int, 1), default=16, help="queries negotiated together (default: 16)"
+        "--batch-queries",
+        type=number_in(int, 1),
+        default=16,
+        help="queries negotiated together (default: 16)",
     )
     run.add_argument(
-        "--max-repairs", type=number_in(int, 0), default=None, help="JSON repair retries per agent call (default: 2)"
+        "--max-repairs",
+        type=number_in(int, 0),
+        default=None,
+        help="JSON repair retries per agent call (default: 2)",
     )
     run.add_argument(
-        "--open-candidates", action="store_true",
+        "--open-candidates",
+        action="store_true",
         help="the paper's open list: agents may name anything (no catalogue enum in the schema); see "
         "docs/collab_rec.md",
     )
@@ -128,8 +146,10 @@ def _run(args: argparse.Namespace) -> int:
     from trace_llm import llm_from_args
 
     if args.stopping == "eq13" and args.t_min > args.t_max:
-        raise UsageError(f"--t-min {args.t_min} exceeds --t-max {args.t_max}: Eq. 13 could never stop a "
-                         "negotiation early; expected --t-min <= --t-max")
+        raise UsageError(
+            f"--t-min {args.t_min} exceeds --t-max {args.t_max}: Eq. 13 could never stop a "
+            "negotiation early; expected --t-min <= --t-max"
+        )
     try:
         config = ModeratorConfig(
             k=args.k,

@@ -92,8 +92,11 @@ def _query_files(tasks: Sequence[Task], queries_path: str | os.PathLike) -> dict
         name = names[task.id] = _safe_name(task.id)
         other = seen.setdefault(name.casefold(), task.id)
         if other != task.id:
-            raise TraceDataError(f"query ids {other!r} and {task.id!r} would share the file {QUERIES_DIR}/{name}; "
-                                 "make the config_id values differ by more than case", path=queries_path)
+            raise TraceDataError(
+                f"query ids {other!r} and {task.id!r} would share the file {QUERIES_DIR}/{name}; "
+                "make the config_id values differ by more than case",
+                path=queries_path,
+            )
     return names
 
 
@@ -127,13 +130,18 @@ def run_benchmark(
     out = Path(out_dir)
     uses_llm = strategy in LLM_STRATEGIES
     identity = {
-        "strategy": strategy, "config": config.to_dict(), "seed": seed,
-        "kb": {"path": str(kb_path), "sha256": kb.sha256}, "queries": {"path": str(queries_path),
-                                                                        "sha256": sha256_file(queries_path)},
-        "llm": _llm_identity(llm) if uses_llm else None, "prompt_files": prompt_files() if uses_llm else None,
-    }  # fmt: skip
+        "strategy": strategy,
+        "config": config.to_dict(),
+        "seed": seed,
+        "kb": {"path": str(kb_path), "sha256": kb.sha256},
+        "queries": {"path": str(queries_path), "sha256": sha256_file(queries_path)},
+        "llm": _llm_identity(llm) if uses_llm else None,
+        "prompt_files": prompt_files() if uses_llm else None,
+    }
     if uses_llm and not catalogue_enum:
-        identity["catalogue_enum"] = False  # the paper's open list (recorded only when asked: older runs resume)
+        identity["catalogue_enum"] = (
+            False  # the paper's open list (recorded only when asked: older runs resume)
+        )
     _prepare(out, identity, overwrite)
     qdir = out / QUERIES_DIR
     tasks = city_tasks(kb, queries, config)
@@ -187,9 +195,15 @@ def run_benchmark(
 def _query_record(path: Path, query_id: str) -> dict[str, Any]:
     """A finished query's file; TraceDataError unless it is this query's (a file from another run, or edited)."""
     record = read_json(path)
-    if not isinstance(record, dict) or not isinstance(record.get("query"), dict) or record["query"].get("id") != query_id:
-        raise TraceDataError(f"holds no result of query {query_id!r}; delete it (it is recomputed) or rerun with "
-                             "--overwrite", path=path)
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("query"), dict)
+        or record["query"].get("id") != query_id
+    ):
+        raise TraceDataError(
+            f"holds no result of query {query_id!r}; delete it (it is recomputed) or rerun with --overwrite",
+            path=path,
+        )
     return record
 
 
@@ -207,8 +221,11 @@ def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:
     if run_file.exists():
         old = read_json(run_file)
         if not isinstance(old, dict):
-            raise TraceDataError(f"holds a JSON {type(old).__name__}, not the object a run writes; use another --out "
-                                 "or rerun with --overwrite", path=run_file)
+            raise TraceDataError(
+                f"holds a JSON {type(old).__name__}, not the object a run writes; use another --out "
+                "or rerun with --overwrite",
+                path=run_file,
+            )
         diff = [k for k in IDENTITY_KEYS if old.get(k) != identity.get(k)]
         if diff:
             raise TraceDataError(

@@ -30,7 +30,7 @@ PAPER_SYSTEMS = ("SASI", "M_1", "M_early", "M_10")
 
 
 def eq10_reading(run: dict[str, Any]) -> str:
-    """"code" when the run's moderator used the authors' Eq. 10 (μ2 = μ1), else "printed"."""
+    """ "code" when the run's moderator used the authors' Eq. 10 (μ2 = μ1), else "printed"."""
     config = run.get("config") or {}
     return config.get("eq10") or ("code" if "mu2_is_mu1" in config.get("code_behaviours", ()) else "printed")
 
@@ -49,10 +49,16 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
                 f"no {METRICS_FILE}: not a finished `trace-bench collab-rec run` folder", path=d
             )
         run, metrics = read_json(d / RUN_FILE), read_json(d / METRICS_FILE)
-        for name, value, keys in ((RUN_FILE, run, ("strategy", "config")), (METRICS_FILE, metrics, ("systems",))):
+        for name, value, keys in (
+            (RUN_FILE, run, ("strategy", "config")),
+            (METRICS_FILE, metrics, ("systems",)),
+        ):
             if not isinstance(value, dict) or any(k not in value for k in keys):
-                raise TraceDataError(f"not written by `trace-bench collab-rec run`: expected a JSON object with "
-                                     f"{', '.join(keys)}", path=d / name)
+                raise TraceDataError(
+                    f"not written by `trace-bench collab-rec run`: expected a JSON object with "
+                    f"{', '.join(keys)}",
+                    path=d / name,
+                )
         out.append((run, metrics))
     return out
 
@@ -79,7 +85,9 @@ def _rows(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[tuple[str, 
     for model, sasi in shared.items():
         keys = [k for k in rows if k[0] == model] or [(model, "-", "-")]
         for key in keys:
-            row = rows.setdefault(key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0})
+            row = rows.setdefault(
+                key, {"systems": {}, "early": {}, "rounds": None, "calls": 0, "failures": 0}
+            )
             row["systems"]["SASI"] = sasi
             _add_calls(row, shared_counts[model])
     return rows
@@ -108,8 +116,10 @@ def _failure_cells(row: dict[str, Any]) -> tuple[str, str]:
 def failure_note(rows: dict[tuple[str, str, str], dict[str, Any]]) -> str:
     if not any((failure_share(r) or 0) > NOT_OWN_SHARE for r in rows.values()):
         return ""
-    return (f"† more than {NOT_OWN_SHARE:.0%} of the row's agent calls failed (no valid reply after the "
-            "repairs; the agent abstained): its numbers are not the system's own result.")
+    return (
+        f"† more than {NOT_OWN_SHARE:.0%} of the row's agent calls failed (no valid reply after the "
+        "repairs; the agent abstained): its numbers are not the system's own result."
+    )
 
 
 def non_llm_line(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -131,8 +141,17 @@ def table1(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
             f"\n\n{non_llm_line(runs)}" if non_llm_line(runs) else ""
         )
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", "Eq. 10", *systems, "Succ. rate %", "Avg conv. round", "Ties %", "Rounds run",
-            "Failed calls"]  # fmt: skip
+    head = [
+        "Model",
+        "Rej.",
+        "Eq. 10",
+        *systems,
+        "Succ. rate %",
+        "Avg conv. round",
+        "Ties %",
+        "Rounds run",
+        "Failed calls",
+    ]
     body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         early = row["early"]
@@ -158,8 +177,14 @@ def table3(runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     if not rows:
         return "(no SASI, MASI or MAMI run given)"
     systems = [s for s in SYSTEM_ORDER if any(s in r["systems"] for r in rows.values())]
-    head = ["Model", "Rej.", "Eq. 10", *(f"{s} Gini (Ent.)" for s in systems),
-            *(f"{s} Cov. % (avg)" for s in systems), "Failed calls"]  # fmt: skip
+    head = [
+        "Model",
+        "Rej.",
+        "Eq. 10",
+        *(f"{s} Gini (Ent.)" for s in systems),
+        *(f"{s} Cov. % (avg)" for s in systems),
+        "Failed calls",
+    ]
     body = []
     for (model, rej, eq10), row in sorted(rows.items()):
         ms = [row["systems"].get(s) for s in systems]
@@ -187,8 +212,18 @@ def reference_tables() -> str:
         "Odds ratio",
         "Ties %",
     ]
-    keys1 = ("model", "rejection", "SASI", "M_1", "M_early", "M_10", "success_rate_pct", "avg_conv_round",
-             "odds_ratio", "ties_pct")
+    keys1 = (
+        "model",
+        "rejection",
+        "SASI",
+        "M_1",
+        "M_early",
+        "M_10",
+        "success_rate_pct",
+        "avg_conv_round",
+        "odds_ratio",
+        "ties_pct",
+    )
     lines = [markdown_table(head1, ([str(r[k]) for k in keys1] for r in ref["table1"]))]
     nl = ref["non_llm"]
     lines += [

@@ -53,20 +53,38 @@ def new_record(goal: TravelerGoal, metadata: Mapping[str, Any]) -> dict[str, Any
     }
 
 
-def _turn(turn_id: int, role: str, action: str, text: str, pois: Sequence[str] = (), gold: Sequence[str] = (),
-          citations: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-    return {"turn_id": turn_id, "role": role, "action": action, "text": text, "referenced_poi_ids": list(pois),
-            "referenced_review_ids": [c["review_id"] for c in citations], "gold_poi_ids": list(gold),
-            "acceptable_alternative_poi_ids": [], "citations": list(citations)}
+def _turn(
+    turn_id: int,
+    role: str,
+    action: str,
+    text: str,
+    pois: Sequence[str] = (),
+    gold: Sequence[str] = (),
+    citations: Sequence[dict[str, str]] = (),
+) -> dict[str, Any]:
+    return {
+        "turn_id": turn_id,
+        "role": role,
+        "action": action,
+        "text": text,
+        "referenced_poi_ids": list(pois),
+        "referenced_review_ids": [c["review_id"] for c in citations],
+        "gold_poi_ids": list(gold),
+        "acceptable_alternative_poi_ids": [],
+        "citations": list(citations),
+    }
 
 
 def citation_list(citations: Mapping[str, str], kb: KnowledgeBase) -> list[dict[str, str]]:
     """{label: review_id} -> the record's citation objects, in label order."""
+
     def number(label: str) -> int:
         return int(label[1:]) if label[1:].isdigit() else 0
 
-    return [{"label": lab, "review_id": rid, "business_id": kb.review_business.get(rid, "")}
-            for lab, rid in sorted(citations.items(), key=lambda kv: number(kv[0]))]
+    return [
+        {"label": lab, "review_id": rid, "business_id": kb.review_business.get(rid, "")}
+        for lab, rid in sorted(citations.items(), key=lambda kv: number(kv[0]))
+    ]
 
 
 @dataclass
@@ -121,18 +139,36 @@ class LiveDialogue:
         meta = dict(reply.meta)
         turn_index = self.system_turns
         if action != "farewell" and reply.lost is None and reply.ranked_poi_ids:
-            position = target_position(reply.ranked_poi_ids, targets, row["candidate_poi_ids"],
-                                       turn_rng(seed, self.goal.dialogue_id, turn_index), reply.scores)
+            position = target_position(
+                reply.ranked_poi_ids,
+                targets,
+                row["candidate_poi_ids"],
+                turn_rng(seed, self.goal.dialogue_id, turn_index),
+                reply.scores,
+            )
         elif action != "farewell" and targets:
-            position = target_position([], targets, row["candidate_poi_ids"],
-                                       turn_rng(seed, self.goal.dialogue_id, turn_index))
+            position = target_position(
+                [], targets, row["candidate_poi_ids"], turn_rng(seed, self.goal.dialogue_id, turn_index)
+            )
         else:
             position = None
-        meta["interactive"] = {"turn": turn_index, "requested_action": row["action"], "target_position": position,
-                               "n_targets": len(targets), "n_candidates": len(row["candidate_poi_ids"])}
-        self.predictions.append({"dialogue_id": self.goal.dialogue_id, "turn_id": tid,
-                                 "ranked_poi_ids": list(reply.ranked_poi_ids), "response": reply.response,
-                                 "citations": dict(reply.citations), "meta": meta})
+        meta["interactive"] = {
+            "turn": turn_index,
+            "requested_action": row["action"],
+            "target_position": position,
+            "n_targets": len(targets),
+            "n_candidates": len(row["candidate_poi_ids"]),
+        }
+        self.predictions.append(
+            {
+                "dialogue_id": self.goal.dialogue_id,
+                "turn_id": tid,
+                "ranked_poi_ids": list(reply.ranked_poi_ids),
+                "response": reply.response,
+                "citations": dict(reply.citations),
+                "meta": meta,
+            }
+        )
         if action == "ask_preference":
             self.asks += 1
         if action in RECOMMENDATION_ACTIONS:
@@ -145,8 +181,17 @@ class LiveDialogue:
         return SystemView(self.turns[-1]["action"], tuple(p["ranked_poi_ids"]), p["response"])
 
 
-def converse(system: System, simulator: Simulator, goals: Sequence[TravelerGoal], *, pool: str, max_turns: int,
-             seed: int, metadata: Mapping[str, Any], progress: Any = None) -> list[LiveDialogue]:
+def converse(
+    system: System,
+    simulator: Simulator,
+    goals: Sequence[TravelerGoal],
+    *,
+    pool: str,
+    max_turns: int,
+    seed: int,
+    metadata: Mapping[str, Any],
+    progress: Any = None,
+) -> list[LiveDialogue]:
     """Run one batch of conversations to their end (see the module docstring)."""
     if max_turns < 1:
         raise ValueError(f"max_turns must be >= 1, got {max_turns}")

@@ -49,18 +49,30 @@ class Progress:
         self.meta_path = self.out / META_FILE
         if self.out.exists() and not self.out.is_dir():
             raise TraceDataError("--out exists and is not a folder", path=self.out)
-        if self.out.is_dir() and any(self.out.iterdir()) and not any((self.out / m).exists() for m in MARKERS):
-            raise TraceDataError("--out is not empty and holds no earlier `trace-bench interact` output; choose a new "
-                                 "or empty folder", path=self.out)
+        if (
+            self.out.is_dir()
+            and any(self.out.iterdir())
+            and not any((self.out / m).exists() for m in MARKERS)
+        ):
+            raise TraceDataError(
+                "--out is not empty and holds no earlier `trace-bench interact` output; choose a new "
+                "or empty folder",
+                path=self.out,
+            )
         self.out.mkdir(parents=True, exist_ok=True)
         if overwrite:
             self.path.unlink(missing_ok=True)
         elif self.path.exists() and self.meta_path.exists():
             old = read_json(self.meta_path).get("identity")
             if old != dict(identity):
-                diff = sorted(k for k in set(old or {}) | set(identity) if (old or {}).get(k) != identity.get(k))
-                raise TraceDataError(f"an unfinished run with other settings is in this folder (differing: {diff}); "
-                                     "use another --out or rerun with --overwrite", path=self.out)
+                diff = sorted(
+                    k for k in set(old or {}) | set(identity) if (old or {}).get(k) != identity.get(k)
+                )
+                raise TraceDataError(
+                    f"an unfinished run with other settings is in this folder (differing: {diff}); "
+                    "use another --out or rerun with --overwrite",
+                    path=self.out,
+                )
         self.done: dict[str, dict[str, Any]] = self._read()
         if not self.done and not overwrite and self.meta_path.exists():
             meta = read_json(self.meta_path)
@@ -82,8 +94,9 @@ class Progress:
                 item = json.loads(line)
                 out[item["record"]["dialogue_id"]] = item
             except (json.JSONDecodeError, KeyError, TypeError) as e:
-                raise TraceDataError(f"not a progress line ({e}); rerun with --overwrite", path=self.path,
-                                     line=lineno) from None
+                raise TraceDataError(
+                    f"not a progress line ({e}); rerun with --overwrite", path=self.path, line=lineno
+                ) from None
         if out:
             log.info("%s: resuming after %d finished dialogues", self.path, len(out))
         return out
@@ -116,11 +129,15 @@ def read_outputs(out: str | Path) -> list[dict[str, Any]]:
     travelers = list(read_jsonl(paths[2]))
     if len(travelers) != len(records):
         return []
-    return [{"record": r, "predictions": by_dialogue.get(r["dialogue_id"], []), "traveler": t}
-            for r, t in zip(records, travelers, strict=True)]
+    return [
+        {"record": r, "predictions": by_dialogue.get(r["dialogue_id"], []), "traveler": t}
+        for r, t in zip(records, travelers, strict=True)
+    ]
 
 
-def write_outputs(out: str | os.PathLike, items: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> None:
+def write_outputs(
+    out: str | os.PathLike, items: Sequence[Mapping[str, Any]], names: Mapping[str, str]
+) -> None:
     """The final files from the finished dialogues (in seed order); removes the progress file."""
     out = Path(out)
     write_jsonl(records_path(out), (it["record"] for it in items))

@@ -21,8 +21,11 @@ from trace_metrics.tables import Column, format_value, markdown_table
 # The per-turn table (SnipRec's Table 4 layout, its metrics' ids in trace_metrics.specs, benchmark "sniprec"):
 # the CLI's Markdown and the Space's Interactive tab.
 TURN_COLUMNS: tuple[Column, ...] = (
-    Column("sniprec_hit@1", "Hits@1"), Column("sniprec_hit@5", "Hits@5"), Column("sniprec_hit@10", "Hits@10"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1), Column("sniprec_mrr", "Avg MRR", digits=4),
+    Column("sniprec_hit@1", "Hits@1"),
+    Column("sniprec_hit@5", "Hits@5"),
+    Column("sniprec_hit@10", "Hits@10"),
+    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),
+    Column("sniprec_mrr", "Avg MRR", digits=4),
 )
 
 
@@ -33,7 +36,9 @@ def turn_items(predictions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         info = (p.get("meta") or {}).get("interactive") or {}
         if info.get("requested_action") == "farewell" or "turn" not in info:
             continue
-        out.append({"dialogue_id": p["dialogue_id"], "turn": info["turn"], "position": info.get("target_position")})
+        out.append(
+            {"dialogue_id": p["dialogue_id"], "turn": info["turn"], "position": info.get("target_position")}
+        )
     return out
 
 
@@ -45,8 +50,12 @@ def lost_counts(predictions: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if why:
             reasons[why] += 1
             dialogues.add(p["dialogue_id"])
-    return {"total": sum(reasons.values()), "by_reason": dict(sorted(reasons.items())),
-            "dialogues_with_lost_turns": len(dialogues), "system_turns": len(predictions)}
+    return {
+        "total": sum(reasons.values()),
+        "by_reason": dict(sorted(reasons.items())),
+        "dialogues_with_lost_turns": len(dialogues),
+        "system_turns": len(predictions),
+    }
 
 
 def traveler_counts(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -63,8 +72,12 @@ def traveler_counts(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             if t.get("fallback"):
                 fallbacks[t["fallback"]] += 1
             removed += int(t.get("sentences_removed", 0))
-    return {"decisions": dict(sorted(forms.items())), "wording": dict(sorted(wording.items())),
-            "fallbacks": dict(sorted(fallbacks.items())), "sentences_removed": removed}
+    return {
+        "decisions": dict(sorted(forms.items())),
+        "wording": dict(sorted(wording.items())),
+        "fallbacks": dict(sorted(fallbacks.items())),
+        "sentences_removed": removed,
+    }
 
 
 def overall(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
@@ -80,19 +93,31 @@ def dialogue_outcomes(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int
     for it in items:
         rec = it["record"]
         system = [t for t in rec["turns"] if t["role"] == "system"]
-        accepted = next((i for i, t in enumerate(rec["turns"]) if t["role"] == "user" and t["action"] == "accept"), None)
+        accepted = next(
+            (i for i, t in enumerate(rec["turns"]) if t["role"] == "user" and t["action"] == "accept"), None
+        )
         ids.append(rec["dialogue_id"])
         success.append(1.0 if accepted is not None else 0.0)
-        to_success.append(None if accepted is None else
-                          float(sum(t["role"] == "system" for t in rec["turns"][:accepted])))
+        to_success.append(
+            None if accepted is None else float(sum(t["role"] == "system" for t in rec["turns"][:accepted]))
+        )
         lengths.append(float(len(system)))
-    return {"success_rate": mean_ci(success, ids, n_boot=n_boot, seed=seed),
-            "turns_to_success": mean_ci(to_success, ids, n_boot=n_boot, seed=seed),
-            "system_turns": mean_ci(lengths, ids, n_boot=n_boot, seed=seed)}
+    return {
+        "success_rate": mean_ci(success, ids, n_boot=n_boot, seed=seed),
+        "turns_to_success": mean_ci(to_success, ids, n_boot=n_boot, seed=seed),
+        "system_turns": mean_ci(lengths, ids, n_boot=n_boot, seed=seed),
+    }
 
 
-def build_metrics(items: Sequence[Mapping[str, Any]], kb: KnowledgeBase, *, protocol: str, run: Mapping[str, Any],
-                  n_boot: int = 10_000, seed: int = SEED) -> dict[str, Any]:
+def build_metrics(
+    items: Sequence[Mapping[str, Any]],
+    kb: KnowledgeBase,
+    *,
+    protocol: str,
+    run: Mapping[str, Any],
+    n_boot: int = 10_000,
+    seed: int = SEED,
+) -> dict[str, Any]:
     """metrics.json: run summary, per-turn table, overall figures, Trace metrics of the live turns."""
     predictions = [p for it in items for p in it["predictions"]]
     titems = turn_items(predictions)
@@ -114,33 +139,61 @@ def build_metrics(items: Sequence[Mapping[str, Any]], kb: KnowledgeBase, *, prot
 
 def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
     """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n."""
-    table = markdown_table(["Turn", *(c.label for c in TURN_COLUMNS), "n"],
-                           ([str(r["turn"]), *(format_value(turn_metric(r, c.metric), c.digits) for c in TURN_COLUMNS),
-                             str(r["n"])] for r in rows))
+    table = markdown_table(
+        ["Turn", *(c.label for c in TURN_COLUMNS), "n"],
+        (
+            [
+                str(r["turn"]),
+                *(format_value(turn_metric(r, c.metric), c.digits) for c in TURN_COLUMNS),
+                str(r["n"]),
+            ]
+            for r in rows
+        ),
+    )
     return "\n".join([f"**{title}**", "", table]) if title else table
 
 
 def summary_text(metrics: Mapping[str, Any]) -> str:
     """What the CLI prints after a run."""
     run = metrics["run"]
-    lines = [f"{run.get('system_label', run.get('system'))} vs {run.get('simulator')} simulator "
-             f"({metrics['protocol']} protocol): {metrics['n_dialogues']} dialogues", "",
-             turn_table_markdown(metrics["per_turn"])]
+    lines = [
+        f"{run.get('system_label', run.get('system'))} vs {run.get('simulator')} simulator "
+        f"({metrics['protocol']} protocol): {metrics['n_dialogues']} dialogues",
+        "",
+        turn_table_markdown(metrics["per_turn"]),
+    ]
     lost = metrics["lost_turns"]
     lines.append("")
-    lines.append(f"lost turns: {lost['total']} of {lost['system_turns']} system turns {lost['by_reason'] or ''}".rstrip())
+    lines.append(
+        f"lost turns: {lost['total']} of {lost['system_turns']} system turns {lost['by_reason'] or ''}".rstrip()
+    )
     trav = metrics.get("travelers") or {}
     if trav.get("fallbacks") or trav.get("wording", {}).get("llm"):
-        lines.append(f"traveler wording: {trav['wording']}, fallbacks to the rules wording: {trav['fallbacks'] or 0}, "
-                     f"sentences removed for naming a target: {trav['sentences_removed']}")
+        lines.append(
+            f"traveler wording: {trav['wording']}, fallbacks to the rules wording: {trav['fallbacks'] or 0}, "
+            f"sentences removed for naming a target: {trav['sentences_removed']}"
+        )
     if "dialogue" in metrics:
         d = metrics["dialogue"]
         sr, tts = d["success_rate"], d["turns_to_success"]
-        lines.append(f"success rate {format_value(sr['mean'])} [{format_value(sr['ci_low'])}, "
-                     f"{format_value(sr['ci_high'])}], system turns to success {format_value(tts['mean'], 2)} "
-                     f"(n={tts['n']})")
+        lines.append(
+            f"success rate {format_value(sr['mean'])} [{format_value(sr['ci_low'])}, "
+            f"{format_value(sr['ci_high'])}], system turns to success {format_value(tts['mean'], 2)} "
+            f"(n={tts['n']})"
+        )
     if "trace" in metrics:
         v = metrics["trace"]["values"]
-        shown = ("hit@1", "mrr", "tsr", "t2r", "rejection_recovery", "cgs", "citation_density", "spatial_coherence@2km")
-        lines.append("live Trace metrics: " + ", ".join(f"{m} {format_value(v.get(m))}" for m in shown if m in v))
+        shown = (
+            "hit@1",
+            "mrr",
+            "tsr",
+            "t2r",
+            "rejection_recovery",
+            "cgs",
+            "citation_density",
+            "spatial_coherence@2km",
+        )
+        lines.append(
+            "live Trace metrics: " + ", ".join(f"{m} {format_value(v.get(m))}" for m in shown if m in v)
+        )
     return "\n".join(lines)

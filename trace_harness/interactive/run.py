@@ -55,14 +55,17 @@ DEFAULT_BATCH_DIALOGUES = 64
 def load_data_kb(data_dir: str | os.PathLike) -> KnowledgeBase:
     kb = KnowledgeBase.load(kb_dir(data_dir))
     if not kb.has_text:
-        raise TraceDataError("the knowledge base has no review texts: the traveler's preferences are checked against "
-                             "reviews and systems quote them; hydrate the release first (trace-bench corpus hydrate)",
-                             path=kb_dir(data_dir))
+        raise TraceDataError(
+            "the knowledge base has no review texts: the traveler's preferences are checked against "
+            "reviews and systems quote them; hydrate the release first (trace-bench corpus hydrate)",
+            path=kb_dir(data_dir),
+        )
     return kb
 
 
-def seed_goals(data_dir: str | os.PathLike, kb: KnowledgeBase, world: World, split: str,
-               n: int | None) -> list[TravelerGoal]:
+def seed_goals(
+    data_dir: str | os.PathLike, kb: KnowledgeBase, world: World, split: str, n: int | None
+) -> list[TravelerGoal]:
     """Travelers of the first `n` dialogues of `split` (all with None), in corpus order."""
     records = iter_dialogues(data_dir, split)
     if n is not None:
@@ -73,8 +76,9 @@ def seed_goals(data_dir: str | os.PathLike, kb: KnowledgeBase, world: World, spl
     return goals
 
 
-def seed_travellers(data_dir: str | os.PathLike, split: str = "test",
-                    n: int | None = None) -> tuple[KnowledgeBase, list[TravelerGoal]]:
+def seed_travellers(
+    data_dir: str | os.PathLike, split: str = "test", n: int | None = None
+) -> tuple[KnowledgeBase, list[TravelerGoal]]:
     """The knowledge base and the travelers of `split` (as `run_interactive` seeds them), for several runs to
     share (`run_interactive(..., kb=kb, goals=goals)`): the caller never touches the simulator itself."""
     kb = load_data_kb(data_dir)
@@ -93,8 +97,16 @@ def make_simulator(name: str, world: World, llm: Any = None, seed: int = SEED) -
     raise ValueError(f"unknown simulator {name!r}; expected one of {SIMULATORS}")
 
 
-def travelers(data_dir: str | os.PathLike, kb: KnowledgeBase, *, split: str, n: int | None, simulator: str = "rules",
-              llm: Any = None, seed: int = SEED) -> tuple[World, list[TravelerGoal], Simulator]:
+def travelers(
+    data_dir: str | os.PathLike,
+    kb: KnowledgeBase,
+    *,
+    split: str,
+    n: int | None,
+    simulator: str = "rules",
+    llm: Any = None,
+    seed: int = SEED,
+) -> tuple[World, list[TravelerGoal], Simulator]:
     """The world, the seeded travelers of `split` and the simulator that plays them, as `run_interactive` sets
     them up (for callers above the harness's interactive package, which alone reaches the simulator)."""
     world = World(kb)
@@ -118,74 +130,177 @@ def system_label(desc: Mapping[str, Any]) -> str:
 
 
 def dialogue_item(live: LiveDialogue) -> dict[str, Any]:
-    return {"record": live.record, "predictions": live.predictions,
-            "traveler": {"goal": live.goal.to_dict(), "turns": live.traveler_log}}
+    return {
+        "record": live.record,
+        "predictions": live.predictions,
+        "traveler": {"goal": live.goal.to_dict(), "turns": live.traveler_log},
+    }
 
 
-def run_interactive(system: str | System, data_dir: str | os.PathLike, out: str | os.PathLike, *,
-                    simulator: str = "rules", llm: Any = None, turns: int = DEFAULT_TURNS, n: int | None = None,
-                    split: str = "test", pool: str = "closed", seed: int = SEED, params: Mapping[str, Any] | None = None,
-                    timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY,
-                    batch_dialogues: int = DEFAULT_BATCH_DIALOGUES, overwrite: bool = False, progress: bool = True,
-                    n_boot: int = 10_000, kb: KnowledgeBase | None = None,
-                    goals: list[TravelerGoal] | None = None,
-                    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> dict[str, Any]:
+def run_interactive(
+    system: str | System,
+    data_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    simulator: str = "rules",
+    llm: Any = None,
+    turns: int = DEFAULT_TURNS,
+    n: int | None = None,
+    split: str = "test",
+    pool: str = "closed",
+    seed: int = SEED,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    batch_dialogues: int = DEFAULT_BATCH_DIALOGUES,
+    overwrite: bool = False,
+    progress: bool = True,
+    n_boot: int = 10_000,
+    kb: KnowledgeBase | None = None,
+    goals: list[TravelerGoal] | None = None,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> dict[str, Any]:
     """The `trace` protocol end to end; returns metrics.json's content."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     if pool not in POOLS:
         raise ValueError(f"unknown pool {pool!r}; expected one of {POOLS}")
     if turns < 1 or (n is not None and n < 1) or batch_dialogues < 1:
-        raise ValueError(f"need turns >= 1, n >= 1 and batch_dialogues >= 1; got {turns}, {n}, {batch_dialogues}")
+        raise ValueError(
+            f"need turns >= 1, n >= 1 and batch_dialogues >= 1; got {turns}, {n}, {batch_dialogues}"
+        )
     root = check_data_dir(data_dir, (split,))
     kb = load_data_kb(root) if kb is None else kb
     world = World(kb)
     if goals is None:
         goals = seed_goals(root, kb, world, split, n)
     sim = make_simulator(simulator, world, llm, seed)
-    sys_ = system if isinstance(system, System) else load_system(system, kb, params=params, timeout=timeout,
-                                                                 concurrency=concurrency, max_reply_bytes=max_reply_bytes)
+    sys_ = (
+        system
+        if isinstance(system, System)
+        else load_system(
+            system,
+            kb,
+            params=params,
+            timeout=timeout,
+            concurrency=concurrency,
+            max_reply_bytes=max_reply_bytes,
+        )
+    )
     try:
-        return _run(sys_, sim, goals, root, Path(out), world, turns=turns, n=n, split=split, pool=pool, seed=seed,
-                    params=dict(params or {}), batch=batch_dialogues, overwrite=overwrite, progress=progress,
-                    n_boot=n_boot)
+        return _run(
+            sys_,
+            sim,
+            goals,
+            root,
+            Path(out),
+            world,
+            turns=turns,
+            n=n,
+            split=split,
+            pool=pool,
+            seed=seed,
+            params=dict(params or {}),
+            batch=batch_dialogues,
+            overwrite=overwrite,
+            progress=progress,
+            n_boot=n_boot,
+        )
     finally:
         if not isinstance(system, System):
             sys_.close()
 
 
-def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, out: Path, world: World, *,
-         turns: int, n: int | None, split: str, pool: str, seed: int, params: dict[str, Any], batch: int,
-         overwrite: bool, progress: bool, n_boot: int) -> dict[str, Any]:
+def _run(
+    system: System,
+    sim: Simulator,
+    goals: list[TravelerGoal],
+    root: Path,
+    out: Path,
+    world: World,
+    *,
+    turns: int,
+    n: int | None,
+    split: str,
+    pool: str,
+    seed: int,
+    params: dict[str, Any],
+    batch: int,
+    overwrite: bool,
+    progress: bool,
+    n_boot: int,
+) -> dict[str, Any]:
     from tqdm.auto import tqdm
 
     kb = world.kb
     desc = system.describe()
     identity = {
-        "protocol": "trace", "system": desc.get("system"), "system_parameters": desc.get("parameters", {}),
-        "params": params, "simulator": simulator_identity(sim), "split": split, "pool": pool, "turns": turns,
-        "n": n, "seed": seed, "data_file": sha256_file(split_file(root, split)), "kb_version": kb.version,
+        "protocol": "trace",
+        "system": desc.get("system"),
+        "system_parameters": desc.get("parameters", {}),
+        "params": params,
+        "simulator": simulator_identity(sim),
+        "split": split,
+        "pool": pool,
+        "turns": turns,
+        "n": n,
+        "seed": seed,
+        "data_file": sha256_file(split_file(root, split)),
+        "kb_version": kb.version,
     }
     store = Progress(out, identity, overwrite=overwrite)
-    meta = {"identity": identity, "system": desc, "system_label": system_label(desc), "protocol": "trace",
-            "simulator": sim.describe(), "generator": GENERATOR, "data_dir": str(root.absolute()),
-            "corpus_version": corpus_version(corpus_meta(root)), "kb_version": kb.version, "split": split,
-            "pool": pool, "turns": turns, "n_dialogues": len(goals), "trace_bench_version": TRACE_VERSION,
-            "complete": False}
+    meta = {
+        "identity": identity,
+        "system": desc,
+        "system_label": system_label(desc),
+        "protocol": "trace",
+        "simulator": sim.describe(),
+        "generator": GENERATOR,
+        "data_dir": str(root.absolute()),
+        "corpus_version": corpus_version(corpus_meta(root)),
+        "kb_version": kb.version,
+        "split": split,
+        "pool": pool,
+        "turns": turns,
+        "n_dialogues": len(goals),
+        "trace_bench_version": TRACE_VERSION,
+        "complete": False,
+    }
     store.write_meta(meta)
-    metadata = {"generator": f"{GENERATOR} ({sim.name} simulator)", "backend": sim.name,
-                "model": str(getattr(getattr(sim, "llm", None), "model", "") or ""), "seed": seed,
-                "kb_version": kb.version}
+    metadata = {
+        "generator": f"{GENERATOR} ({sim.name} simulator)",
+        "backend": sim.name,
+        "model": str(getattr(getattr(sim, "llm", None), "model", "") or ""),
+        "seed": seed,
+        "kb_version": kb.version,
+    }
     todo = [g for g in goals if g.dialogue_id not in store.done]
     if not system.session_isolated and batch > 1:
-        log.info("%s carries state across dialogues: its dialogues run one at a time (not %d in lockstep)",
-                 system.name, batch)
+        log.info(
+            "%s carries state across dialogues: its dialogues run one at a time (not %d in lockstep)",
+            system.name,
+            batch,
+        )
         batch = 1
-    bar = tqdm(total=len(goals), initial=len(goals) - len(todo), desc=f"interact {system.name}"[:40], unit="dlg",
-               disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(goals),
+        initial=len(goals) - len(todo),
+        desc=f"interact {system.name}"[:40],
+        unit="dlg",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     for start in range(0, len(todo), batch):
-        lives = converse(system, sim, todo[start : start + batch], pool=pool, max_turns=turns, seed=seed,
-                         metadata=metadata, progress=bar)
+        lives = converse(
+            system,
+            sim,
+            todo[start : start + batch],
+            pool=pool,
+            max_turns=turns,
+            seed=seed,
+            metadata=metadata,
+            progress=bar,
+        )
         store.append(dialogue_item(x) for x in lives)
         bar.update(len(lives))
     bar.close()
@@ -195,10 +310,19 @@ def _run(system: System, sim: Simulator, goals: list[TravelerGoal], root: Path, 
     meta.update({"system": system.describe(), "simulator": sim.describe(), "complete": True})
     if sim.llm is not None:  # tokens and cache hits of this process (not of resumed ones)
         meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
-    run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
-           "family": desc.get("family", "external"), "session_isolated": desc.get("session_isolated"),
-           "split": split, "pool": pool, "turns": turns, "seed": seed, "kb_version": kb.version,
-           "corpus_version": meta["corpus_version"]}
+    run = {
+        "system": desc.get("system"),
+        "system_label": meta["system_label"],
+        "simulator": sim.name,
+        "family": desc.get("family", "external"),
+        "session_isolated": desc.get("session_isolated"),
+        "split": split,
+        "pool": pool,
+        "turns": turns,
+        "seed": seed,
+        "kb_version": kb.version,
+        "corpus_version": meta["corpus_version"],
+    }
     metrics = build_metrics(items, kb, protocol="trace", run=run, n_boot=n_boot, seed=seed)
     write_json(out / METRICS_FILE, metrics)
     store.write_meta(meta)  # complete only once metrics.json is in place

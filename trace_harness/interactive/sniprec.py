@@ -89,9 +89,16 @@ class SeekerDialogue:
         self.predictions: list[dict[str, Any]] = []
         self.turns = self.record["turns"]
         self.turns.append(_turn(0, "system", "ask_preference", FIRST_QUESTION))
-        self.predictions.append({"dialogue_id": goal.dialogue_id, "turn_id": 0, "ranked_poi_ids": [],
-                                 "response": FIRST_QUESTION, "citations": {},
-                                 "meta": {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}}})
+        self.predictions.append(
+            {
+                "dialogue_id": goal.dialogue_id,
+                "turn_id": 0,
+                "ranked_poi_ids": [],
+                "response": FIRST_QUESTION,
+                "citations": {},
+                "meta": {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}},
+            }
+        )
         self.question = FIRST_QUESTION
         self.log: list[dict[str, Any]] = []
 
@@ -107,29 +114,66 @@ class SeekerDialogue:
 
     def add_system(self, row: Mapping[str, Any], reply, turn: int, seed: int, kb: KnowledgeBase) -> None:
         tid = int(row["turn_id"])
-        self.turns.append(_turn(tid, "system", reply.action, reply.response, (), [self.target],
-                                citation_list(reply.citations, kb)))
+        self.turns.append(
+            _turn(
+                tid,
+                "system",
+                reply.action,
+                reply.response,
+                (),
+                [self.target],
+                citation_list(reply.citations, kb),
+            )
+        )
         rng = turn_rng(seed, self.record["dialogue_id"], turn)
         ranked = reply.ranked_poi_ids if reply.lost is None else []
         position = target_position(ranked, [self.target], self.catalogue, rng, reply.scores)
-        meta = {**reply.meta, "interactive": {"turn": turn, "requested_action": row["action"],
-                                              "target_position": position, "n_targets": 1,
-                                              "n_candidates": len(self.catalogue),
-                                              "ranked": len(reply.ranked_poi_ids)}}
-        self.predictions.append({"dialogue_id": self.record["dialogue_id"], "turn_id": tid,
-                                 "ranked_poi_ids": list(reply.ranked_poi_ids[:STORED_RANKS]), "response": reply.response,
-                                 "citations": dict(reply.citations), "meta": meta})
+        meta = {
+            **reply.meta,
+            "interactive": {
+                "turn": turn,
+                "requested_action": row["action"],
+                "target_position": position,
+                "n_targets": 1,
+                "n_candidates": len(self.catalogue),
+                "ranked": len(reply.ranked_poi_ids),
+            },
+        }
+        self.predictions.append(
+            {
+                "dialogue_id": self.record["dialogue_id"],
+                "turn_id": tid,
+                "ranked_poi_ids": list(reply.ranked_poi_ids[:STORED_RANKS]),
+                "response": reply.response,
+                "citations": dict(reply.citations),
+                "meta": meta,
+            }
+        )
         self.question = reply.response
 
     def item(self) -> dict[str, Any]:
         ctx: SeekerContext | None = self.seeker.context
-        return {"record": self.record, "predictions": self.predictions,
-                "traveler": {"goal": self.seeker.goal.to_dict() | {"pools": {}}, "turns": self.log,
-                             "context": ctx.to_dict() if ctx else None}}
+        return {
+            "record": self.record,
+            "predictions": self.predictions,
+            "traveler": {
+                "goal": self.seeker.goal.to_dict() | {"pools": {}},
+                "turns": self.log,
+                "context": ctx.to_dict() if ctx else None,
+            },
+        }
 
 
-def converse_sniprec(system: System, sim: SeekerSimulator, contexts: Sequence[SeekerContext], catalogue: Sequence[str],
-                     *, turns: int, seed: int, metadata: Mapping[str, Any]) -> list[SeekerDialogue]:
+def converse_sniprec(
+    system: System,
+    sim: SeekerSimulator,
+    contexts: Sequence[SeekerContext],
+    catalogue: Sequence[str],
+    *,
+    turns: int,
+    seed: int,
+    metadata: Mapping[str, Any],
+) -> list[SeekerDialogue]:
     seekers = sim.start(contexts, catalogue)
     dialogues = [SeekerDialogue(s, catalogue, metadata) for s in seekers]
     for turn in range(turns):
@@ -142,12 +186,27 @@ def converse_sniprec(system: System, sim: SeekerSimulator, contexts: Sequence[Se
     return dialogues
 
 
-def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.PathLike, *, simulator: str = "rules",
-                llm: Any = None, turns: int = SNIPREC_TURNS, n: int | None = None, split: str = "test",
-                seed: int = SEED, criteria: SeedCriteria | None = None, params: Mapping[str, Any] | None = None,
-                timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY, batch_dialogues: int = 64,
-                max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
-                overwrite: bool = False, progress: bool = True, n_boot: int = 10_000) -> dict[str, Any]:
+def run_sniprec(
+    system: str | System,
+    data: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    simulator: str = "rules",
+    llm: Any = None,
+    turns: int = SNIPREC_TURNS,
+    n: int | None = None,
+    split: str = "test",
+    seed: int = SEED,
+    criteria: SeedCriteria | None = None,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    batch_dialogues: int = 64,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    overwrite: bool = False,
+    progress: bool = True,
+    n_boot: int = 10_000,
+) -> dict[str, Any]:
     """SnipRec's protocol end to end; returns metrics.json's content."""
     from tqdm.auto import tqdm
 
@@ -162,37 +221,87 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
     if n is not None:
         pairs = pairs[:n]
     if not pairs:
-        raise TraceDataError(f"no (user, venue) seed pair meets {criteria} in split {split!r} (the matching has "
-                             "fewer pairs than the validation slice?)", path=kb.root)
+        raise TraceDataError(
+            f"no (user, venue) seed pair meets {criteria} in split {split!r} (the matching has "
+            "fewer pairs than the validation slice?)",
+            path=kb.root,
+        )
     contexts = [seeker_context(kb, p, by_review) for p in pairs]
     catalogue = list(kb.pois)
     sim = make_seeker(simulator, world, llm, seed)
-    sys_ = system if isinstance(system, System) else load_system(system, kb, params=params, timeout=timeout,
-                                                                 concurrency=concurrency, max_reply_bytes=max_reply_bytes)
+    sys_ = (
+        system
+        if isinstance(system, System)
+        else load_system(
+            system,
+            kb,
+            params=params,
+            timeout=timeout,
+            concurrency=concurrency,
+            max_reply_bytes=max_reply_bytes,
+        )
+    )
     try:
         desc = sys_.describe()
-        identity = {"protocol": "sniprec", "system": desc.get("system"), "system_parameters": desc.get("parameters", {}),
-                    "params": dict(params or {}), "simulator": simulator_identity(sim), "split": split, "turns": turns,
-                    "n": n, "seed": seed, "criteria": {"min_stars": criteria.min_stars, "min_useful": criteria.min_useful,
-                                                       "user_reviews": list(criteria.user_reviews)},
-                    "kb_version": kb.version}
+        identity = {
+            "protocol": "sniprec",
+            "system": desc.get("system"),
+            "system_parameters": desc.get("parameters", {}),
+            "params": dict(params or {}),
+            "simulator": simulator_identity(sim),
+            "split": split,
+            "turns": turns,
+            "n": n,
+            "seed": seed,
+            "criteria": {
+                "min_stars": criteria.min_stars,
+                "min_useful": criteria.min_useful,
+                "user_reviews": list(criteria.user_reviews),
+            },
+            "kb_version": kb.version,
+        }
         store = Progress(out, identity, overwrite=overwrite)
-        meta = {"identity": identity, "system": desc, "system_label": system_label(desc), "protocol": "sniprec",
-                "simulator": sim.describe(), "generator": GENERATOR, "catalogue": str(Path(kb.root or "").absolute()),
-                "catalogue_source": kb.meta.get("source", ""), "kb_version": kb.version, "n_candidates": len(catalogue),
-                "n_seed_pairs": len(pairs), "split": split, "turns": turns, "trace_bench_version": TRACE_VERSION,
-                "complete": False}
+        meta = {
+            "identity": identity,
+            "system": desc,
+            "system_label": system_label(desc),
+            "protocol": "sniprec",
+            "simulator": sim.describe(),
+            "generator": GENERATOR,
+            "catalogue": str(Path(kb.root or "").absolute()),
+            "catalogue_source": kb.meta.get("source", ""),
+            "kb_version": kb.version,
+            "n_candidates": len(catalogue),
+            "n_seed_pairs": len(pairs),
+            "split": split,
+            "turns": turns,
+            "trace_bench_version": TRACE_VERSION,
+            "complete": False,
+        }
         store.write_meta(meta)
-        metadata = {"generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)", "backend": sim.name,
-                    "model": str(getattr(sim.llm, "model", "") or ""), "seed": seed,
-                    "kb_version": kb.version}
+        metadata = {
+            "generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)",
+            "backend": sim.name,
+            "model": str(getattr(sim.llm, "model", "") or ""),
+            "seed": seed,
+            "kb_version": kb.version,
+        }
         todo = [c for c in contexts if f"sniprec_{c.pair.index + 1:05d}" not in store.done]
-        bar = tqdm(total=len(contexts), initial=len(contexts) - len(todo), desc=f"sniprec {sys_.name}"[:40],
-                   unit="dlg", disable=not progress, dynamic_ncols=True)
-        chunk = batch_dialogues if sys_.session_isolated else 1  # memory across dialogues: one at a time, in order
+        bar = tqdm(
+            total=len(contexts),
+            initial=len(contexts) - len(todo),
+            desc=f"sniprec {sys_.name}"[:40],
+            unit="dlg",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        chunk = (
+            batch_dialogues if sys_.session_isolated else 1
+        )  # memory across dialogues: one at a time, in order
         for start in range(0, len(todo), chunk):
-            dialogues = converse_sniprec(sys_, sim, todo[start : start + chunk], catalogue, turns=turns,
-                                         seed=seed, metadata=metadata)
+            dialogues = converse_sniprec(
+                sys_, sim, todo[start : start + chunk], catalogue, turns=turns, seed=seed, metadata=metadata
+            )
             store.append(d.item() for d in dialogues)
             bar.update(len(dialogues))
         bar.close()
@@ -204,9 +313,18 @@ def run_sniprec(system: str | System, data: str | os.PathLike, out: str | os.Pat
     finally:
         if not isinstance(system, System):
             sys_.close()
-    run = {"system": desc.get("system"), "system_label": meta["system_label"], "simulator": sim.name,
-           "family": desc.get("family", "external"), "split": split, "turns": turns, "seed": seed,
-           "kb_version": kb.version, "catalogue_source": meta["catalogue_source"], "n_candidates": len(catalogue)}
+    run = {
+        "system": desc.get("system"),
+        "system_label": meta["system_label"],
+        "simulator": sim.name,
+        "family": desc.get("family", "external"),
+        "split": split,
+        "turns": turns,
+        "seed": seed,
+        "kb_version": kb.version,
+        "catalogue_source": meta["catalogue_source"],
+        "n_candidates": len(catalogue),
+    }
     metrics = build_metrics(items, kb, protocol="sniprec", run=run, n_boot=n_boot, seed=seed)
     write_json(Path(out) / METRICS_FILE, metrics)
     store.write_meta(meta)  # complete only once metrics.json is in place

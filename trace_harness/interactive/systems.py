@@ -75,8 +75,14 @@ class PipelineSystem(System):
         out = []
         for row, p in zip(rows, preds, strict=True):
             scores = recorded.get((p["dialogue_id"], p["turn_id"])) or None
-            reply = SystemReply(row["action"], list(p["ranked_poi_ids"]), p["response"], dict(p["citations"]),
-                                dict(p.get("meta") or {}), scores)
+            reply = SystemReply(
+                row["action"],
+                list(p["ranked_poi_ids"]),
+                p["response"],
+                dict(p["citations"]),
+                dict(p.get("meta") or {}),
+                scores,
+            )
             out.append(check_reply(row, reply))
         return out
 
@@ -118,14 +124,24 @@ class ChatSystem(System):
 
     def messages(self, row: Mapping[str, Any]) -> list[dict[str, str]]:
         s = row["scenario"]
-        lines = [f"- {c['name']} ({', '.join(c['categories'][:3])}; {c['stars']:g} stars"
-                 f"{'; ' + '$' * c['price'] if c['price'] else ''})" for c in candidate_cards(self.kb, row["candidate_poi_ids"])]
+        lines = [
+            f"- {c['name']} ({', '.join(c['categories'][:3])}; {c['stars']:g} stars"
+            f"{'; ' + '$' * c['price'] if c['price'] else ''})"
+            for c in candidate_cards(self.kb, row["candidate_poi_ids"])
+        ]
         candidates = "\n".join(lines)
-        system = self.prompt.render("system", poi_type=s["poi_type"], city=s["city"], candidates=candidates,
-                                    instruction=ACTION_INSTRUCTIONS[row["action"]])
+        system = self.prompt.render(
+            "system",
+            poi_type=s["poi_type"],
+            city=s["city"],
+            candidates=candidates,
+            instruction=ACTION_INSTRUCTIONS[row["action"]],
+        )
         msgs = [{"role": "system", "content": system}]
         for t in row["history"]:
-            msgs.append({"role": "user" if t["role"] == "user" else "assistant", "content": t["text"] or "..."})
+            msgs.append(
+                {"role": "user" if t["role"] == "user" else "assistant", "content": t["text"] or "..."}
+            )
         return msgs
 
     def _reply(self, row: Mapping[str, Any], text: str | None, error: str | None) -> SystemReply:
@@ -136,7 +152,9 @@ class ChatSystem(System):
         if not text.strip():
             return SystemReply.lost_turn(action, "garbage", "empty reply")
         if not_unicode(text):
-            return SystemReply.lost_turn(action, "garbage", "the reply holds a lone surrogate (not valid Unicode)")
+            return SystemReply.lost_turn(
+                action, "garbage", "the reply holds a lone surrogate (not valid Unicode)"
+            )
         pool = list(row["candidate_poi_ids"])
         cell = [p.business_id for p in self.kb.pois_in(row["scenario"]["city"], row["scenario"]["poi_type"])]
         named = mentioned(text, {pid: self.kb.pois[pid].name for pid in dict.fromkeys(pool + cell)})
@@ -144,7 +162,9 @@ class ChatSystem(System):
         reply = SystemReply(action, ranked if action != "farewell" else [], text.strip(), {}, {})
         outside = [p for p in named if p not in set(pool)]
         if outside:
-            return SystemReply.lost_turn(action, "out_of_pool", f"named {len(outside)} POI(s) outside the pool: {outside[:3]}")
+            return SystemReply.lost_turn(
+                action, "out_of_pool", f"named {len(outside)} POI(s) outside the pool: {outside[:3]}"
+            )
         return reply
 
     def respond(self, rows: Sequence[dict[str, Any]]) -> list[SystemReply]:
@@ -173,17 +193,28 @@ class ChatSystem(System):
         return [self._reply(r, t, e) for r, t, e in zip(rows, texts, errors, strict=True)]
 
     def describe(self) -> dict[str, Any]:
-        return {"system": self.name, "kind": "openai_chat", "llm": self.llm.describe(),
-                "prompt": self.prompt.describe()}
+        return {
+            "system": self.name,
+            "kind": "openai_chat",
+            "llm": self.llm.describe(),
+            "prompt": self.prompt.describe(),
+        }
 
     def close(self) -> None:
         self.llm.close()
 
 
-def load_system(spec: str, kb: KnowledgeBase, *, params: Mapping[str, Any] | None = None,
-                timeout: float = DEFAULT_TIMEOUT_S, concurrency: int = DEFAULT_CONCURRENCY,
-                llm_options: Mapping[str, Any] | None = None, tie_scores: bool = True,
-                max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> System:
+def load_system(
+    spec: str,
+    kb: KnowledgeBase,
+    *,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    llm_options: Mapping[str, Any] | None = None,
+    tie_scores: bool = True,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+) -> System:
     """NAME (a registered pipeline), http(s)://... (the HTTP contract) or openai:BASE_URL#MODEL (chat)."""
     params = dict(params or {})
     if spec.startswith(("http://", "https://")):
@@ -195,8 +226,12 @@ def load_system(spec: str, kb: KnowledgeBase, *, params: Mapping[str, Any] | Non
 
         if params:
             raise ValueError(f"--param does not apply to a chat system; got {sorted(params)}")
-        opts = {"timeout": timeout, "concurrency": concurrency, "max_response_bytes": max_reply_bytes,
-                **dict(llm_options or {})}
+        opts = {
+            "timeout": timeout,
+            "concurrency": concurrency,
+            "max_response_bytes": max_reply_bytes,
+            **dict(llm_options or {}),
+        }
         return ChatSystem(load_llm(spec, **opts), kb)
     from baselines import pipeline
 

@@ -65,6 +65,7 @@ from trace_metrics.tables import (
 
 log = logging.getLogger(__name__)
 
+
 def system_label(meta: dict[str, Any]) -> str:
     """The row label of a run: the paper's name (its record in `baselines.identity`), plus the LLM's model if
     the run used one, plus the run's `variant` in brackets when its pipeline names one (SnipRec: "[rules
@@ -109,11 +110,27 @@ def find_runs(runs_dir: str | os.PathLike) -> list[Path]:
 # Rows, intervals and significance marks
 # ---------------------------------------------------------------------------------------------------
 def ci_method(n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA) -> dict[str, Any]:
-    return {"method": "percentile", "resample": "dialogues", "level": 1 - alpha, "n_boot": n_boot, "seed": seed}
+    return {
+        "method": "percentile",
+        "resample": "dialogues",
+        "level": 1 - alpha,
+        "n_boot": n_boot,
+        "seed": seed,
+    }
 
 
-def result_row(result: dict[str, Any], *, system: str, family: str, source: str, description: str = "",
-               baseline: str = "", intervals: bool = True, n_boot: int = N_BOOT, seed: int = SEED) -> dict[str, Any]:
+def result_row(
+    result: dict[str, Any],
+    *,
+    system: str,
+    family: str,
+    source: str,
+    description: str = "",
+    baseline: str = "",
+    intervals: bool = True,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+) -> dict[str, Any]:
     """The stored leaderboard row of one `trace_metrics.lib.suite.evaluate_run` result.
 
     With the result's `per_item` (what `evaluate_run` returns), the row keeps its per-dialogue data and, with
@@ -154,8 +171,12 @@ def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, int], list[tuple[
         try:
             table = iv.decode(stored)
         except (ValueError, KeyError, TypeError) as e:
-            log.warning("row %r (%s pool): unreadable per-dialogue data (%s); no intervals or marks for it",
-                        r.get("system"), r.get("pool"), e)
+            log.warning(
+                "row %r (%s pool): unreadable per-dialogue data (%s); no intervals or marks for it",
+                r.get("system"),
+                r.get("pool"),
+                e,
+            )
             continue
         out.setdefault((table.dialogues, table.n_dialogues), []).append((i, table))
     return out
@@ -166,8 +187,14 @@ def _comparable_metrics(row: dict[str, Any], table: iv.DialogueTable) -> list[st
     return [m for m in row["metrics"] if m in available]
 
 
-def add_intervals(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA,
-                  marks: bool = True) -> list[dict[str, Any]]:
+def add_intervals(
+    rows: Sequence[dict[str, Any]],
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    alpha: float = ALPHA,
+    marks: bool = True,
+) -> list[dict[str, Any]]:
     """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, `tied_best`
     (as `mark_best`), from one resampling per dialogue set: every row and metric of a set at once."""
     out = [_without_marks(r) if marks else dict(r) for r in rows]
@@ -184,8 +211,9 @@ def add_intervals(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed:
     return out
 
 
-def mark_best(rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED,
-              alpha: float = ALPHA) -> list[dict[str, Any]]:
+def mark_best(
+    rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA
+) -> list[dict[str, Any]]:
     """Copies of `rows` with `tied_best` recomputed over exactly this set of rows (pure: inputs untouched).
 
     Per column (metric id) among the rows of one pool and split with per-dialogue data: the best point value
@@ -215,7 +243,9 @@ def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], 
         if not fb.own_result(out[i]):
             continue
         # a system with cross-dialogue memory (Memory-Aug.) is reported apart, never marked against the others
-        by_pool.setdefault((out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []).append(k)
+        by_pool.setdefault(
+            (out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []
+        ).append(k)
     for ks in by_pool.values():
         for m in sorted({m for k in ks for m in reps[k]}):
             try:
@@ -240,16 +270,26 @@ def warn_duplicates(rows: Sequence[dict[str, Any]], files: Sequence[Path]) -> li
         if len(same) < 2:
             continue
         copies = all(rows[i]["metrics"] == rows[same[0]]["metrics"] for i in same)
-        out.append(f"{len(same)} rows named {system!r} ({pool} pool, {split} split): "
-                   + ("copies of one run" if copies else "runs with different values") + ", from "
-                   + ", ".join(str(files[i]) for i in same))
+        out.append(
+            f"{len(same)} rows named {system!r} ({pool} pool, {split} split): "
+            + ("copies of one run" if copies else "runs with different values")
+            + ", from "
+            + ", ".join(str(files[i]) for i in same)
+        )
     for warning in out:
         log.warning("%s", warning)
     return out
 
 
-def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, split: str | None = None, *,
-                      n_boot: int = N_BOOT, seed: int = SEED, **options: Any) -> list[dict[str, Any]]:
+def build_leaderboard(
+    data_dir: str | os.PathLike,
+    runs_dir: str | os.PathLike,
+    split: str | None = None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    **options: Any,
+) -> list[dict[str, Any]]:
     """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals and
     significance marks; `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
     from trace_metrics.lib.suite import evaluate_run
@@ -260,10 +300,18 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
         if split is not None and meta.get("split") != split:
             continue
         log.info("scoring %s (%s, %s)", path, meta.get("split"), meta.get("pool"))
-        result = evaluate_run(data_dir, path, split=meta["split"], pool=meta["pool"], with_std=True, **options)
+        result = evaluate_run(
+            data_dir, path, split=meta["split"], pool=meta["pool"], with_std=True, **options
+        )
         name = meta.get("baseline", path.stem)
-        row = result_row(result, system=system_label({"baseline": name, **meta}), baseline=name,
-                         family=meta.get("family", "non-LLM"), source="baseline", intervals=False)
+        row = result_row(
+            result,
+            system=system_label({"baseline": name, **meta}),
+            baseline=name,
+            family=meta.get("family", "non-LLM"),
+            source="baseline",
+            intervals=False,
+        )
         row["session_isolated"] = bool(meta.get("session_isolated", True))
         fallbacks = fb.run_fallbacks(meta)
         if fallbacks is not None:
@@ -272,8 +320,14 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
         files.append(path)
     warn_duplicates(rows, files)
     order = [i.name for i in IDENTITIES]
-    rows.sort(key=lambda r: (r["pool"], r["family"] != "non-LLM",  # the paper's order: Table 5's rows
-                             order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
+    rows.sort(
+        key=lambda r: (
+            r["pool"],
+            r["family"] != "non-LLM",  # the paper's order: Table 5's rows
+            order.index(r["baseline"]) if r["baseline"] in order else len(order),
+            r["system"],
+        )
+    )
     if n_boot > 0:
         log.info("bootstrap intervals and significance marks (n_boot=%d, seed=%d)", n_boot, seed)
         rows = add_intervals(rows, n_boot=n_boot, seed=seed)
@@ -284,9 +338,11 @@ def build_leaderboard(data_dir: str | os.PathLike, runs_dir: str | os.PathLike, 
 # Paper-style tables and files
 # ---------------------------------------------------------------------------------------------------
 PER_DIALOGUE_FILE = "leaderboard.per_dialogue.jsonl"  # beside leaderboard.json: the rows' per-dialogue data
-LEGEND = ("±: half the width of the 95% cluster-bootstrap interval (dialogues resampled, n_boot {n_boot}, seed "
-          "{seed}; exact bounds in the CSV and JSON); *: the best row of the column or not significantly "
-          "different from it (paired bootstrap)")
+LEGEND = (
+    "±: half the width of the 95% cluster-bootstrap interval (dialogues resampled, n_boot {n_boot}, seed "
+    "{seed}; exact bounds in the CSV and JSON); *: the best row of the column or not significantly "
+    "different from it (paired bootstrap)"
+)
 
 
 RawCell = tuple[Any, list[float] | None, bool | None]  # value, [low, high], tied_best
@@ -304,12 +360,17 @@ def open_rows(rows: Sequence[dict[str, Any]]) -> dict[tuple[str, Any], dict[str,
     return {(r["system"], r.get("source")): r for r in rows if r["pool"] == "open"}
 
 
-def row_cells(row: dict[str, Any], columns: Sequence[Column],
-              opened: dict[tuple[str, Any], dict[str, Any]]) -> list[RawCell]:
+def row_cells(
+    row: dict[str, Any], columns: Sequence[Column], opened: dict[tuple[str, Any], dict[str, Any]]
+) -> list[RawCell]:
     """The cells of `row` for `columns` (as stored: see `_cell`); an `open:` column reads the same system's
     open-pool row in `opened` (`open_rows`). The text tables, the CSV files and the Space all read cells here."""
-    return [_cell(opened.get((row["system"], row.get("source"))), c.metric[len(OPEN_PREFIX):])
-            if c.metric.startswith(OPEN_PREFIX) else _cell(row, c.metric) for c in columns]
+    return [
+        _cell(opened.get((row["system"], row.get("source"))), c.metric[len(OPEN_PREFIX) :])
+        if c.metric.startswith(OPEN_PREFIX)
+        else _cell(row, c.metric)
+        for c in columns
+    ]
 
 
 def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> list[tuple[dict, list]]:
@@ -329,16 +390,28 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
         if pool not in present:
             continue
         for title, columns in VIEWS.items():
-            body = [[r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
-                     r["family"], *(format_cell(*cell) for cell in cells)]
-                    for r, cells in sorted(_cells(rows, columns, pool),  # apart: after the session-isolated rows
-                                           key=lambda rc: rc[0].get("session_isolated", True) is False)]
+            body = [
+                [
+                    r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
+                    r["family"],
+                    *(format_cell(*cell) for cell in cells),
+                ]
+                for r, cells in sorted(
+                    _cells(rows, columns, pool),  # apart: after the session-isolated rows
+                    key=lambda rc: rc[0].get("session_isolated", True) is False,
+                )
+            ]
             parts.append(f"{title} — pool: {pool}")
-            parts.append(text_table(["System", "Family", *(heading(c) for c in columns)], body, align="left",
-                                    rule=False))
+            parts.append(
+                text_table(
+                    ["System", "Family", *(heading(c) for c in columns)], body, align="left", rule=False
+                )
+            )
             if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
-                parts.append("‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
-                             "marked against no other row")
+                parts.append(
+                    "‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
+                    "marked against no other row"
+                )
             if any(fb.mark(r) for r in rows if r["pool"] == pool):
                 parts.append(fb.LEGEND)
             parts.append("")
@@ -348,10 +421,13 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
     """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty); then
     the run's fallbacks (`fallbacks.csv_fields`)."""
-    return csv_text(["system", "family", *csv_header(columns), *fb.CSV_FIELDS],
-                    ([r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell)),
-                      *fb.csv_fields(r)] for r, cells in _cells(rows, columns, pool)))
-
+    return csv_text(
+        ["system", "family", *csv_header(columns), *fb.CSV_FIELDS],
+        (
+            [r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell)), *fb.csv_fields(r)]
+            for r, cells in _cells(rows, columns, pool)
+        ),
+    )
 
 
 def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike) -> dict[str, Path]:
@@ -362,9 +438,21 @@ def write_leaderboard(rows: Sequence[dict[str, Any]], out_dir: str | os.PathLike
     for r in rows:
         stored = r.get("per_dialogue")
         if stored and "data" in stored:
-            side.append({"system": r["system"], "pool": r["pool"], "dialogues": stored["dialogues"],
-                         "data": stored["data"]})
-            r = {**r, "per_dialogue": {**{k: v for k, v in stored.items() if k != "data"}, "file": PER_DIALOGUE_FILE}}
+            side.append(
+                {
+                    "system": r["system"],
+                    "pool": r["pool"],
+                    "dialogues": stored["dialogues"],
+                    "data": stored["data"],
+                }
+            )
+            r = {
+                **r,
+                "per_dialogue": {
+                    **{k: v for k, v in stored.items() if k != "data"},
+                    "file": PER_DIALOGUE_FILE,
+                },
+            }
         light.append(r)
     write_jsonl(paths["per_dialogue"], side)
     write_json(paths["json"], {"rows": light})
@@ -390,7 +478,9 @@ def read_leaderboard(path: str | os.PathLike) -> list[dict[str, Any]]:
     if not pending:
         return rows
     if not side_path.exists():
-        log.warning("%s not found: the rows of %s carry no per-dialogue data (no significance marks)", side_path, path)
+        log.warning(
+            "%s not found: the rows of %s carry no per-dialogue data (no significance marks)", side_path, path
+        )
         return rows
     by_key = {(s["system"], s["pool"], s["dialogues"]): s["data"] for s in read_jsonl(side_path)}
     for r in pending:

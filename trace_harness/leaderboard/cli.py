@@ -15,42 +15,72 @@ def register(sub) -> None:
     from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
 
     p = sub.add_parser(
-        "leaderboard", help="score every baseline run and print Tables 5, 6 and 9",
+        "leaderboard",
+        help="score every baseline run and print Tables 5, 6 and 9",
         description="Evaluate every complete predictions file under --runs (written by `trace-bench run`) "
-                    "with the metrics suite; print the paper's Table 5, 6 and 9 columns, each cell with its 95% "
-                    "cluster-bootstrap interval and a * where the row is best or not significantly different "
-                    "from the best, and write leaderboard.json (+ leaderboard.per_dialogue.jsonl) plus one CSV "
-                    "per table and pool to --out. Conventions: docs/leaderboard.md.")
+        "with the metrics suite; print the paper's Table 5, 6 and 9 columns, each cell with its 95% "
+        "cluster-bootstrap interval and a * where the row is best or not significantly different "
+        "from the best, and write leaderboard.json (+ leaderboard.per_dialogue.jsonl) plus one CSV "
+        "per table and pool to --out. Conventions: docs/leaderboard.md.",
+    )
     p.add_argument("--data", type=Path, required=True, help="hydrated Trace data directory")
-    p.add_argument("--runs", type=Path, required=True, help="folder of prediction files (searched recursively)")
-    p.add_argument("--split", choices=(*SPLITS, ALL_SPLITS), help="only runs of this split ('all': full-corpus runs)")
-    p.add_argument("--out", type=Path, help="folder for leaderboard.json and the CSV tables (default: --runs)")
-    p.add_argument("--grounding-turns", choices=GROUNDING_TURNS, default=DEFAULT_GROUNDING_TURNS,
-                   help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
-                        "every system turn (Table 20's n)")
+    p.add_argument(
+        "--runs", type=Path, required=True, help="folder of prediction files (searched recursively)"
+    )
+    p.add_argument(
+        "--split", choices=(*SPLITS, ALL_SPLITS), help="only runs of this split ('all': full-corpus runs)"
+    )
+    p.add_argument(
+        "--out", type=Path, help="folder for leaderboard.json and the CSV tables (default: --runs)"
+    )
+    p.add_argument(
+        "--grounding-turns",
+        choices=GROUNDING_TURNS,
+        default=DEFAULT_GROUNDING_TURNS,
+        help="turns the grounding metrics average over: recommend/compare turns (default, App. J) or "
+        "every system turn (Table 20's n)",
+    )
     add_convention_arguments(p)
-    p.add_argument("--n-boot", type=number_in(int, 0), default=10_000,
-                   help="bootstrap resamples for the intervals and marks (default 10000; 0: none)")
+    p.add_argument(
+        "--n-boot",
+        type=number_in(int, 0),
+        default=10_000,
+        help="bootstrap resamples for the intervals and marks (default 10000; 0: none)",
+    )
     p.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"bootstrap seed (default {SEED})")
-    p.add_argument("--interactive", type=Path, metavar="DIR",
-                   help="also the interactive view: every `trace-bench interact` --out folder under DIR, beside the "
-                        "teacher-forced rows (docs/interactive.md)")
+    p.add_argument(
+        "--interactive",
+        type=Path,
+        metavar="DIR",
+        help="also the interactive view: every `trace-bench interact` --out folder under DIR, beside the "
+        "teacher-forced rows (docs/interactive.md)",
+    )
     p.set_defaults(func=_leaderboard)
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
     from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
 
-    rows = build_leaderboard(args.data, args.runs, split=args.split, n_boot=args.n_boot, seed=args.seed,
-                             grounding_turns=args.grounding_turns, compare_hit=args.compare_hit, t2r=args.t2r)
+    rows = build_leaderboard(
+        args.data,
+        args.runs,
+        split=args.split,
+        n_boot=args.n_boot,
+        seed=args.seed,
+        grounding_turns=args.grounding_turns,
+        compare_hit=args.compare_hit,
+        t2r=args.t2r,
+    )
     live = _interactive(args, rows)
     if not rows and not live:
         print(f"no complete runs under {args.runs}")
         return 1
     print(format_tables(rows))
     paths = write_leaderboard(rows, args.out or args.runs)
-    print(f"wrote {paths['json']}, {paths['per_dialogue'].name} and {len(paths) - 2} CSV tables (serve them: "
-          f"{trace_bench_command('serve', '--baselines', paths['json'])})")
+    print(
+        f"wrote {paths['json']}, {paths['per_dialogue'].name} and {len(paths) - 2} CSV tables (serve them: "
+        f"{trace_bench_command('serve', '--baselines', paths['json'])})"
+    )
     if args.interactive is not None:
         from trace_harness.leaderboard.interactive import format_interactive, write_interactive
 

@@ -57,8 +57,11 @@ SOURCES: dict[tuple[str, str], tuple[str, str]] = {
     ("trace", "avg_position"): ("overall", "avg_position"),
 }
 # Teacher-forced metrics shown beside a `trace` row (leaderboard metric ids), and their labels.
-TF_COLUMNS: tuple[Column, ...] = (Column("hit@1", "TF Hit@1"), Column("tsr", "TF TSR"),
-                                  Column("rejection_recovery", "TF rej. rec."))
+TF_COLUMNS: tuple[Column, ...] = (
+    Column("hit@1", "TF Hit@1"),
+    Column("tsr", "TF TSR"),
+    Column("rejection_recovery", "TF rej. rec."),
+)
 
 
 def source(protocol: str, column: Column) -> tuple[str, str]:
@@ -71,10 +74,14 @@ def find_interactive_runs(root: str | os.PathLike) -> list[Path]:
     """Run folders (holding metrics.json) at most two levels under `root`, sorted."""
     root = Path(root)
     if not root.is_dir():
-        raise TraceDataError("interactive runs folder not found (expected `trace-bench interact` --out folders)",
-                             path=root)
-    found = {p.parent for pattern in (METRICS_FILE, f"*/{METRICS_FILE}", f"*/*/{METRICS_FILE}")
-             for p in root.glob(pattern)}
+        raise TraceDataError(
+            "interactive runs folder not found (expected `trace-bench interact` --out folders)", path=root
+        )
+    found = {
+        p.parent
+        for pattern in (METRICS_FILE, f"*/{METRICS_FILE}", f"*/*/{METRICS_FILE}")
+        for p in root.glob(pattern)
+    }
     return sorted(found)
 
 
@@ -89,7 +96,11 @@ def _cell(metrics: Mapping[str, Any], section: str, key: str) -> tuple[float | N
 
         ci = turn_metric(metrics.get(section) or {}, key) or {}
         value = ci.get("mean")
-    bounds = [ci["ci_low"], ci["ci_high"]] if ci.get("ci_low") is not None and ci.get("ci_high") is not None else None
+    bounds = (
+        [ci["ci_low"], ci["ci_high"]]
+        if ci.get("ci_low") is not None and ci.get("ci_high") is not None
+        else None
+    )
     return value, bounds
 
 
@@ -100,7 +111,7 @@ def row_label(info: Mapping[str, Any], run: Path) -> str:
     name = str(info.get("system") or "")
     label = str(info.get("system_label") or name or run.name)
     if name in BY_NAME and label.startswith(name):
-        return BY_NAME[name].label + label[len(name):]
+        return BY_NAME[name].label + label[len(name) :]
     return label
 
 
@@ -109,7 +120,9 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
     info = metrics.get("run") or {}
     protocol = str(metrics.get("protocol", ""))
     if protocol not in VIEWS:
-        raise TraceDataError(f"unknown protocol {protocol!r}; expected one of {tuple(VIEWS)}", path=run / METRICS_FILE)
+        raise TraceDataError(
+            f"unknown protocol {protocol!r}; expected one of {tuple(VIEWS)}", path=run / METRICS_FILE
+        )
     values, cis = {}, {}
     for col in VIEWS[protocol]:
         value, ci = _cell(metrics, *source(protocol, col))
@@ -120,17 +133,27 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
     lost = metrics.get("lost_turns") or {}
     n_dialogues = int(metrics.get("n_dialogues", 0))
     if n_dialogues < 2 and cis:
-        log.warning("interactive run %s has one dialogue, so resampling has no variance: its intervals are not "
-                    "shown", run)
+        log.warning(
+            "interactive run %s has one dialogue, so resampling has no variance: its intervals are not shown",
+            run,
+        )
         cis = {}
     return {
         "system": row_label(info, run),
-        "baseline": str(info.get("system", "")), "family": str(info.get("family", "")),
-        "session_isolated": info.get("session_isolated"), "protocol": protocol,
-        "simulator": str(info.get("simulator", "")), "pool": str(info.get("pool") or "catalogue"),
-        "split": str(info.get("split", "")), "turns": info.get("turns"), "corpus_version": info.get("corpus_version"),
-        "kb_version": info.get("kb_version"), "n_dialogues": n_dialogues,
-        "metrics": values, "ci": cis, "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
+        "baseline": str(info.get("system", "")),
+        "family": str(info.get("family", "")),
+        "session_isolated": info.get("session_isolated"),
+        "protocol": protocol,
+        "simulator": str(info.get("simulator", "")),
+        "pool": str(info.get("pool") or "catalogue"),
+        "split": str(info.get("split", "")),
+        "turns": info.get("turns"),
+        "corpus_version": info.get("corpus_version"),
+        "kb_version": info.get("kb_version"),
+        "n_dialogues": n_dialogues,
+        "metrics": values,
+        "ci": cis,
+        "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
         "fallbacks": fb.report_of(row_counts(run / PREDICTIONS_FILE), int(lost.get("system_turns", 0))),
         "run": run.relative_to(root).as_posix(),
     }
@@ -147,8 +170,11 @@ def teacher_forced(row: Mapping[str, Any], tf_rows: Sequence[Mapping[str, Any]])
         if r.get("source", "baseline") != "baseline" or r.get("corpus_version") != row["corpus_version"]:
             continue
         ids = [c.metric for c in TF_COLUMNS]
-        return {"system": r["system"], "metrics": {m: r["metrics"][m] for m in ids if m in r["metrics"]},
-                "ci": {m: r["ci"][m] for m in ids if m in (r.get("ci") or {})}}
+        return {
+            "system": r["system"],
+            "metrics": {m: r["metrics"][m] for m in ids if m in r["metrics"]},
+            "ci": {m: r["ci"][m] for m in ids if m in (r.get("ci") or {})},
+        }
     return None
 
 
@@ -168,13 +194,17 @@ def duplicates(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             continue
         runs = ", ".join(str(r.get("run")) for r in same)
         copies = all(r.get("metrics") == same[0].get("metrics") for r in same)
-        out.append(f"{len(same)} rows of {same[0].get('system')} ({same[0].get('protocol')}, {same[0].get('pool')} "
-                   f"pool, {same[0].get('split')} split) look the same: " +
-                   (f"copies of one run ({runs})" if copies else f"runs {runs} differ in values only"))
+        out.append(
+            f"{len(same)} rows of {same[0].get('system')} ({same[0].get('protocol')}, {same[0].get('pool')} "
+            f"pool, {same[0].get('split')} split) look the same: "
+            + (f"copies of one run ({runs})" if copies else f"runs {runs} differ in values only")
+        )
     return out
 
 
-def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+def interactive_rows(
+    root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """A row per interactive run under `root` (unreadable or foreign metrics.json files are skipped, logged),
     with `teacher_forced` from `tf_rows` (leaderboard rows) where one matches."""
     root = Path(root)
@@ -183,7 +213,9 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
         try:
             metrics = read_json(run / METRICS_FILE)
             if not isinstance(metrics, dict) or not isinstance(metrics.get("per_turn"), list):
-                raise TraceDataError("not the metrics.json of `trace-bench interact`", path=run / METRICS_FILE)
+                raise TraceDataError(
+                    "not the metrics.json of `trace-bench interact`", path=run / METRICS_FILE
+                )
             row = run_row(run, metrics, root)
         except (TraceDataError, OSError, KeyError, TypeError, ValueError) as e:
             log.warning("skipping interactive run %s: %s", run, e)
@@ -193,8 +225,16 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
     from baselines.identity import IDENTITIES
 
     order = [i.name for i in IDENTITIES]
-    rows.sort(key=lambda r: (r["protocol"] != "trace", r["pool"], r["simulator"], r["session_isolated"] is False,
-                             order.index(r["baseline"]) if r["baseline"] in order else len(order), r["system"]))
+    rows.sort(
+        key=lambda r: (
+            r["protocol"] != "trace",
+            r["pool"],
+            r["simulator"],
+            r["session_isolated"] is False,
+            order.index(r["baseline"]) if r["baseline"] in order else len(order),
+            r["system"],
+        )
+    )
     for warning in duplicates(rows):
         log.warning("%s (under %s)", warning, root)
     return rows
@@ -202,19 +242,35 @@ def interactive_rows(root: str | os.PathLike, tf_rows: Sequence[Mapping[str, Any
 
 def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
     cols = VIEWS[protocol]
-    out = [row["system"] + ("‡" if row.get("session_isolated") is False else "") + fb.mark(row), row["simulator"],
-           row["pool"], str(row.get("split") or "-"), str(row.get("turns") or "-"), str(row["n_dialogues"]),
-           *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits) for c in cols)]
+    out = [
+        row["system"] + ("‡" if row.get("session_isolated") is False else "") + fb.mark(row),
+        row["simulator"],
+        row["pool"],
+        str(row.get("split") or "-"),
+        str(row.get("turns") or "-"),
+        str(row["n_dialogues"]),
+        *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits) for c in cols),
+    ]
     if protocol == "trace":
         tf = row.get("teacher_forced") or {"metrics": {}, "ci": {}}
-        out += [format_cell(tf["metrics"].get(c.metric), tf["ci"].get(c.metric), digits=c.digits)
-                for c in TF_COLUMNS]
+        out += [
+            format_cell(tf["metrics"].get(c.metric), tf["ci"].get(c.metric), digits=c.digits)
+            for c in TF_COLUMNS
+        ]
     out.append(f"{row['lost_turns'][0]} / {row['lost_turns'][1]}")
     return out
 
 
 def _headers(protocol: str) -> list[str]:
-    heads = ["System", "Simulator", "Pool", "Split", "Turns", "Dialogues", *(heading(c) for c in VIEWS[protocol])]
+    heads = [
+        "System",
+        "Simulator",
+        "Pool",
+        "Split",
+        "Turns",
+        "Dialogues",
+        *(heading(c) for c in VIEWS[protocol]),
+    ]
     if protocol == "trace":
         heads += [c.label for c in TF_COLUMNS]
     return [*heads, "Lost turns"]
@@ -227,17 +283,26 @@ def format_interactive(rows: Sequence[Mapping[str, Any]]) -> str:
         body = [_lines(r, protocol) for r in rows if r["protocol"] == protocol]
         if not body:
             continue
-        title = ("Interactive: a simulated traveler talks to each system (trace-bench interact); TF = the "
-                 "teacher-forced row of the same system, pool and corpus" if protocol == "trace" else
-                 "Interactive, SnipRec's protocol: the target venue among the catalogue, all turns pooled")
+        title = (
+            "Interactive: a simulated traveler talks to each system (trace-bench interact); TF = the "
+            "teacher-forced row of the same system, pool and corpus"
+            if protocol == "trace"
+            else "Interactive, SnipRec's protocol: the target venue among the catalogue, all turns pooled"
+        )
         parts += [title, text_table(_headers(protocol), body, align="left", rule=False)]
         if any(r.get("session_isolated") is False for r in rows if r["protocol"] == protocol):
             parts.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time")
         if any(fb.mark(r) for r in rows if r["protocol"] == protocol):
             parts.append(fb.LEGEND)
-        parts.append("±: half the width of the 95% cluster-bootstrap interval (dialogues resampled; bounds in the "
-                     "CSV and JSON; CGS, a formula on means, has none)" + ("; '-': no value (TF: no teacher-forced "
-                     "run of that system on this corpus)" if protocol == "trace" else ""))
+        parts.append(
+            "±: half the width of the 95% cluster-bootstrap interval (dialogues resampled; bounds in the "
+            "CSV and JSON; CGS, a formula on means, has none)"
+            + (
+                "; '-': no value (TF: no teacher-forced run of that system on this corpus)"
+                if protocol == "trace"
+                else ""
+            )
+        )
         parts.append("")
     return "\n".join(parts)
 
@@ -249,19 +314,41 @@ def _csv(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
     for r in rows:
         if r["protocol"] != protocol:
             continue
-        line: list[Any] = [r["system"], r["simulator"], r["pool"], r.get("split"), r.get("turns"), r["n_dialogues"]]
+        line: list[Any] = [
+            r["system"],
+            r["simulator"],
+            r["pool"],
+            r.get("split"),
+            r.get("turns"),
+            r["n_dialogues"],
+        ]
         for c in cols:
             line += csv_fields(r["metrics"].get(c.metric), r["ci"].get(c.metric), marks=False)
         t = r.get("teacher_forced") or {"metrics": {}, "ci": {}}
-        for c in (TF_COLUMNS if protocol == "trace" else ()):
+        for c in TF_COLUMNS if protocol == "trace" else ():
             line += csv_fields(t["metrics"].get(c.metric), t["ci"].get(c.metric), marks=False)
         body.append([*line, *r["lost_turns"], *fb.csv_fields(r), r["run"]])
-    return csv_text(["system", "simulator", "pool", "split", "turns", "dialogues", *csv_header([*cols, *tf], marks=False),
-                     "lost_turns", "system_turns", *fb.CSV_FIELDS, "run"], body)
+    return csv_text(
+        [
+            "system",
+            "simulator",
+            "pool",
+            "split",
+            "turns",
+            "dialogues",
+            *csv_header([*cols, *tf], marks=False),
+            "lost_turns",
+            "system_turns",
+            *fb.CSV_FIELDS,
+            "run",
+        ],
+        body,
+    )
 
 
-def write_interactive(rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike,
-                      root: str | os.PathLike) -> dict[str, Path]:
+def write_interactive(
+    rows: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike, root: str | os.PathLike
+) -> dict[str, Path]:
     """leaderboard.interactive.json (the rows, and the runs folder they came from) and one CSV per protocol."""
     out_dir = Path(out_dir)
     paths = {"interactive_json": out_dir / BOARD_FILE}
@@ -277,6 +364,8 @@ def read_interactive(path: str | os.PathLike) -> tuple[Path, list[dict[str, Any]
     """(runs folder, rows) of a leaderboard.interactive.json."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise TraceDataError("expected {\"root\": ..., \"rows\": [...]} (written by `trace-bench leaderboard "
-                             "--interactive`)", path=path)
+        raise TraceDataError(
+            'expected {"root": ..., "rows": [...]} (written by `trace-bench leaderboard --interactive`)',
+            path=path,
+        )
     return Path(data.get("root") or Path(path).parent), data["rows"]

@@ -18,13 +18,14 @@ def register(subparsers: Any) -> None:
     from trace_bench.options import number_in
 
     p = subparsers.add_parser(
-        "reproduce", help="run the paper's tables from one config (live, dry run, or OpenAI batch files)",
+        "reproduce",
+        help="run the paper's tables from one config (live, dry run, or OpenAI batch files)",
         description="Reproduce the parts of the Trace paper a config file asks for (tables 5, 6 and 9, CoRE, the "
         "interactive protocol, NLI, the LLM judge) through `trace-bench run`, `interact`, `core`, `evaluate` and "
         "`leaderboard`, resumably, and end with the leaderboard (the Space's data) and OUT/manifest.json. "
         "CONFIG: a .yaml or .toml file, or a packaged example: offline (the built-in corpus and the packaged "
         "SmolLM2, minutes), paper (every key, commented). See docs/reproducing.md.",
-    )  # fmt: skip
+    )
     p.add_argument(
         "config", metavar="CONFIG", help="config file (.yaml, .toml) or packaged example: offline, paper"
     )

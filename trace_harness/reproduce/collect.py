@@ -24,6 +24,7 @@ import logging
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,7 @@ class Collector:
         for chunk, skip, _ in _chunks(dialogues, counts, done, DEFAULT_CHUNK_DIALOGUES):
             rows = [r for d in chunk for r in turn_rows(d, job.pool)][skip:]
             for batch in batched(rows, pipe.batch_size):
-                self.unit(lambda batch=batch: list(pipe(batch)))
+                self.unit(partial(_answers, pipe, batch))
 
     def _interactive(self, job: Job, tally: JobTally) -> None:
         from trace_harness.interactive.loop import GENERATOR, converse
@@ -242,8 +243,15 @@ class Collector:
         for start in range(0, len(goals), size):
             chunk = goals[start : start + size]
             self.unit(
-                lambda chunk=chunk: converse(
-                    system, sim, chunk, pool=job.pool, max_turns=cfg.turns, seed=cfg.seed, metadata=meta
+                partial(
+                    converse,
+                    system,
+                    sim,
+                    chunk,
+                    pool=job.pool,
+                    max_turns=cfg.turns,
+                    seed=cfg.seed,
+                    metadata=meta,
                 )
             )
 
@@ -269,9 +277,9 @@ class Collector:
             logs = [c for c in logs if not (scored / f"{safe_file_stem(c.log_id)}.json").exists()]
             prompts = load_prompts(None)
             llm = self.llm("core")
+            options = core_options(self.ctx)
             for i in range(0, len(logs), cfg.chunk):
-                chunk = logs[i : i + cfg.chunk]
-                self.unit(lambda chunk=chunk: score_logs(llm, chunk, prompts, **core_options(self.ctx)))
+                self.unit(partial(score_logs, llm, logs[i : i + cfg.chunk], prompts, **options))
 
     def _judge(self, job: Job, tally: JobTally) -> None:
         from trace_harness.reproduce.execute import scoring_options
@@ -337,3 +345,8 @@ def _interactive_done(out: Path) -> set[str]:
         except (json.JSONDecodeError, KeyError, TypeError):
             continue  # a torn last line: the run itself drops it
     return done
+
+
+def _answers(pipe: Any, batch: list[Any]) -> list[Any]:
+    """A pipeline's answers to one batch, drawn to the end (a pipeline may answer lazily)."""
+    return list(pipe(batch))

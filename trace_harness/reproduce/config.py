@@ -23,6 +23,7 @@ from typing import Any
 from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
+from trace_harness.reproduce.fields import Fields
 
 PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "interactive", "nli", "judge")
 DEFAULT_PARTS: tuple[str, ...] = ("table5", "table6", "table9")
@@ -40,9 +41,20 @@ PAPER_SYSTEMS: tuple[str, ...] = (
     "rag_citation",
     "multi_review_synthesis",
 )
-TRANSPORT_KEYS: tuple[str, ...] = ("concurrency", "timeout", "connect_timeout", "max_retries", "backoff",
-                                   "max_error_rate", "error_window", "api_key_env", "batch_size", "device", "dtype",
-                                   "threads")  # fmt: skip
+TRANSPORT_KEYS: tuple[str, ...] = (
+    "concurrency",
+    "timeout",
+    "connect_timeout",
+    "max_retries",
+    "backoff",
+    "max_error_rate",
+    "error_window",
+    "api_key_env",
+    "batch_size",
+    "device",
+    "dtype",
+    "threads",
+)
 EXAMPLES: tuple[str, ...] = ("offline", "paper")
 EXAMPLES_DIR = "configs"  # beside this module
 
@@ -141,96 +153,6 @@ class ReproduceConfig:
 # ---------------------------------------------------------------------------------------------------------
 # Reading and checking
 # ---------------------------------------------------------------------------------------------------------
-class _Fields:
-    """Typed reads from one mapping of the config, each error naming the file and the dotted field."""
-
-    def __init__(self, data: Any, where: str, path: Path, allowed: tuple[str, ...]):
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise TraceDataError(
-                f"{where or 'the config'}: expected a mapping of keys, got {type(data).__name__}", path=path
-            )
-        unknown = sorted(set(data) - set(allowed))
-        if unknown:
-            raise TraceDataError(
-                f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; expected some of: "
-                f"{', '.join(allowed)}",
-                path=path,
-            )
-        self.data, self.where, self.path = data, where, path
-
-    def bad(self, key: str, expected: str) -> TraceDataError:
-        return TraceDataError(
-            f"{self.where}{key}: {self.data.get(key)!r}; expected {expected}", path=self.path
-        )
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.data.get(key, default)
-        return default if value is None else value
-
-    def number(
-        self,
-        key: str,
-        default: Any,
-        kind: type = int,
-        low: float = 0,
-        high: float = float("inf"),
-        none: bool = False,
-    ) -> Any:
-        value = self.data.get(key, default)
-        if value is None and (none or default is None):
-            return None
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and (kind is float or isinstance(value, int))
-        )
-        if not ok or not low <= value <= high:
-            what = "an integer" if kind is int else "a number"
-            rng = f" in [{low:g}, {high:g}]" if high < float("inf") else f" >= {low:g}"
-            raise self.bad(key, what + rng + (" or null" if none else ""))
-        return kind(value)
-
-    def choice(self, key: str, default: Any, choices: tuple[str, ...]) -> str:
-        value = self.data.get(key, default)
-        if value not in choices:
-            raise self.bad(key, f"one of {', '.join(map(str, choices))}")
-        return value
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.bad(key, "true or false")
-        return value
-
-    def text(self, key: str, default: str | None = None) -> str | None:
-        value = self.data.get(key, default)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise self.bad(key, "a non-empty string")
-        return value
-
-    def names(self, key: str, default: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, ...]:
-        value = self.data.get(key, list(default))
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.bad(key, "a list of names")
-        unknown = [v for v in value if v not in known]
-        if unknown:
-            raise TraceDataError(
-                f"{self.where}{key}: unknown {', '.join(map(repr, unknown))}; expected some of: "
-                f"{', '.join(known)}",
-                path=self.path,
-            )
-        if len(set(value)) != len(value):
-            raise self.bad(key, "each name once")
-        return tuple(value)
-
-    def sub(self, key: str, allowed: tuple[str, ...]) -> _Fields:
-        return _Fields(self.data.get(key), f"{self.where}{key}.", self.path, allowed)
-
-
 def read_config_file(path: Path) -> tuple[dict[str, Any], bytes]:
     """The mapping a .yaml/.yml or .toml file holds."""
     try:
@@ -287,17 +209,22 @@ def load_config(source: str | os.PathLike) -> ReproduceConfig:
     return parse_config(data, path, base, hashlib.sha256(blob).hexdigest())
 
 
-def _path(f: _Fields, key: str, base: Path, required: bool = False) -> Path | None:
+def _path(f: Fields, key: str, base: Path) -> Path | None:
     value = f.text(key)
     if value is None:
-        if required:
-            raise TraceDataError(f"{f.where}{key}: missing; expected a path", path=f.path)
         return None
     p = Path(os.path.expanduser(value))
     return p if p.is_absolute() else base / p
 
 
-def _runset(f: _Fields, key: str, default_subset: int | None) -> RunSet:
+def _required_path(f: Fields, key: str, base: Path) -> Path:
+    p = _path(f, key, base)
+    if p is None:
+        raise TraceDataError(f"{f.where}{key}: missing; expected a path", path=f.path)
+    return p
+
+
+def _runset(f: Fields, key: str, default_subset: int | None) -> RunSet:
     g = f.sub(key, ("split", "subset", "seed"))
     return RunSet(
         g.choice("split", ALL_SPLITS, (*SPLITS, ALL_SPLITS)),
@@ -306,14 +233,14 @@ def _runset(f: _Fields, key: str, default_subset: int | None) -> RunSet:
     )
 
 
-def _model(f: _Fields, role: str) -> ModelConfig | None:
+def _model(f: Fields, role: str) -> ModelConfig | None:
     value = f.data.get(role)
     if value is None:
         return None
     if isinstance(value, str):
         value = {"llm": value}
     keys = ("llm", "temperature", "top_p", "max_new_tokens", "seed", "tokenizer", "price", "options")
-    g = _Fields(value, f"{f.where}{role}.", f.path, keys)
+    g = Fields(value, f"{f.where}{role}.", f.path, keys)
     llm = g.text("llm")
     if llm is None:
         raise TraceDataError(
@@ -336,22 +263,42 @@ def _model(f: _Fields, role: str) -> ModelConfig | None:
             f"{g.where}options: unknown {unknown}; expected some of {', '.join(TRANSPORT_KEYS)}", path=f.path
         )
     return ModelConfig(
-        llm=llm, temperature=g.number("temperature", None, float, 0, 5, none=True),
+        llm=llm,
+        temperature=g.number("temperature", None, float, 0, 5, none=True),
         top_p=g.number("top_p", None, float, 1e-9, 1, none=True),
-        max_new_tokens=g.number("max_new_tokens", None, low=1, none=True), seed=g.number("seed", SEED),
-        tokenizer=g.text("tokenizer"), price_input=price.number("input", None, float, none=True),
-        price_output=price.number("output", None, float, none=True), options=dict(options),
-    )  # fmt: skip
+        max_new_tokens=g.number("max_new_tokens", None, low=1, none=True),
+        seed=g.number("seed", SEED),
+        tokenizer=g.text("tokenizer"),
+        price_input=price.number("input", None, float, none=True),
+        price_output=price.number("output", None, float, none=True),
+        options=dict(options),
+    )
 
 
-TOP_KEYS: tuple[str, ...] = ("data", "out", "parts", "systems", "closed", "open", "models", "system_params",
-                             "transport", "interactive", "core", "nli", "cache", "batch", "batch_size",
-                             "num_proc", "leaderboard")  # fmt: skip
+TOP_KEYS: tuple[str, ...] = (
+    "data",
+    "out",
+    "parts",
+    "systems",
+    "closed",
+    "open",
+    "models",
+    "system_params",
+    "transport",
+    "interactive",
+    "core",
+    "nli",
+    "cache",
+    "batch",
+    "batch_size",
+    "num_proc",
+    "leaderboard",
+)
 
 
 def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "") -> ReproduceConfig:
     """Check a config mapping (see the module docstring); `base` resolves relative paths."""
-    f = _Fields(data, "", path, TOP_KEYS)
+    f = Fields(data, "", path, TOP_KEYS)
     known = tuple(BASELINES)
     parts = f.names("parts", DEFAULT_PARTS, PARTS)
     systems = f.names("systems", PAPER_SYSTEMS, known)
@@ -378,48 +325,87 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         "interactive", ("systems", "simulator", "split", "n", "turns", "pool", "batch_dialogues", "seed")
     )
     interactive = InteractiveConfig(
-        systems=i.names("systems", systems, known), simulator=i.choice("simulator", "rules", ("rules", "llm")),
-        split=i.choice("split", "test", SPLITS), n=i.number("n", 1000, low=1, none=True),
-        turns=i.number("turns", 8, low=1), pool=i.choice("pool", "closed", POOLS),
-        batch_dialogues=i.number("batch_dialogues", 64, low=1), seed=i.number("seed", SEED),
-    )  # fmt: skip
-    c = f.sub("core", ("systems", "split", "limit", "factors", "debate", "max_rounds", "max_retries", "max_repairs",
-                       "max_new_tokens", "debate_max_new_tokens", "chunk"))  # fmt: skip
+        systems=i.names("systems", systems, known),
+        simulator=i.choice("simulator", "rules", ("rules", "llm")),
+        split=i.choice("split", "test", SPLITS),
+        n=i.number("n", 1000, low=1, none=True),
+        turns=i.number("turns", 8, low=1),
+        pool=i.choice("pool", "closed", POOLS),
+        batch_dialogues=i.number("batch_dialogues", 64, low=1),
+        seed=i.number("seed", SEED),
+    )
+    c = f.sub(
+        "core",
+        (
+            "systems",
+            "split",
+            "limit",
+            "factors",
+            "debate",
+            "max_rounds",
+            "max_retries",
+            "max_repairs",
+            "max_new_tokens",
+            "debate_max_new_tokens",
+            "chunk",
+        ),
+    )
     from trace_metrics.core.prompts import FACTOR_IDS
 
     factors = c.data.get("factors")
     core = CoreConfig(
-        systems=c.names("systems", systems, known), split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
+        systems=c.names("systems", systems, known),
+        split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
         limit=c.number("limit", None, low=1, none=True),
         factors=None if factors is None else c.names("factors", (), FACTOR_IDS),
-        debate=c.flag("debate", True), max_rounds=c.number("max_rounds", 4, low=1),
-        max_retries=c.number("max_retries", 2), max_repairs=c.number("max_repairs", 2),
+        debate=c.flag("debate", True),
+        max_rounds=c.number("max_rounds", 4, low=1),
+        max_retries=c.number("max_retries", 2),
+        max_repairs=c.number("max_repairs", 2),
         max_new_tokens=c.number("max_new_tokens", 1024, low=1),
-        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1), chunk=c.number("chunk", 16, low=1),
-    )  # fmt: skip
+        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1),
+        chunk=c.number("chunk", 16, low=1),
+    )
     n = f.sub("nli", ("model", "processes", "batch_size", "dtype"))
     processes = n.data.get("processes", 1)
     if processes != "auto" and (
         isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
     ):
         raise n.bad("processes", "a positive integer or auto (every visible GPU)")
-    nli = NLIConfig(model=n.text("model"), processes=processes, batch_size=n.number("batch_size", 32, low=1),
-                    dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")))  # fmt: skip
+    nli = NLIConfig(
+        model=n.text("model"),
+        processes=processes,
+        batch_size=n.number("batch_size", 32, low=1),
+        dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")),
+    )
     b = f.sub("batch", ("max_requests", "max_bytes"))
     lb = f.sub("leaderboard", ("n_boot", "grounding_turns"))
     from trace_metrics.lib.conventions import GROUNDING_TURNS
 
     config = ReproduceConfig(
-        path=path, sha256=sha256, raw=json.loads(json.dumps(data, default=str)),
-        data=_path(f, "data", base, required=True), out=_path(f, "out", base, required=True), parts=parts,
-        systems=systems, closed=_runset(f, "closed", None), open=_runset(f, "open", 1000), models=models,
-        system_params={k: dict(v) for k, v in params.items()}, transport=transport, interactive=interactive,
-        core=core, nli=nli, cache=_path(f, "cache", base),
+        path=path,
+        sha256=sha256,
+        raw=json.loads(json.dumps(data, default=str)),
+        data=_required_path(f, "data", base),
+        out=_required_path(f, "out", base),
+        parts=parts,
+        systems=systems,
+        closed=_runset(f, "closed", None),
+        open=_runset(f, "open", 1000),
+        models=models,
+        system_params={k: dict(v) for k, v in params.items()},
+        transport=transport,
+        interactive=interactive,
+        core=core,
+        nli=nli,
+        cache=_path(f, "cache", base),
         batch_max_requests=b.number("max_requests", 50_000, low=1, high=50_000),
         batch_max_bytes=b.number("max_bytes", 200_000_000, low=1, high=200_000_000),
-        batch_size=f.number("batch_size", 64, low=1), num_proc=f.number("num_proc", 1, low=1),
-        n_boot=lb.number("n_boot", 10_000), grounding_turns=lb.choice("grounding_turns", None, (None, *GROUNDING_TURNS)),
-    )  # fmt: skip
+        batch_size=f.number("batch_size", 64, low=1),
+        num_proc=f.number("num_proc", 1, low=1),
+        n_boot=lb.number("n_boot", 10_000),
+        grounding_turns=lb.choice("grounding_turns", None, (None, *GROUNDING_TURNS)),
+    )
     check_models(config)
     check_core_split(config)
     return config

@@ -59,10 +59,17 @@ class Row:
         self.cost = None if self.cost is None or other.cost is None else self.cost + other.cost
 
     def to_dict(self) -> dict[str, Any]:
-        return {"part": self.part, "what": self.what, "requests": self.requests, "exact": self.exact,
-                "estimated": self.requests - self.exact, "prompt_tokens": self.prompt_tokens,
-                "output_tokens": self.output_tokens, "cost_usd": None if self.cost is None else round(self.cost, 4),
-                "notes": self.notes}  # fmt: skip
+        return {
+            "part": self.part,
+            "what": self.what,
+            "requests": self.requests,
+            "exact": self.exact,
+            "estimated": self.requests - self.exact,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": None if self.cost is None else round(self.cost, 4),
+            "notes": self.notes,
+        }
 
 
 class TokenCounter:
@@ -102,8 +109,10 @@ class TokenCounter:
 
     def count(self, conversations: Sequence[list[dict[str, str]]]) -> list[int]:
         if self.tokenizer is None:
-            return [math.ceil(sum(len(m["content"]) for m in c) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(c)
-                    for c in conversations]  # fmt: skip
+            return [
+                math.ceil(sum(len(m["content"]) for m in c) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(c)
+                for c in conversations
+            ]
         tok = self.tokenizer
         if getattr(tok, "chat_template", None):
             texts = [
@@ -172,7 +181,9 @@ def plan(ctx: Context, prices: dict[str, float | None] | None = None) -> dict[st
         collector.close()
 
 
-def _count_prompts(ctx: Context, collector: Collector, tally: JobTally, counters: dict[str, TokenCounter]) -> None:
+def _count_prompts(
+    ctx: Context, collector: Collector, tally: JobTally, counters: dict[str, TokenCounter]
+) -> None:
     """Count a job's prompt tokens as soon as it is collected, then let its prompts go: at paper scale the
     prompts of every job together take gigabytes."""
     by_role: dict[str, list[PendingRequest]] = {}
@@ -215,8 +226,14 @@ def _summarize(
                 per, how = output_estimate(collector, r, memo)
                 out_tokens += per
                 model_notes[f"{role} ({r.model}, max_new_tokens {r.settings.get('max_new_tokens')})"] = how
-            part = Row(row.part, row.what, len(group), 0 if tally.standin else sum(r.round == 1 for r in group),
-                       sum(tokens), round(out_tokens))  # fmt: skip
+            part = Row(
+                row.part,
+                row.what,
+                len(group),
+                0 if tally.standin else sum(r.round == 1 for r in group),
+                sum(tokens),
+                round(out_tokens),
+            )
             part.cost = (
                 None
                 if price_in is None or price_out is None
@@ -237,11 +254,17 @@ def _summarize(
     for row in parts.values():
         total.add(row)
     counting = {role: c.describe() for role, c in counters.items()}
-    return {"config": str(ctx.config.path), "config_sha256": ctx.config.sha256, "jobs": [r.to_dict() for r in jobs],
-            "parts": {p: r.to_dict() for p, r in parts.items()}, "total": total.to_dict(),
-            "prompt_tokens_counted_with": counting, "output_tokens_estimated_as": model_notes,
-            "roles_sending": sorted({r.role for r in collector.ledger.order}),
-            "requests_by_role": _by_role(collector, tallies)}  # fmt: skip
+    return {
+        "config": str(ctx.config.path),
+        "config_sha256": ctx.config.sha256,
+        "jobs": [r.to_dict() for r in jobs],
+        "parts": {p: r.to_dict() for p, r in parts.items()},
+        "total": total.to_dict(),
+        "prompt_tokens_counted_with": counting,
+        "output_tokens_estimated_as": model_notes,
+        "roles_sending": sorted({r.role for r in collector.ledger.order}),
+        "requests_by_role": _by_role(collector, tallies),
+    }
 
 
 def _by_role(collector: Collector, tallies: list[JobTally]) -> dict[str, int]:
@@ -331,8 +354,16 @@ def format_plan(result: dict[str, Any]) -> str:
 
 def _line(row: dict[str, Any]) -> list[str]:
     cost = row["cost_usd"]
-    return [row["part"], row["what"], _n(row["requests"]), _n(row["exact"]), _n(row["estimated"]),
-            _n(row["prompt_tokens"]), _n(row["output_tokens"]), "-" if cost is None else f"{cost:,.2f}"]  # fmt: skip
+    return [
+        row["part"],
+        row["what"],
+        _n(row["requests"]),
+        _n(row["exact"]),
+        _n(row["estimated"]),
+        _n(row["prompt_tokens"]),
+        _n(row["output_tokens"]),
+        "-" if cost is None else f"{cost:,.2f}",
+    ]
 
 
 def write_plan(config: ReproduceConfig, result: dict[str, Any]) -> Path:

@@ -32,9 +32,15 @@ def core_options(ctx: Context) -> dict[str, Any]:
 
     cfg = ctx.config.core
     factor = role_settings(ctx.config, "core")
-    return {"factors": list(cfg.factors or FACTOR_IDS), "debate": cfg.debate, "max_rounds": cfg.max_rounds,
-            "max_retries": cfg.max_retries, "max_repairs": cfg.max_repairs, "factor_settings": factor,
-            "debate_settings": factor.replace(max_new_tokens=cfg.debate_max_new_tokens)}  # fmt: skip
+    return {
+        "factors": list(cfg.factors or FACTOR_IDS),
+        "debate": cfg.debate,
+        "max_rounds": cfg.max_rounds,
+        "max_retries": cfg.max_retries,
+        "max_repairs": cfg.max_repairs,
+        "factor_settings": factor,
+        "debate_settings": factor.replace(max_new_tokens=cfg.debate_max_new_tokens),
+    }
 
 
 def core_predictions(ctx: Context, job: Job, root: Path, predictions: Path, folder: Path) -> Path:
@@ -83,11 +89,21 @@ def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
         return
     runset = ctx.runset(job.pool)
     uses_llm = job.system in LLM_SYSTEMS
-    run_baseline(job.system, ctx.config.data, job.out, split=runset.split, pool=job.pool,
-                 batch_size=ctx.config.batch_size, num_proc=1 if uses_llm else ctx.config.num_proc,
-                 params=system_params(ctx, job.system, llm_of), progress=not uses_llm, kb=ctx.kb,
-                 subset=runset.subset, subset_seed=runset.seed,
-                 subset_dir=ctx.subset_dir(runset) if runset.subset is not None else None)  # fmt: skip
+    run_baseline(
+        job.system,
+        ctx.config.data,
+        job.out,
+        split=runset.split,
+        pool=job.pool,
+        batch_size=ctx.config.batch_size,
+        num_proc=1 if uses_llm else ctx.config.num_proc,
+        params=system_params(ctx, job.system, llm_of),
+        progress=not uses_llm,
+        kb=ctx.kb,
+        subset=runset.subset,
+        subset_seed=runset.seed,
+        subset_dir=ctx.subset_dir(runset) if runset.subset is not None else None,
+    )
 
 
 def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
@@ -104,10 +120,21 @@ def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
         sim_llm.reset_usage()
     system = load_system(job.system, ctx.kb, params=system_params(ctx, job.system, llm_of))
     try:
-        run_interactive(system, ctx.config.data, job.out, simulator=cfg.simulator, llm=sim_llm, turns=cfg.turns,
-                        n=cfg.n, split=cfg.split, pool=cfg.pool, seed=cfg.seed,
-                        params=ctx.config.system_params.get(job.system, {}), batch_dialogues=cfg.batch_dialogues,
-                        kb=ctx.kb)  # fmt: skip
+        run_interactive(
+            system,
+            ctx.config.data,
+            job.out,
+            simulator=cfg.simulator,
+            llm=sim_llm,
+            turns=cfg.turns,
+            n=cfg.n,
+            split=cfg.split,
+            pool=cfg.pool,
+            seed=cfg.seed,
+            params=ctx.config.system_params.get(job.system, {}),
+            batch_dialogues=cfg.batch_dialogues,
+            kb=ctx.kb,
+        )
     finally:
         if job.system not in LLM_SYSTEMS:
             system.close()
@@ -155,8 +182,17 @@ def nli_scorer(ctx: Context, show_progress: bool = True):
     from trace_metrics.lib.entailment import NLIScorer
 
     cfg = ctx.config.nli
-    return NLIScorer(cfg.model, batch_size=cfg.batch_size, cache_path=nli_cache_path(ctx), dtype=cfg.dtype,
-                     show_progress=show_progress)  # fmt: skip
+    if cfg.model is None:  # config.check_models refuses this where parts lists nli
+        raise TraceDataError(
+            "nli.model: missing; expected an NLI model folder or Hub id", path=ctx.config.path
+        )
+    return NLIScorer(
+        cfg.model,
+        batch_size=cfg.batch_size,
+        cache_path=nli_cache_path(ctx),
+        dtype=cfg.dtype,
+        show_progress=show_progress,
+    )
 
 
 def closed_runs(ctx: Context) -> list[Path]:
@@ -192,8 +228,9 @@ def leaderboard(ctx: Context, judge: Any = None, nli: Any = None) -> dict[str, A
         if not runs_dir.is_dir():
             continue
         options = {**scoring_options(ctx), **{k: v for k, v in extra.items() if v is not None}}
-        rows += build_leaderboard(ctx.root(runset), runs_dir, split=runset.split, n_boot=config.n_boot, seed=SEED,
-                                  **options)  # fmt: skip
+        rows += build_leaderboard(
+            ctx.root(runset), runs_dir, split=runset.split, n_boot=config.n_boot, seed=SEED, **options
+        )
     out = config.out / LEADERBOARD_DIR
     paths = write_leaderboard(rows, out)
     text = format_tables(rows)
@@ -226,8 +263,13 @@ def format_judge(rows: list[dict[str, Any]], model: str) -> str:
             continue
         values = [r["metrics"].get(m) for m in JUDGE_SCALES.values()]
         rated = r["n"].get(next(iter(JUDGE_SCALES.values())), 0)
-        body.append([r["system"], *("-" if v is None else f"{v:.2f}" for v in values),
-                     f"{rated}/{r['n'].get('recall@1', '?')}"])  # fmt: skip
+        body.append(
+            [
+                r["system"],
+                *("-" if v is None else f"{v:.2f}" for v in values),
+                f"{rated}/{r['n'].get('recall@1', '?')}",
+            ]
+        )
     return f"Table 29: LLM-as-judge (1-5), judge {model}\n" + text_table(
         ["System", *JUDGE_SCALES, "rated/turns"], body
     )
@@ -252,9 +294,25 @@ def launch_nli(ctx: Context, source: str, processes: int) -> None:
 
     from trace_llm.local_server import free_port
 
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
-           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           "--main_process_port", str(free_port()), "-m", "trace_harness.reproduce.nli", source]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        str(processes),
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(free_port()),
+        "-m",
+        "trace_harness.reproduce.nli",
+        source,
+    ]
     log.info("NLI on %d processes: %s", processes, " ".join(cmd))
     done = subprocess.run(cmd, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, check=False)
     if done.returncode != 0:

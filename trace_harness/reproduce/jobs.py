@@ -2,7 +2,7 @@
 
     OUT/runs/closed/<system>.jsonl      Table 5 and 9 (and Table 6's GS, PC, NLI, Rej. Rec.): `trace-bench run`
     OUT/runs/open/<system>.jsonl        Table 6's open-set R@1 (the seeded subset, App. Q)
-    OUT/subsets/subset-...              the seeded subsets' data directories (runner.write_subset)
+    OUT/subsets/subset-...              the seeded subsets' data directories (subsets.write_subset)
     OUT/interactive/<system>/           `trace-bench interact` output folders
     OUT/core/<system>/<split>/          CoRE output folders (trace_metrics.core.runner)
     OUT/leaderboard/                    leaderboard.json (the Space's data), per-dialogue file, CSV tables
@@ -16,7 +16,7 @@ so their jobs are one per closed run (judge) and one for all of them (NLI).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,8 @@ from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
-from trace_harness.runner import meta_path, subset_dirname
+from trace_harness.runner import meta_path
+from trace_harness.subsets import subset_dirname
 from trace_llm import DecodingSettings
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class Job:
     system: str = ""
     pool: str = "closed"
     split: str = ""  # core: the one split it scores
-    out: Path | None = None
+    out: Path = field(kw_only=True)  # its output file or folder
     roles: tuple[str, ...] = ()  # the model roles whose requests it makes
 
     @property
@@ -75,18 +76,41 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
             for s in config.systems
         ]
     if config.wants("table6"):
-        jobs += [Job("table6", "run", s, "open", out=config.out / "runs" / "open" / f"{s}.jsonl",
-                     roles=_system_roles(s)) for s in config.systems]  # fmt: skip
+        jobs += [
+            Job(
+                "table6",
+                "run",
+                s,
+                "open",
+                out=config.out / "runs" / "open" / f"{s}.jsonl",
+                roles=_system_roles(s),
+            )
+            for s in config.systems
+        ]
     if config.wants("interactive"):
         traveler = ("simulator",) if config.interactive.simulator == "llm" else ()
-        jobs += [Job("interactive", "interactive", s, config.interactive.pool, config.interactive.split,
-                     out=config.out / "interactive" / s, roles=_system_roles(s) + traveler)
-                 for s in config.interactive.systems]  # fmt: skip
+        jobs += [
+            Job(
+                "interactive",
+                "interactive",
+                s,
+                config.interactive.pool,
+                config.interactive.split,
+                out=config.out / "interactive" / s,
+                roles=_system_roles(s) + traveler,
+            )
+            for s in config.interactive.systems
+        ]
     if config.wants("core"):
         # `all`: every split the closed runs cover (config.check_core_split refuses a split they do not)
-        splits = resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
-        jobs += [Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
-                 for s in config.core.systems for sp in splits]  # fmt: skip
+        splits = (
+            resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
+        )
+        jobs += [
+            Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
+            for s in config.core.systems
+            for sp in splits
+        ]
     if config.wants("judge"):
         jobs += [
             Job("judge", "judge", s, "closed", out=closed_run(config, s), roles=("judge",))
@@ -136,13 +160,16 @@ class Context:
         return KnowledgeBase.load(kb_dir(self.config.data))
 
     def subset_dir(self, runset: RunSet) -> Path:
+        """The data directory of a run set's seeded subset (only a run set with a subset has one)."""
+        if runset.subset is None:
+            raise ValueError(f"the {runset.split} run set has no seeded subset, so no subset folder")
         return self.config.out / "subsets" / subset_dirname(runset.split, runset.subset, runset.seed)
 
     def root(self, runset: RunSet) -> Path:
         """The data directory a run set's runs are scored against (the seeded subset written once)."""
         if runset.subset is None:
             return self.config.data
-        from trace_harness.runner import write_subset
+        from trace_harness.subsets import write_subset
 
         return write_subset(
             self.config.data, self.subset_dir(runset), runset.subset, seed=runset.seed, split=runset.split

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import read_json, sha256_file, write_json
+from trace_harness.reproduce.config import role_model
 from trace_harness.reproduce.jobs import Context, Job, build_jobs, role_settings
 from trace_harness.runner import meta_path
 
@@ -45,16 +46,23 @@ def data_record(ctx: Context) -> dict[str, Any]:
 
     root = ctx.config.data
     record: dict[str, Any] = {
-        "dir": str(root), "corpus_version": corpus_version(corpus_meta(root)), "kb_version": ctx.kb.version,
+        "dir": str(root),
+        "corpus_version": corpus_version(corpus_meta(root)),
+        "kb_version": ctx.kb.version,
         "data_files": {s: sha256_file(split_file(root, s)) for s in SPLITS if split_file(root, s).exists()},
-    }  # fmt: skip
+    }
     subsets = {}
     for runset in (ctx.config.closed, ctx.config.open):
         folder = ctx.subset_dir(runset) if runset.subset is not None else None
         if folder is not None and folder.is_dir():
-            subsets[folder.name] = {"split": runset.split, "n": runset.subset, "seed": runset.seed,
-                                    "data_files": {s: sha256_file(split_file(folder, s)) for s in SPLITS
-                                                   if split_file(folder, s).exists()}}  # fmt: skip
+            subsets[folder.name] = {
+                "split": runset.split,
+                "n": runset.subset,
+                "seed": runset.seed,
+                "data_files": {
+                    s: sha256_file(split_file(folder, s)) for s in SPLITS if split_file(folder, s).exists()
+                },
+            }
     if subsets:
         record["subsets"] = subsets
     return record
@@ -114,7 +122,7 @@ def build_manifest(
     models = {}
     for role, llm in ctx.built().items():
         models[role] = {
-            "llm": config.models.get(role, config.models.get("judge")).llm,
+            "llm": role_model(config, role).llm,
             **llm.describe(),
             "settings": role_settings(config, role).to_dict(),
         }
@@ -145,11 +153,20 @@ def build_manifest(
             "sent_all_invocations": _add(_add({}, before), usage.get(part)),
         }
     manifest = {
-        "trace_bench": {"version": package_version(), "python": sys.version.split()[0], "platform": platform.platform()},
+        "trace_bench": {
+            "version": package_version(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+        },
         "config": {"file": str(config.path), "sha256": config.sha256, "content": config.raw},
-        "mode": mode, "data": data_record(ctx), "models": models, "prompts": prompts, "parts": parts, "runs": runs,
+        "mode": mode,
+        "data": data_record(ctx),
+        "models": models,
+        "prompts": prompts,
+        "parts": parts,
+        "runs": runs,
         "leaderboard": board.get("paths", {}),
-    }  # fmt: skip
+    }
     if config.wants("nli"):
         manifest["nli"] = {"model": config.nli.model, "processes": config.nli.processes}
     if batch is not None:

@@ -85,21 +85,38 @@ def export_round(ctx: Context, source: str) -> dict[str, Any]:
             return {"finished": True, "board": board}
         round_no = len(_rounds(ctx)) + 1
         folder = batch_dir(ctx) / f"round-{round_no:03d}"
-        shards = shard_requests(pending, round_no, max_requests=ctx.config.batch_max_requests,
-                                max_bytes=ctx.config.batch_max_bytes)  # fmt: skip
+        shards = shard_requests(
+            pending,
+            round_no,
+            max_requests=ctx.config.batch_max_requests,
+            max_bytes=ctx.config.batch_max_bytes,
+        )
         files = []
         for shard in shards:
             path = folder / shard.file_name
             write_text(path, "".join(shard.lines))
             write_json(folder / shard.index_name, shard.index)
-            files.append({"input": str(path), "output": str(output_name(path)), "model": shard.model,
-                          "requests": len(shard.lines), "bytes": path.stat().st_size})  # fmt: skip
+            files.append(
+                {
+                    "input": str(path),
+                    "output": str(output_name(path)),
+                    "model": shard.model,
+                    "requests": len(shard.lines),
+                    "bytes": path.stat().st_size,
+                }
+            )
         parts: dict[str, int] = {}
         for r in pending:
             part = r.label.split(":", 1)[0]
             parts[part] = parts.get(part, 0) + 1
-        record = {"round": round_no, "requests": len(pending), "parts": parts, "files": files,
-                  "jobs_with_requests": pending_jobs, "jobs_waiting": waiting}  # fmt: skip
+        record = {
+            "round": round_no,
+            "requests": len(pending),
+            "parts": parts,
+            "files": files,
+            "jobs_with_requests": pending_jobs,
+            "jobs_waiting": waiting,
+        }
         write_json(folder / ROUND_FILE, record)
         return {"finished": False, **record}
     finally:
@@ -137,11 +154,19 @@ def import_outputs(ctx: Context, files: list[Path]) -> list[dict[str, Any]]:
             )
             with open(path, encoding="utf-8") as f:
                 report = import_batch_output(f, str(path), indexes, cache, parser)
-            entry = {"file": str(path), "sha256": sha256_file(path), "shards": report.shards,
-                     "imported": report.imported, "failed": len(report.failed), "models": report.models,
-                     "system_fingerprints": report.system_fingerprints, "prompt_tokens": report.prompt_tokens,
-                     "completion_tokens": report.completion_tokens, "per_label": report.per_label,
-                     "failed_examples": dict(list(report.failed.items())[:5])}  # fmt: skip
+            entry = {
+                "file": str(path),
+                "sha256": sha256_file(path),
+                "shards": report.shards,
+                "imported": report.imported,
+                "failed": len(report.failed),
+                "models": report.models,
+                "system_fingerprints": report.system_fingerprints,
+                "prompt_tokens": report.prompt_tokens,
+                "completion_tokens": report.completion_tokens,
+                "per_label": report.per_label,
+                "failed_examples": dict(list(report.failed.items())[:5]),
+            }
             _append_import(ctx, entry)
             reports.append(entry)
     return reports

@@ -54,7 +54,9 @@ class CollabRec(base.TraceMetric):
     ) -> dict:
         if not catalogue:
             raise ValueError("collab_rec needs catalogue=[...]: every item of the closed catalogue")
-        out: dict[str, Any] = lib.collab_rec_scores(predictions, satisfied, list(catalogue), reliability, hallucination)
+        out: dict[str, Any] = lib.collab_rec_scores(
+            predictions, satisfied, list(catalogue), reliability, hallucination
+        )
         if return_per_item:
             out["moderator_success_per_item"] = [sum(s) / len(s) if len(s) else 0.0 for s in satisfied]
         return out

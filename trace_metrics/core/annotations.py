@@ -52,8 +52,9 @@ def _core_ratings(value: Any, path: Any, line: int) -> dict[str, float]:
         )
     unknown = sorted(set(value) - set(KEYS))
     if unknown:
-        raise TraceDataError(f"{CORE_FIELD}: unknown key(s) {unknown}; expected some of {list(KEYS)}",
-                             path=path, line=line)  # fmt: skip
+        raise TraceDataError(
+            f"{CORE_FIELD}: unknown key(s) {unknown}; expected some of {list(KEYS)}", path=path, line=line
+        )
     out: dict[str, float] = {}
     for key, v in value.items():
         if v is None:
@@ -91,7 +92,9 @@ def human_score_rows(path: str | os.PathLike, likert_naturalness: bool = False) 
     if not found:
         raise TraceDataError(
             f"no CoRE ratings: no row has a {CORE_FIELD!r} object (see trace_metrics.core.annotations); "
-            "pass likert_naturalness=True (--likert-naturalness) to use the naturalness Likert", path=path)  # fmt: skip
+            "pass likert_naturalness=True (--likert-naturalness) to use the naturalness Likert",
+            path=path,
+        )
     out = []
     order = {k: i for i, k in enumerate(KEYS)}
     for (log_id, key), by_annotator in sorted(found.items(), key=lambda kv: (kv[0][0], order[kv[0][1]])):
@@ -100,8 +103,16 @@ def human_score_rows(path: str | os.PathLike, likert_naturalness: bool = False) 
         else:
             score = _lower_median([_lower_median(v) for v in by_annotator.values()])
         did, system = logs[log_id]
-        out.append({"id": log_id, "factor": key, "score": score, "system": system, "dialogue_id": did,
-                    "n_annotators": len(by_annotator)})  # fmt: skip
+        out.append(
+            {
+                "id": log_id,
+                "factor": key,
+                "score": score,
+                "system": system,
+                "dialogue_id": did,
+                "n_annotators": len(by_annotator),
+            }
+        )
     return out
 
 
@@ -111,5 +122,8 @@ def convert_annotations(
     """Write the converted rows to `out` (JSON lines, atomically); returns counts."""
     rows = human_score_rows(path, likert_naturalness)
     write_jsonl(Path(out), rows)
-    return {"rows": len(rows), "logs": len({r["id"] for r in rows}),
-            "factors": sorted({r["factor"] for r in rows}, key=KEYS.index)}  # fmt: skip
+    return {
+        "rows": len(rows),
+        "logs": len({r["id"] for r in rows}),
+        "factors": sorted({r["factor"] for r in rows}, key=KEYS.index),
+    }

@@ -29,10 +29,11 @@ def register(subparsers: Any) -> None:
     from trace_llm import add_llm_argument
 
     parser = subparsers.add_parser(
-        "core", help="CoRE: 12-factor LLM evaluation with a multi-agent debate, and its meta-evaluation",
+        "core",
+        help="CoRE: 12-factor LLM evaluation with a multi-agent debate, and its meta-evaluation",
         description="CoRE (Chen et al., 2026) on Trace: score conversation logs on twelve user-centric factors "
         "(0-4) and a debated overall score (0-100); measure agreement with human ratings.",
-    )  # fmt: skip
+    )
     sub = parser.add_subparsers(dest="core_command", metavar="ACTION", required=True)
 
     score = sub.add_parser("score", help="rate the dialogues of a predictions file (resumable)")
@@ -51,10 +52,15 @@ def register(subparsers: Any) -> None:
     )
     score.add_argument("--rounds", type=_count(1), default=4, help="maximum debate rounds (default 4)")
     score.add_argument("--no-debate", action="store_true", help="factors only, no overall score")
-    score.add_argument("--factors", default=None,
-                       help="rate only these factors (comma-separated ids; default all twelve)")  # fmt: skip
-    score.add_argument("--debate-max-new-tokens", type=_count(1), default=DEFAULT_DEBATE_TOKENS,
-                       help=f"tokens per debate reply (default {DEFAULT_DEBATE_TOKENS})")  # fmt: skip
+    score.add_argument(
+        "--factors", default=None, help="rate only these factors (comma-separated ids; default all twelve)"
+    )
+    score.add_argument(
+        "--debate-max-new-tokens",
+        type=_count(1),
+        default=DEFAULT_DEBATE_TOKENS,
+        help=f"tokens per debate reply (default {DEFAULT_DEBATE_TOKENS})",
+    )
     score.add_argument("--chunk", type=_count(1), default=16, help="dialogues scored per batch (default 16)")
     score.add_argument(
         "--prompts", type=Path, default=None, help="a prompts folder replacing the packaged one"
@@ -82,8 +88,11 @@ def register(subparsers: Any) -> None:
         "--annotations", required=True, type=Path, help="annotation JSON lines (trace_metrics.lib.human)"
     )
     human.add_argument("--out", required=True, type=Path, help="JSON lines to write")
-    human.add_argument("--likert-naturalness", action="store_true",
-                       help="use the naturalness Likert (1-5, minus 1) where a row has no core naturalness")  # fmt: skip
+    human.add_argument(
+        "--likert-naturalness",
+        action="store_true",
+        help="use the naturalness Likert (1-5, minus 1) where a row has no core naturalness",
+    )
     human.set_defaults(func=_human)
 
     show = sub.add_parser("log", help="print one dialogue's conversation log as CoRE's prompts show it")
@@ -106,8 +115,12 @@ def _log_inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--predictions", required=True, type=Path, help="the system's predictions JSONL")
     p.add_argument("--split", default="test", choices=SPLITS)
-    p.add_argument("--dialogues", type=Path, default=None,
-                   help="dialogue records to use instead of the split (e.g. interactive logs); --data gives the KB")  # fmt: skip
+    p.add_argument(
+        "--dialogues",
+        type=Path,
+        default=None,
+        help="dialogue records to use instead of the split (e.g. interactive logs); --data gives the KB",
+    )
     p.add_argument(
         "--system", default=None, help="system name in the log ids (default: run metadata or file name)"
     )
@@ -122,8 +135,10 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
 
 
-MISSING_NOTE = (f"† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
-                "retries): the mean is not the evaluator's result on this set")
+MISSING_NOTE = (
+    f"† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
+    "retries): the mean is not the evaluator's result on this set"
+)
 
 
 def missing_cell(missing: int, n: int) -> tuple[str, bool]:
@@ -147,23 +162,34 @@ def format_summary(summary: dict[str, Any]) -> str:
     r = summary["ratings"]
     cell, over = missing_cell(r["missing"], r["ok"])
     marked |= over
-    rows.append(["factor_mean (0-4)" + (" †" if over else ""), _fmt(summary["factor_mean"]["mean"]),
-                 str(summary["factor_mean"]["n"]), cell])  # fmt: skip
+    rows.append(
+        [
+            "factor_mean (0-4)" + (" †" if over else ""),
+            _fmt(summary["factor_mean"]["mean"]),
+            str(summary["factor_mean"]["n"]),
+            cell,
+        ]
+    )
     if "overall" in summary:
         o = summary["overall"]
         cell, over = missing_cell(o["n_failed"], o["n"])
         marked |= over
-        rows.append(["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell])
+        rows.append(
+            ["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell]
+        )
     text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
     if marked:
         text += "\n" + MISSING_NOTE
     r = summary["ratings"]
-    text += (f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: "
-             + ", ".join(f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"))  # fmt: skip
+    text += f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: " + ", ".join(
+        f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"
+    )
     if "overall" in summary:
         o = summary["overall"]
-        text += (f"\ndebates: consensus in {_fmt(o['consensus_rate'])} of them; rounds {o['rounds']}; "
-                 f"{o['failed_messages']} of {o['messages']} debater replies unusable")  # fmt: skip
+        text += (
+            f"\ndebates: consensus in {_fmt(o['consensus_rate'])} of them; rounds {o['rounds']}; "
+            f"{o['failed_messages']} of {o['messages']} debater replies unusable"
+        )
     return text
 
 
@@ -184,27 +210,53 @@ def _score(args: argparse.Namespace) -> int:
     check_output_dir(args.out, (RUN_FILE,), what="CoRE output")  # before any work
     ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
     try:
-        factors = list(check_factors([f.strip() for f in args.factors.split(",") if f.strip()])
-                       if args.factors else FACTOR_IDS)  # fmt: skip
+        factors = list(
+            check_factors([f.strip() for f in args.factors.split(",") if f.strip()])
+            if args.factors
+            else FACTOR_IDS
+        )
     except ValueError as e:
         raise UsageError(f"--factors: {e}") from None
-    logs, source = collect_logs(args.predictions, args.data, split=args.split, dialogues_path=args.dialogues,
-                                system=args.system, top_k=args.top_k, limit=args.limit, dialogue_ids=ids)  # fmt: skip
+    logs, source = collect_logs(
+        args.predictions,
+        args.data,
+        split=args.split,
+        dialogues_path=args.dialogues,
+        system=args.system,
+        top_k=args.top_k,
+        limit=args.limit,
+        dialogue_ids=ids,
+    )
     prompts = load_prompts(args.prompts)
     factor_settings, debate_settings = _llm_settings(args)
     with llm_from_args(args) as llm:
         result = run_corpus(
-            llm, logs, args.out, prompts, source=source, chunk_size=args.chunk, overwrite=args.overwrite,
-            factors=factors, debate=not args.no_debate, max_rounds=args.rounds, max_retries=args.max_retries,
-            max_repairs=args.max_repairs, factor_settings=factor_settings, debate_settings=debate_settings,
-        )  # fmt: skip
+            llm,
+            logs,
+            args.out,
+            prompts,
+            source=source,
+            chunk_size=args.chunk,
+            overwrite=args.overwrite,
+            factors=factors,
+            debate=not args.no_debate,
+            max_rounds=args.rounds,
+            max_retries=args.max_retries,
+            max_repairs=args.max_repairs,
+            factor_settings=factor_settings,
+            debate_settings=debate_settings,
+        )
         described = llm.describe()
-    print(f"CoRE with {described['backend']} {described['model']} (prompts {prompts.version}, "
-          f"sha256 {prompts.sha256[:12]}) on {len(logs)} dialogues of {source['system']}")  # fmt: skip
+    print(
+        f"CoRE with {described['backend']} {described['model']} (prompts {prompts.version}, "
+        f"sha256 {prompts.sha256[:12]}) on {len(logs)} dialogues of {source['system']}"
+    )
     print(format_summary(result["summary"]))
     u = result["usage"]
-    print(f"this run: {u['scored_now']} dialogues scored, {u['skipped']} already done; "
-          f"{u['total'].get('requests', 0)} requests, {u['total'].get('cache_hits', 0)} answered from the cache")  # fmt: skip
+    print(
+        f"this run: {u['scored_now']} dialogues scored, {u['skipped']} already done; "
+        f"{u['total'].get('requests', 0)} requests, {u['total'].get('cache_hits', 0)} answered from the cache"
+    )
     print(f"wrote {args.out}/ (dialogues/, scores.jsonl, summary.json, usage.json)")
     return 0
 
@@ -214,18 +266,48 @@ def format_meta(result: dict[str, Any]) -> str:
     header = ["factor", "n", "missing", "QWK", "Spearman", "Kendall tau_b", "CoRE mean", "human mean"]
     rows = []
     for f, s in result["factors"].items():
-        rows.append([f, str(s["n"]), str(s["n_missing_core"]), _fmt(s["qwk"]), _fmt(s["spearman"]),
-                     _fmt(s["kendall_tau_b"]), _fmt(s["core_mean"], 2), _fmt(s["human_mean"], 2)])  # fmt: skip
+        rows.append(
+            [
+                f,
+                str(s["n"]),
+                str(s["n_missing_core"]),
+                _fmt(s["qwk"]),
+                _fmt(s["spearman"]),
+                _fmt(s["kendall_tau_b"]),
+                _fmt(s["core_mean"], 2),
+                _fmt(s["human_mean"], 2),
+            ]
+        )
     p, m = result["pooled"], result["macro"]
-    rows.append(["pooled (all factors)", str(p["n"]), "", _fmt(p["qwk"]), _fmt(p["spearman"]),
-                 _fmt(p["kendall_tau_b"]), "", ""])  # fmt: skip
+    rows.append(
+        [
+            "pooled (all factors)",
+            str(p["n"]),
+            "",
+            _fmt(p["qwk"]),
+            _fmt(p["spearman"]),
+            _fmt(p["kendall_tau_b"]),
+            "",
+            "",
+        ]
+    )
     rows.append(
         ["mean over factors", "", "", _fmt(m["qwk"]), _fmt(m["spearman"]), _fmt(m["kendall_tau_b"]), "", ""]
     )
     for name, s in result["overall"].items():
         label = "overall: debate" if name == "multi_agent" else "overall: factor mean"
-        rows.append([label, str(s["n"]), str(s["n_missing_core"]), "", _fmt(s["spearman"]),
-                     _fmt(s["kendall_tau_b"]), _fmt(s["core_mean"], 2), _fmt(s["human_mean"], 2)])  # fmt: skip
+        rows.append(
+            [
+                label,
+                str(s["n"]),
+                str(s["n_missing_core"]),
+                "",
+                _fmt(s["spearman"]),
+                _fmt(s["kendall_tau_b"]),
+                _fmt(s["core_mean"], 2),
+                _fmt(s["human_mean"], 2),
+            ]
+        )
     c = result["coupling"]
     rank = result["ranking"]["overall"]
     return (
@@ -277,8 +359,15 @@ def _human(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from trace_metrics.core.runner import collect_logs
 
-    logs, _ = collect_logs(args.predictions, args.data, split=args.split, dialogues_path=args.dialogues,
-                           system=args.system, top_k=args.top_k, dialogue_ids=[args.dialogue])  # fmt: skip
+    logs, _ = collect_logs(
+        args.predictions,
+        args.data,
+        split=args.split,
+        dialogues_path=args.dialogues,
+        system=args.system,
+        top_k=args.top_k,
+        dialogue_ids=[args.dialogue],
+    )
     print(logs[0].render(evidence=args.evidence))
     return 0
 
@@ -301,7 +390,18 @@ def run_for_evaluate(
     logs, source = collect_logs(predictions, data_dir, split=split)
     factor_settings = DecodingSettings(max_new_tokens=DEFAULT_FACTOR_TOKENS)
     with load_llm(llm_spec, settings=factor_settings, **llm_options) as llm:
-        result = run_corpus(llm, logs, out_dir, load_prompts(), source=source, factor_settings=factor_settings,
-                            debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS))  # fmt: skip
-    return {"summary": {k: v for k, v in result["summary"].items() if k != "identity"},
-            "identity": result["summary"]["identity"], "usage": result["usage"], "out_dir": str(out_dir)}  # fmt: skip
+        result = run_corpus(
+            llm,
+            logs,
+            out_dir,
+            load_prompts(),
+            source=source,
+            factor_settings=factor_settings,
+            debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS),
+        )
+    return {
+        "summary": {k: v for k, v in result["summary"].items() if k != "identity"},
+        "identity": result["summary"]["identity"],
+        "usage": result["usage"],
+        "out_dir": str(out_dir),
+    }

@@ -92,13 +92,17 @@ class ConversationLog:
             )
 
         return cls(
-            log_id=d["log_id"], interaction=turns("interaction"), history=turns("history"),
-            recommendations=tuple(d.get("recommendations") or ()), ground_truth=tuple(d.get("ground_truth") or ()),
-            dialogue_id=d.get("dialogue_id", ""), system=d.get("system", ""),
+            log_id=d["log_id"],
+            interaction=turns("interaction"),
+            history=turns("history"),
+            recommendations=tuple(d.get("recommendations") or ()),
+            ground_truth=tuple(d.get("ground_truth") or ()),
+            dialogue_id=d.get("dialogue_id", ""),
+            system=d.get("system", ""),
             recommendation_ids=tuple(d.get("recommendation_ids") or ()),
             ground_truth_ids=tuple(d.get("ground_truth_ids") or ()),
             turn_lists=tuple((int(t), tuple(ids)) for t, ids in d.get("turn_lists") or ()),
-        )  # fmt: skip
+        )
 
 
 def metric_inputs(logs: Sequence[ConversationLog]) -> dict[str, list]:
@@ -246,8 +250,14 @@ def build_log(
                 recommended.setdefault(p)
     truth = ground_truth_ids(dialogue)
     return ConversationLog(
-        log_id=log_id(did, system), interaction=tuple(interaction), history=history,
+        log_id=log_id(did, system),
+        interaction=tuple(interaction),
+        history=history,
         recommendations=tuple(describe_poi(p, kb) for p in recommended),
-        ground_truth=tuple(describe_poi(p, kb) for p in truth), dialogue_id=did, system=system,
-        recommendation_ids=tuple(recommended), ground_truth_ids=tuple(truth), turn_lists=tuple(turn_lists),
-    )  # fmt: skip
+        ground_truth=tuple(describe_poi(p, kb) for p in truth),
+        dialogue_id=did,
+        system=system,
+        recommendation_ids=tuple(recommended),
+        ground_truth_ids=tuple(truth),
+        turn_lists=tuple(turn_lists),
+    )

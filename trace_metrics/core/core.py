@@ -73,14 +73,25 @@ class Core(base.TraceMetric):
                 "text": datasets.Value("string"),
                 "evidence": datasets.Sequence(datasets.Value("string")),
             }
-        ],  # fmt: skip
+        ],
         "recommendations": datasets.Sequence(datasets.Value("string")),
         "ground_truth": datasets.Sequence(datasets.Value("string")),
     }
     options = (
-        "histories", "ids", "factors", "llm", "settings", "debate_settings", "debate", "max_rounds", "max_retries",
-        "max_repairs", "cache_path", "prompts_dir", "return_records",
-    )  # fmt: skip
+        "histories",
+        "ids",
+        "factors",
+        "llm",
+        "settings",
+        "debate_settings",
+        "debate",
+        "max_rounds",
+        "max_retries",
+        "max_repairs",
+        "cache_path",
+        "prompts_dir",
+        "return_records",
+    )
 
     def _score(
         self,
@@ -123,13 +134,21 @@ class Core(base.TraceMetric):
                 history=_turns(histories[i]) if histories is not None else (),
                 recommendations=tuple(recommendations[i]),
                 ground_truth=tuple(ground_truth[i]),
-            )  # fmt: skip
+            )
             for i in range(n)
         ]
         records = score_logs(
-            llm, logs, prompts, factors=factors, debate=debate, max_rounds=max_rounds, max_retries=max_retries,
-            max_repairs=max_repairs, factor_settings=factor_settings, debate_settings=debate_settings,
-        )  # fmt: skip
+            llm,
+            logs,
+            prompts,
+            factors=factors,
+            debate=debate,
+            max_rounds=max_rounds,
+            max_retries=max_retries,
+            max_repairs=max_repairs,
+            factor_settings=factor_settings,
+            debate_settings=debate_settings,
+        )
         summary = summarize(records, debate=debate)
         out: dict = {f"core_{f}": summary["factors"].get(f, {}).get("mean") for f in FACTOR_IDS}
         out["core_factor_mean"] = summary["factor_mean"]["mean"]

@@ -29,7 +29,9 @@ from trace_metrics.core.prompts import PromptSet, Role
 DEFAULT_MAX_ROUNDS = 4
 DEFAULT_MAX_REPAIRS = 2
 MAX_RATIONALE_CHARS = 3000
-MAX_STATEMENT_CHARS = 1500  # bounded in the schema: a constrained statement closes within the 512-token budget
+MAX_STATEMENT_CHARS = (
+    1500  # bounded in the schema: a constrained statement closes within the 512-token budget
+)
 SCORE_MIN, SCORE_MAX = 0.0, 100.0
 _SCORE_STRING = r"^\s*(100(\.0+)?|\d{1,2}(\.\d+)?)\s*$"
 # The string form first: the layer shows the first alternative's shape, and "..." is not a score a small model
@@ -77,11 +79,17 @@ def factor_result_block(
         rationale = res.get("rationale") or ""
         if score is None:
             rationale = (f"(no valid rating: {res.get('detail') or 'not rated'})\n" + rationale).strip()
-        items.append(json.dumps({
-            "dimension_name": prompts.factor(fid).name,
-            "evaluation_result": _clip(rationale),
-            "score": "missing" if score is None else str(score),
-        }, ensure_ascii=False, indent=2))  # fmt: skip
+        items.append(
+            json.dumps(
+                {
+                    "dimension_name": prompts.factor(fid).name,
+                    "evaluation_result": _clip(rationale),
+                    "score": "missing" if score is None else str(score),
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     return "<evaluation_result>\n" + ",\n".join(items) + "\n</evaluation_result>"
 
 
@@ -92,7 +100,7 @@ def chat_buffer(messages: Sequence[Mapping[str, Any]]) -> str:
             {"evaluator": m["evaluator"], "statement": m["statement"], "score": m["score_text"]},
             ensure_ascii=False,
             indent=2,
-        )  # fmt: skip
+        )
         for m in messages
         if m.get("ok")
     ]
@@ -136,7 +144,7 @@ class DebateState:
                         CHAT_BUFFER=buffer,
                     ),
                 }
-            ]  # fmt: skip
+            ]
             for role in self.prompts.roles
         ]
 
@@ -168,8 +176,12 @@ class DebateState:
                     message.update(error=str(e), raw=json.dumps(reply, ensure_ascii=False))
                     score = None
                 else:
-                    message.update(ok=True, statement=statement.strip(), score=score,
-                                   score_text=str(reply.get("score")).strip())  # fmt: skip
+                    message.update(
+                        ok=True,
+                        statement=statement.strip(),
+                        score=score,
+                        score_text=str(reply.get("score")).strip(),
+                    )
                     self.latest[role.id] = score
             else:
                 message.update(

@@ -45,7 +45,9 @@ _TAG_RE = re.compile(r"<\s*rating\s*>(.*?)<\s*/\s*rating\s*>", re.IGNORECASE | r
 _INT_RE = re.compile(r"[+-]?\d+")
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)")
 RATIONALE_MAX_CHARS = 1000  # the rationale before the tag, bounded so that the tag always fits (docs/core.md)
-RATING_GRAMMAR = f'root ::= [^<]{{0,{RATIONALE_MAX_CHARS}}} "<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
+RATING_GRAMMAR = (
+    f'root ::= [^<]{{0,{RATIONALE_MAX_CHARS}}} "<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
+)
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,13 @@ def factor_messages(
 ) -> list[dict[str, str]]:
     """The one user message that asks for `factor` on `conversation` (paper Table 2)."""
     content = prompts.evaluator.render(
-        "evaluator", FACTOR=factor.name, FACTOR_DEFINITION=factor.definition,
-        EVALUATION_STANDARD=factor.standard, EVALUATION_STEP=factor.steps,
+        "evaluator",
+        FACTOR=factor.name,
+        FACTOR_DEFINITION=factor.definition,
+        EVALUATION_STANDARD=factor.standard,
+        EVALUATION_STEP=factor.steps,
         CONVERSATION_LOG=conversation.render(evidence=factor.evidence),
-    )  # fmt: skip
+    )
     return [{"role": "user", "content": content}]
 
 
@@ -105,8 +110,14 @@ class FactorJob:
     parsed: RatingParse | None = None
     done: bool = False
 
-    def record(self, text: str, prompts: PromptSet, finish_reason: str | None = None,
-               prompt_tokens: int = 0, completion_tokens: int = 0) -> None:  # fmt: skip
+    def record(
+        self,
+        text: str,
+        prompts: PromptSet,
+        finish_reason: str | None = None,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+    ) -> None:
         """Take one reply: accept it, or queue a retry, or give up after `max_retries` retries."""
         if self.done:
             raise RuntimeError(f"{self.log_id}/{self.factor.id}: a reply after the job was done")
@@ -122,8 +133,11 @@ class FactorJob:
         if parsed.status == "ok" or len(self.replies) > self.max_retries:
             self.done = True
             return
-        self.messages = [*self.messages, {"role": "assistant", "content": text},
-                         {"role": "user", "content": retry_message(self.factor, parsed, prompts)}]  # fmt: skip
+        self.messages = [
+            *self.messages,
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": retry_message(self.factor, parsed, prompts)},
+        ]
 
     def result(self) -> dict[str, Any]:
         parsed = self.parsed or RatingParse(None, "missing", "no reply")
@@ -167,7 +181,9 @@ def rate_factors(
     ]
     pending = list(jobs)
     while pending:
-        completions = llm.complete_batch([j.messages for j in pending], settings, constraint=rating_constraint())
+        completions = llm.complete_batch(
+            [j.messages for j in pending], settings, constraint=rating_constraint()
+        )
         if len(completions) != len(pending):
             raise RuntimeError(f"the LLM returned {len(completions)} answers for {len(pending)} requests")
         for job, c in zip(pending, completions, strict=True):
@@ -179,6 +195,11 @@ def rate_factors(
         out.append({j.factor.id: j.result() for j in mine})
         for j in mine:
             if j.parsed is not None and j.parsed.status != "ok":
-                log.info("%s: no valid %s rating after %d attempt(s): %s", j.log_id, j.factor.id,
-                         len(j.replies), j.parsed.detail)  # fmt: skip
+                log.info(
+                    "%s: no valid %s rating after %d attempt(s): %s",
+                    j.log_id,
+                    j.factor.id,
+                    len(j.replies),
+                    j.parsed.detail,
+                )
     return out

@@ -96,8 +96,12 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
         out["note"] = "one side is constant"
     else:
         s, t = spearmanr(x, y), kendalltau(x, y, variant="b")
-        out.update(spearman=_finite(s.statistic), spearman_p=_finite(s.pvalue),
-                   kendall_tau_b=_finite(t.statistic), kendall_p=_finite(t.pvalue))  # fmt: skip
+        out.update(
+            spearman=_finite(s.statistic),
+            spearman_p=_finite(s.pvalue),
+            kendall_tau_b=_finite(t.statistic),
+            kendall_p=_finite(t.pvalue),
+        )
     return out
 
 
@@ -113,8 +117,9 @@ def _check_score(factor: str, value: Any, path: Any, line: int) -> float | None:
         )
     if factor in FACTOR_IDS:
         if float(value) not in LABELS:
-            raise TraceDataError(f"score {value!r} for {factor!r}; expected an integer in {list(LABELS)}",
-                                 path=path, line=line)  # fmt: skip
+            raise TraceDataError(
+                f"score {value!r} for {factor!r}; expected an integer in {list(LABELS)}", path=path, line=line
+            )
         return int(value)
     high = 100 if factor == OVERALL else max(LABELS)
     if not 0 <= value <= high:
@@ -192,8 +197,13 @@ def coupling(scores: Scores, factors: Sequence[str] = FACTOR_IDS) -> dict[str, A
         matrix[i][j] = matrix[j][i] = tau
         if tau is not None:
             off.append(abs(tau))
-    return {"factors": list(factors), "kendall_tau_b": matrix, "mean_abs": mean_or_none(off),
-            "n_pairs_defined": len(off), "n_logs": len(by_log)}  # fmt: skip
+    return {
+        "factors": list(factors),
+        "kendall_tau_b": matrix,
+        "mean_abs": mean_or_none(off),
+        "n_pairs_defined": len(off),
+        "n_logs": len(by_log),
+    }
 
 
 def ranking(core: Scores, human: Scores, systems: Mapping[str, str], core_key: str, human_key: str) -> dict:
@@ -205,10 +215,16 @@ def ranking(core: Scores, human: Scores, systems: Mapping[str, str], core_key: s
     names = sorted(per)
     core_means = {s: mean_or_none(p[0] for p in per[s]) for s in names}
     human_means = {s: mean_or_none(p[1] for p in per[s]) for s in names}
-    out: dict[str, Any] = {"systems": names, "core_means": core_means, "human_means": human_means,
-                           "n_logs": {s: len(per[s]) for s in names}}  # fmt: skip
+    out: dict[str, Any] = {
+        "systems": names,
+        "core_means": core_means,
+        "human_means": human_means,
+        "n_logs": {s: len(per[s]) for s in names},
+    }
     # every system has at least one pair, so neither mean is None
-    corr = correlation([cast(float, core_means[s]) for s in names], [cast(float, human_means[s]) for s in names])
+    corr = correlation(
+        [cast(float, core_means[s]) for s in names], [cast(float, human_means[s]) for s in names]
+    )
     out["kendall_tau_b"] = corr["kendall_tau_b"]
     if corr["kendall_tau_b"] is None:
         out["note"] = "needs two or more systems" if len(names) < 2 else corr.get("note")
@@ -233,8 +249,12 @@ def meta_evaluate(core: Scores, human: Scores, systems: Mapping[str, str] | None
     overall = {}
     for name, key in (("multi_agent", OVERALL), ("factor_mean", FACTOR_MEAN)):
         xs, ys, _, counts = _pairs(core, human, key, OVERALL)
-        overall[name] = {**correlation(xs, ys), **counts, "core_mean": mean_or_none(xs),
-                         "human_mean": mean_or_none(ys)}
+        overall[name] = {
+            **correlation(xs, ys),
+            **counts,
+            "core_mean": mean_or_none(xs),
+            "human_mean": mean_or_none(ys),
+        }
     return {
         "label_set": list(LABELS),
         "n": {
@@ -243,7 +263,7 @@ def meta_evaluate(core: Scores, human: Scores, systems: Mapping[str, str] | None
             "shared_logs": len(shared),
             "core_rows": len(core),
             "human_rows": len(human),
-        },  # fmt: skip
+        },
         "factors": factors,
         "pooled": _factor_agreement(pooled_x, pooled_y),
         "macro": {k: mean_or_none(v) for k, v in defined.items()}
@@ -267,5 +287,7 @@ def meta_evaluate_files(scores_path: str | os.PathLike, human_path: str | os.Pat
     if not result["n"]["shared_logs"]:
         raise TraceDataError(
             f"no log id appears in both files (CoRE ids look like {next(iter(core))[0]!r}, human ids like "
-            f"{next(iter(human))[0]!r}); ids are DIALOGUE_ID:SYSTEM", path=human_path)  # fmt: skip
+            f"{next(iter(human))[0]!r}); ids are DIALOGUE_ID:SYSTEM",
+            path=human_path,
+        )
     return result

@@ -40,8 +40,11 @@ def coupling_figure(result: dict[str, Any]):
     from matplotlib import colormaps
     from matplotlib.figure import Figure
 
-    panels = [(name, result["coupling"][key]) for name, key in (("CoRE", "core"), ("Human", "human"))
-              if result.get("coupling", {}).get(key, {}).get("n_logs")]  # fmt: skip
+    panels = [
+        (name, result["coupling"][key])
+        for name, key in (("CoRE", "core"), ("Human", "human"))
+        if result.get("coupling", {}).get(key, {}).get("n_logs")
+    ]
     fig = Figure(figsize=(6.2 * max(1, len(panels)), 5.6), dpi=100)
     labels = _shorts()
     if not panels:
@@ -61,9 +64,12 @@ def coupling_figure(result: dict[str, Any]):
                 text = "" if math.isnan(matrix[i, j]) else f"{matrix[i, j]:.0f}"
                 ax.text(j, i, text, ha="center", va="center", fontsize=6, **_NO_MATH)
         mean_abs = data.get("mean_abs")
-        ax.set_title(f"{name}: Kendall tau_b x 100 between factors (n = {data['n_logs']} logs)\n"
-                     f"mean |tau_b| over defined pairs: {'n/a' if mean_abs is None else f'{mean_abs:.3f}'}",
-                     fontsize=9, **_NO_MATH)  # fmt: skip
+        ax.set_title(
+            f"{name}: Kendall tau_b x 100 between factors (n = {data['n_logs']} logs)\n"
+            f"mean |tau_b| over defined pairs: {'n/a' if mean_abs is None else f'{mean_abs:.3f}'}",
+            fontsize=9,
+            **_NO_MATH,
+        )
     fig.colorbar(image, ax=fig.axes, shrink=0.8)
     return fig
 
@@ -87,23 +93,42 @@ def agreement_figure(result: dict[str, Any], reference_model: str = REFERENCE_MO
         for i, f in enumerate(FACTOR_IDS):
             value = result["factors"][f].get(key)
             if value is None:
-                ax.text(i + (k - 1) * width, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=6,
-                        color=colour, **_NO_MATH)  # fmt: skip
+                ax.text(
+                    i + (k - 1) * width,
+                    0.02,
+                    "n/a",
+                    rotation=90,
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    color=colour,
+                    **_NO_MATH,
+                )
             else:
                 xs.append(i + (k - 1) * width)
                 ys.append(value)
         ax.bar(xs, ys, width=width, color=colour, label=name)
     reference = paper_reference()["qwk_table22"].get(reference_model, {})
     if reference:
-        ax.scatter(range(len(FACTOR_IDS)), [reference[f] for f in FACTOR_IDS], marker="D", color="black", s=18,
-                   zorder=3, label=f"paper QWK, {reference_model} (movies)")  # fmt: skip
+        ax.scatter(
+            range(len(FACTOR_IDS)),
+            [reference[f] for f in FACTOR_IDS],
+            marker="D",
+            color="black",
+            s=18,
+            zorder=3,
+            label=f"paper QWK, {reference_model} (movies)",
+        )
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_xticks(range(len(labels)), labels, fontsize=8, **_NO_MATH)
     ax.set_ylim(-1, 1)
     ax.set_ylabel("agreement with human ratings", **_NO_MATH)
     n = [result["factors"][f]["n"] for f in FACTOR_IDS]
-    ax.set_title(f"CoRE vs human ratings per factor (pairs per factor: {min(n)}-{max(n)}; labels 0-4 for QWK)",
-                 fontsize=10, **_NO_MATH)  # fmt: skip
+    ax.set_title(
+        f"CoRE vs human ratings per factor (pairs per factor: {min(n)}-{max(n)}; labels 0-4 for QWK)",
+        fontsize=10,
+        **_NO_MATH,
+    )
     ax.legend(fontsize=8, loc="lower left", ncol=4)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

@@ -27,15 +27,29 @@ MANIFEST = "manifest.json"
 
 # The canonical factor ids (data keys in every output), in the paper's Table 1 order.
 FACTOR_IDS: tuple[str, ...] = (
-    "coherence", "recoverability", "proactiveness", "grammatical_correctness", "naturalness", "appropriateness",
-    "effectiveness", "novelty", "diversity", "semantic_relevance", "explainability", "groundness",
-)  # fmt: skip
+    "coherence",
+    "recoverability",
+    "proactiveness",
+    "grammatical_correctness",
+    "naturalness",
+    "appropriateness",
+    "effectiveness",
+    "novelty",
+    "diversity",
+    "semantic_relevance",
+    "explainability",
+    "groundness",
+)
 ROLE_IDS: tuple[str, ...] = ("common_user", "domain_expert", "linguist", "hci_expert")
 SECTIONS: tuple[str, ...] = ("definition", "evaluation_standard", "evaluation_steps")
 # The placeholders each template file may use (the values its caller fills in).
 TEMPLATE_FIELDS: dict[str, tuple[str, ...]] = {
     "evaluator": (
-        "FACTOR", "FACTOR_DEFINITION", "EVALUATION_STANDARD", "EVALUATION_STEP", "CONVERSATION_LOG",
+        "FACTOR",
+        "FACTOR_DEFINITION",
+        "EVALUATION_STANDARD",
+        "EVALUATION_STEP",
+        "CONVERSATION_LOG",
     ),
     "retry": ("FACTOR", "PROBLEM"),
     "debate": ("ROLE_DESC", "TASK_DESC", "CONVERSATION_LOG", "FACTOR_RESULT", "CHAT_BUFFER"),
@@ -116,8 +130,9 @@ def _template(text: str, key: str, path: Path) -> Prompt:
         raise TraceDataError(f"expected one section {key!r}, got {list(prompt.sections)}", path=path)
     unknown = sorted(set(prompt.placeholders(key)) - set(TEMPLATE_FIELDS[key]))
     if unknown:
-        raise TraceDataError(f"placeholders {unknown}; expected some of {list(TEMPLATE_FIELDS[key])}",
-                             path=path)
+        raise TraceDataError(
+            f"placeholders {unknown}; expected some of {list(TEMPLATE_FIELDS[key])}", path=path
+        )
     return prompt
 
 
@@ -152,22 +167,31 @@ def _load(folder: str) -> PromptSet:
     files: dict[str, bytes] = {MANIFEST: (root / MANIFEST).read_bytes()}
     try:
         factor_entries, role_entries = manifest["factors"], manifest["roles"]
-        texts = {k: _template(_read(root, manifest[k], files), k, root / manifest[k])
-                 for k in TEMPLATE_FIELDS}
+        texts = {
+            k: _template(_read(root, manifest[k], files), k, root / manifest[k]) for k in TEMPLATE_FIELDS
+        }
     except KeyError as e:
         raise TraceDataError(f"missing key {e}", path=root / MANIFEST) from None
     ids = tuple(f.get("id") for f in factor_entries)
     if ids != FACTOR_IDS:
-        raise TraceDataError(f"factors {list(ids)}; expected exactly {list(FACTOR_IDS)} in that order",
-                             path=root / MANIFEST)  # fmt: skip
+        raise TraceDataError(
+            f"factors {list(ids)}; expected exactly {list(FACTOR_IDS)} in that order", path=root / MANIFEST
+        )
     factors = []
     for entry in factor_entries:
         sections = parse_factor_file(_read(root, entry.get("file"), files), root / entry["file"])
-        factors.append(Factor(
-            id=entry["id"], name=entry["name"], short=entry["short"], dimension=entry["dimension"],
-            definition=sections["definition"], standard=sections["evaluation_standard"],
-            steps=sections["evaluation_steps"], evidence=bool(entry.get("evidence", False)),
-        ))  # fmt: skip
+        factors.append(
+            Factor(
+                id=entry["id"],
+                name=entry["name"],
+                short=entry["short"],
+                dimension=entry["dimension"],
+                definition=sections["definition"],
+                standard=sections["evaluation_standard"],
+                steps=sections["evaluation_steps"],
+                evidence=bool(entry.get("evidence", False)),
+            )
+        )
     if tuple(r.get("id") for r in role_entries) != ROLE_IDS:
         raise TraceDataError(f"roles must be exactly {list(ROLE_IDS)} in that order", path=root / MANIFEST)
     roles = []
@@ -175,8 +199,10 @@ def _load(folder: str) -> PromptSet:
         owned = tuple(entry.get("factors") or ())
         unknown = [f for f in owned if f not in FACTOR_IDS]
         if unknown or len(owned) != 3:
-            raise TraceDataError(f"role {entry['id']!r} factors {list(owned)}; expected three of {FACTOR_IDS}",
-                                 path=root / MANIFEST)  # fmt: skip
+            raise TraceDataError(
+                f"role {entry['id']!r} factors {list(owned)}; expected three of {FACTOR_IDS}",
+                path=root / MANIFEST,
+            )
         text = _read(root, entry.get("file"), files)
         description = _template_free(text, "description", root / str(entry.get("file")))
         roles.append(Role(entry["id"], entry["name"], description, owned))
@@ -189,10 +215,16 @@ def _load(folder: str) -> PromptSet:
     for name in sorted(files):
         digest.update(name.encode("utf-8") + b"\0" + hashlib.sha256(files[name]).digest())
     return PromptSet(
-        version=str(manifest.get("version", "")), factors=tuple(factors), roles=tuple(roles),
-        sha256=digest.hexdigest(), folder=str(root), evaluator=texts["evaluator"], retry=texts["retry"],
-        debate=texts["debate"], task=texts["task"].render("task"),
-    )  # fmt: skip
+        version=str(manifest.get("version", "")),
+        factors=tuple(factors),
+        roles=tuple(roles),
+        sha256=digest.hexdigest(),
+        folder=str(root),
+        evaluator=texts["evaluator"],
+        retry=texts["retry"],
+        debate=texts["debate"],
+        task=texts["task"].render("task"),
+    )
 
 
 def load_prompts(folder: str | os.PathLike | None = None) -> PromptSet:

@@ -42,8 +42,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHUNK = 16
 RUN_FILE, SCORES_FILE, SUMMARY_FILE, USAGE_FILE, DIALOGUES_DIR = (
-    "run.json", "scores.jsonl", "summary.json", "usage.json", "dialogues",
-)  # fmt: skip
+    "run.json",
+    "scores.jsonl",
+    "summary.json",
+    "usage.json",
+    "dialogues",
+)
 USAGE_KEYS = ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "json_repairs", "json_failures")
 
 
@@ -110,9 +114,13 @@ def collect_logs(
         data_dir = check_data_dir(data_dir, splits=(split,))
         kb = load_kb(data_dir)
         dialogues = list(iter_dialogues(data_dir, split))
-        index = validate_predictions(rows, dialogues, split=split, known_poi_ids=kb.pois, check_pool=False,
-                                     path=predictions_path)  # fmt: skip
-        source: dict[str, Any] = {"split": split, "dialogues_sha256": sha256_file(split_file(data_dir, split))}
+        index = validate_predictions(
+            rows, dialogues, split=split, known_poi_ids=kb.pois, check_pool=False, path=predictions_path
+        )
+        source: dict[str, Any] = {
+            "split": split,
+            "dialogues_sha256": sha256_file(split_file(data_dir, split)),
+        }
     else:
         kb = load_kb(check_data_dir(data_dir, splits=()))
         dialogues = list(read_jsonl(dialogues_path))
@@ -136,19 +144,35 @@ def collect_logs(
     logs = [
         build_log(d, by_dialogue.get(d["dialogue_id"], {}), kb, system=name, top_k=top_k) for d in dialogues
     ]
-    source.update({"predictions_file": predictions_path.name, "predictions_sha256": sha256_file(predictions_path),
-                   "kb_version": kb.version, "system": name, "top_k": top_k, "n_dialogues": len(logs)})  # fmt: skip
+    source.update(
+        {
+            "predictions_file": predictions_path.name,
+            "predictions_sha256": sha256_file(predictions_path),
+            "kb_version": kb.version,
+            "system": name,
+            "top_k": top_k,
+            "n_dialogues": len(logs),
+        }
+    )
     return logs, source
 
 
-def _unknown_ids_message(unknown: Sequence[str], dialogues: Sequence[dict], data_dir: str | os.PathLike,
-                         split: str, dialogues_path: str | os.PathLike | None) -> str:
+def _unknown_ids_message(
+    unknown: Sequence[str],
+    dialogues: Sequence[dict],
+    data_dir: str | os.PathLike,
+    split: str,
+    dialogues_path: str | os.PathLike | None,
+) -> str:
     """Which ids are missing, where they were looked for, a valid id, and the split each missing id is in."""
     from trace_dataset.constants import SPLITS
     from trace_dataset.datadir import iter_dialogues
 
-    where = (f"the {len(dialogues)} dialogues of {dialogues_path}" if dialogues_path is not None
-             else f"the {split} split of {data_dir} ({len(dialogues)} dialogues)")
+    where = (
+        f"the {len(dialogues)} dialogues of {dialogues_path}"
+        if dialogues_path is not None
+        else f"the {split} split of {data_dir} ({len(dialogues)} dialogues)"
+    )
     text = f"dialogue id(s) {list(unknown[:5])} are not in {where}"
     if dialogues:
         text += f"; its first is {dialogues[0]['dialogue_id']!r}"
@@ -158,8 +182,10 @@ def _unknown_ids_message(unknown: Sequence[str], dialogues: Sequence[dict], data
             found = sorted(missing & {d["dialogue_id"] for d in iter_dialogues(data_dir, other)})
             if found:
                 verb = "is" if len(found) == 1 else "are"
-                text += (f"; {', '.join(found[:5])} {verb} in the {other} split (--split {other}, with "
-                         "predictions of that split)")
+                text += (
+                    f"; {', '.join(found[:5])} {verb} in the {other} split (--split {other}, with "
+                    "predictions of that split)"
+                )
     return text
 
 
@@ -196,7 +222,9 @@ def prepare_out_dir(out_dir: Path, identity: Mapping[str, Any], overwrite: bool)
             )
             raise TraceDataError(
                 f"this folder holds a CoRE run with another configuration (differs in: {', '.join(keys)}); "
-                "use another --out, or --overwrite to start over", path=run_file)  # fmt: skip
+                "use another --out, or --overwrite to start over",
+                path=run_file,
+            )
     elif overwrite and out_dir.exists():
         if (out_dir / DIALOGUES_DIR).is_dir():
             shutil.rmtree(out_dir / DIALOGUES_DIR)
@@ -226,12 +254,22 @@ def run_corpus(
     if len(set(ids)) != len(ids):
         raise ValueError("two conversation logs share an id; expected one log per (dialogue, system)")
     out = Path(out_dir)
-    options = {"factors": list(FACTOR_IDS), "debate": True, "max_rounds": DEFAULT_MAX_ROUNDS, "max_retries": DEFAULT_MAX_RETRIES,
-               "max_repairs": DEFAULT_MAX_REPAIRS, **options}  # fmt: skip
+    options = {
+        "factors": list(FACTOR_IDS),
+        "debate": True,
+        "max_rounds": DEFAULT_MAX_ROUNDS,
+        "max_retries": DEFAULT_MAX_RETRIES,
+        "max_repairs": DEFAULT_MAX_REPAIRS,
+        **options,
+    }
     debate = options["debate"]
-    identity = _identity(llm, prompts, {k: v for k, v in options.items() if not k.endswith("_settings")}
-                         | {k: _settings_dict(v) for k, v in options.items() if k.endswith("_settings")},
-                         source or {})  # fmt: skip
+    identity = _identity(
+        llm,
+        prompts,
+        {k: v for k, v in options.items() if not k.endswith("_settings")}
+        | {k: _settings_dict(v) for k, v in options.items() if k.endswith("_settings")},
+        source or {},
+    )
     prepare_out_dir(out, identity, overwrite)
     paths = {c.log_id: out / DIALOGUES_DIR / f"{safe_file_stem(c.log_id)}.json" for c in conversations}
     todo = [c for c in conversations if not paths[c.log_id].exists()]
@@ -249,8 +287,9 @@ def run_corpus(
     for c in conversations:
         record = read_json(paths[c.log_id])
         if record.get("id") != c.log_id:
-            raise TraceDataError(f"holds the record of {record.get('id')!r}, expected {c.log_id!r}",
-                                 path=paths[c.log_id])  # fmt: skip
+            raise TraceDataError(
+                f"holds the record of {record.get('id')!r}, expected {c.log_id!r}", path=paths[c.log_id]
+            )
         records.append(record)
     write_jsonl(out / SCORES_FILE, score_rows(records, debate=debate))
     summary = {**summarize(records, debate=debate), "identity": identity}

@@ -64,8 +64,9 @@ def score_logs(
     """
     factors = check_factors(factors)
     before = llm_usage(llm)
-    factor_results = rate_factors(llm, conversations, prompts, factors=factors, max_retries=max_retries,
-                                  settings=factor_settings)  # fmt: skip
+    factor_results = rate_factors(
+        llm, conversations, prompts, factors=factors, max_retries=max_retries, settings=factor_settings
+    )
     states = [
         new_debate(c, r, prompts, max_rounds) for c, r in zip(conversations, factor_results, strict=True)
     ]
@@ -81,24 +82,26 @@ def score_logs(
     for conv, results, state in zip(conversations, factor_results, states, strict=True):
         scores = [results[f]["score"] for f in factors]
         debate_result = state.result() if debate else None
-        records.append({
-            "id": conv.log_id,
-            "dialogue_id": conv.dialogue_id,
-            "system": conv.system,
-            "factors": results,
-            "factor_mean": mean_or_none(scores),
-            "n": sum(s is not None for s in scores),
-            "n_missing": sum(s is None for s in scores),
-            "overall": debate_result["final_score"] if debate_result else None,
-            "debate": debate_result,
-            "usage": {
-                "factor_calls": sum(r["attempts"] for r in results.values()),
-                "factor_prompt_tokens": sum(r["prompt_tokens"] for r in results.values()),
-                "factor_completion_tokens": sum(r["completion_tokens"] for r in results.values()),
-                "debate_messages": debate_result["n_messages"] if debate_result else 0,
-            },
-            "conversation": conv.to_dict(),
-        })  # fmt: skip
+        records.append(
+            {
+                "id": conv.log_id,
+                "dialogue_id": conv.dialogue_id,
+                "system": conv.system,
+                "factors": results,
+                "factor_mean": mean_or_none(scores),
+                "n": sum(s is not None for s in scores),
+                "n_missing": sum(s is None for s in scores),
+                "overall": debate_result["final_score"] if debate_result else None,
+                "debate": debate_result,
+                "usage": {
+                    "factor_calls": sum(r["attempts"] for r in results.values()),
+                    "factor_prompt_tokens": sum(r["prompt_tokens"] for r in results.values()),
+                    "factor_completion_tokens": sum(r["completion_tokens"] for r in results.values()),
+                    "debate_messages": debate_result["n_messages"] if debate_result else 0,
+                },
+                "conversation": conv.to_dict(),
+            }
+        )
     return records
 
 
@@ -139,8 +142,10 @@ def summarize(records: Sequence[Mapping[str, Any]], debate: bool = True) -> dict
         "missing": total - statuses.get("ok", 0),
         "by_status": {s: statuses.get(s, 0) for s in STATUSES},
     }
-    out[FACTOR_MEAN] = {"mean": mean_or_none(r["factor_mean"] for r in records),
-                        "n": sum(r["factor_mean"] is not None for r in records)}  # fmt: skip
+    out[FACTOR_MEAN] = {
+        "mean": mean_or_none(r["factor_mean"] for r in records),
+        "n": sum(r["factor_mean"] is not None for r in records),
+    }
     if debate:
         debates = [r["debate"] for r in records if r.get("debate")]
         rounds = Counter(d["rounds"] for d in debates)

@@ -63,10 +63,22 @@ class Entailment(base.TraceMetric):
     }
     # the declared metric options (cd_gate, pc_window) come from trace_metrics.specs
     options = (
-        "model", "threshold", "thresholds", "batch_size", "cache_path", "device", "dtype", "max_length",
-        "premise_scope", "citation_density", "provenance_coverage", *base.declared_options("entailment"),
-        "scorer", "return_per_item", "return_claims",
-    )  # fmt: skip
+        "model",
+        "threshold",
+        "thresholds",
+        "batch_size",
+        "cache_path",
+        "device",
+        "dtype",
+        "max_length",
+        "premise_scope",
+        "citation_density",
+        "provenance_coverage",
+        *base.declared_options("entailment"),
+        "scorer",
+        "return_per_item",
+        "return_claims",
+    )
 
     def _load_scorer(self, model, batch_size, cache_path, device, dtype, max_length) -> NLIScorer:
         """One loaded model per metric instance, reused while the settings stay the same."""

@@ -81,6 +81,7 @@ def check_t2r(value: str) -> None:
     if value not in T2R_READINGS:
         raise ValueError(f"unknown t2r reading {value!r}; expected one of {T2R_READINGS}")
 
+
 _PRICE_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(PRICE_KEYWORDS, key=len, reverse=True)) + r")\b",
     re.IGNORECASE,
@@ -102,8 +103,9 @@ def _top_k(action: str) -> int:
     return COMPARE_TOP_K if action == "compare" else 1
 
 
-def is_hit(action: str, ranked: Sequence[str], gold: Iterable[str], compare_hit: CompareHit = DEFAULT_COMPARE_HIT
-           ) -> bool:
+def is_hit(
+    action: str, ranked: Sequence[str], gold: Iterable[str], compare_hit: CompareHit = DEFAULT_COMPARE_HIT
+) -> bool:
     """A recommend/compare turn hits when a POI it recommends (top-1; top two of a compare, or only its top-1
     with compare_hit="top1") is gold."""
     if action not in RECOMMENDATION_ACTIONS:

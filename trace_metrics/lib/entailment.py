@@ -44,7 +44,10 @@ CACHE_FILE = "nli.sqlite"  # beside the LLM response cache, in $TRACE_BENCH_CACH
 CHUNK_BATCHES = 64  # batches per chunk: pairs are sorted by length within a chunk and cached after it
 _SQL_VARS = 500
 
-def how_to_supply(give: str = "with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model'))") -> str:
+
+def how_to_supply(
+    give: str = "with `--nli /path/to/model` (Python: NLIScorer(model='/path/to/model'))",
+) -> str:
     """What an NLI error tells the user to do (the `hf` command spelled as this shell reaches it); `give`: how
     the caller takes a model folder."""
     hf = script_executable("hf") or "hf"
@@ -188,8 +191,9 @@ class NLIScorer:
         if cache_path is False:
             self.cache = None
         else:
-            self.cache = NLICache(default_cache_dir() / CACHE_FILE if cache_path is None or cache_path is True
-                                  else cache_path)
+            self.cache = NLICache(
+                default_cache_dir() / CACHE_FILE if cache_path is None or cache_path is True else cache_path
+            )
 
     def describe(self) -> dict:
         """What produced the scores: record it with every result."""
@@ -494,7 +498,11 @@ def aggregate_entailment(
             raise ValueError(f"{len(citation_density)} citation_density values for {len(results)} responses")
         per = cgs_ent(entail, citation_density, provenance_coverage, gate)
         cd_mean, pc_mean = mean_or_none(citation_density), mean_or_none(provenance_coverage)
-        out["cgs_ent"] = None if not results or cd_mean is None or pc_mean is None else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
+        out["cgs_ent"] = (
+            None
+            if not results or cd_mean is None or pc_mean is None
+            else cgs_ent([out["entailment"]], [cd_mean], [pc_mean], gate)[0]
+        )
         out["cgs_ent_turn_mean"] = mean_or_none(per)
     out["n"] = len(results)
     out["n_claims"] = sum(r["n_claims"] for r in results)

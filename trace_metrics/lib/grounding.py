@@ -275,7 +275,9 @@ def composite(gs, cd, pc, gate: float = DEFAULT_CD_GATE):
     return float(gs) * min(1.0, float(cd) / gate) * (0.5 + 0.5 * float(pc))
 
 
-def of_means(gs: float | None, cd: float | None, pc: float | None, gate: float = DEFAULT_CD_GATE) -> float | None:
+def of_means(
+    gs: float | None, cd: float | None, pc: float | None, gate: float = DEFAULT_CD_GATE
+) -> float | None:
     """The CGS formula on three means (the tables' CGS, and CGS_ent with the entailment mean); None if any is."""
     if gs is None or cd is None or pc is None:
         return None
@@ -329,7 +331,9 @@ def aggregate(
         "citation_density": mean_or_none(cd),
         "provenance_coverage": mean_or_none(pc_items),
     }
-    out["cgs"] = of_means(out["grounding_score"], out["citation_density"], out["provenance_coverage"], cd_gate)
+    out["cgs"] = of_means(
+        out["grounding_score"], out["citation_density"], out["provenance_coverage"], cd_gate
+    )
     out["cgs_turn_mean"] = mean_or_none(cgs)
     out["n"] = len(analyses)
     out["n_quotes"] = sum(len(a.supports) for a in analyses)

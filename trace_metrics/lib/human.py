@@ -57,8 +57,11 @@ ALPHA_LEVELS: dict[str, AlphaLevel] = {
     "errors": "nominal",
 }
 HUMAN_RATINGS: tuple[str, ...] = (
-    "human_citation_precision", "human_informativeness", "human_naturalness", "error_free_rate",
-)  # fmt: skip
+    "human_citation_precision",
+    "human_informativeness",
+    "human_naturalness",
+    "error_free_rate",
+)
 AUTO_METRICS: tuple[str, ...] = ("cgs", "grounding_score", "citation_density")
 
 
@@ -347,8 +350,13 @@ def paired_baseline_tests(
             if len(shared) >= 2:
                 res = paired_ttest(xa, xb)
             else:
-                res = {"t": None, "p": None, "mean_a": mean_or_none(xa), "mean_b": mean_or_none(xb),
-                       "n": len(shared)}
+                res = {
+                    "t": None,
+                    "p": None,
+                    "mean_a": mean_or_none(xa),
+                    "mean_b": mean_or_none(xb),
+                    "n": len(shared),
+                }
             out[metric][f"{a} vs {b}"] = {
                 k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in res.items()
             }

@@ -27,15 +27,28 @@ from trace_dataset.io import TraceDataError, read_jsonl
 
 CITATION_LABELS: tuple[str, ...] = ("Supported", "Partial", "Not supported")
 ERROR_CATEGORIES: tuple[str, ...] = (
-    "fabrication", "wrong_poi", "irrelevant_citation", "too_vague", "missing_citation", "exaggeration",
-    "factual_error", "no_errors",
-)  # fmt: skip
+    "fabrication",
+    "wrong_poi",
+    "irrelevant_citation",
+    "too_vague",
+    "missing_citation",
+    "exaggeration",
+    "factual_error",
+    "no_errors",
+)
 NO_ERRORS = "no_errors"
 LIKERT_SCALES: tuple[str, ...] = ("informativeness", "naturalness")
 LIKERT_DOMAIN: tuple[int, ...] = (1, 2, 3, 4, 5)
 REQUIRED_FIELDS: tuple[str, ...] = (
-    "item_id", "annotator", "baseline", "dialogue_id", "quote_labels", "errors", "informativeness", "naturalness",
-)  # fmt: skip
+    "item_id",
+    "annotator",
+    "baseline",
+    "dialogue_id",
+    "quote_labels",
+    "errors",
+    "informativeness",
+    "naturalness",
+)
 
 _LABEL_ALIASES: dict[str, str] = {
     "supported": "Supported",

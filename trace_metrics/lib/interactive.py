@@ -46,12 +46,26 @@ def turn_metric(section: Mapping[str, Any], metric_id: str) -> Any:
         return section[metric_id]
     former = _FORMER_IDS.get(metric_id)
     return section.get(former) if former else None
+
+
 # the Trace metrics reported for live turns (the suite's ids; text metrics have no reference here)
 LIVE_TRACE_IDS: tuple[str, ...] = (
-    "hit@1", "hit@3", "mrr", "recall@1", "tsr", "t2r", "rejection_recovery", "grounding_score", "citation_density",
-    "provenance_coverage", "cgs", "spatial_coherence@2km", "route_efficiency_km", "price_alignment",
+    "hit@1",
+    "hit@3",
+    "mrr",
+    "recall@1",
+    "tsr",
+    "t2r",
+    "rejection_recovery",
+    "grounding_score",
+    "citation_density",
+    "provenance_coverage",
+    "cgs",
+    "spatial_coherence@2km",
+    "route_efficiency_km",
+    "price_alignment",
     "itinerary_diversity",
-)  # fmt: skip
+)
 
 
 def tie_groups(ranked: Sequence[str], scores: Mapping[str, Any] | None) -> list[list[str]]:
@@ -70,8 +84,13 @@ def tie_groups(ranked: Sequence[str], scores: Mapping[str, Any] | None) -> list[
     return groups
 
 
-def target_position(ranked: Sequence[str], targets: Iterable[str], candidates: Sequence[str], rng: random.Random,
-                    scores: Mapping[str, Any] | None = None) -> int | None:
+def target_position(
+    ranked: Sequence[str],
+    targets: Iterable[str],
+    candidates: Sequence[str],
+    rng: random.Random,
+    scores: Mapping[str, Any] | None = None,
+) -> int | None:
     """Position of the best-ranked target among `candidates` with random tie-breaking (module docstring).
 
     POIs of `ranked` that are not candidates are ignored; duplicates count once.
@@ -121,16 +140,24 @@ def per_turn_table(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for turn in sorted(by_turn):
         positions = by_turn[turn]
         scored = [position_scores(p) for p in positions]
-        row: dict[str, Any] = {"turn": turn, "n": sum(p is not None for p in positions),
-                               "n_undefined": sum(p is None for p in positions)}
+        row: dict[str, Any] = {
+            "turn": turn,
+            "n": sum(p is not None for p in positions),
+            "n_undefined": sum(p is None for p in positions),
+        }
         for m in SNIPREC_METRICS:
             row[m.id] = m.aggregate([s[m.id] for s in scored])
         rows.append(row)
     return rows
 
 
-def mean_ci(values: Sequence[float | None], clusters: Sequence[Hashable], n_boot: int = 10_000, seed: int = SEED,
-            alpha: float = 0.05) -> dict[str, Any]:
+def mean_ci(
+    values: Sequence[float | None],
+    clusters: Sequence[Hashable],
+    n_boot: int = 10_000,
+    seed: int = SEED,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
     """Mean of the defined values with a cluster-bootstrap percentile CI (clusters = dialogue ids)."""
     from trace_metrics.lib.stats import paired_cluster_bootstrap
 
@@ -144,12 +171,23 @@ def mean_ci(values: Sequence[float | None], clusters: Sequence[Hashable], n_boot
     if any(not math.isfinite(v) for v in vals):
         raise ValueError("values must be finite numbers")
     res = paired_cluster_bootstrap(vals, [0.0] * len(vals), ids, n_boot=n_boot, seed=seed, alpha=alpha)
-    return {"mean": res["mean_a"], "ci_low": res["ci_low"], "ci_high": res["ci_high"], "n": res["n"],
-            "n_clusters": res["n_clusters"]}
+    return {
+        "mean": res["mean_a"],
+        "ci_low": res["ci_low"],
+        "ci_high": res["ci_high"],
+        "n": res["n"],
+        "n_clusters": res["n_clusters"],
+    }
 
 
-def live_trace_metrics(dialogues: Sequence[dict], predictions: Mapping[tuple[str, int], dict], kb: Any,
-                       n_boot: int = 10_000, seed: int = SEED, **options: Any) -> dict[str, Any]:
+def live_trace_metrics(
+    dialogues: Sequence[dict],
+    predictions: Mapping[tuple[str, int], dict],
+    kb: Any,
+    n_boot: int = 10_000,
+    seed: int = SEED,
+    **options: Any,
+) -> dict[str, Any]:
     """The Trace metrics of live logs (module docstring): {values, n, ci, counts}.
 
     `dialogues`: the live dialogue records (system turns carry the targets as gold_poi_ids); `predictions`:

@@ -77,7 +77,9 @@ def dialogue_set_id(dialogue_ids: Iterable[str]) -> str:
     return hashlib.sha256("\n".join(sorted(dialogue_ids)).encode("utf-8")).hexdigest()
 
 
-def dialogue_table(per_item: Mapping[str, Mapping[str, Sequence]], cd_gate: float = DEFAULT_CD_GATE) -> DialogueTable:
+def dialogue_table(
+    per_item: Mapping[str, Mapping[str, Sequence]], cd_gate: float = DEFAULT_CD_GATE
+) -> DialogueTable:
     """The table of a suite result's `per_item` (groups of per-item lists keyed by metric id, with a
     `dialogue_id` list; None = undefined item). The dialogues are those of the `dialogues` group (every
     dialogue of the split), else the union of all groups' dialogue ids."""
@@ -91,15 +93,20 @@ def dialogue_table(per_item: Mapping[str, Mapping[str, Sequence]], cd_gate: floa
     counts: dict[str, np.ndarray] = {}
     for group, items in per_item.items():
         try:
-            codes = np.fromiter((position[d] for d in items["dialogue_id"]), dtype=np.int64,
-                                count=len(items["dialogue_id"]))  # fmt: skip
+            codes = np.fromiter(
+                (position[d] for d in items["dialogue_id"]), dtype=np.int64, count=len(items["dialogue_id"])
+            )
         except KeyError as e:
-            raise ValueError(f"per_item[{group!r}] names dialogue {e} that the dialogues group lacks") from None
+            raise ValueError(
+                f"per_item[{group!r}] names dialogue {e} that the dialogues group lacks"
+            ) from None
         for metric, values in items.items():
             if metric in ID_KEYS:
                 continue
             if len(values) != len(codes):
-                raise ValueError(f"per_item[{group!r}][{metric!r}] has {len(values)} values for {len(codes)} items")
+                raise ValueError(
+                    f"per_item[{group!r}][{metric!r}] has {len(values)} values for {len(codes)} items"
+                )
             vals = np.array([np.nan if v is None else v for v in values], dtype=float)
             keep = ~np.isnan(vals)
             sums[metric] = np.bincount(codes[keep], weights=vals[keep], minlength=n)
@@ -143,7 +150,9 @@ def bootstrap(
     first = tables[0]
     for t in tables[1:]:
         if (t.dialogues, t.n_dialogues) != (first.dialogues, first.n_dialogues):
-            raise ValueError("tables of different dialogue sets cannot share a resampling; bootstrap each set apart")
+            raise ValueError(
+                "tables of different dialogue sets cannot share a resampling; bootstrap each set apart"
+            )
     wanted = [t.metrics() for t in tables] if metrics is None else [list(m) for m in metrics]
     columns: list[np.ndarray] = []
     seen_counts: dict[bytes, int] = {}  # identical count columns (the metrics of one level) are stacked once
@@ -179,8 +188,11 @@ def bootstrap(
             if no_variance(tables[i], m):
                 flat.add(m)
     if flat:
-        log.warning("no interval for %s: items from fewer than %d dialogues, so resampling has no variance",
-                    ", ".join(sorted(flat)), MIN_CLUSTERS)
+        log.warning(
+            "no interval for %s: items from fewer than %d dialogues, so resampling has no variance",
+            ", ".join(sorted(flat)),
+            MIN_CLUSTERS,
+        )
     stacked = np.column_stack(columns).astype(float) if columns else np.zeros((first.n_dialogues, 0))
     num = np.array([r[0] for r in ratios], dtype=np.int64)
     den = np.array([r[1] for r in ratios], dtype=np.int64)
@@ -211,7 +223,10 @@ def percentile_interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[float
 
 
 def intervals(
-    table: DialogueTable, metrics: Sequence[str] | None = None, n_boot: int = N_BOOT, seed: int = SEED,
+    table: DialogueTable,
+    metrics: Sequence[str] | None = None,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
     alpha: float = ALPHA,
 ) -> dict[str, tuple[float, float]]:
     """The percentile interval of each metric of one table (metrics with no defined resample are left out)."""
@@ -225,7 +240,9 @@ def intervals(
 
 
 def ties_with_best(
-    points: Sequence[float | None], replicates: Sequence[np.ndarray | None], higher_is_better: bool,
+    points: Sequence[float | None],
+    replicates: Sequence[np.ndarray | None],
+    higher_is_better: bool,
     alpha: float = ALPHA,
 ) -> list[bool | None]:
     """For one metric over several runs of one dialogue set (resampled together): which runs are the best or
@@ -290,8 +307,10 @@ def decode(stored: Mapping[str, Any]) -> DialogueTable:
     if stored.get("format") != FORMAT:
         raise ValueError(f"per-dialogue data has format {stored.get('format')!r}; expected {FORMAT!r}")
     if "data" not in stored:
-        raise ValueError("per-dialogue data has no 'data' (a leaderboard.json row: read it with "
-                         "trace_harness.leaderboard.build.read_leaderboard, which attaches its side file)")
+        raise ValueError(
+            "per-dialogue data has no 'data' (a leaderboard.json row: read it with "
+            "trace_harness.leaderboard.build.read_leaderboard, which attaches its side file)"
+        )
     metrics, n = list(stored["metrics"]), int(stored["n_dialogues"])
     count_dtype = np.dtype(stored["counts_dtype"])
     try:
@@ -300,11 +319,16 @@ def decode(stored: Mapping[str, Any]) -> DialogueTable:
         raise ValueError(f"per-dialogue data is corrupt: {e}") from None
     n_sums = len(metrics) * n * 8
     if len(payload) != n_sums + len(metrics) * n * count_dtype.itemsize:
-        raise ValueError(f"per-dialogue data holds {len(payload)} bytes; expected {len(metrics)} metrics x {n} dialogues")
+        raise ValueError(
+            f"per-dialogue data holds {len(payload)} bytes; expected {len(metrics)} metrics x {n} dialogues"
+        )
     shuffled = np.frombuffer(payload[:n_sums], dtype=np.uint8).reshape(8, -1)
     sums = np.ascontiguousarray(shuffled.T).view("<f8").reshape(len(metrics), n).astype(float)
     counts = np.frombuffer(payload[n_sums:], dtype=count_dtype).reshape(len(metrics), n).astype(np.int64)
     return DialogueTable(
-        stored["dialogues"], n, {m: sums[k] for k, m in enumerate(metrics)},
-        {m: counts[k] for k, m in enumerate(metrics)}, float(stored.get("cd_gate", DEFAULT_CD_GATE)),
-    )  # fmt: skip
+        stored["dialogues"],
+        n,
+        {m: sums[k] for k, m in enumerate(metrics)},
+        {m: counts[k] for k, m in enumerate(metrics)},
+        float(stored.get("cd_gate", DEFAULT_CD_GATE)),
+    )

@@ -98,9 +98,12 @@ def judge_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
         f"[R{n}] {_clip(t, REVIEW_MAX_CHARS)}" for n, t in enumerate(item.get("reviews") or [], start=1) if t
     ][:MAX_REVIEWS]
     prompt = judge_prompt()
-    user = prompt.render("user", context=_render_context(item.get("context")),
-                         reviews="\n".join(reviews) if reviews else "(none)",
-                         response=item["response"].strip() or "(empty response)")
+    user = prompt.render(
+        "user",
+        context=_render_context(item.get("context")),
+        reviews="\n".join(reviews) if reviews else "(none)",
+        response=item["response"].strip() or "(empty response)",
+    )
     return [{"role": "system", "content": prompt.render("system")}, {"role": "user", "content": user}]
 
 

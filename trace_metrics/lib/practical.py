@@ -40,6 +40,7 @@ PRACTICAL_IDS: tuple[str, ...] = (
     "itinerary_diversity",
 )
 
+
 class PoiPoint(NamedTuple):
     """What the practical metrics read of a POI."""
 

@@ -80,23 +80,37 @@ def check_row(row: dict) -> dict:
         )
     did, tid, ranked, response = row["dialogue_id"], row["turn_id"], row["ranked_poi_ids"], row["response"]
     if type(did) is not str or not did or len(did) > MAX_ID_CHARS:
-        raise ValueError(f"dialogue_id {did!r:.60} is not a non-empty string of at most {MAX_ID_CHARS} characters")
+        raise ValueError(
+            f"dialogue_id {did!r:.60} is not a non-empty string of at most {MAX_ID_CHARS} characters"
+        )
     if type(tid) is not int:
         raise ValueError(f"turn_id {tid!r:.60} is not an integer")
     if not 0 <= tid <= MAX_TURN_ID:
-        raise ValueError(f"turn_id {str(tid)[:20]}{'...' if len(str(tid)) > 20 else ''} is out of range; expected a "
-                         f"turn number of the dialogue (0..{MAX_TURN_ID})")
-    if type(ranked) is not list or not set(map(type, ranked)) <= {str} or "" in ranked or any(
-        len(p) > MAX_ID_CHARS for p in ranked
+        raise ValueError(
+            f"turn_id {str(tid)[:20]}{'...' if len(str(tid)) > 20 else ''} is out of range; expected a "
+            f"turn number of the dialogue (0..{MAX_TURN_ID})"
+        )
+    if (
+        type(ranked) is not list
+        or not set(map(type, ranked)) <= {str}
+        or "" in ranked
+        or any(len(p) > MAX_ID_CHARS for p in ranked)
     ):
-        raise ValueError(f"ranked_poi_ids is not a list of non-empty strings (of at most {MAX_ID_CHARS} characters)")
+        raise ValueError(
+            f"ranked_poi_ids is not a list of non-empty strings (of at most {MAX_ID_CHARS} characters)"
+        )
     if len(set(ranked)) != len(ranked):
         dup = [p for p, c in Counter(ranked).items() if c > 1]
         raise ValueError(f"ranked_poi_ids lists {dup[:SHOW]} more than once")
     if type(response) is not str:
         raise ValueError(f"response is {type(response).__name__}; expected a string")
-    return {"dialogue_id": did, "turn_id": tid, "ranked_poi_ids": ranked, "response": response,
-            "citations": normalize_citations(row["citations"])}  # fmt: skip
+    return {
+        "dialogue_id": did,
+        "turn_id": tid,
+        "ranked_poi_ids": ranked,
+        "response": response,
+        "citations": normalize_citations(row["citations"]),
+    }
 
 
 def _first(keys: Iterable[Key]) -> str:

@@ -70,8 +70,9 @@ def rejection_episodes(turns: Sequence[Turn]) -> list[tuple[int, bool | None]]:
     return out
 
 
-def score(dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False, t2r_reading: T2RReading = DEFAULT_T2R
-          ) -> dict:
+def score(
+    dialogues: Sequence[Sequence[Turn]], return_per_item: bool = False, t2r_reading: T2RReading = DEFAULT_T2R
+) -> dict:
     """TSR and T2R over dialogues, rejection recovery over episodes, each with its `<id>_n`."""
     check_t2r(t2r_reading)
     tsr: list[float | None] = []

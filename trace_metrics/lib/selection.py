@@ -114,7 +114,9 @@ def accuracy_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
     return [t for d in dialogues for t in d.system_turns if t.action in RECOMMENDATION_ACTIONS and t.gold]
 
 
-def recommended_pois(turns: Sequence[EvalTurn], review_business: Mapping[str, str] | None = None) -> list[str]:
+def recommended_pois(
+    turns: Sequence[EvalTurn], review_business: Mapping[str, str] | None = None
+) -> list[str]:
     """The POIs a dialogue's system put forward, distinct, in order of first appearance.
 
     Per turn, `conventions.recommended_by_turn`: the top-1 (recommend) or top two (compare) of its ranking,
@@ -141,8 +143,9 @@ def _label_number(label: str) -> int:
     return int(label[1:]) if label[1:].isdigit() else 0
 
 
-def recovery_turns(dialogue: EvalDialogue, compare_hit: CompareHit = DEFAULT_COMPARE_HIT
-                   ) -> list[tuple[str, bool | None]]:
+def recovery_turns(
+    dialogue: EvalDialogue, compare_hit: CompareHit = DEFAULT_COMPARE_HIT
+) -> list[tuple[str, bool | None]]:
     """(action, hit) of every turn: hit for recommend/compare system turns (`conventions.is_hit` with
     `compare_hit`), None otherwise."""
     out: list[tuple[str, bool | None]] = [(a, None) for a in dialogue.actions]

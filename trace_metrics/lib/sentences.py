@@ -34,10 +34,33 @@ CATEGORIES: tuple[str, ...] = ("Quote", "Framing", "Rating-meta", "Other-claim")
 
 ABBREVIATIONS: frozenset[str] = frozenset(
     {
-        "dr", "mr", "mrs", "ms", "st", "ave", "blvd", "rd", "hwy", "mt", "ft", "jr", "sr", "vs", "etc", "approx",
-        "e.g", "i.e", "p.m", "a.m", "u.s", "inc", "corp", "apt", "dept",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "st",
+        "ave",
+        "blvd",
+        "rd",
+        "hwy",
+        "mt",
+        "ft",
+        "jr",
+        "sr",
+        "vs",
+        "etc",
+        "approx",
+        "e.g",
+        "i.e",
+        "p.m",
+        "a.m",
+        "u.s",
+        "inc",
+        "corp",
+        "apt",
+        "dept",
     }
-)  # fmt: skip
+)
 
 # end punctuation, closing quotes/brackets, citation labels; then the whitespace the cut replaces
 _BOUNDARY_RE = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?:\s*\[R\d+\])*(?=\s+[A-Z0-9\"\u201c(\[*\-])")

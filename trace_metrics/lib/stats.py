@@ -47,7 +47,9 @@ def per_turn_std(values: Sequence[float], ddof: int = 0) -> float:
     return float(arr.std(ddof=ddof))
 
 
-def cluster_means(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable]) -> dict[Hashable, float]:
+def cluster_means(
+    values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable]
+) -> dict[Hashable, float]:
     """Mean of the values of each cluster (dialogue), in order of first appearance."""
     arr = _as_array(values, "values")
     if len(clusters) != arr.size:

@@ -94,8 +94,10 @@ def check_metrics(metrics: Sequence[MetricSpec]) -> None:
         taken = {*m.item_parameter_names, *specs.keyword_only(m.aggregate)}
         unknown = taken - set(m.arguments) - set(specs.SUITE_OPTIONS)
         if unknown:
-            raise ValueError(f"metric {m.id!r}: keyword(s) {sorted(unknown)} are neither fixed arguments nor "
-                             f"declared options {specs.SUITE_OPTIONS}")
+            raise ValueError(
+                f"metric {m.id!r}: keyword(s) {sorted(unknown)} are neither fixed arguments nor "
+                f"declared options {specs.SUITE_OPTIONS}"
+            )
         seen.add(m.id)
 
 
@@ -120,8 +122,17 @@ def evaluate_predictions(
     metrics = specs.SUITE_METRICS if metrics is None else tuple(metrics)
     check_metrics(metrics)
     with _cyclic_gc_paused(nli is None and judge is None):
-        return _evaluate_predictions(dialogues, predictions, kb, opts, metrics, nli=nli, judge=judge,
-                                     run_sweeps=sweeps, with_std=with_std)
+        return _evaluate_predictions(
+            dialogues,
+            predictions,
+            kb,
+            opts,
+            metrics,
+            nli=nli,
+            judge=judge,
+            run_sweeps=sweeps,
+            with_std=with_std,
+        )
 
 
 def _turn_ids(turns: Sequence[items.TurnItem]) -> dict[str, list]:
@@ -153,14 +164,20 @@ def _evaluate_predictions(
         found, missing = items.episodes(d, src["turns"])
         episodes.extend(found)
         without_followup += missing
-    by_group: dict[str, list] = {"recommendation_turns": rec, "system_turns": sys_turns, "dialogues": dlg,
-                                 "rejection_episodes": episodes}
+    by_group: dict[str, list] = {
+        "recommendation_turns": rec,
+        "system_turns": sys_turns,
+        "dialogues": dlg,
+        "rejection_episodes": episodes,
+    }
     per_item: dict[str, dict[str, list]] = {
         "recommendation_turns": _turn_ids(rec),
         "system_turns": _turn_ids(sys_turns),
         "dialogues": {"dialogue_id": [d.dialogue.dialogue_id for d in dlg]},
-        "rejection_episodes": {"dialogue_id": [e.dialogue_id for e in episodes],
-                               "turn_id": [e.turn_id for e in episodes]},
+        "rejection_episodes": {
+            "dialogue_id": [e.dialogue_id for e in episodes],
+            "turn_id": [e.turn_id for e in episodes],
+        },
     }
     group_of = {level: group for group, level in GROUPS.items()}
     group_of["grounded_turn"] = "system_turns" if grounded is sys_turns else "recommendation_turns"
@@ -168,16 +185,18 @@ def _evaluate_predictions(
     extra: dict[str, Any] = {}
     models: dict[str, Any] = {}
     if nli is not None:
-        ent, ent_raw, models["nli"] = suite_optional.run_nli(nli, [x.turn.response for x in grounded],
-                                                             [x.cited_texts for x in grounded])
+        ent, ent_raw, models["nli"] = suite_optional.run_nli(
+            nli, [x.turn.response for x in grounded], [x.cited_texts for x in grounded]
+        )
         for x, e in zip(grounded, ent, strict=True):
             x.entailment = e
         if run_sweeps:
             extra["nli_threshold_sweep"] = suite_optional.nli_threshold_sweep(ent_raw)
     if judge is not None:
         by_id = {d["dialogue_id"]: d for d in dialogues}
-        ratings, _raw, models["judge"] = suite_optional.run_judge(judge, [x.turn for x in rec], by_id,
-                                                                  [x.cited_texts for x in rec])
+        ratings, _raw, models["judge"] = suite_optional.run_judge(
+            judge, [x.turn for x in rec], by_id, [x.cited_texts for x in rec]
+        )
         for x, r in zip(rec, ratings, strict=True):
             x.judge = r
     have = {"nli": nli is not None, "judge": judge is not None}
@@ -199,7 +218,9 @@ def _evaluate_predictions(
         given = {**opts, **m.arguments}
         positional, keyword = specs.item_parameters(m.item)
         item = partial(m.item_function, **{p: given[p] for p in keyword}) if keyword else m.item_function
-        vals = per_item[group][key] = list(map(item, by_group[group], *(repeat(given[p]) for p in positional)))
+        vals = per_item[group][key] = list(
+            map(item, by_group[group], *(repeat(given[p]) for p in positional))
+        )
         values[key] = aggregate(vals)
         n[key] = len(vals) - vals.count(None)
 
@@ -277,8 +298,20 @@ def _splits_sha256(data_dir: str | os.PathLike, splits: Sequence[str]) -> str:
     return hashlib.sha256(joined.encode("utf-8")).hexdigest()
 
 
-RESULT_ORDER = ("values", "n", "std", "std_unavailable", "aggregates", "counts", "versions", "config", "models", "run",
-                "sweeps", "per_item")  # fmt: skip
+RESULT_ORDER = (
+    "values",
+    "n",
+    "std",
+    "std_unavailable",
+    "aggregates",
+    "counts",
+    "versions",
+    "config",
+    "models",
+    "run",
+    "sweeps",
+    "per_item",
+)
 
 
 def load_kb(data_dir: str | os.PathLike) -> KnowledgeBase:
@@ -349,11 +382,19 @@ def evaluate_rows(
         "split": split,
         "pool": pool,
         "predictions": predictions,
-        "grounding": {"fuzzy_threshold": opts["fuzzy_threshold"], "cd_gate": opts["cd_gate"],
-                      "pc_window": opts["pc_window"], "turns": opts["grounding_turns"]},
+        "grounding": {
+            "fuzzy_threshold": opts["fuzzy_threshold"],
+            "cd_gate": opts["cd_gate"],
+            "pc_window": opts["pc_window"],
+            "turns": opts["grounding_turns"],
+        },
         "practical": {"radius_km": opts["radius_km"]},
-        "conventions": {"budget_word": conventions.BUDGET_RULE, "compare_turn_recommends": conventions.COMPARE_TOP_K,
-                        "compare_hit": opts["compare_hit"], "t2r": opts["t2r"]},
+        "conventions": {
+            "budget_word": conventions.BUDGET_RULE,
+            "compare_turn_recommends": conventions.COMPARE_TOP_K,
+            "compare_hit": opts["compare_hit"],
+            "t2r": opts["t2r"],
+        },
         "text": {
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
             "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": opts["use_stemmer"]},

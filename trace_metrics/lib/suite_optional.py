@@ -80,6 +80,9 @@ def run_judge(
     scales = judge_mod.JUDGE_SCALES
     ratings = [{s: float(r["ratings"][s]) if r.get("ok") else None for s in scales} for r in records]
     describe = judge.describe() if hasattr(judge, "describe") else {"judge": str(judge)}
-    describe = {**describe, "prompt": judge_mod.judge_prompt().describe(),
-                "n_failed": sum(1 for r in records if not r.get("ok"))}
+    describe = {
+        **describe,
+        "prompt": judge_mod.judge_prompt().describe(),
+        "n_failed": sum(1 for r in records if not r.get("ok")),
+    }
     return ratings, records, describe

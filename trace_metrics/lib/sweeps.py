@@ -88,17 +88,25 @@ def grounding_sweeps(
     out["fuzzy_threshold"] = {}
     for t in FUZZY_SWEEP:
         gst = [a.grounding_score(t) for a in analyses]
-        out["fuzzy_threshold"][_key(t)] = {"grounding_score": mean_or_none(gst), **_cgs_pair(gst, cd, pc, cd_gate)}
+        out["fuzzy_threshold"][_key(t)] = {
+            "grounding_score": mean_or_none(gst),
+            **_cgs_pair(gst, cd, pc, cd_gate),
+        }
     out["cd_gate"] = {_key(gate): _cgs_pair(gs, cd, pc, gate) for gate in CD_GATE_SWEEP}
     out["pc_window"] = {}
     for w in PC_WINDOW_SWEEP:
         pcw = [a.provenance_coverage(w) for a in analyses]
-        out["pc_window"][_key(w)] = {"provenance_coverage": mean_or_none(pcw), **_cgs_pair(gs, cd, pcw, cd_gate)}
+        out["pc_window"][_key(w)] = {
+            "provenance_coverage": mean_or_none(pcw),
+            **_cgs_pair(gs, cd, pcw, cd_gate),
+        }
     gs_mean, cd_mean, pc_mean = mean_or_none(gs), mean_or_none(cd), mean_or_none(pc)
     out["cgs_variants"] = {
         name: {
             "mean": mean_or_none([f(x, d, p) for x, d, p in zip(gs, cd, pc, strict=True)]),
-            "of_means": None if gs_mean is None or cd_mean is None or pc_mean is None else f(gs_mean, cd_mean, pc_mean),
+            "of_means": None
+            if gs_mean is None or cd_mean is None or pc_mean is None
+            else f(gs_mean, cd_mean, pc_mean),
         }
         for name, f in CGS_VARIANTS.items()
     }

@@ -83,8 +83,15 @@ def _spans(turns: list[dict]) -> list[dict]:
             for rid, text in texts.items():
                 start = text.find(q.text)
                 if start >= 0:
-                    out.append({"quote_id": len(out) + 1, "review_id": rid, "start": start,
-                                "end": start + len(q.text), "checksum": span_checksum(q.text)})  # fmt: skip
+                    out.append(
+                        {
+                            "quote_id": len(out) + 1,
+                            "review_id": rid,
+                            "start": start,
+                            "end": start + len(q.text),
+                            "checksum": span_checksum(q.text),
+                        }
+                    )
                     break
     return out
 
@@ -128,40 +135,90 @@ def toy_dialogues() -> list[dict]:
         _turn(0, "user", "greet_and_seek", "Hi! We're in New Orleans and want a cheap place for seafood."),
         _turn(1, "system", "ask_preference", "Happy to help! Do you prefer a quiet spot or a lively one?"),
         _turn(2, "user", "provide_preference", "Somewhere lively, please."),
-        _turn(3, "system", "recommend",
-              'Try Gumbo House [R1]: one reviewer says "The seafood gumbo was rich and smoky" [R1]. It is cheap.',
-              refs=["r01"], gold=["r01"], alt=["r09"], cites=[("R1", "rv01")]),
-        _turn(4, "user", "reject_and_refine", "Hmm, I'd rather sit outside. Anything with outdoor seating?", refs=["r01"]),
-        _turn(5, "system", "recommend",
-              'Bayou Grill has "Lovely outdoor seating under the oaks" [R1] and a lively crowd.',
-              refs=["r02"], gold=["r02"], cites=[("R1", "rv03")]),
+        _turn(
+            3,
+            "system",
+            "recommend",
+            'Try Gumbo House [R1]: one reviewer says "The seafood gumbo was rich and smoky" [R1]. It is cheap.',
+            refs=["r01"],
+            gold=["r01"],
+            alt=["r09"],
+            cites=[("R1", "rv01")],
+        ),
+        _turn(
+            4,
+            "user",
+            "reject_and_refine",
+            "Hmm, I'd rather sit outside. Anything with outdoor seating?",
+            refs=["r01"],
+        ),
+        _turn(
+            5,
+            "system",
+            "recommend",
+            'Bayou Grill has "Lovely outdoor seating under the oaks" [R1] and a lively crowd.',
+            refs=["r02"],
+            gold=["r02"],
+            cites=[("R1", "rv03")],
+        ),
         _turn(6, "user", "accept", "Perfect, thanks!"),
         _turn(7, "system", "farewell", "Enjoy your dinner at Bayou Grill!"),
-    ]  # fmt: skip
+    ]
     d2 = [
         _turn(0, "user", "greet_and_seek", "Looking for a romantic dinner, upscale is fine."),
-        _turn(1, "system", "compare",
-              'Garden Bistro offers "romantic lighting" [R1], while Courtyard Cafe is "A quiet courtyard" [R2].',
-              refs=["r04", "r03"], gold=["r04"], alt=["r03"], cites=[("R1", "rv05"), ("R2", "rv04")]),
-        _turn(2, "user", "reject_and_refine", "Not Garden Bistro. Something more affordable, maybe vegan?", refs=["r04"]),
-        _turn(3, "system", "recommend",
-              'Esplanade Vegan serves "Creative vegan plates" [R1] with a cozy patio.',
-              refs=["r10"], gold=["r10"], cites=[("R1", "rv08")]),
+        _turn(
+            1,
+            "system",
+            "compare",
+            'Garden Bistro offers "romantic lighting" [R1], while Courtyard Cafe is "A quiet courtyard" [R2].',
+            refs=["r04", "r03"],
+            gold=["r04"],
+            alt=["r03"],
+            cites=[("R1", "rv05"), ("R2", "rv04")],
+        ),
+        _turn(
+            2,
+            "user",
+            "reject_and_refine",
+            "Not Garden Bistro. Something more affordable, maybe vegan?",
+            refs=["r04"],
+        ),
+        _turn(
+            3,
+            "system",
+            "recommend",
+            'Esplanade Vegan serves "Creative vegan plates" [R1] with a cozy patio.',
+            refs=["r10"],
+            gold=["r10"],
+            cites=[("R1", "rv08")],
+        ),
         _turn(4, "user", "accept", "Sounds great."),
         _turn(5, "system", "farewell", "Have a lovely evening!"),
-    ]  # fmt: skip
+    ]
     d3 = [
         _turn(0, "user", "greet_and_seek", "Where can I get pizza near Canal Street?"),
-        _turn(1, "system", "recommend",
-              'Canal Pizza: "Thin crust pizza, friendly owner" [R1], and parking is easy.',
-              refs=["r09"], gold=["r09"], cites=[("R1", "rv07")]),
+        _turn(
+            1,
+            "system",
+            "recommend",
+            'Canal Pizza: "Thin crust pizza, friendly owner" [R1], and parking is easy.',
+            refs=["r09"],
+            gold=["r09"],
+            cites=[("R1", "rv07")],
+        ),
         _turn(2, "user", "provide_preference", "Nice. And oysters afterwards?"),
-        _turn(3, "system", "recommend",
-              'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].',
-              refs=["r05"], gold=["r05"], cites=[("R1", "rv06")]),
+        _turn(
+            3,
+            "system",
+            "recommend",
+            'Frenchmen Oysters: "Raw oysters were briny and fresh" [R1].',
+            refs=["r05"],
+            gold=["r05"],
+            cites=[("R1", "rv06")],
+        ),
         _turn(4, "user", "accept", "Great."),
         _turn(5, "system", "farewell", "Enjoy!"),
-    ]  # fmt: skip
+    ]
     d4 = [
         _turn(0, "user", "greet_and_seek", "Any good tacos?"),
         _turn(1, "system", "recommend", "City Park Tacos is a budget favourite.", refs=["r07"], gold=["r07"]),
@@ -179,22 +236,39 @@ def toy_dialogues() -> list[dict]:
 def _poi_record(pid: str) -> dict:
     name, lat, lon, price, poi_type = _POIS[pid]
     return {
-        "business_id": pid, "name": name, "address": "", "city": "New Orleans", "state": "LA",
-        "latitude": lat, "longitude": lon, "categories": [poi_type.title()], "stars": 4.0, "review_count": 10,
-        "price": price, "attributes": {}, "poi_type": poi_type,
+        "business_id": pid,
+        "name": name,
+        "address": "",
+        "city": "New Orleans",
+        "state": "LA",
+        "latitude": lat,
+        "longitude": lon,
+        "categories": [poi_type.title()],
+        "stars": 4.0,
+        "review_count": 10,
+        "price": price,
+        "attributes": {},
+        "poi_type": poi_type,
         "review_ids": [rid for rid, (bid, _) in _REVIEWS.items() if bid == pid],
-    }  # fmt: skip
+    }
 
 
 def write_toy_kb(kb_dir: str | os.PathLike, *, with_text: bool = True) -> Path:
     kb_dir = Path(kb_dir)
     write_jsonl(kb_dir / POIS_FILE, [_poi_record(p) for p in _POIS])
-    index = [{"review_id": rid, "business_id": bid, "stars": 4.0, "date": "2020-01-01", "length": len(text)}
-             for rid, (bid, text) in _REVIEWS.items()]  # fmt: skip
+    index = [
+        {"review_id": rid, "business_id": bid, "stars": 4.0, "date": "2020-01-01", "length": len(text)}
+        for rid, (bid, text) in _REVIEWS.items()
+    ]
     write_jsonl(kb_dir / REVIEW_INDEX_FILE, index)
     if with_text:
-        write_jsonl(kb_dir / REVIEWS_FILE, [{"review_id": rid, "business_id": bid, "stars": 4.0, "date": "2020-01-01",
-                                             "text": text} for rid, (bid, text) in _REVIEWS.items()])  # fmt: skip
+        write_jsonl(
+            kb_dir / REVIEWS_FILE,
+            [
+                {"review_id": rid, "business_id": bid, "stars": 4.0, "date": "2020-01-01", "text": text}
+                for rid, (bid, text) in _REVIEWS.items()
+            ],
+        )
     write_json(
         kb_dir / KB_META_FILE, {"kb_version": TOY_KB_VERSION, "pois": len(_POIS), "reviews": len(_REVIEWS)}
     )
@@ -223,10 +297,15 @@ def reference_predictions(dialogues: list[dict], pool: str = "closed") -> list[d
                 continue
             gold = list(t["gold_poi_ids"])
             ranked = gold + [p for p in d[POOL_FIELDS[pool]] if p not in gold] if gold else []
-            rows.append({
-                "dialogue_id": d["dialogue_id"], "turn_id": t["turn_id"], "ranked_poi_ids": ranked,
-                "response": t["text"], "citations": {c["label"]: c["review_id"] for c in t["citations"]},
-            })  # fmt: skip
+            rows.append(
+                {
+                    "dialogue_id": d["dialogue_id"],
+                    "turn_id": t["turn_id"],
+                    "ranked_poi_ids": ranked,
+                    "response": t["text"],
+                    "citations": {c["label"]: c["review_id"] for c in t["citations"]},
+                }
+            )
     return rows
 
 

@@ -207,8 +207,17 @@ def test_runner_sasi_on_recorded_outputs(collab_rec_dir, tmp_path):
     prompt = AgentCaller(None, config).sasi_prompt(task)
     llm = recorded_llm(tmp_path, {prompt: '```json\n{"candidates": ["Paris", "Porto", "Riga"]}\n```'})
     # the paper's open list (the recorded reply names Paris, outside the catalogue: an enum would refuse it)
-    metrics = run_benchmark("sasi", kb, queries, tmp_path / "sasi", llm=llm, config=config, max_repairs=0,
-                            progress=False, catalogue_enum=False)  # fmt: skip
+    metrics = run_benchmark(
+        "sasi",
+        kb,
+        queries,
+        tmp_path / "sasi",
+        llm=llm,
+        config=config,
+        max_repairs=0,
+        progress=False,
+        catalogue_enum=False,
+    )
     assert llm.usage["requests"] == 0 and llm.usage["cache_hits"] == 1
     assert metrics["counts"]["agent_calls"] == 1 and metrics["counts"]["agent_failures"] == 0
     sasi = metrics["systems"]["SASI"]

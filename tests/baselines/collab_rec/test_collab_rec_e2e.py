@@ -79,9 +79,16 @@ def test_own_benchmark_mami(transformers_server, collab_rec_dir, tmp_path, one_t
     # a cached rerun (from scratch) sends nothing and gives the same metrics
     again = llm()
     rerun = run_benchmark(
-        "mami", kb, queries, tmp_path / "mami", llm=again, config=config, max_repairs=0, overwrite=True,
+        "mami",
+        kb,
+        queries,
+        tmp_path / "mami",
+        llm=again,
+        config=config,
+        max_repairs=0,
+        overwrite=True,
         progress=False,
-    )  # fmt: skip
+    )
     assert again.usage["requests"] == 0 and again.usage["cache_hits"] == 6
     assert rerun["systems"] == mami["systems"] and rerun["agents"] == mami["agents"]
 

@@ -186,16 +186,27 @@ def test_tables_say_which_eq10_reading_each_row_used():
     from trace_harness.collab_rec.tables import eq10_reading, table1, table3
 
     def run(config: ModeratorConfig, success: float) -> tuple[dict, dict]:
-        system = {"moderator_success": success, "gini": 0.6, "entropy": 0.8, "coverage": 0.5,
-                  "avg_recs_per_item": 2.0}
-        return ({"strategy": "mami", "config": config.to_dict(), "llm": {"model": "org/m"}},
-                {"systems": {"M_1": system, "M_eq13": system}})
+        system = {
+            "moderator_success": success,
+            "gini": 0.6,
+            "entropy": 0.8,
+            "coverage": 0.5,
+            "avg_recs_per_item": 2.0,
+        }
+        return (
+            {"strategy": "mami", "config": config.to_dict(), "llm": {"model": "org/m"}},
+            {"systems": {"M_1": system, "M_eq13": system}},
+        )
 
     printed, code = ModeratorConfig(), ModeratorConfig(code_behaviours={"mu2_is_mu1"})
     assert printed.to_dict()["eq10"] == "printed" and code.to_dict()["eq10"] == "code"
-    assert eq10_reading({"config": {"code_behaviours": ["mu2_is_mu1"]}}) == "code"  # a run.json without "eq10"
+    assert (
+        eq10_reading({"config": {"code_behaviours": ["mu2_is_mu1"]}}) == "code"
+    )  # a run.json without "eq10"
     runs = [run(printed, 0.6), run(code, 0.7)]
     t1, t3 = table1(runs).splitlines(), table3(runs).splitlines()
-    assert t1[0].startswith("| Model | Rej. | Eq. 10 | M_1 | M_eq13 |") and t3[0].startswith("| Model | Rej. | Eq. 10 |")
+    assert t1[0].startswith("| Model | Rej. | Eq. 10 | M_1 | M_eq13 |") and t3[0].startswith(
+        "| Model | Rej. | Eq. 10 |"
+    )
     assert "| m | A | code | 0.700 | 0.700 |" in t1[2] and "| m | A | printed | 0.600 | 0.600 |" in t1[3]
     assert [line.split(" | ")[2] for line in t3[2:]] == ["code", "printed"]

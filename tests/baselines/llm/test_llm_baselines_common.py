@@ -55,23 +55,45 @@ def test_ranking_schema_and_completion():
 
 
 def _settings(kb, spec: str, **kw) -> tuple:
-    settings = pipeline("llm_zero_shot", kb=kb, llm=spec, llm_cache=False, **kw).describe()["parameters"]["llm"]["settings"]
+    settings = pipeline("llm_zero_shot", kb=kb, llm=spec, llm_cache=False, **kw).describe()["parameters"][
+        "llm"
+    ]["settings"]
     return settings["temperature"], settings["max_new_tokens"], settings["seed"]
 
 
 def test_app_f_decoding_is_the_default(kb):
     # DSPy 3.0.3's defaults (the release the paper's gpt-5.4-mini setting implies): temperature 0.0 for a
     # non-reasoning backbone, 1.0 and 16,000 tokens for a reasoning one; max_tokens 600 is the paper's own.
-    assert _settings(kb, "openai:http://127.0.0.1:9/v1#Qwen/Qwen3-8B") == (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS, 42)
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#Qwen/Qwen3-8B") == (
+        APP_F_TEMPERATURE,
+        APP_F_MAX_NEW_TOKENS,
+        42,
+    )
     assert (APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS) == (0.0, 600)
     assert _settings(kb, "openai:http://127.0.0.1:9/v1#gpt-5.4-mini") == (1.0, 16000, 42)
     # the other reading of "no explicit temperature override" is an explicit 1.0; a flag always wins
-    assert _settings(kb, "openai:http://127.0.0.1:9/v1#m", temperature=PROVIDER_DEFAULT_TEMPERATURE) == (1.0, 600, 42)
+    assert _settings(kb, "openai:http://127.0.0.1:9/v1#m", temperature=PROVIDER_DEFAULT_TEMPERATURE) == (
+        1.0,
+        600,
+        42,
+    )
     assert _settings(kb, "openai:http://127.0.0.1:9/v1#gpt-5.4-mini", temperature=0.0, max_new_tokens=64) == (
-        0.0, 64, 42)
-    assert [is_reasoning_model(m) for m in ("gpt-5.4-mini", "openai/gpt-5-nano", "o3-mini", "gpt-4o-mini",
-                                            "Qwen/Qwen3-8B", "smollm2", "hf:Qwen/Qwen3-8B")] == [
-        True, True, True, False, False, False, False]
+        0.0,
+        64,
+        42,
+    )
+    assert [
+        is_reasoning_model(m)
+        for m in (
+            "gpt-5.4-mini",
+            "openai/gpt-5-nano",
+            "o3-mini",
+            "gpt-4o-mini",
+            "Qwen/Qwen3-8B",
+            "smollm2",
+            "hf:Qwen/Qwen3-8B",
+        )
+    ] == [True, True, True, False, False, False, False]
 
 
 @pytest.mark.parametrize("name", LLM_BASELINES)
@@ -101,7 +123,9 @@ def test_invalid_json_falls_back_to_popularity_and_is_counted(kb):
     assert len(llm.seen) == 4  # each turn asked twice: the answer and one repair
     popularity = list(pipeline("popularity", kb=kb)(rows(kb)))
     for pred, pop in zip(preds, popularity, strict=True):
-        assert pred["meta"]["fallback"] == "popularity" and pred["meta"]["counts"] == {"fallback_popularity": 1}
+        assert pred["meta"]["fallback"] == "popularity" and pred["meta"]["counts"] == {
+            "fallback_popularity": 1
+        }
         assert "no parseable JSON" in pred["meta"]["fallback_reason"]
         assert (pred["ranked_poi_ids"], pred["response"]) == (pop["ranked_poi_ids"], pop["response"])
     assert pipe.summary()["llm_usage"]["json_failures"] == 2
@@ -123,15 +147,24 @@ def test_tfidf_prefilter_cuts_a_large_pool_and_keeps_the_rest_after(kb):
     pipe = pipeline("llm_zero_shot", kb=kb, llm=llm, prefilter_k=2)
     first = list(pipe(rows(kb, "pool_16")))[0]  # five candidates, two shown
     assert len(shown_cards(llm.seen[0])) == 2
-    scores = pipe.tfidf.scores("I want vegan food somewhere quiet.", ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"])
+    scores = pipe.tfidf.scores(
+        "I want vegan food somewhere quiet.", ["p_veg", "p_sea", "p_bbq", "p_caf", "p_thai"]
+    )
     by_score = sorted(sorted(scores), key=lambda p: scores[p], reverse=True)
-    assert first["ranked_poi_ids"] == by_score  # the model took P1 = the TF-IDF best; the rest in TF-IDF order
+    assert (
+        first["ranked_poi_ids"] == by_score
+    )  # the model took P1 = the TF-IDF best; the rest in TF-IDF order
     none = ScriptedLLM(ranking_reply(("P1",)))
     list(pipeline("llm_zero_shot", kb=kb, llm=none, prefilter="none", prefilter_k=2)(rows(kb, "pool_16")))
     assert len(shown_cards(none.seen[0])) == 5
     small = ScriptedLLM(ranking_reply(("P1",)))
     list(pipeline("llm_zero_shot", kb=kb, llm=small, prefilter_k=4)(rows(kb, "closed")))
-    assert shown_cards(small.seen[0]) == ["Green Leaf Kitchen", "Harbor Fish House", "Smoky Pit BBQ", "Corner Cafe"]
+    assert shown_cards(small.seen[0]) == [
+        "Green Leaf Kitchen",
+        "Harbor Fish House",
+        "Smoky Pit BBQ",
+        "Corner Cafe",
+    ]
 
 
 def test_dense_prefilter(kb, tmp_path):
@@ -157,7 +190,10 @@ def test_graph_section_lists_other_types_within_500_m(kb):
 def test_itinerary_llm_prompt_has_the_graph(kb):
     llm = ScriptedLLM(ranking_reply())
     list(pipeline("itinerary_llm", kb=kb, llm=llm)(rows(kb)[:1]))
-    assert "within 500 m" in llm.seen[0][-1]["content"] and "Square Museum (attraction" in llm.seen[0][-1]["content"]
+    assert (
+        "within 500 m" in llm.seen[0][-1]["content"]
+        and "Square Museum (attraction" in llm.seen[0][-1]["content"]
+    )
 
 
 def test_bad_parameters_are_refused(kb):

@@ -25,10 +25,21 @@ def test_six_baselines_answer_valid_json_by_construction(tmp_path):
     except LLMConfigError as e:
         pytest.skip(str(e))
     data = write_data_dir(tmp_path / "data")
-    params = {"llm": "smollm2", "json_repairs": 0, "llm_cache": str(tmp_path / "llm.sqlite"),
-              "llm_options": {"threads": 1}}
-    metas = run_all(data, tmp_path / "runs", names=list(LLM_BASELINES), split="test", pool="closed",
-                    progress=False, per_name_params={n: dict(params) for n in LLM_BASELINES})
+    params = {
+        "llm": "smollm2",
+        "json_repairs": 0,
+        "llm_cache": str(tmp_path / "llm.sqlite"),
+        "llm_options": {"threads": 1},
+    }
+    metas = run_all(
+        data,
+        tmp_path / "runs",
+        names=list(LLM_BASELINES),
+        split="test",
+        pool="closed",
+        progress=False,
+        per_name_params={n: dict(params) for n in LLM_BASELINES},
+    )
     for name, meta in metas.items():
         assert isinstance(meta, dict), f"{name} failed: {meta}"
         report = meta["summary"]["fallbacks"]

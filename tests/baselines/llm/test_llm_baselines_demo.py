@@ -19,11 +19,23 @@ def test_llm_step_runs_on_a_seeded_subset_apart_from_the_main_runs(data_dir, tmp
     failed = demo.run_llm_step(data_dir, tmp_path, "validation", 42, ["tfidf"])
     assert failed == {}
     runs = sorted(p.name for p in (tmp_path / "llm_runs").glob("*.jsonl"))
-    assert runs == sorted(f"{n}.jsonl" for n in ("tfidf", "llm_zero_shot", "dst", "rag_citation",
-                                                 "multi_review_synthesis", "itinerary_llm", "memory_aug"))
+    assert runs == sorted(
+        f"{n}.jsonl"
+        for n in (
+            "tfidf",
+            "llm_zero_shot",
+            "dst",
+            "rag_citation",
+            "multi_review_synthesis",
+            "itinerary_llm",
+            "memory_aug",
+        )
+    )
     assert not (tmp_path / "runs").exists()  # the main leaderboard's folder is left alone
     out = capsys.readouterr().out
     assert "1-dialogue subset of the validation split" in out
-    assert "LLM Zero-Shot (scripted-model)" in out and "TF-IDF" in out and "Memory-Aug. (scripted-model)" in out
+    assert (
+        "LLM Zero-Shot (scripted-model)" in out and "TF-IDF" in out and "Memory-Aug. (scripted-model)" in out
+    )
     again = demo.run_llm_step(data_dir, tmp_path, "validation", 42, ["tfidf"])  # done stages are skipped
     assert again == {}

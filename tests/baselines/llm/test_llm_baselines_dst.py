@@ -19,12 +19,34 @@ def matcher(kb) -> CategoryMatcher:
 
 
 def test_merge_replaces_single_slots_and_accumulates_lists():
-    s = merge(DSTState(), {"price_max": 3, "cuisine_likes": [" Thai ", "Vegan"], "features": ["Patio"],
-                           "noise": "quiet", "location": " Old  City "})
-    assert (s.price_max, s.cuisine_likes, s.features, s.noise, s.location) == (3, ("thai", "vegan"), ("patio",),
-                                                                               "quiet", "Old City")
-    s = merge(s, {"price_max": 2, "cuisine_avoids": ["thai"], "cuisine_likes": ["vegan", "bbq"], "noise": None,
-                  "location": "", "features": ["wifi", "patio"]})
+    s = merge(
+        DSTState(),
+        {
+            "price_max": 3,
+            "cuisine_likes": [" Thai ", "Vegan"],
+            "features": ["Patio"],
+            "noise": "quiet",
+            "location": " Old  City ",
+        },
+    )
+    assert (s.price_max, s.cuisine_likes, s.features, s.noise, s.location) == (
+        3,
+        ("thai", "vegan"),
+        ("patio",),
+        "quiet",
+        "Old City",
+    )
+    s = merge(
+        s,
+        {
+            "price_max": 2,
+            "cuisine_avoids": ["thai"],
+            "cuisine_likes": ["vegan", "bbq"],
+            "noise": None,
+            "location": "",
+            "features": ["wifi", "patio"],
+        },
+    )
     assert s.price_max == 2 and s.noise == "quiet" and s.location == "Old City"  # null / empty say nothing
     assert s.cuisine_likes == ("vegan", "bbq") and s.cuisine_avoids == ("thai",)  # thai moved to avoids
     assert s.features == ("patio", "wifi")
@@ -49,7 +71,9 @@ def delta(**slots):
 
 def test_delta_schema_accepts_nulls_and_rejects_bad_values():
     assert validation_errors(delta(), DELTA_SCHEMA) == []
-    assert validation_errors({}, DELTA_SCHEMA)  # every slot required: a constrained model writes the whole delta
+    assert validation_errors(
+        {}, DELTA_SCHEMA
+    )  # every slot required: a constrained model writes the whole delta
     assert validation_errors(delta(price_max=5), DELTA_SCHEMA)
     assert validation_errors(delta(noise="silent"), DELTA_SCHEMA)
     assert validation_errors(delta(cuisine_name="thai"), DELTA_SCHEMA)  # not a slot: sent back for repair
@@ -60,8 +84,12 @@ def test_filters_price_cuisine_noise_features_and_missing_attributes(kb):
     kept, notes = filter_candidates(kb, ALL, DSTState(price_max=2), m)
     assert kept == ["p_veg", "p_bbq", "p_caf", "p_thai"]  # p_sea is $$$
     assert filter_candidates(kb, ALL, DSTState(cuisine_likes=("thai", "vegan")), m)[0] == ["p_veg", "p_thai"]
-    assert filter_candidates(kb, ALL, DSTState(cuisine_avoids=("seafood",)), m)[0] == ["p_veg", "p_bbq", "p_caf",
-                                                                                        "p_thai"]
+    assert filter_candidates(kb, ALL, DSTState(cuisine_avoids=("seafood",)), m)[0] == [
+        "p_veg",
+        "p_bbq",
+        "p_caf",
+        "p_thai",
+    ]
     # quiet -> quiet or average; p_caf has no noise attribute and passes (unknown is not a violation)
     assert filter_candidates(kb, ALL, DSTState(noise="quiet"), m)[0] == ["p_veg", "p_caf", "p_thai"]
     # only p_bbq is known to have outdoor seating; the others do not say, so they pass too
@@ -91,8 +119,10 @@ def test_pipeline_keeps_the_state_after_every_turn(kb):
     from trace_dataset.datadir import iter_dialogues
     from trace_dataset.views import turn_rows
 
-    deltas = {"I want vegan food somewhere quiet.": delta(cuisine_likes=["vegan"], noise="quiet"),
-              "Not Harbor Fish House, it is too loud for us.": delta(rejected=["Harbor Fish House"])}
+    deltas = {
+        "I want vegan food somewhere quiet.": delta(cuisine_likes=["vegan"], noise="quiet"),
+        "Not Harbor Fish House, it is too loud for us.": delta(rejected=["Harbor Fish House"]),
+    }
 
     def reply(conv):
         content = conv[-1]["content"]
@@ -105,7 +135,10 @@ def test_pipeline_keeps_the_state_after_every_turn(kb):
     pipe = pipeline("dst", kb=kb, llm=llm)
     d = next(iter_dialogues(kb.root.parent, "test"))
     first, second = list(pipe(turn_rows(d, "closed")))
-    assert first["meta"]["dst_state"]["cuisine_likes"] == ["vegan"] and first["meta"]["dst_state"]["noise"] == "quiet"
+    assert (
+        first["meta"]["dst_state"]["cuisine_likes"] == ["vegan"]
+        and first["meta"]["dst_state"]["noise"] == "quiet"
+    )
     assert first["ranked_poi_ids"][0] == "p_veg"  # the only vegan place; the others follow by TF-IDF
     assert second["meta"]["dst_delta"] == delta(rejected=["Harbor Fish House"])
     assert second["meta"]["dst_state"]["rejected"] == ["harbor fish house"]

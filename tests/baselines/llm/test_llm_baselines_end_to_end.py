@@ -29,7 +29,13 @@ MAX_NEW_TOKENS = 8
 
 
 def params(spec: str, cache: Path, **extra) -> dict:
-    return {"llm": spec, "max_new_tokens": MAX_NEW_TOKENS, "json_repairs": 0, "llm_cache": str(cache), **extra}
+    return {
+        "llm": spec,
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "json_repairs": 0,
+        "llm_cache": str(cache),
+        **extra,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +51,30 @@ def runs(transformers_server, tmp_path_factory):
     encoder = load_encoder()  # Memory-Aug.'s all-MiniLM-L6-v2, loaded once for both runs
 
     def per_name(pool: str) -> dict:
-        extra = {"memory_aug": {"encoder": encoder, "query_cache": False},  # leave the user's cache folder alone
-                 "llm_zero_shot": {"prefilter_k": 3} if pool == "open" else {}}
+        extra = {
+            "memory_aug": {"encoder": encoder, "query_cache": False},  # leave the user's cache folder alone
+            "llm_zero_shot": {"prefilter_k": 3} if pool == "open" else {},
+        }
         return {n: params(spec, cache, **extra.get(n, {})) for n in LLM_BASELINES}
 
-    closed = run_all(data, root / "closed", names=list(LLM_BASELINES), split="test", pool="closed", progress=False,
-                     per_name_params=per_name("closed"))
-    opened = run_all(data, root / "open", names=list(LLM_BASELINES), split="test", pool="open", progress=False,
-                     per_name_params=per_name("open"))
+    closed = run_all(
+        data,
+        root / "closed",
+        names=list(LLM_BASELINES),
+        split="test",
+        pool="closed",
+        progress=False,
+        per_name_params=per_name("closed"),
+    )
+    opened = run_all(
+        data,
+        root / "open",
+        names=list(LLM_BASELINES),
+        split="test",
+        pool="open",
+        progress=False,
+        per_name_params=per_name("open"),
+    )
     return {"root": root, "data": data, "cache": cache, "spec": spec, "closed": closed, "open": opened}
 
 
@@ -74,12 +96,16 @@ def test_every_baseline_closed_and_open_is_scored_by_evaluate(runs):
             assert llm["backend"] == "openai" and llm["settings"]["max_new_tokens"] == MAX_NEW_TOKENS
             assert len(meta["parameters"]["prompt"]["sha256"]) == 64
             path = runs["root"] / pool / f"{name}.jsonl"
-            result = evaluate_run(runs["data"], path, split="test", pool=pool)  # what `trace-bench evaluate` runs
+            result = evaluate_run(
+                runs["data"], path, split="test", pool=pool
+            )  # what `trace-bench evaluate` runs
             assert result["counts"]["system_turns"] == 2
             assert result["counts"]["unknown_review_ids"] == 0
             for row in lines(path):  # every citation is a label the response uses, pointing at a KB review
-                assert all(f"[{label}]" in row["response"] and rid in kb.reviews
-                           for label, rid in row["citations"].items())
+                assert all(
+                    f"[{label}]" in row["response"] and rid in kb.reviews
+                    for label, rid in row["citations"].items()
+                )
     for row, usable in zip(lines(runs["root"] / "open" / "llm_zero_shot.jsonl"), (4, 3), strict=True):
         if "fallback" not in row["meta"]:  # the model's ranking, completed: the usable open set
             assert len(row["ranked_poi_ids"]) == usable
@@ -106,9 +132,25 @@ def test_a_cached_rerun_makes_no_request(runs, tmp_path):
 
     first = runs["root"] / "closed" / "rag_citation.jsonl"
     out = tmp_path / "rag.jsonl"
-    argv = ["run", "rag_citation", "--data", str(runs["data"]), "--split", "test", "--out", str(out), "--llm",
-            runs["spec"], "--max-new-tokens", str(MAX_NEW_TOKENS), "--llm-cache", str(runs["cache"]),
-            "--param", "json_repairs=0", "--no-progress"]
+    argv = [
+        "run",
+        "rag_citation",
+        "--data",
+        str(runs["data"]),
+        "--split",
+        "test",
+        "--out",
+        str(out),
+        "--llm",
+        runs["spec"],
+        "--max-new-tokens",
+        str(MAX_NEW_TOKENS),
+        "--llm-cache",
+        str(runs["cache"]),
+        "--param",
+        "json_repairs=0",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     meta = read_json(meta_path(out))
     assert meta["summary"]["usage"]["llm_usage"]["requests"] == 0
@@ -117,14 +159,23 @@ def test_a_cached_rerun_makes_no_request(runs, tmp_path):
 
 
 def _run_in_child(data: str, out: str, spec: str, cache: str) -> None:
-    run_baseline("llm_zero_shot", data, out, split="validation", progress=False, chunk_dialogues=1,
-                 params=params(spec, Path(cache)))
+    run_baseline(
+        "llm_zero_shot",
+        data,
+        out,
+        split="validation",
+        progress=False,
+        chunk_dialogues=1,
+        params=params(spec, Path(cache)),
+    )
 
 
 def test_resume_after_a_kill(runs, tmp_path):
     out = tmp_path / "killed.jsonl"
     ctx = multiprocessing.get_context("spawn")
-    child = ctx.Process(target=_run_in_child, args=(str(runs["data"]), str(out), runs["spec"], str(runs["cache"])))
+    child = ctx.Process(
+        target=_run_in_child, args=(str(runs["data"]), str(out), runs["spec"], str(runs["cache"]))
+    )
     child.start()
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and child.is_alive():
@@ -137,10 +188,23 @@ def test_resume_after_a_kill(runs, tmp_path):
     assert not read_json(meta_path(out))["complete"]
     done_before = out.read_text(encoding="utf-8").count("\n")
     assert done_before == 2  # the first dialogue (answered from the cache), not the second
-    meta = run_baseline("llm_zero_shot", runs["data"], out, split="validation", progress=False, chunk_dialogues=1,
-                        params=params(runs["spec"], runs["cache"]))
+    meta = run_baseline(
+        "llm_zero_shot",
+        runs["data"],
+        out,
+        split="validation",
+        progress=False,
+        chunk_dialogues=1,
+        params=params(runs["spec"], runs["cache"]),
+    )
     assert meta["complete"] and meta["n_rows"] == 4
-    again = run_baseline("llm_zero_shot", runs["data"], tmp_path / "again.jsonl", split="validation", progress=False,
-                         params=params(runs["spec"], runs["cache"]))
+    again = run_baseline(
+        "llm_zero_shot",
+        runs["data"],
+        tmp_path / "again.jsonl",
+        split="validation",
+        progress=False,
+        params=params(runs["spec"], runs["cache"]),
+    )
     assert again["summary"]["usage"]["llm_usage"]["requests"] == 0  # everything the two runs asked is cached
     assert out.read_bytes() == (tmp_path / "again.jsonl").read_bytes()

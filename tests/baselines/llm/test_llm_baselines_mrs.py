@@ -31,10 +31,12 @@ def test_consensus_formula():
 
 
 def test_sentences_are_clustered_by_aspect_with_their_polarity():
-    counts = aspect_counts([
-        "The food was delicious. The staff were rude but the food was not bad.",
-        "Great location. The menu is long.",
-    ])
+    counts = aspect_counts(
+        [
+            "The food was delicious. The staff were rude but the food was not bad.",
+            "Great location. The menu is long.",
+        ]
+    )
     # food: "delicious" (+), "the food was not bad" (negated bad: +), "The menu is long" (neutral)
     assert counts["food"] == AspectCount(2, 0, 3)
     assert counts["service"] == AspectCount(0, 1, 1)  # "The staff were rude"
@@ -45,19 +47,30 @@ def test_sentences_are_clustered_by_aspect_with_their_polarity():
 def test_clusters_keep_the_sentences_and_the_evidence_puts_the_consensus_side_first():
     clusters = aspect_clusters([("r1", "The food was bland. The food was delicious!"), ("r2", "Great food.")])
     food = clusters["food"]
-    assert food == [Sentence("r1", "The food was bland", -1.0), Sentence("r1", "The food was delicious", 1.0),
-                    Sentence("r2", "Great food", 1.0)]
+    assert food == [
+        Sentence("r1", "The food was bland", -1.0),
+        Sentence("r1", "The food was delicious", 1.0),
+        Sentence("r2", "Great food", 1.0),
+    ]
     assert cluster_counts(clusters)["food"] == AspectCount(2, 1, 3)  # consensus +1/3
     # consensus > 0: the positive sentences first (cluster order), then the rest
     assert [s.text for s in evidence_sentences(food, 1 / 3, 2)] == ["The food was delicious", "Great food"]
-    assert [s.text for s in evidence_sentences(food, -0.5, 2)] == ["The food was bland", "The food was delicious"]
+    assert [s.text for s in evidence_sentences(food, -0.5, 2)] == [
+        "The food was bland",
+        "The food was delicious",
+    ]
     assert evidence_sentences(food, 0.0, 1) == food[:1]
     assert evidence_sentences(food, 1.0, 0) == []
 
 
 def test_score_uses_query_weights_or_uniform_weights():
-    counts = {"food": AspectCount(1, 0, 1), "service": AspectCount(0, 1, 1), "ambiance": AspectCount(),
-              "value": AspectCount(), "location": AspectCount()}
+    counts = {
+        "food": AspectCount(1, 0, 1),
+        "service": AspectCount(0, 1, 1),
+        "ambiance": AspectCount(),
+        "value": AspectCount(),
+        "location": AspectCount(),
+    }
     assert consensus_score(counts, {"food": 1.0}) == 1.0
     assert consensus_score(counts, {"service": 0.5}) == -0.5
     assert consensus_score(counts, {}) == 0.0  # uniform: +1 - 1
@@ -75,7 +88,10 @@ def test_the_model_sees_consensus_and_labelled_sentences_and_rejected_pois_stay(
     preds = list(pipe(turn_rows(d, "closed")))
     first, compare = seen
     # the consensus line, then the cluster's sentence under a label; a sentence in two clusters keeps one label
-    assert "  food: +1.00 (1 positive, 0 negative of 1 sentences)\n    [R1] (positive) The vegan bowls are fresh" in first
+    assert (
+        "  food: +1.00 (1 positive, 0 negative of 1 sentences)\n    [R1] (positive) The vegan bowls are fresh"
+        in first
+    )
     assert "  ambiance: +1.00 (1 positive, 0 negative of 1 sentences)\n    [R1] (positive)" in first
     # compare, after the user rejected Harbor Fish House: no adaptation, it is still ranked and shown
     assert preds[1]["ranked_poi_ids"][:2] == ["p_veg", "p_sea"] and "Harbor Fish House" in compare
@@ -83,12 +99,17 @@ def test_the_model_sees_consensus_and_labelled_sentences_and_rejected_pois_stay(
     assert sorted(preds[1]["ranked_poi_ids"]) == sorted(d["candidate_poi_ids"])
     assert all(p["citations"] == {} for p in preds)  # it quoted nothing, so it cites nothing
     # the earlier reading: rejected POIs dropped
-    dropped = list(pipeline("multi_review_synthesis", kb=kb, llm=ScriptedLLM(reply), keep_rejected=False)(
-        turn_rows(d, "closed")))
+    dropped = list(
+        pipeline("multi_review_synthesis", kb=kb, llm=ScriptedLLM(reply), keep_rejected=False)(
+            turn_rows(d, "closed")
+        )
+    )
     assert "p_sea" not in dropped[1]["ranked_poi_ids"]
     params = pipe.describe()["parameters"]
     assert params["prompt"]["file"] == "multi_review_synthesis.txt" and params["keep_rejected"] is True
-    assert params["sentences_per_aspect"] == 2 and "prefilter" not in params  # it ranks the full pool (App. Q)
+    assert (
+        params["sentences_per_aspect"] == 2 and "prefilter" not in params
+    )  # it ranks the full pool (App. Q)
     with pytest.raises(ValueError, match="takes no prefilter"):
         pipeline("multi_review_synthesis", kb=kb, llm=ScriptedLLM(reply), prefilter="dense")
     with pytest.raises(ValueError, match="sentences_per_aspect"):
@@ -102,8 +123,9 @@ def test_quoting_and_misquoting_on_recorded_outputs(kb, tmp_path):
     from trace_llm.cache import Completion, cache_key
 
     cache_path = tmp_path / "recorded.sqlite"
-    pipe = pipeline("multi_review_synthesis", kb=kb, llm=DEAD, llm_cache=str(cache_path),
-                    llm_options={"max_retries": 0})
+    pipe = pipeline(
+        "multi_review_synthesis", kb=kb, llm=DEAD, llm_cache=str(cache_path), llm_options={"max_retries": 0}
+    )
     d = next(iter_dialogues(kb.root.parent, "test"))
     rows = list(turn_rows(d, "closed"))
     convs = [pipe.build(pipe.preprocess(row))[0] for row in rows]
@@ -115,8 +137,13 @@ def test_quoting_and_misquoting_on_recorded_outputs(kb, tmp_path):
     cache = ResponseCache(cache_path)
     settings = pipe.llm.settings.to_dict()
     for conv, text in zip(convs, answers, strict=True):
-        cache.put(cache_key("openai", pipe.llm.cache_model, settings, conv), "openai", pipe.llm.cache_model,
-                  settings, Completion(text, 100, 20, "stop"))
+        cache.put(
+            cache_key("openai", pipe.llm.cache_model, settings, conv),
+            "openai",
+            pipe.llm.cache_model,
+            settings,
+            Completion(text, 100, 20, "stop"),
+        )
     cache.close()
     quote, misquote = list(pipe(rows))
     assert pipe.llm.usage["requests"] == 0 and pipe.llm.usage["cache_hits"] == 2
@@ -126,8 +153,10 @@ def test_quoting_and_misquoting_on_recorded_outputs(kb, tmp_path):
     assert misquote["meta"]["unknown_labels"] == ["R9"] and misquote["meta"]["counts"]["unknown_labels"] == 1
 
     def sources(pred):
-        return [kb.review_text(pred["citations"][f"R{n}"]) if f"R{n}" in pred["citations"] else None
-                for n in range(1, 10)]
+        return [
+            kb.review_text(pred["citations"][f"R{n}"]) if f"R{n}" in pred["citations"] else None
+            for n in range(1, 10)
+        ]
 
     good, bad = analyse(quote["response"], sources(quote)), analyse(misquote["response"], sources(misquote))
     assert good.grounding_score() == 1.0 and good.citation_density() > 0

@@ -27,7 +27,8 @@ def test_every_baseline_has_its_prompt_file_with_the_sections_it_renders():
         assert prompt.describe() == {"file": f"{name}.txt", "sha256": prompt.sha256}
         assert set(ACTIONS) <= set(prompt.sections)
     assert {"extract_system", "extract_user", "respond_system", "respond_user", "no_candidates"} <= set(
-        load_prompt("dst").sections)
+        load_prompt("dst").sections
+    )
     assert "retry" in load_prompt("rag_citation").sections
 
 

@@ -14,8 +14,10 @@ from tests.support.llm import ScriptedLLM
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
 
-EVIDENCE = {"R1": "The vegan bowls are fresh and the quiet back room is perfect for a long talk.",
-            "R2": "Fresh oysters every night but the dining room gets very loud after eight o'clock."}
+EVIDENCE = {
+    "R1": "The vegan bowls are fresh and the quiet back room is perfect for a long talk.",
+    "R2": "Fresh oysters every night but the dining room gets very loud after eight o'clock.",
+}
 GOOD = '"The vegan bowls are fresh and the quiet back room is perfect" [R1]'
 
 
@@ -26,21 +28,27 @@ def test_jaccard():
 
 def test_top_sentences_rank_by_jaccard_with_the_user_turns(kb):
     got = top_sentences(kb, EvidenceIndex(kb), ["p_sea", "p_veg", "p_caf"], "vegan food somewhere quiet", k=2)
-    assert [s.poi_id for s in got] == ["p_veg", "p_sea"]  # ties at 0 go to the higher review stars (p_sea 4, p_caf 3)
+    assert [s.poi_id for s in got] == [
+        "p_veg",
+        "p_sea",
+    ]  # ties at 0 go to the higher review stars (p_sea 4, p_caf 3)
     assert got[0].text == kb.review_text("r_p_veg_0") and got[0].score > 0 == got[1].score
 
 
-@pytest.mark.parametrize("response, label", [
-    (GOOD, "R1"),
-    ('[R1] first, then "The vegan bowls are fresh and the quiet back room is perfect" in the text', "R1"),
-    ('"The vegan bowls are fresh and the quiet back" [R1]', None),  # 9 words: too short
-    ('"The vegan bowls are fresh and the quiet back room" [R1]', "R1"),  # 10 words
-    ('"The vegan bowls are fresh and the QUIET back room is perfect" [R1]', None),  # not verbatim
-    ('"The vegan bowls are fresh and the quiet back room is perfect" [R2]', None),  # R2 does not say it
-    ('"The vegan bowls are fresh and the quiet back room is perfect"', None),  # no label
-    ('"The vegan bowls are fresh and the quiet back room is perfect" [R9]', None),  # no such evidence
-    ("The vegan bowls are fresh and the quiet back room is perfect [R1]", None),  # no quote marks
-])
+@pytest.mark.parametrize(
+    "response, label",
+    [
+        (GOOD, "R1"),
+        ('[R1] first, then "The vegan bowls are fresh and the quiet back room is perfect" in the text', "R1"),
+        ('"The vegan bowls are fresh and the quiet back" [R1]', None),  # 9 words: too short
+        ('"The vegan bowls are fresh and the quiet back room" [R1]', "R1"),  # 10 words
+        ('"The vegan bowls are fresh and the QUIET back room is perfect" [R1]', None),  # not verbatim
+        ('"The vegan bowls are fresh and the quiet back room is perfect" [R2]', None),  # R2 does not say it
+        ('"The vegan bowls are fresh and the quiet back room is perfect"', None),  # no label
+        ('"The vegan bowls are fresh and the quiet back room is perfect" [R9]', None),  # no such evidence
+        ("The vegan bowls are fresh and the quiet back room is perfect [R1]", None),  # no quote marks
+    ],
+)
 def test_quote_check(response, label):
     assert quote_check(response, EVIDENCE) == label
 
@@ -54,8 +62,11 @@ def answers(*responses):
             return "?"
         seen.append(conv)
         text = responses[min(len(seen) - 1, len(responses) - 1)]
-        return text if text.startswith("{") or text == "not json" else json.dumps(
-            {"ranked_ids": ["P1"], "response": text})
+        return (
+            text
+            if text.startswith("{") or text == "not json"
+            else json.dumps({"ranked_ids": ["P1"], "response": text})
+        )
 
     return reply, seen
 
@@ -85,7 +96,9 @@ def test_two_retries_then_a_pass(kb):
     assert pred["meta"]["quote_check"]["attempts"] == 3 and pred["meta"]["quote_check"]["passed"]
     assert pred["meta"]["counts"] == {"quote_retries": 2}
     retry = seen[1]  # the answer went back as the assistant turn, then the retry message
-    assert retry[-2]["role"] == "assistant" and json.loads(retry[-2]["content"])["response"] == "no quote here"
+    assert (
+        retry[-2]["role"] == "assistant" and json.loads(retry[-2]["content"])["response"] == "no quote here"
+    )
     assert "at least 10 words" in retry[-1]["content"]
 
 

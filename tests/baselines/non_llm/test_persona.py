@@ -25,8 +25,13 @@ def test_table_covers_every_persona_with_five_weights_in_unit_range():
 
 
 def test_persona_weights_and_unknown_persona():
-    assert persona_weights("budget_traveler") == {"food": 0.4, "service": 0.3, "ambiance": 0.2, "value": 1.0,
-                                                  "location": 0.5}
+    assert persona_weights("budget_traveler") == {
+        "food": 0.4,
+        "service": 0.3,
+        "ambiance": 0.2,
+        "value": 1.0,
+        "location": 0.5,
+    }
     with pytest.raises(TraceDataError, match="unknown persona type 'pirate'.*budget_traveler"):
         persona_weights("pirate")
 
@@ -35,8 +40,13 @@ def test_mixed_weights_hand_computed():
     p = {"food": 0.4, "service": 0.3, "ambiance": 0.2, "value": 1.0, "location": 0.5}
     q = {"food": 1.0, "service": 0.0, "ambiance": 1 / 3, "value": 0.0, "location": 0.0}
     w = mixed_weights(p, q, 0.5)
-    assert w == {"food": pytest.approx(0.7), "service": pytest.approx(0.15), "ambiance": pytest.approx(4 / 15),
-                 "value": pytest.approx(0.5), "location": pytest.approx(0.25)}
+    assert w == {
+        "food": pytest.approx(0.7),
+        "service": pytest.approx(0.15),
+        "ambiance": pytest.approx(4 / 15),
+        "value": pytest.approx(0.5),
+        "location": pytest.approx(0.25),
+    }
     assert mixed_weights(p, q, 1.0) == pytest.approx(p)
     assert mixed_weights(p, q, 0.0) == pytest.approx(q)
 
@@ -44,8 +54,10 @@ def test_mixed_weights_hand_computed():
 @pytest.fixture
 def value_vs_ambiance_kb(tmp_path):
     pois = [poi("v", "Value Diner", stars=4.0), poi("m", "Mood Lounge", stars=4.0)]
-    reviews = {"v": ["Great prices, a real bargain.", "Affordable and worth it."],
-               "m": ["Romantic atmosphere, lovely decor.", "Cozy and charming interior."]}
+    reviews = {
+        "v": ["Great prices, a real bargain.", "Affordable and worth it."],
+        "m": ["Romantic atmosphere, lovely decor.", "Cozy and charming interior."],
+    }
     return load_kb(tmp_path, pois, reviews)
 
 
@@ -64,8 +76,11 @@ def test_persona_changes_the_ranking(value_vs_ambiance_kb):
 
 def test_user_words_can_outweigh_the_persona(value_vs_ambiance_kb):
     pipe = PersonaGroundedBaseline(value_vs_ambiance_kb)
-    r = row(["A romantic, cozy atmosphere please", "with nice decor"], candidates=("v", "m"),
-            persona_type="budget_traveler")
+    r = row(
+        ["A romantic, cozy atmosphere please", "with nice decor"],
+        candidates=("v", "m"),
+        persona_type="budget_traveler",
+    )
     # ambiance hits: romantic, cozy, atmosphere, decor = 4 -> 1.0; w_amb = 0.5 * 0.2 + 0.5 = 0.6, w_val = 0.5
     [pred] = pipe([r])
     assert pred["ranked_poi_ids"] == ["m", "v"]

@@ -24,13 +24,17 @@ def build(name, kb, tmp_path, minilm=None):
         from baselines.toolkit.dense import DenseIndex
 
         index = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "dense-cache")
-        return baselines.pipeline(name, kb=kb, **({"index": index} if name == "dense" else {"dense_index": index}))
+        return baselines.pipeline(
+            name, kb=kb, **({"index": index} if name == "dense" else {"dense_index": index})
+        )
     return baselines.pipeline(name, kb=kb)
 
 
 def dialogue(closed, pool_16, open_set):
     turns = [
-        turn(0, "user", "greet_and_seek", "Hi! We want quiet seafood with good service, nothing too expensive."),
+        turn(
+            0, "user", "greet_and_seek", "Hi! We want quiet seafood with good service, nothing too expensive."
+        ),
         turn(1, "system", "ask_preference", "Any budget?"),
         turn(2, "user", "provide_preference", "Something cheap with outdoor seating please."),
         turn(3, "system", "recommend", "Try Harbor Fish House.", ("p_sea",)),
@@ -40,13 +44,29 @@ def dialogue(closed, pool_16, open_set):
         turn(7, "system", "farewell", "Enjoy!"),
     ]
     return {
-        "dialogue_id": "cell_0001", "split": "test",
-        "scenario": {"persona_type": "couple", "persona": "a couple", "travel_context": "a weekend getaway",
-                     "city": "Philadelphia", "poi_type": "restaurant", "difficulty": "Easy"},
-        "candidate_poi_ids": closed, "pool_16_poi_ids": pool_16, "pool_32_poi_ids": pool_16,
-        "open_set_poi_ids": open_set, "turns": turns, "quote_spans": [],
-        "metadata": {"generator": "test", "backend": "template", "model": "", "seed": 42,
-                     "kb_version": "non-llm-test"},
+        "dialogue_id": "cell_0001",
+        "split": "test",
+        "scenario": {
+            "persona_type": "couple",
+            "persona": "a couple",
+            "travel_context": "a weekend getaway",
+            "city": "Philadelphia",
+            "poi_type": "restaurant",
+            "difficulty": "Easy",
+        },
+        "candidate_poi_ids": closed,
+        "pool_16_poi_ids": pool_16,
+        "pool_32_poi_ids": pool_16,
+        "open_set_poi_ids": open_set,
+        "turns": turns,
+        "quote_spans": [],
+        "metadata": {
+            "generator": "test",
+            "backend": "template",
+            "model": "",
+            "seed": 42,
+            "kb_version": "non-llm-test",
+        },
     }
 
 
@@ -105,11 +125,12 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
     other["dialogue_id"] = "cell_0000"
     other_rows = list(turn_rows(other, "closed"))
     mixed = run(build(name, cell_kb, tmp_path), other_rows + rows)
-    assert json.dumps(mixed[len(other_rows):]) == json.dumps(first)
+    assert json.dumps(mixed[len(other_rows) :]) == json.dumps(first)
     # the pool order does not matter: ties go by business_id
     shuffled = [{**r, "candidate_poi_ids": list(reversed(r["candidate_poi_ids"]))} for r in rows]
-    assert [p["ranked_poi_ids"] for p in run(build(name, cell_kb, tmp_path), shuffled)] == \
-           [p["ranked_poi_ids"] for p in first]
+    assert [p["ranked_poi_ids"] for p in run(build(name, cell_kb, tmp_path), shuffled)] == [
+        p["ranked_poi_ids"] for p in first
+    ]
 
 
 @pytest.mark.parametrize("name", ALL)

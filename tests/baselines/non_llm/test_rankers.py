@@ -36,10 +36,18 @@ def test_tfidf_weights_by_hand():
 
 @pytest.fixture
 def tfidf_kb(tmp_path):
-    pois = [poi("t_a", "Alpha"), poi("t_b", "Bravo"), poi("t_c", "Charlie"),
-            poi("t_h", "Hotel Zulu", poi_type="hotel", categories=("Hotels",))]
-    reviews = {"t_a": ["pizza pizza and beer"], "t_b": ["pizza with wine"], "t_c": ["the sushi"],
-               "t_h": ["pizza pizza pizza pizza"]}
+    pois = [
+        poi("t_a", "Alpha"),
+        poi("t_b", "Bravo"),
+        poi("t_c", "Charlie"),
+        poi("t_h", "Hotel Zulu", poi_type="hotel", categories=("Hotels",)),
+    ]
+    reviews = {
+        "t_a": ["pizza pizza and beer"],
+        "t_b": ["pizza with wine"],
+        "t_c": ["the sushi"],
+        "t_h": ["pizza pizza pizza pizza"],
+    }
     return KnowledgeBase.load(write_kb(tmp_path / "kb", pois, reviews))
 
 
@@ -73,17 +81,24 @@ def test_tfidf_ranking_ties_and_stop_words(tfidf_kb):
 # Popularity
 # ---------------------------------------------------------------------------------------------------
 def test_popularity_stars_then_review_count_then_id(tmp_path):
-    pois = [poi("x1", "One", stars=4.5, review_count=10), poi("x2", "Two", stars=4.5, review_count=30),
-            poi("x3", "Three", stars=5.0, review_count=3), poi("x0", "Zero", stars=4.5, review_count=10),
-            poi("x4", "Four", stars=2.0, review_count=999)]
-    kb = KnowledgeBase.load(write_kb(tmp_path / "kb", pois, {p["business_id"]: ["Nice place overall here."]
-                                                              for p in pois}))
+    pois = [
+        poi("x1", "One", stars=4.5, review_count=10),
+        poi("x2", "Two", stars=4.5, review_count=30),
+        poi("x3", "Three", stars=5.0, review_count=3),
+        poi("x0", "Zero", stars=4.5, review_count=10),
+        poi("x4", "Four", stars=2.0, review_count=999),
+    ]
+    kb = KnowledgeBase.load(
+        write_kb(tmp_path / "kb", pois, {p["business_id"]: ["Nice place overall here."] for p in pois})
+    )
     p = pipeline("popularity", kb=kb)
     h = [turn(0, "user", "greet_and_seek", "Anything with four stars")]
     r = row(h, candidates=("x4", "x1", "x2", "x3", "x0"))
     assert next(iter(p([r])))["ranked_poi_ids"] == ["x3", "x2", "x0", "x1", "x4"]
     # the dialogue does not matter
-    r2 = row([turn(0, "user", "greet_and_seek", "Four! Four! x4 Four")], candidates=("x4", "x1", "x2", "x3", "x0"))
+    r2 = row(
+        [turn(0, "user", "greet_and_seek", "Four! Four! x4 Four")], candidates=("x4", "x1", "x2", "x3", "x0")
+    )
     assert next(iter(p([r2])))["ranked_poi_ids"] == ["x3", "x2", "x0", "x1", "x4"]
 
 
@@ -98,12 +113,18 @@ def test_haversine_one_degree_of_latitude():
 @pytest.fixture
 def spatial_kb(tmp_path):
     # Old City anchor (39.9522, -75.1440); three restaurants at growing distances east of it
-    pois = [poi("s_near", "Near Place", lat=39.9522, lon=-75.1440),
-            poi("s_mid", "Mid Place", lat=39.9522, lon=-75.1340),
-            poi("s_far", "Far Place", lat=39.9522, lon=-75.1240),
-            poi("s_nowhere", "Lost Place", lat=0.0, lon=0.0)]
-    reviews = {"s_near": ["good coffee here today"], "s_mid": ["great ramen ramen and coffee"],
-               "s_far": ["ramen ramen ramen noodles"], "s_nowhere": ["ramen spot somewhere"]}
+    pois = [
+        poi("s_near", "Near Place", lat=39.9522, lon=-75.1440),
+        poi("s_mid", "Mid Place", lat=39.9522, lon=-75.1340),
+        poi("s_far", "Far Place", lat=39.9522, lon=-75.1240),
+        poi("s_nowhere", "Lost Place", lat=0.0, lon=0.0),
+    ]
+    reviews = {
+        "s_near": ["good coffee here today"],
+        "s_mid": ["great ramen ramen and coffee"],
+        "s_far": ["ramen ramen ramen noodles"],
+        "s_nowhere": ["ramen spot somewhere"],
+    }
     return KnowledgeBase.load(write_kb(tmp_path / "kb", pois, reviews))
 
 
@@ -117,8 +138,10 @@ def test_spatial_blend_by_hand(spatial_kb):
     text = TfidfScorer(spatial_kb).scores(inp["query"], inp["candidates"])
     top = max(text.values())
     anchor = (39.9522, -75.1440)
-    d = {pid: haversine_m(*anchor, spatial_kb.pois[pid].latitude, spatial_kb.pois[pid].longitude)
-         for pid in ("s_near", "s_mid", "s_far")}
+    d = {
+        pid: haversine_m(*anchor, spatial_kb.pois[pid].latitude, spatial_kb.pois[pid].longitude)
+        for pid in ("s_near", "s_mid", "s_far")
+    }
     d_max = d["s_far"]
     for pid in ("s_near", "s_mid", "s_far"):
         assert scores[pid] == pytest.approx(0.7 * text[pid] / top + 0.3 * (1 - d[pid] / d_max))
@@ -136,8 +159,19 @@ def test_spatial_falls_back_to_the_city_centre(spatial_kb):
     # pure distance to the centre (-75.1652): near (-75.1440) is closest
     assert next(iter(p([r])))["ranked_poi_ids"] == ["s_near", "s_mid", "s_far"]
     assert p.get_config_dict() == {"text_weight": 0.0, "spatial_weight": 1.0}
-    resp = next(iter(p([row([turn(0, "user", "greet_and_seek", "ramen")], "recommend",
-                            candidates=("s_near", "s_mid"))])))["response"]
+    resp = next(
+        iter(
+            p(
+                [
+                    row(
+                        [turn(0, "user", "greet_and_seek", "ramen")],
+                        "recommend",
+                        candidates=("s_near", "s_mid"),
+                    )
+                ]
+            )
+        )
+    )["response"]
     assert "from the centre of Philadelphia" in resp
 
 
@@ -159,7 +193,9 @@ def itin_kb(tmp_path):
         poi("a_2", "Museum Far", lat=39.95, lon=east(5000), poi_type="attraction"),
         poi("r_3", "No Coords Diner", lat=0.0, lon=0.0),
     ]
-    reviews = {p["business_id"]: [f"Lovely {p['name'].lower()} with friendly staff and fair prices."] for p in pois}
+    reviews = {
+        p["business_id"]: [f"Lovely {p['name'].lower()} with friendly staff and fair prices."] for p in pois
+    }
     return KnowledgeBase.load(write_kb(tmp_path / "kb", pois, reviews))
 
 

@@ -20,11 +20,16 @@ def test_build_makes_the_store_a_run_reads_and_resumes(tmp_path, capsys, monkeyp
     assert main(["sniprec", "build", "--data", str(data), "--kind", "sentence", "--no-encode"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("sentence units of 4 POIs (4 extracted now, ")
-    [store] = list((tmp_path / "cache" / "sniprec").glob("*/sentence-v*/store.json"))  # the default cache folder
+    [store] = list(
+        (tmp_path / "cache" / "sniprec").glob("*/sentence-v*/store.json")
+    )  # the default cache folder
     summary = json.loads(store.read_text())
     assert summary["n_pois"] == 4 and summary["n_review_units"] > 0 and str(store.parent) in out
     # a second build finds everything cached
-    assert main(["sniprec", "build", "--kb", str(data / "knowledge_base"), "--kind", "sentence", "--no-encode"]) == 0
+    assert (
+        main(["sniprec", "build", "--kb", str(data / "knowledge_base"), "--kind", "sentence", "--no-encode"])
+        == 0
+    )
     assert "(0 extracted now, " in capsys.readouterr().out
 
 
@@ -35,10 +40,26 @@ def test_build_refuses_what_does_not_fit(tmp_path, capsys):
     assert "--kind llm needs --llm SPEC" in capsys.readouterr().err
     assert main(["sniprec", "build", "--data", str(data), "--llm", "smollm2", "--no-encode", *cache]) == 2
     assert "--llm is for --kind llm" in capsys.readouterr().err
-    for option, value, expected in (("--json-repairs", "-1", "expected an integer >= 0"),
-                                    ("--encoder-threads", "0", "expected an integer >= 1")):
+    for option, value, expected in (
+        ("--json-repairs", "-1", "expected an integer >= 0"),
+        ("--encoder-threads", "0", "expected an integer >= 1"),
+    ):
         with pytest.raises(SystemExit) as refused:  # refused while the options are parsed
-            main(["sniprec", "build", "--data", str(data), "--kind", "llm", "--llm", "smollm2", option, value, *cache])
+            main(
+                [
+                    "sniprec",
+                    "build",
+                    "--data",
+                    str(data),
+                    "--kind",
+                    "llm",
+                    "--llm",
+                    "smollm2",
+                    option,
+                    value,
+                    *cache,
+                ]
+            )
         assert refused.value.code == 2 and f"argument {option}: {expected}" in capsys.readouterr().err
     assert main(["sniprec", "build", "--kb", str(tmp_path / "nowhere"), "--no-encode", *cache]) == 2
     err = capsys.readouterr().err
@@ -48,8 +69,11 @@ def test_build_refuses_what_does_not_fit(tmp_path, capsys):
 
 def test_the_commands_the_help_prints_parse_as_printed():
     """Every `trace-bench sniprec ...` line of the help text is a valid command line (DIR/SPEC filled in)."""
-    lines = [line.split("#")[0].strip() for line in sniprec_cli.__doc__.splitlines()
-             if line.strip().startswith("trace-bench sniprec")]
+    lines = [
+        line.split("#")[0].strip()
+        for line in sniprec_cli.__doc__.splitlines()
+        if line.strip().startswith("trace-bench sniprec")
+    ]
     assert len(lines) == 3
     parser = build_parser()
     for line in lines:

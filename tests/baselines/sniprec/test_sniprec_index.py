@@ -55,8 +55,12 @@ def test_distinct_texts_share_a_row_and_vectors_are_cached(index, kb, tmp_path):
     mem = index.memory_bytes()
     n_units = sum(len(index.store.units(p)) for p in ids)
     assert mem["units"] == n_units and mem["distinct_texts"] < n_units  # the category template repeats
-    again = UnitIndex(UnitStore(kb, RulesExtractor("rules"), tmp_path / "cache"), "test-encoder",
-                      cache_dir=tmp_path / "cache", model=WordEncoder())
+    again = UnitIndex(
+        UnitStore(kb, RulesExtractor("rules"), tmp_path / "cache"),
+        "test-encoder",
+        cache_dir=tmp_path / "cache",
+        model=WordEncoder(),
+    )
     again.ensure(ids)
     assert again.encoded == 0 and index.encoded == mem["distinct_texts"]
 

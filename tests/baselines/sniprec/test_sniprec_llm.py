@@ -25,23 +25,33 @@ from trace_harness.leaderboard.build import build_leaderboard, short_model_name
 
 pytestmark = pytest.mark.slow
 
-POIS = [poi("p_sea", "Harbor Fish House", categories=("Restaurants", "Seafood")),
-        poi("p_veg", "Green Leaf Kitchen", categories=("Restaurants", "Vegan"))]
+POIS = [
+    poi("p_sea", "Harbor Fish House", categories=("Restaurants", "Seafood")),
+    poi("p_veg", "Green Leaf Kitchen", categories=("Restaurants", "Vegan")),
+]
 REVIEWS = {"p_sea": [("Harbor Fish House has fresh oysters. The room is loud.", 5.0)]}
 OPENING = turn(0, "user", "greet_and_seek", "I want fresh oysters.")
 DIALOGUES = [
-    dialogue("crs_yelp_00001", [
-        OPENING,
-        turn(1, "system", "recommend", "Try Harbor Fish House.", refs=("p_sea",), gold=("p_sea",)),
-        turn(2, "user", "accept", "Great."),
-        turn(3, "system", "farewell", "Bye!"),
-    ], ["p_sea", "p_veg"]),
-    dialogue("crs_yelp_00002", [
-        OPENING,
-        turn(1, "system", "ask_preference", "Any other wish?"),
-        turn(2, "user", "provide_preference", "No, that is all."),
-        turn(3, "system", "farewell", "Bye!"),
-    ], ["p_sea", "p_veg"]),
+    dialogue(
+        "crs_yelp_00001",
+        [
+            OPENING,
+            turn(1, "system", "recommend", "Try Harbor Fish House.", refs=("p_sea",), gold=("p_sea",)),
+            turn(2, "user", "accept", "Great."),
+            turn(3, "system", "farewell", "Bye!"),
+        ],
+        ["p_sea", "p_veg"],
+    ),
+    dialogue(
+        "crs_yelp_00002",
+        [
+            OPENING,
+            turn(1, "system", "ask_preference", "Any other wish?"),
+            turn(2, "user", "provide_preference", "No, that is all."),
+            turn(3, "system", "farewell", "Bye!"),
+        ],
+        ["p_sea", "p_veg"],
+    ),
 ]
 
 
@@ -50,19 +60,33 @@ def test_sniprec_with_smollm2_runs_end_to_end(transformers_server, tmp_path, mon
     data = tmp_path / "corpus"
     write_kb(data / KB_DIRNAME, POIS, REVIEWS)
     for split in SPLITS:
-        write_jsonl(data / DATA_DIRNAME / f"{split}.jsonl.gz",
-                    DIALOGUES if split == "test" else [])
+        write_jsonl(data / DATA_DIRNAME / f"{split}.jsonl.gz", DIALOGUES if split == "test" else [])
     write_json(data / CORPUS_META_FILE, {"versions": {"corpus_version": "sniprec-llm-1"}})
     decoding = ["--llm", transformers_server.spec, "--temperature", "0", "--max-new-tokens", "48"]
     # the build command as its help prints it (`trace-bench sniprec build --data DIR --kind llm --llm SPEC`)
-    assert main(["sniprec", "build", "--data", str(data), "--kind", "llm", *decoding, "--json-repairs", "0"]) == 0
+    assert (
+        main(["sniprec", "build", "--data", str(data), "--kind", "llm", *decoding, "--json-repairs", "0"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "llm units of 2 POIs (2 extracted now" in printed
     assert re.search(r"store totals: \d+ LLM calls for 1 reviews, failed reviews [01],", printed)
     runs = tmp_path / "runs"
     out = runs / "sniprec.jsonl"
-    rc = main(["run", "sniprec", *decoding, "--param", "json_repairs=0", "--data", str(data), "--out", str(out),
-               "--no-progress"])
+    rc = main(
+        [
+            "run",
+            "sniprec",
+            *decoding,
+            "--param",
+            "json_repairs=0",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
 
     meta = json.loads(out.with_name(out.name + ".meta.json").read_text())
@@ -105,5 +129,8 @@ def test_sniprec_with_smollm2_runs_end_to_end(transformers_server, tmp_path, mon
 
     [row] = build_leaderboard(data, runs, n_boot=0)
     model = short_model_name(params["llm"]["model"])
-    assert row["system"] == f"SnipRec ({model}) [LLM snippets, all-MiniLM-L6-v2, NLI off]" and row["family"] == "LLM"
+    assert (
+        row["system"] == f"SnipRec ({model}) [LLM snippets, all-MiniLM-L6-v2, NLI off]"
+        and row["family"] == "LLM"
+    )
     assert "SmolLM2" in model

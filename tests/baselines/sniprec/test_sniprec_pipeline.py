@@ -91,7 +91,12 @@ def test_a_rejection_without_a_stated_reason_dislikes_the_rejected_pois_categori
     turns = [
         turn(0, "user", "greet_and_seek", "Somewhere for dinner with fresh seafood."),
         turn(1, "system", "recommend", "Try Harbor Fish House.", refs=("p_sea",)),
-        turn(2, "user", "reject_and_refine", "I'd rather skip Harbor Fish House. I'm not after that kind of place."),
+        turn(
+            2,
+            "user",
+            "reject_and_refine",
+            "I'd rather skip Harbor Fish House. I'm not after that kind of place.",
+        ),
         turn(3, "system", "recommend", "How about another?"),
     ]
     pipe = SnipRecBaseline(kb, encoder_model=minilm)
@@ -112,12 +117,22 @@ def test_session_isolation_and_turn_by_turn_use(kb, minilm):
         assert got == ref
     # a plain turn row built by hand (what an interactive simulator sends), one turn at a time
     history = [turn(0, "user", "greet_and_seek", "Vegan food somewhere quiet, please.")]
-    row = {"dialogue_id": "live", "turn_id": 1, "action": "recommend", "history": history, "rejected_poi_ids": [],
-           "candidate_poi_ids": CANDIDATES, "scenario": sample_dialogues(1)[0]["scenario"]}
+    row = {
+        "dialogue_id": "live",
+        "turn_id": 1,
+        "action": "recommend",
+        "history": history,
+        "rejected_poi_ids": [],
+        "candidate_poi_ids": CANDIDATES,
+        "scenario": sample_dialogues(1)[0]["scenario"],
+    }
     first = next(pipe([row]))
     assert first["ranked_poi_ids"][0] == "p_veg"
-    more = [*history, turn(1, "system", "ask_preference", "Anything else?"),
-            turn(2, "user", "provide_preference", "I want barbecue and cold beer on a patio.")]
+    more = [
+        *history,
+        turn(1, "system", "ask_preference", "Anything else?"),
+        turn(2, "user", "provide_preference", "I want barbecue and cold beer on a patio."),
+    ]
     second = next(pipe([{**row, "turn_id": 3, "history": more}]))
     # SCORE_2 = SCORE_1 + the barbecue turn: the barbecue place moves up, the vegan place keeps its lead
     assert second["ranked_poi_ids"].index("p_bbq") < first["ranked_poi_ids"].index("p_bbq")
@@ -174,18 +189,47 @@ def test_offline_runs_are_valid_predictions_and_leaderboard_rows(tmp_path, capsy
     # the build command as its help prints it (`trace-bench sniprec build --kb DIR`): units and vectors first
     assert main(["sniprec", "build", "--kb", str(data / "knowledge_base")]) == 0
     assert "rules units of 4 POIs (4 extracted now, " in capsys.readouterr().out
-    assert main(["run", "sniprec", "--snippets", "rules", "--data", str(data), "--out",
-                 str(runs / "sniprec.jsonl"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "sniprec",
+                "--snippets",
+                "rules",
+                "--data",
+                str(data),
+                "--out",
+                str(runs / "sniprec.jsonl"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     for name in ("sniprec_snippet", "sniprec_sentence", "sniprec_document"):
-        assert main(["run", name, "--data", str(data), "--out", str(runs / f"{name}.jsonl"), "--no-progress"]) == 0
+        assert (
+            main(["run", name, "--data", str(data), "--out", str(runs / f"{name}.jsonl"), "--no-progress"])
+            == 0
+        )
     meta = json.loads((runs / "sniprec.jsonl.meta.json").read_text())
     assert meta["family"] == "non-LLM" and meta["variant"] == "rules snippets, all-MiniLM-L6-v2, NLI off"
     assert meta["parameters"]["snippets"] == "rules" and "llm" not in meta["parameters"]
     assert meta["summary"]["usage"]["units_extracted_pois"] == 0  # the build's store
     assert meta["summary"]["usage"]["texts_encoded"] > 0  # the query snippets (the units' vectors are cached)
     results = tmp_path / "results.json"
-    assert main(["evaluate", "--data", str(data), "--predictions", str(runs / "sniprec.jsonl"),
-                 "--out", str(results)]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--predictions",
+                str(runs / "sniprec.jsonl"),
+                "--out",
+                str(results),
+            ]
+        )
+        == 0
+    )
     values = json.loads(results.read_text())["values"]
     assert values["grounding_score"] == 1.0 and values["recall@1"] is not None
     rows = build_leaderboard(data, runs, n_boot=0)
@@ -198,7 +242,10 @@ def test_offline_runs_are_valid_predictions_and_leaderboard_rows(tmp_path, capsy
     }
     assert {r["family"] for r in rows} == {"non-LLM"} and all(r["session_isolated"] for r in rows)
     # the unit store was built once and is reused: a second run encodes nothing new
-    assert main(["run", "sniprec", "--data", str(data), "--out", str(runs / "again.jsonl"), "--no-progress"]) == 0
+    assert (
+        main(["run", "sniprec", "--data", str(data), "--out", str(runs / "again.jsonl"), "--no-progress"])
+        == 0
+    )
     again = json.loads((runs / "again.jsonl.meta.json").read_text())
     assert again["summary"]["usage"]["texts_encoded"] == 0
     assert (runs / "again.jsonl").read_bytes() == (runs / "sniprec.jsonl").read_bytes()
@@ -210,7 +257,9 @@ def test_cli_refuses_what_does_not_fit(tmp_path, capsys):
     assert main(["run", "tfidf", "--snippets", "rules", "--data", str(data), "--out", out]) == 2
     assert "has no parameter 'snippets'" in capsys.readouterr().err
     assert main(["run", "sniprec_sentence", "--snippets", "llm", "--data", str(data), "--out", out]) == 2
-    assert main(["run", "sniprec", "--snippets", "llm", "--data", str(data), "--out", out, "--no-progress"]) == 2
+    assert (
+        main(["run", "sniprec", "--snippets", "llm", "--data", str(data), "--out", out, "--no-progress"]) == 2
+    )
     assert "needs an LLM" in capsys.readouterr().err
 
 
@@ -224,7 +273,9 @@ def test_a_run_encodes_every_searched_unit_once_before_its_first_batch(kb, tmp_p
     assert len(preds) == len(rows)
     pools = {pid for row in rows if row["action"] != "farewell" for pid in row["candidate_poi_ids"]}
     distinct = {u.text for pid in pools for u in pipe.store.units(pid)}
-    assert model.calls[0] == len(distinct) and pipe.store.extracted == len(pools)  # one pass, before any batch
+    assert model.calls[0] == len(distinct) and pipe.store.extracted == len(
+        pools
+    )  # one pass, before any batch
     assert pipe.index.memory_bytes()["distinct_texts"] == len(distinct)
     assert sum(model.calls[1:]) == pipe.index.encoded - len(distinct)  # later calls: query texts only
     again = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))

@@ -25,7 +25,14 @@ VALUES: dict[str, list[str]] = {
     "dietary": sorted({w for names in P.bank().dietary_names.values() for w in names}),
     "meal": sorted({w for names in P.bank().meal_names.values() for w in names}),
     "noise": sorted({w for names in P.bank().noise_names.values() for w in names}),
-    "category": ["Breakfast & Brunch", "Sicilian", "Italian", "Art Museums", "Bed & Breakfast", "Escape Games"],
+    "category": [
+        "Breakfast & Brunch",
+        "Sicilian",
+        "Italian",
+        "Art Museums",
+        "Bed & Breakfast",
+        "Escape Games",
+    ],
     "rating": [p.format(v=v) for p in P.bank().rating_phrases for v in ("four", "4.5")],
     "location": [p.format(L="the Riverwalk") for ps in P.bank().radius_phrases.values() for p in ps],
     "price": ["cheap", "affordable", "moderate", "upscale"],
@@ -72,23 +79,31 @@ def test_an_answer_gives_the_preference_and_nothing_of_its_lead(lead):
 
 def test_the_issues_cases():
     assert [(q.sign, q.text) for q in rules_query_snippets("Let me think. Sicilian is what I'm after.")] == [
-        (1, "Sicilian")]
+        (1, "Sicilian")
+    ]
     assert [(q.sign, q.text) for q in rules_query_snippets("I'm leaning towards Breakfast & Brunch")] == [
-        (1, "Breakfast & Brunch")]
+        (1, "Breakfast & Brunch")
+    ]
 
 
 def test_budget_sentences_state_the_budget():
     for sentence in P.bank().state["price:budget"]:
         got = rules_query_snippets(sentence)
-        assert len(got) == 1 and "budget" in got[0].text.lower() and _words(got[0].text) <= {"budget", "tight",
-                                                                                              "friendly"}, sentence
+        assert (
+            len(got) == 1
+            and "budget" in got[0].text.lower()
+            and _words(got[0].text) <= {"budget", "tight", "friendly"}
+        ), sentence
 
 
 def test_conversation_around_the_preferences_gives_nothing():
     """Greetings, travel context, requests for a type of place, bridges, comparison asks, acceptances."""
     texts = [g for gs in P.bank().greetings.values() for g in gs]
-    texts += [c.format(city="Tampa", context=ctx) for c in P.bank().context_sentences
-              for ctx in ("a business trip", "an anniversary weekend")]
+    texts += [
+        c.format(city="Tampa", context=ctx)
+        for c in P.bank().context_sentences
+        for ctx in ("a business trip", "an anniversary weekend")
+    ]
     texts += [r.format(type=t) for r in P.bank().requests for ts in P.bank().type_nouns.values() for t in ts]
     texts += [*P.bank().reject_bridges, *P.bank().compare_asks, *P.bank().answer_leads]
     texts += [e.format(name=PLACE) for e in P.bank().extra_leads]
@@ -100,9 +115,17 @@ def test_conversation_around_the_preferences_gives_nothing():
 def test_a_rejection_gives_its_reason_as_a_dislike_at_most():
     """A reject turn: the lead (the rejected name is "this place" by then), the reason, the restated preference.
     The lead and a reason that describes the place give nothing; "too X" gives the dislike of X."""
-    reasons = [r.format(what=w, price="$$$", stars="3.5", L="the Riverwalk", d="4.2")
-               for rs in (*P.bank().reason_explicit.values(), P.bank().reason_missing, P.bank().reason_missing_adj, P.bank().reason_price_unknown)
-               for r in rs for w in ("free parking", "quiet")]
+    reasons = [
+        r.format(what=w, price="$$$", stars="3.5", L="the Riverwalk", d="4.2")
+        for rs in (
+            *P.bank().reason_explicit.values(),
+            P.bank().reason_missing,
+            P.bank().reason_missing_adj,
+            P.bank().reason_price_unknown,
+        )
+        for r in rs
+        for w in ("free parking", "quiet")
+    ]
     bad = []
     for lead, reason in itertools.product(P.bank().reject_leads, sorted(set(reasons))):
         text = f"{lead.format(name=PLACE)} {reason[:1].upper() + reason[1:]}."
@@ -110,6 +133,8 @@ def test_a_rejection_gives_its_reason_as_a_dislike_at_most():
         if [(q.sign, q.text) for q in got if not (q.sign == -1 and q.text == "far")]:
             bad.append((text, [(q.sign, q.text) for q in got]))
     assert bad == [], f"{len(bad)}: {bad[:8]}"
-    far = rules_query_snippets("I'll pass on this place. The Riverwalk is about 4.2 km away, too far. "
-                               "It should be close to the Riverwalk.")
+    far = rules_query_snippets(
+        "I'll pass on this place. The Riverwalk is about 4.2 km away, too far. "
+        "It should be close to the Riverwalk."
+    )
     assert [(q.sign, q.text) for q in far] == [(-1, "far"), (1, "close to the Riverwalk")]

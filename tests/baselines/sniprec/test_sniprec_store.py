@@ -59,7 +59,9 @@ def test_an_interrupted_build_resumes_after_the_last_whole_poi(kb, tmp_path):
 
 def test_a_changed_poi_is_extracted_again(tmp_path):
     root = write_kb(tmp_path / "kb")
-    UnitStore(KnowledgeBase.load(root), RulesExtractor("rules"), tmp_path / "cache").ensure(["p_sea", "p_veg"])
+    UnitStore(KnowledgeBase.load(root), RulesExtractor("rules"), tmp_path / "cache").ensure(
+        ["p_sea", "p_veg"]
+    )
     reviews = dict(REVIEWS, p_sea=[("Now they only serve pizza.", 2.0)])
     kb2 = KnowledgeBase.load(write_kb(tmp_path / "kb", POIS, reviews))
     extractor = CountingExtractor()

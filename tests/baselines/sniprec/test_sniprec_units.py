@@ -40,8 +40,10 @@ def test_every_review_unit_points_back_into_its_review(kb, kind):
 
 
 def test_rules_clauses_and_the_name_post_check():
-    text = ("Harbor Fish House is great, but the service at Harbor Fish House's bar was slow; parking is hard. "
-            "The reviewer loved it. Tip: order more.")
+    text = (
+        "Harbor Fish House is great, but the service at Harbor Fish House's bar was slow; parking is hard. "
+        "The reviewer loved it. Tip: order more."
+    )
     units = rules_units("r1", text, "Harbor Fish House")
     assert [u.text for u in units] == [
         "This place is great",
@@ -50,22 +52,32 @@ def test_rules_clauses_and_the_name_post_check():
         "a visitor loved it.",
         "Tip: order more.",
     ]
-    assert [text[u.start : u.end] for u in units][:2] == ["Harbor Fish House is great",
-                                                          "the service at Harbor Fish House's bar was slow"]
+    assert [text[u.start : u.end] for u in units][:2] == [
+        "Harbor Fish House is great",
+        "the service at Harbor Fish House's bar was slow",
+    ]
     assert not any(still_named(u.text, "Harbor Fish House") for u in units)
 
 
 def test_name_post_check_handles_a_leading_article_and_case():
-    assert strip_names("We loved the market kitchen's brunch", "The Market Kitchen") == "We loved this place's brunch"
+    assert (
+        strip_names("We loved the market kitchen's brunch", "The Market Kitchen")
+        == "We loved this place's brunch"
+    )
     assert strip_names("Market Kitchen is cozy", "The Market Kitchen") == "This place is cozy"
-    assert strip_names("Supermarket Kitchenware sold out", "The Market Kitchen") == "Supermarket Kitchenware sold out"
+    assert (
+        strip_names("Supermarket Kitchenware sold out", "The Market Kitchen")
+        == "Supermarket Kitchenware sold out"
+    )
 
 
 def test_clauses_are_cut_only_where_both_sides_keep_three_words():
     text = "Good food but slow. The pasta was rich, and the wine list was long."
     spans = [clause_spans(text, a, b) for a, b in sentence_spans(text)]
-    assert [[text[a:b] for a, b in s] for s in spans] == [["Good food but slow."],
-                                                          ["The pasta was rich", "the wine list was long."]]
+    assert [[text[a:b] for a, b in s] for s in spans] == [
+        ["Good food but slow."],
+        ["The pasta was rich", "the wine list was long."],
+    ]
 
 
 def test_llm_snippets_align_to_the_sentence_sharing_most_words():
@@ -80,13 +92,18 @@ def test_name_check_flags_names_reviewers_and_capitalised_words():
     assert needs_name_check("the reviewer was impressed", "X Bar")
     assert needs_name_check("server Linda was friendly", "X Bar")
     assert not needs_name_check("Fresh bread is served daily", "X Bar")
-    assert clean_snippets(["  Fresh bread. ", "fresh bread.", "ok", "", "Pasta is rich"]) == ["Fresh bread.",
-                                                                                              "Pasta is rich"]
+    assert clean_snippets(["  Fresh bread. ", "fresh bread.", "ok", "", "Pasta is rich"]) == [
+        "Fresh bread.",
+        "Pasta is rich",
+    ]
 
 
 def test_attribute_templates_follow_appendix_a1():
-    units = attribute_units(["Restaurants", "Vegan"], {"noise_level": "very_loud", "good_for_kids": False,
-                                                       "ambience": ["romantic", "quiet"], "wifi": None}, 1)
+    units = attribute_units(
+        ["Restaurants", "Vegan"],
+        {"noise_level": "very_loud", "good_for_kids": False, "ambience": ["romantic", "quiet"], "wifi": None},
+        1,
+    )
     assert [u.text for u in units] == [
         "This place is categorized as Restaurants.",
         "This place is categorized as Vegan.",

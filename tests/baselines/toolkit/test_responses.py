@@ -40,9 +40,11 @@ def assert_grounded(pred: dict, kb: KnowledgeBase) -> None:
 def test_every_action_is_answered_and_grounded(small_kb, name, action):
     # Popularity ignores the dialogue, rejections included, unless asked (App. N "no adaptation")
     p = pipeline(name, kb=small_kb, **({"drop_rejected": True} if name == "popularity" else {}))
-    h = [turn(0, "user", "greet_and_seek", "Fresh seafood and oysters near Old City, something cheap."),
-         turn(1, "system", "recommend", "Try Smoky Pit BBQ.", refs=("p_bbq",)),
-         turn(2, "user", "reject_and_refine", "Not Smoky Pit BBQ, too loud. Something quiet?")]
+    h = [
+        turn(0, "user", "greet_and_seek", "Fresh seafood and oysters near Old City, something cheap."),
+        turn(1, "system", "recommend", "Try Smoky Pit BBQ.", refs=("p_bbq",)),
+        turn(2, "user", "reject_and_refine", "Not Smoky Pit BBQ, too loud. Something quiet?"),
+    ]
     pred = next(iter(p([row(h, action)])))
     assert pred["response"]
     assert "p_bbq" not in pred["ranked_poi_ids"]
@@ -64,7 +66,10 @@ def test_every_action_is_answered_and_grounded(small_kb, name, action):
 
 def test_ask_preference_asks_only_what_is_missing(small_kb):
     p = pipeline("tfidf", kb=small_kb)
-    ask = lambda text: next(iter(p([row([turn(0, "user", "greet_and_seek", text)], "ask_preference")])))["response"]  # noqa: E731
+
+    def ask(text):
+        return next(iter(p([row([turn(0, "user", "greet_and_seek", text)], "ask_preference")])))["response"]
+
     assert "your budget" in ask("seafood please") and "part of town" in ask("seafood please")
     assert "your budget" not in ask("cheap seafood") and "part of town" in ask("cheap seafood")
     assert "part of town" not in ask("cheap seafood near Fishtown")
@@ -73,15 +78,31 @@ def test_ask_preference_asks_only_what_is_missing(small_kb):
 
 def test_no_candidates_left(small_kb):
     p = pipeline("tfidf", kb=small_kb)
-    pred = next(iter(p([row([turn(0, "user", "greet_and_seek", "x")], "recommend", candidates=("p_sea",),
-                            rejected=("p_sea",))])))
+    pred = next(
+        iter(
+            p(
+                [
+                    row(
+                        [turn(0, "user", "greet_and_seek", "x")],
+                        "recommend",
+                        candidates=("p_sea",),
+                        rejected=("p_sea",),
+                    )
+                ]
+            )
+        )
+    )
     assert pred["ranked_poi_ids"] == [] and pred["citations"] == {} and "relax" in pred["response"]
 
 
 def test_quote_rule_prefers_query_overlap_then_stars_then_order(tmp_path):
-    reviews = {"q1": [("Terrible service. Cold soup and rude staff everywhere tonight.", 1.0),
-                      ("Great ramen bowls. The broth was rich and the noodles chewy!", 5.0),
-                      ("Okay place. Ramen was fine and the broth was rich enough for me.", 3.0)]}
+    reviews = {
+        "q1": [
+            ("Terrible service. Cold soup and rude staff everywhere tonight.", 1.0),
+            ("Great ramen bowls. The broth was rich and the noodles chewy!", 5.0),
+            ("Okay place. Ramen was fine and the broth was rich enough for me.", 3.0),
+        ]
+    }
     kb = KnowledgeBase.load(write_kb(tmp_path / "kb", [poi("q1", "Q One")], reviews))
     ev = EvidenceIndex(kb)
     best = ev.best("q1", ["ramen", "broth", "rich"])
@@ -112,7 +133,9 @@ def test_citations_reuse_labels():
     assert c.mapping == {"R1": "a", "R2": "b"}
 
 
-_texts = st.text(alphabet=st.sampled_from(list("abc xyz.!?,\"\u201c\u201d\n[]R1:;-")), min_size=0, max_size=200)
+_texts = st.text(
+    alphabet=st.sampled_from(list('abc xyz.!?,"\u201c\u201d\n[]R1:;-')), min_size=0, max_size=200
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -136,20 +159,44 @@ def _best_by_reading_every_piece(ev: EvidenceIndex, poi_id: str, terms, excluded
     for j, piece in enumerate(ev.pieces(poi_id)):
         if piece.review_id not in excluded:
             overlap, start, end = ev._best_window(piece, frozenset(terms))
-            keyed.append(((-overlap, -piece.stars, piece.review_pos, j), (piece.review_id, start, end, overlap)))
+            keyed.append(
+                ((-overlap, -piece.stars, piece.review_pos, j), (piece.review_id, start, end, overlap))
+            )
     return min(keyed)[1] if keyed else None
 
 
-_reviews = st.lists(st.tuples(st.lists(st.sampled_from(["ramen broth", "rich quiet", "cozy view", "the staff was",
-                                                        "ramen", "view.", "quiet room!", "broth\n", "x y z w"]),
-                                       min_size=0, max_size=12).map(" ".join),
-                              st.sampled_from([1.0, 3.0, 4.0, 5.0])), min_size=1, max_size=6)
+_reviews = st.lists(
+    st.tuples(
+        st.lists(
+            st.sampled_from(
+                [
+                    "ramen broth",
+                    "rich quiet",
+                    "cozy view",
+                    "the staff was",
+                    "ramen",
+                    "view.",
+                    "quiet room!",
+                    "broth\n",
+                    "x y z w",
+                ]
+            ),
+            min_size=0,
+            max_size=12,
+        ).map(" ".join),
+        st.sampled_from([1.0, 3.0, 4.0, 5.0]),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(reviews=_reviews, terms=st.lists(st.sampled_from(["ramen", "broth", "rich", "quiet", "cozy", "view", "staff"]),
-                                        max_size=5),
-       n_excluded=st.integers(0, 2))
+@given(
+    reviews=_reviews,
+    terms=st.lists(st.sampled_from(["ramen", "broth", "rich", "quiet", "cozy", "view", "staff"]), max_size=5),
+    n_excluded=st.integers(0, 2),
+)
 def test_best_skips_reviews_without_changing_the_choice(tmp_path_factory, reviews, terms, n_excluded):
     """`best` cuts only reviews that could beat the best piece so far; the choice is the full rule's."""
     kb = KnowledgeBase.load(write_kb(tmp_path_factory.mktemp("kb"), [poi("q1", "Q")], {"q1": reviews}))
@@ -178,9 +225,11 @@ def test_registry_contract_for_model_backed_baselines(small_kb):
 
 
 def _check_contract(small_kb, names):
-    h = [turn(0, "user", "greet_and_seek", "Vegan food, quiet and cozy, near Rittenhouse Square."),
-         turn(1, "system", "recommend", "Try Green Leaf Kitchen.", refs=("p_veg",)),
-         turn(2, "user", "reject_and_refine", "Not that one, something with seafood.", refs=("p_veg",))]
+    h = [
+        turn(0, "user", "greet_and_seek", "Vegan food, quiet and cozy, near Rittenhouse Square."),
+        turn(1, "system", "recommend", "Try Green Leaf Kitchen.", refs=("p_veg",)),
+        turn(2, "user", "reject_and_refine", "Not that one, something with seafood.", refs=("p_veg",)),
+    ]
     for name in names:
         # Popularity ignores the dialogue, rejections included, unless asked (App. N "no adaptation")
         p = pipeline(name, kb=small_kb, **({"drop_rejected": True} if name == "popularity" else {}))

@@ -23,12 +23,26 @@ from trace_dataset.views import turn_row, turn_rows
 
 
 def test_config_names_and_default():
-    assert CONFIG_NAMES == ("dialogues", "turns", "turns_pool_16", "turns_pool_32", "turns_open", "interactive",
-                            "knowledge_base", "review_index", "reviews")
+    assert CONFIG_NAMES == (
+        "dialogues",
+        "turns",
+        "turns_pool_16",
+        "turns_pool_32",
+        "turns_open",
+        "interactive",
+        "knowledge_base",
+        "review_index",
+        "reviews",
+    )
     assert [c.name for c in TraceBuilder.BUILDER_CONFIGS] == list(CONFIG_NAMES)
     assert TraceBuilder.DEFAULT_CONFIG_NAME == "dialogues"
     pools = {c.name: c.pool for c in TraceBuilder.BUILDER_CONFIGS if c.kind == "turns"}
-    assert pools == {"turns": "closed", "turns_pool_16": "pool_16", "turns_pool_32": "pool_32", "turns_open": "open"}
+    assert pools == {
+        "turns": "closed",
+        "turns_pool_16": "pool_16",
+        "turns_pool_32": "pool_32",
+        "turns_open": "open",
+    }
     with pytest.raises(ValueError, match="unknown pool 'pool_64'"):
         TraceConfig(name="x", kind="turns", pool="pool_64")
 
@@ -40,12 +54,15 @@ def test_dialogues(tiny, tmp_path):
         assert ds[split].features == DIALOGUE_FEATURES
         expected = list(read_jsonl(split_file(tiny.corpus, split)))
         assert ds[split]["dialogue_id"] == [d["dialogue_id"] for d in expected]
-        assert ds[split].to_list() == [DIALOGUE_FEATURES.decode_example(DIALOGUE_FEATURES.encode_example(d))
-                                       for d in expected]
+        assert ds[split].to_list() == [
+            DIALOGUE_FEATURES.decode_example(DIALOGUE_FEATURES.encode_example(d)) for d in expected
+        ]
 
 
-@pytest.mark.parametrize(("config", "pool"), [("turns", "closed"), ("turns_pool_16", "pool_16"),
-                                              ("turns_pool_32", "pool_32"), ("turns_open", "open")])
+@pytest.mark.parametrize(
+    ("config", "pool"),
+    [("turns", "closed"), ("turns_pool_16", "pool_16"), ("turns_pool_32", "pool_32"), ("turns_open", "open")],
+)
 def test_turn_configs_are_views_turn_rows(tiny, tmp_path, config, pool):
     ds = load_trace(tiny.corpus, config, split="validation", cache_dir=tmp_path / "c")
     assert ds.features == TURN_ROW_FEATURES
@@ -56,11 +73,14 @@ def test_turn_configs_are_views_turn_rows(tiny, tmp_path, config, pool):
     assert len(keys) == len(set(keys)) == 12
 
 
-@pytest.mark.parametrize(("config", "split", "features", "n"), [
-    ("knowledge_base", "pois", POI_FEATURES, 10),
-    ("review_index", "review_index", REVIEW_INDEX_FEATURES, 60),
-    ("reviews", "reviews", REVIEW_FEATURES, 60),
-])
+@pytest.mark.parametrize(
+    ("config", "split", "features", "n"),
+    [
+        ("knowledge_base", "pois", POI_FEATURES, 10),
+        ("review_index", "review_index", REVIEW_INDEX_FEATURES, 60),
+        ("reviews", "reviews", REVIEW_FEATURES, 60),
+    ],
+)
 def test_knowledge_base_configs(tiny, tmp_path, config, split, features, n):
     ds = load_trace(tiny.corpus, config, cache_dir=tmp_path / "c")
     assert list(ds) == [split] and ds[split].features == features and ds[split].num_rows == n

@@ -9,9 +9,22 @@ from trace_dataset.records import Poi
 
 
 def poi(**kw) -> Poi:
-    base = dict(business_id="b1", name="Test Place", address="", city="Nashville", state="TN",
-                latitude=36.1610, longitude=-86.7770, categories=("Restaurants", "Italian"), stars=4.0,
-                review_count=10, price=2, attributes={}, poi_type="restaurant", review_ids=())
+    base = dict(
+        business_id="b1",
+        name="Test Place",
+        address="",
+        city="Nashville",
+        state="TN",
+        latitude=36.1610,
+        longitude=-86.7770,
+        categories=("Restaurants", "Italian"),
+        stars=4.0,
+        review_count=10,
+        price=2,
+        attributes={},
+        poi_type="restaurant",
+        review_ids=(),
+    )
     base.update(kw)
     return Poi(**base)
 
@@ -41,9 +54,16 @@ def test_boolean_attribute_beats_evidence():
     assert not violation_is_explicit(poi(attributes={}), c)
 
 
-@pytest.mark.parametrize("level,quiet,lively", [
-    ("quiet", True, False), ("loud", False, True), ("very_loud", False, True), ("average", None, None), (None, None, None),
-])
+@pytest.mark.parametrize(
+    "level,quiet,lively",
+    [
+        ("quiet", True, False),
+        ("loud", False, True),
+        ("very_loud", False, True),
+        ("average", None, None),
+        (None, None, None),
+    ],
+)
 def test_noise(level, quiet, lively):
     p = poi(attributes={"noise_level": level})
     for value, expected in (("quiet", quiet), ("lively", lively)):
@@ -58,7 +78,9 @@ def test_wifi_bar_parking_lists():
     assert satisfies(poi(attributes={"wifi": "free"}), Constraint("amenity", "wifi"), set())
     assert not satisfies(poi(attributes={"wifi": "paid"}), Constraint("amenity", "wifi"), {"amenity:wifi"})
     assert satisfies(poi(attributes={"alcohol": "full_bar"}), Constraint("amenity", "full_bar"), set())
-    assert not satisfies(poi(attributes={"alcohol": "none"}), Constraint("amenity", "full_bar"), {"amenity:full_bar"})
+    assert not satisfies(
+        poi(attributes={"alcohol": "none"}), Constraint("amenity", "full_bar"), {"amenity:full_bar"}
+    )
     assert satisfies(poi(attributes={"parking": ["lot"]}), Constraint("amenity", "parking"), set())
     assert satisfies(poi(attributes={"ambience": ["romantic"]}), Constraint("ambience", "romantic"), set())
     assert satisfies(poi(attributes={"dietary": ["vegan"]}), Constraint("dietary", "vegan"), set())

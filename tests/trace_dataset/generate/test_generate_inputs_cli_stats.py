@@ -53,14 +53,31 @@ def test_bad_arguments(fixture_kb, tmp_path):
 def test_cli_generate_and_stats(fixture_kb, tmp_path, capsys):
     assert GENERATOR_BACKENDS == ("template", "llm")
     out = tmp_path / "c"
-    rc = main(["corpus", "generate", "--kb", str(fixture_kb), "--out", str(out), "--n", "24", "--workers", "1",
-               "--no-progress"])
+    rc = main(
+        [
+            "corpus",
+            "generate",
+            "--kb",
+            str(fixture_kb),
+            "--out",
+            str(out),
+            "--n",
+            "24",
+            "--workers",
+            "1",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     assert "wrote 24 dialogues" in printed and "corpus_version" in printed
     assert main(["corpus", "stats", str(out)]) == 0
     table = capsys.readouterr().out
-    assert "Avg. turns / dialogue" in table and "Rejection rate" in table and "Rec. turns with alternatives" in table
+    assert (
+        "Avg. turns / dialogue" in table
+        and "Rejection rate" in table
+        and "Rec. turns with alternatives" in table
+    )
     assert main(["corpus", "stats", str(out), "--json", "--split", "train"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["dialogues"] == stats["splits"]["train"] < 24
@@ -70,19 +87,38 @@ def test_cli_generate_and_stats(fixture_kb, tmp_path, capsys):
 
 
 def _turn(i, role, action, pois=(), gold=(), alts=()):
-    return {"turn_id": i, "role": role, "action": action, "text": "x", "referenced_poi_ids": list(pois),
-            "referenced_review_ids": [], "gold_poi_ids": list(gold), "acceptable_alternative_poi_ids": list(alts),
-            "citations": []}
+    return {
+        "turn_id": i,
+        "role": role,
+        "action": action,
+        "text": "x",
+        "referenced_poi_ids": list(pois),
+        "referenced_review_ids": [],
+        "gold_poi_ids": list(gold),
+        "acceptable_alternative_poi_ids": list(alts),
+        "citations": [],
+    }
 
 
 def test_stats_definitions():
-    turns = [_turn(0, "user", "greet_and_seek"), _turn(1, "system", "ask_preference"),
-             _turn(2, "user", "provide_preference"), _turn(3, "system", "recommend", ["a"], ["a"], ["b"]),
-             _turn(4, "user", "reject_and_refine", ["a"]), _turn(5, "system", "compare", ["b", "c"], ["b"]),
-             _turn(6, "user", "accept", ["b"]), _turn(7, "system", "farewell", ["b"])]
-    d = {"dialogue_id": "crs_yelp_00001", "split": "train", "candidate_poi_ids": list("abcdefgh"),
-         "scenario": {"persona_type": "family", "city": "Tampa", "poi_type": "hotel", "difficulty": "Easy"},
-         "turns": turns, "metadata": {"backend": "template"}}
+    turns = [
+        _turn(0, "user", "greet_and_seek"),
+        _turn(1, "system", "ask_preference"),
+        _turn(2, "user", "provide_preference"),
+        _turn(3, "system", "recommend", ["a"], ["a"], ["b"]),
+        _turn(4, "user", "reject_and_refine", ["a"]),
+        _turn(5, "system", "compare", ["b", "c"], ["b"]),
+        _turn(6, "user", "accept", ["b"]),
+        _turn(7, "system", "farewell", ["b"]),
+    ]
+    d = {
+        "dialogue_id": "crs_yelp_00001",
+        "split": "train",
+        "candidate_poi_ids": list("abcdefgh"),
+        "scenario": {"persona_type": "family", "city": "Tampa", "poi_type": "hotel", "difficulty": "Easy"},
+        "turns": turns,
+        "metadata": {"backend": "template"},
+    }
     s = dialogue_stats([d, dict(d, split="test")])
     assert s["turns_mean"] == 8 and s["turns_sd"] == 0
     assert s["pois_recommended_mean"] == 3

@@ -28,8 +28,11 @@ NAME_MASK = "<name>"
 def language_slips(text: str) -> list[str]:
     """The a/an slips and doubled words of one text (quotes removed first)."""
     text = QUOTE_RE.sub(" ", text)
-    slips = [f"{m.group(0)!r}: expected '{indefinite_article(m.group(2))}'" for m in ARTICLE.finditer(text)
-             if m.group(1).lower() != indefinite_article(m.group(2)) and m.group(2) != NAME_MASK.strip("<>")]
+    slips = [
+        f"{m.group(0)!r}: expected '{indefinite_article(m.group(2))}'"
+        for m in ARTICLE.finditer(text)
+        if m.group(1).lower() != indefinite_article(m.group(2)) and m.group(2) != NAME_MASK.strip("<>")
+    ]
     slips += [f"{m.group(0)!r}: doubled word" for m in DOUBLED.finditer(text)]
     return slips
 
@@ -37,8 +40,11 @@ def language_slips(text: str) -> list[str]:
 def test_the_scanner_catches_what_it_is_for():
     assert language_slips("I'm after a elegant feel.") == ["'a elegant': expected 'an'"]
     assert language_slips("Try an hotel? No: an hour, a unique place, an 8-seat bar.") == [
-        "'an hotel': expected 'a'"]
-    assert language_slips("It gives no sign of a pool to cool off in in its reviews.") == ["'in in': doubled word"]
+        "'an hotel': expected 'a'"
+    ]
+    assert language_slips("It gives no sign of a pool to cool off in in its reviews.") == [
+        "'in in': doubled word"
+    ]
     assert language_slips('One guest wrote "the the soup was a event" [R1].') == []  # a quote is not ours
 
 
@@ -79,8 +85,12 @@ def test_built_in_corpus_has_no_doubled_word_even_in_names(full_scale_corpus):
 
     dialogues = list(iter_dialogues(full_scale_corpus))
     assert len(dialogues) == 1000
-    doubled = [f"{d['dialogue_id']}/{t['turn_id']}: {m.group(0)!r}" for d in dialogues for t in d["turns"]
-               for m in DOUBLED.finditer(QUOTE_RE.sub(" ", t["text"]))]
+    doubled = [
+        f"{d['dialogue_id']}/{t['turn_id']}: {m.group(0)!r}"
+        for d in dialogues
+        for t in d["turns"]
+        for m in DOUBLED.finditer(QUOTE_RE.sub(" ", t["text"]))
+    ]
     assert doubled == [], doubled[:10]
 
 
@@ -89,7 +99,9 @@ def test_synthetic_names_repeat_no_word():
 
     assert repeats_a_word("Forest Park Park") and repeats_a_word("Oak House Public House")
     assert not repeats_a_word("Forest Park Pizza") and not repeats_a_word("Baker's Bakery")
-    names = [b.record["name"] for b in generate_businesses(seed=42, scale=1.0)]  # the built-in corpus's bundle
+    names = [
+        b.record["name"] for b in generate_businesses(seed=42, scale=1.0)
+    ]  # the built-in corpus's bundle
     assert len(names) > 3000
     assert [n for n in names if repeats_a_word(n) or DOUBLED.search(n)] == []
 
@@ -97,14 +109,25 @@ def test_synthetic_names_repeat_no_word():
 # ---------------------------------------------------------------------------------------------------
 # The grammar itself: every template filled with every name it can receive (as the renderer picks them)
 # ---------------------------------------------------------------------------------------------------
-NAMES = {"amenity": P.bank().amenity_names, "aspect": P.bank().aspect_names, "ambience": P.bank().ambience_names,
-         "dietary": P.bank().dietary_names, "meal": P.bank().meal_names, "noise": P.bank().noise_names}
+NAMES = {
+    "amenity": P.bank().amenity_names,
+    "aspect": P.bank().aspect_names,
+    "ambience": P.bank().ambience_names,
+    "dietary": P.bank().dietary_names,
+    "meal": P.bank().meal_names,
+    "noise": P.bank().noise_names,
+}
 ADJECTIVE_KINDS = ("noise", "ambience")  # = template_backend.ADJECTIVE_KINDS
 NOUN_KINDS = tuple(k for k in NAMES if k not in ADJECTIVE_KINDS)
 VALUES: dict[str, list[str]] = {
     **{k: sorted({w for names in table.values() for w in names}) for k, table in NAMES.items()},
     "rating": [p.format(v=v) for p in P.bank().rating_phrases for v in ("four", "4.5")],
-    "location": [p.format(L=L) for ps in P.bank().radius_phrases.values() for p in ps for L in ("the Riverwalk", "Armory Park")],
+    "location": [
+        p.format(L=L)
+        for ps in P.bank().radius_phrases.values()
+        for p in ps
+        for L in ("the Riverwalk", "Armory Park")
+    ],
     "category": ["Italian", "Art Museums", "Hostels", "Escape Games", "Bed & Breakfast"],  # Yelp categories
 }
 
@@ -124,11 +147,18 @@ def _templates(obj) -> list[str]:
 TEMPLATES = [t for f in dataclasses.fields(P.Phrases) for t in _templates(getattr(P.bank(), f.name))]
 # (templates, the kinds whose names fill them): template_backend's state/claim/reason/violation choices
 FILLED: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
-    *((P.bank().state[k], (k,)) for k in VALUES), *((P.bank().claim[k], (k,)) for k in NAMES if k in P.bank().claim),
-    (P.bank().reason_explicit["noise"], ("noise",)), (P.bank().reason_explicit["default"], NOUN_KINDS),
-    (P.bank().violation["default"], NOUN_KINDS), (P.bank().claim_attr, NOUN_KINDS), (P.bank().priority, tuple(NAMES)),
-    (P.bank().reason_missing, NOUN_KINDS), (P.bank().claim_evidence, NOUN_KINDS), (P.bank().compare_miss_evidence, NOUN_KINDS),
-    (P.bank().reason_missing_adj, ADJECTIVE_KINDS), (P.bank().claim_evidence_adj, ADJECTIVE_KINDS),
+    *((P.bank().state[k], (k,)) for k in VALUES),
+    *((P.bank().claim[k], (k,)) for k in NAMES if k in P.bank().claim),
+    (P.bank().reason_explicit["noise"], ("noise",)),
+    (P.bank().reason_explicit["default"], NOUN_KINDS),
+    (P.bank().violation["default"], NOUN_KINDS),
+    (P.bank().claim_attr, NOUN_KINDS),
+    (P.bank().priority, tuple(NAMES)),
+    (P.bank().reason_missing, NOUN_KINDS),
+    (P.bank().claim_evidence, NOUN_KINDS),
+    (P.bank().compare_miss_evidence, NOUN_KINDS),
+    (P.bank().reason_missing_adj, ADJECTIVE_KINDS),
+    (P.bank().claim_evidence_adj, ADJECTIVE_KINDS),
     (P.bank().compare_miss_evidence_adj, ADJECTIVE_KINDS),
     *((P.bank().revise[k], (k,)) for k in ADJECTIVE_KINDS),
 ]
@@ -143,8 +173,9 @@ class _Filler(dict):
 
 
 def _fill(template: str, w: str) -> str:
-    return template.format_map(_Filler(what=w, What=w[:1].upper() + w[1:], a_what=f"{indefinite_article(w)} {w}",
-                                       old=w, new=w))
+    return template.format_map(
+        _Filler(what=w, What=w[:1].upper() + w[1:], a_what=f"{indefinite_article(w)} {w}", old=w, new=w)
+    )
 
 
 def test_no_template_writes_an_article_before_a_placeholder():
@@ -154,8 +185,11 @@ def test_no_template_writes_an_article_before_a_placeholder():
 
 
 def test_every_template_with_a_name_is_checked():
-    named = {t for t in TEMPLATES if {f for _, f, _, _ in string.Formatter().parse(t) if f} & {"what", "What",
-                                                                                              "a_what"}}
+    named = {
+        t
+        for t in TEMPLATES
+        if {f for _, f, _, _ in string.Formatter().parse(t) if f} & {"what", "What", "a_what"}
+    }
     assert named <= {t for t, _ in CASES}, named - {t for t, _ in CASES}
 
 

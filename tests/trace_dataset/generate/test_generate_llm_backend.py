@@ -32,9 +32,17 @@ def answer_for(ctx, index: int, mutate=None) -> dict:
     turns = []
     for k, (pt, rt) in enumerate(zip(plan.turns, rendered, strict=True)):
         text = re.sub(r'"(\w)', lambda m: '"' + m.group(1).swapcase(), rt.text)
-        turns.append({"turn_id": k, "role": pt.role, "action": pt.action, "text": text,
-                      "referenced_poi_ids": list(pt.pois), "referenced_review_ids": [c.review_id for c in rt.citations],
-                      "citations": [{"label": c.label, "review_id": c.review_id} for c in rt.citations]})
+        turns.append(
+            {
+                "turn_id": k,
+                "role": pt.role,
+                "action": pt.action,
+                "text": text,
+                "referenced_poi_ids": list(pt.pois),
+                "referenced_review_ids": [c.review_id for c in rt.citations],
+                "citations": [{"label": c.label, "review_id": c.review_id} for c in rt.citations],
+            }
+        )
     out = {"turns": turns}
     return mutate(out) if mutate else out
 
@@ -105,7 +113,9 @@ def test_retry_with_feedback_then_success(ctx):
     def invent_quote(out):
         for t in out["turns"]:
             if t["action"] == "recommend":
-                t["text"] = re.sub(r'"[^"]+"', '"the lobby smelled of fresh lilies every single morning"', t["text"], count=1)
+                t["text"] = re.sub(
+                    r'"[^"]+"', '"the lobby smelled of fresh lilies every single morning"', t["text"], count=1
+                )
         return out
 
     llm = plan_llm(ctx, {0: [drop_turn], 1: [invent_quote, invent_quote], 2: [{"nonsense": 1}]})
@@ -141,7 +151,9 @@ def test_parse_turns_checks_the_plan(ctx):
     good = answer_for(ctx, 0)
     assert len(parse_turns(good, plan, ctx)) == len(plan.turns)
     with pytest.raises(Exception, match="llm_json_shape"):
-        parse_turns({"nonsense": 1}, plan, ctx)  # what a model outside the LLM layer's schema check could send
+        parse_turns(
+            {"nonsense": 1}, plan, ctx
+        )  # what a model outside the LLM layer's schema check could send
     swapped = json.loads(json.dumps(good))
     swapped["turns"][1]["action"] = "recommend"
     with pytest.raises(Exception, match="llm_plan_mismatch"):
@@ -156,8 +168,10 @@ def test_parse_turns_checks_the_plan(ctx):
     relabel = json.loads(json.dumps(good))
     t = relabel["turns"][rec]
     t["text"] = t["text"].replace("[R1]", "[R9]")
-    t["citations"] = [{"label": "R9" if c["label"] == "R1" else c["label"], "review_id": c["review_id"]}
-                      for c in t["citations"]]
+    t["citations"] = [
+        {"label": "R9" if c["label"] == "R1" else c["label"], "review_id": c["review_id"]}
+        for c in t["citations"]
+    ]
     out = parse_turns(relabel, plan, ctx)[rec]
     assert "[R9]" not in out.text and "[R1]" in out.text and out.citations[0].label == "R1"
 
@@ -165,7 +179,9 @@ def test_parse_turns_checks_the_plan(ctx):
 def test_generate_corpus_llm_backend_end_to_end(fixture_kb, tmp_path, ctx):
     from trace_dataset.generate import generate_corpus
 
-    report = generate_corpus(fixture_kb, tmp_path / "c", n=N, backend="llm", llm=plan_llm(ctx), progress=False)
+    report = generate_corpus(
+        fixture_kb, tmp_path / "c", n=N, backend="llm", llm=plan_llm(ctx), progress=False
+    )
     assert report["llm"]["dialogues_written_by_llm"] == N
     assert report["parameters"]["llm"]["model"] == "fake-llm-1"
     assert report["parameters"]["llm_fallback"] == "template"

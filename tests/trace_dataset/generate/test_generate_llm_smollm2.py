@@ -22,8 +22,16 @@ def test_smollm2_one_dialogue(fixture_kb, tmp_path):
         llm = llm_mod.load_llm("smollm2", llm_mod.DecodingSettings(max_new_tokens=96), cache_path=False)
     except llm_mod.LLMError as e:
         pytest.skip(f"SmolLM2 is not available here: {e}")
-    report = generate_corpus(fixture_kb, tmp_path / "c", n=1, backend="llm", llm=llm, llm_attempts=1,
-                             llm_json_repairs=0, progress=False)
+    report = generate_corpus(
+        fixture_kb,
+        tmp_path / "c",
+        n=1,
+        backend="llm",
+        llm=llm,
+        llm_attempts=1,
+        llm_json_repairs=0,
+        progress=False,
+    )
     info = report["llm"]
     assert info["describe"]["model"] and info["llm_attempts"] == 1
     assert info["dialogues_written_by_llm"] + info["template_fallbacks"] == 1

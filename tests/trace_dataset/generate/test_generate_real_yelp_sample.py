@@ -29,8 +29,11 @@ def _partial_kb(sample, out):
     from trace_dataset.kb.classify import classify
     from trace_dataset.yelp.reader import iter_businesses, iter_reviews
 
-    businesses = {b.business_id: b for b in iter_businesses(sample)
-                  if b.in_trace_city and b.latitude is not None and classify(b.categories)}
+    businesses = {
+        b.business_id: b
+        for b in iter_businesses(sample)
+        if b.in_trace_city and b.latitude is not None and classify(b.categories)
+    }
     reviews = defaultdict(list)
     for r in iter_reviews(sample):
         if r.business_id in businesses and r.text.strip():
@@ -46,22 +49,54 @@ def _partial_kb(sample, out):
     for (city, ptype), members in sorted(full.items()):
         for b in members:
             rs = sorted(reviews[b.business_id], key=lambda r: r.review_id)
-            pois.append({"business_id": b.business_id, "name": b.name, "address": b.address, "city": city,
-                         "state": b.state, "latitude": b.latitude, "longitude": b.longitude,
-                         "categories": list(b.categories), "stars": b.stars, "review_count": b.review_count,
-                         "price": b.price, "attributes": b.attributes, "poi_type": ptype,
-                         "review_ids": [r.review_id for r in rs]})
+            pois.append(
+                {
+                    "business_id": b.business_id,
+                    "name": b.name,
+                    "address": b.address,
+                    "city": city,
+                    "state": b.state,
+                    "latitude": b.latitude,
+                    "longitude": b.longitude,
+                    "categories": list(b.categories),
+                    "stars": b.stars,
+                    "review_count": b.review_count,
+                    "price": b.price,
+                    "attributes": b.attributes,
+                    "poi_type": ptype,
+                    "review_ids": [r.review_id for r in rs],
+                }
+            )
             for r in rs:
-                index.append({"review_id": r.review_id, "business_id": r.business_id, "stars": r.stars,
-                              "date": r.date, "length": len(r.text)})
-                texts.append({"review_id": r.review_id, "business_id": r.business_id, "stars": r.stars,
-                              "date": r.date, "text": r.text[:REVIEW_MAX_CHARS]})
+                index.append(
+                    {
+                        "review_id": r.review_id,
+                        "business_id": r.business_id,
+                        "stars": r.stars,
+                        "date": r.date,
+                        "length": len(r.text),
+                    }
+                )
+                texts.append(
+                    {
+                        "review_id": r.review_id,
+                        "business_id": r.business_id,
+                        "stars": r.stars,
+                        "date": r.date,
+                        "text": r.text[:REVIEW_MAX_CHARS],
+                    }
+                )
     out.mkdir(parents=True)
     write_jsonl(out / POIS_FILE, pois)
     write_jsonl(out / REVIEW_INDEX_FILE, index)
     write_jsonl(out / REVIEWS_FILE, texts)
-    write_json(out / KB_META_FILE, {"source": "yelp sample (partial, test)",
-                                    "kb_version": hashlib.sha256(repr(sorted(full)).encode()).hexdigest()})
+    write_json(
+        out / KB_META_FILE,
+        {
+            "source": "yelp sample (partial, test)",
+            "kb_version": hashlib.sha256(repr(sorted(full)).encode()).hexdigest(),
+        },
+    )
     return out, {f"{c} x {t}": len(v) for (c, t), v in sorted(full.items())}
 
 

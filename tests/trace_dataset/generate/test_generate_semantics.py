@@ -53,8 +53,11 @@ def test_gold_satisfies_everything_stated_and_alternatives_are_exact(planned):
             gold = pt.gold[0]
             assert satisfies_all(kb.pois[gold], active, keys[gold]), (d["dialogue_id"], pt)
             assert gold not in pt.rejected
-            expected = [p for p in plan.candidates
-                        if p != gold and p not in pt.rejected and satisfies_all(kb.pois[p], active, keys[p])]
+            expected = [
+                p
+                for p in plan.candidates
+                if p != gold and p not in pt.rejected and satisfies_all(kb.pois[p], active, keys[p])
+            ]
             assert list(pt.alternatives) == expected
             total += 1
             with_alt += bool(expected)
@@ -112,5 +115,7 @@ def test_small_cells_give_one_warning_line(fixture_kb, caplog):
     with caplog.at_level(logging.WARNING, logger="trace_dataset.generate.attempts"):
         build_context(KnowledgeBase.load(fixture_kb), 4, 42)
     (record,) = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert record.getMessage() == ("6 of 6 city x type cells hold fewer than 32 POIs (14 POIs): pool_16 / "
-                                   "pool_32 are capped at the cell size")
+    assert record.getMessage() == (
+        "6 of 6 city x type cells hold fewer than 32 POIs (14 POIs): pool_16 / "
+        "pool_32 are capped at the cell size"
+    )

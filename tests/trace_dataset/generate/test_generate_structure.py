@@ -56,8 +56,16 @@ def test_corpus_directory_layout_and_report(fixture_corpus, fixture_kb):
         assert sha256_file(out / rel) == sha
     assert len(report["versions"]["corpus_version"]) == 64
     assert sum(report["counts"]["tiers"].values()) == 120
-    assert report["parameters"] == {"n": 120, "seed": 42, "backend": "template", "max_attempts": 50, "llm": None,
-                                    "llm_attempts": None, "llm_json_repairs": None, "llm_fallback": None}
+    assert report["parameters"] == {
+        "n": 120,
+        "seed": 42,
+        "backend": "template",
+        "max_attempts": 50,
+        "llm": None,
+        "llm_attempts": None,
+        "llm_json_repairs": None,
+        "llm_fallback": None,
+    }
 
 
 def test_texts_vary(fixture_dialogues):

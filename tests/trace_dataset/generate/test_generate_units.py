@@ -17,9 +17,11 @@ from trace_dataset.generate.splits import assign_splits, split_counts
 
 
 def test_quotable_spans_are_clause_sized_and_exact():
-    text = ('We loved the rooftop pool and the staff were kind. Breakfast was fine; the coffee, however, was '
-            'burnt and the eggs came out cold after a very long wait that seemed to go on forever and ever. '
-            'Short one. He said "wow" loudly at the view.')
+    text = (
+        "We loved the rooftop pool and the staff were kind. Breakfast was fine; the coffee, however, was "
+        "burnt and the eggs came out cold after a very long wait that seemed to go on forever and ever. "
+        'Short one. He said "wow" loudly at the view.'
+    )
     spans = quotable_spans(text)
     assert spans
     for s, e in spans:
@@ -35,7 +37,10 @@ def test_quotable_spans_are_clause_sized_and_exact():
 def test_copy_guard_finds_six_shared_words_outside_quotes():
     guard = ReviewNgrams(["The chef makes the best gumbo in town, honestly."])
     assert guard.copied("I hear the chef makes the best gumbo in town.") == [
-        "the chef makes the best gumbo", "chef makes the best gumbo in", "makes the best gumbo in town"]
+        "the chef makes the best gumbo",
+        "chef makes the best gumbo in",
+        "makes the best gumbo in town",
+    ]
     assert guard.copied('They say "the chef makes the best gumbo in town" [R1].') == []
     assert guard.copied("The chef makes great gumbo.") == []
     assert ReviewNgrams([]).copied("anything at all here in six words") == []
@@ -48,7 +53,9 @@ def test_tier_quota_matches_paper_shares():
         assert sum(q.values()) == n
         assert all(abs(q[t] - n * s) < 1 for t, s in zip(TIERS, (0.248, 0.348, 0.306, 0.098), strict=True))
     seq = tier_sequence(1000, 42)
-    assert Counter(seq) == Counter(tier_quota(1000)) and seq == tier_sequence(1000, 42) != tier_sequence(1000, 1)
+    assert Counter(seq) == Counter(tier_quota(1000)) and seq == tier_sequence(1000, 42) != tier_sequence(
+        1000, 1
+    )
 
 
 def test_annotate_rule():
@@ -99,12 +106,17 @@ def test_detail_modifiers_near_thirty_percent(fixture_dialogues):
     rng = random.Random(1)
     from trace_dataset.generate.scenario import pick_modifier
 
-    draws = [pick_modifier("family", "restaurant", {m.want for m in personas().modifiers}, rng) for _ in range(4000)]
+    draws = [
+        pick_modifier("family", "restaurant", {m.want for m in personas().modifiers}, rng)
+        for _ in range(4000)
+    ]
     assert abs(sum(d is not None for d in draws) / 4000 - 0.30) < 0.03
 
 
 def test_tidy_fixes_double_stops_outside_quotes_only():
     from trace_dataset.generate.template_backend import _join
 
-    assert _join(["Try Pizza Co..", 'One guest wrote "so good.." [R1].', ""]) == \
-        'Try Pizza Co. One guest wrote "so good.." [R1].'
+    assert (
+        _join(["Try Pizza Co..", 'One guest wrote "so good.." [R1].', ""])
+        == 'Try Pizza Co. One guest wrote "so good.." [R1].'
+    )

@@ -53,8 +53,11 @@ def test_balance_and_schema(small_kb, small_bundle):
     reviews = list(read_jsonl(out / REVIEWS_FILE))
     assert all(list(r) == list(REVIEW_INDEX_FEATURES) for r in index)
     assert all(list(r) == list(REVIEW_FEATURES) for r in reviews)
-    assert [r["review_id"] for r in index] == [r["review_id"] for r in reviews] == [
-        rid for p in pois for rid in p["review_ids"]]
+    assert (
+        [r["review_id"] for r in index]
+        == [r["review_id"] for r in reviews]
+        == [rid for p in pois for rid in p["review_ids"]]
+    )
     owner = {rid: p["business_id"] for p in pois for rid in p["review_ids"]}
     assert all(owner[r["review_id"]] == r["business_id"] for r in index)
     assert meta["source"] == "synthetic"
@@ -63,7 +66,9 @@ def test_balance_and_schema(small_kb, small_bundle):
 def test_review_count_reproduces_the_paper_average(small_kb):
     _, meta = small_kb
     n = meta["stats"]["pois"]
-    assert meta["stats"]["reviews"] == round(n * KB_TARGET_REVIEWS_PER_POI)  # 14.25 per POI, as 34,208 / 2,400
+    assert meta["stats"]["reviews"] == round(
+        n * KB_TARGET_REVIEWS_PER_POI
+    )  # 14.25 per POI, as 34,208 / 2,400
     assert abs(meta["stats"]["avg_reviews_per_poi"] - 34208 / 2400) < 0.01
 
 
@@ -84,7 +89,9 @@ def test_text_truncated_as_a_prefix_with_original_length(small_kb, small_bundle)
 def test_kb_json_hashes_and_stats(small_kb):
     out, meta = small_kb
     assert read_json(out / KB_META_FILE) == meta
-    assert meta["files"] == {name: sha256_file(out / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
+    assert meta["files"] == {
+        name: sha256_file(out / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)
+    }
     assert meta["kb_version"] == kb_version(meta["files"])
     assert meta["parameters"]["per_cell"] == PER_CELL and meta["parameters"]["seed"] == 42
     s = meta["stats"]
@@ -92,7 +99,11 @@ def test_kb_json_hashes_and_stats(small_kb):
     assert s["cities"] == 8
     assert 3.0 < s["avg_stars"] < 4.5
     assert s["unique_categories"] > 20
-    assert s["price_range"]["min"] == 1 and s["price_range"]["max"] == 4 and s["price_range"]["label"] == "$–$$$$"
+    assert (
+        s["price_range"]["min"] == 1
+        and s["price_range"]["max"] == 4
+        and s["price_range"]["label"] == "$–$$$$"
+    )
     assert kb_stats(out)["stats"] == s  # recomputed from the files
     assert meta["input"]["synthetic_manifest"]["scale"] == 0.1
 
@@ -207,5 +218,19 @@ def test_parameter_errors(small_bundle, tmp_path, capsys):
         build_kb(small_bundle, tmp_path / "x", per_cell=0)
     with pytest.raises(ValueError, match="min_reviews"):
         build_kb(small_bundle, tmp_path / "x", min_reviews=1000)
-    assert main(["kb", "build", "--yelp", str(small_bundle), "--out", str(tmp_path / "x"), "--min-reviews", "1000"]) == 2
+    assert (
+        main(
+            [
+                "kb",
+                "build",
+                "--yelp",
+                str(small_bundle),
+                "--out",
+                str(tmp_path / "x"),
+                "--min-reviews",
+                "1000",
+            ]
+        )
+        == 2
+    )
     assert "--min-reviews" in capsys.readouterr().err

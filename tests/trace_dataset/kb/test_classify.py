@@ -35,18 +35,45 @@ def test_stratum_category_and_rating_bucket():
     assert stratum_category(["Restaurants", "Bars", "Italian", "Pizza"], "restaurant") == "Italian"
     assert stratum_category(["Hotels & Travel", "Hotels"], "hotel") == "Hotels"
     assert stratum_category([], "hotel") == "hotel"
-    assert [rating_bucket(s) for s in (1.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)] == ["low", "low", "mid", "mid", "high", "high", "top"]
+    assert [rating_bucket(s) for s in (1.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0)] == [
+        "low",
+        "low",
+        "mid",
+        "mid",
+        "high",
+        "high",
+        "top",
+    ]
 
 
 def _biz(i: int, stars: float, category: str) -> YelpBusiness:
-    return YelpBusiness(f"id{i:04d}", f"n{i}", "", "Reno", "Reno", "NV", "", 39.5, -119.8, stars, 10, 1,
-                        ("Restaurants", category), {}, None, None)
+    return YelpBusiness(
+        f"id{i:04d}",
+        f"n{i}",
+        "",
+        "Reno",
+        "Reno",
+        "NV",
+        "",
+        39.5,
+        -119.8,
+        stars,
+        10,
+        1,
+        ("Restaurants", category),
+        {},
+        None,
+        None,
+    )
 
 
 def test_stratified_order_prefixes_are_proportional():
     # strata: 60% high/Italian, 30% mid/Thai, 10% low/Diners
-    pop = ([_biz(i, 4.5, "Italian") for i in range(60)] + [_biz(100 + i, 3.0, "Thai") for i in range(30)]
-           + [_biz(200 + i, 2.0, "Diners") for i in range(10)])
+    pop = (
+        [_biz(i, 4.5, "Italian") for i in range(60)]
+        + [_biz(100 + i, 3.0, "Thai") for i in range(30)]
+        + [_biz(200 + i, 2.0, "Diners") for i in range(10)]
+    )
     order = stratified_order(list(pop), "restaurant", random.Random(42))
     assert sorted(b.business_id for b in order) == sorted(b.business_id for b in pop)
     for n in (10, 20, 50):

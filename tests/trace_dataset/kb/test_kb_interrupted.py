@@ -54,8 +54,19 @@ def test_killed_rebuild_leaves_the_previous_knowledge_base_whole(world, tmp_path
     before = build_kb(world.bundle, kb, per_cell=10)
     files_before = digests(kb)
 
-    killed = run_subprocess("kb", "build", "--yelp", world.bundle, "--out", kb, "--per-cell", "10", "--seed", "7",
-                            code=KILL_AFTER_SECOND_FILE)
+    killed = run_subprocess(
+        "kb",
+        "build",
+        "--yelp",
+        world.bundle,
+        "--out",
+        kb,
+        "--per-cell",
+        "10",
+        "--seed",
+        "7",
+        code=KILL_AFTER_SECOND_FILE,
+    )
     assert killed.returncode == -9, killed.stderr
     # nothing of the new build reached the folder: the old knowledge base, whole, with its version
     assert digests(kb) == files_before
@@ -63,7 +74,9 @@ def test_killed_rebuild_leaves_the_previous_knowledge_base_whole(world, tmp_path
     assert KnowledgeBase.load(kb).version == before["kb_version"]
     assert temporaries(tmp_path)  # the killed build's staging folder
 
-    rc, out = run_cli(capsys, "kb", "build", "--yelp", world.bundle, "--out", kb, "--per-cell", "10", "--seed", "7")
+    rc, out = run_cli(
+        capsys, "kb", "build", "--yelp", world.bundle, "--out", kb, "--per-cell", "10", "--seed", "7"
+    )
     assert rc == 0, out
     assert temporaries(tmp_path) == []
     after = json.loads((kb / KB_META_FILE).read_text())
@@ -73,8 +86,9 @@ def test_killed_rebuild_leaves_the_previous_knowledge_base_whole(world, tmp_path
 
 def test_killed_release_leaves_no_temporaries_after_a_rerun(world, tmp_path, capsys):
     out = tmp_path / "release"
-    killed = run_subprocess("corpus", "release", "--corpus", world.corpus, "--out", out,
-                            code=KILL_WHILE_WRITING_THE_CARD)
+    killed = run_subprocess(
+        "corpus", "release", "--corpus", world.corpus, "--out", out, code=KILL_WHILE_WRITING_THE_CARD
+    )
     assert killed.returncode == -9, killed.stderr
     assert not out.exists() and temporaries(tmp_path)
     rc, text = run_cli(capsys, "corpus", "release", "--corpus", world.corpus, "--out", out)
@@ -88,7 +102,9 @@ def test_mixed_knowledge_base_is_refused_on_load(world, tmp_path, capsys, swappe
     shutil.copytree(world.kb, mixed)
     other = tmp_path / "other"
     build_kb(world.bundle, other, per_cell=10, seed=7)
-    shutil.copyfile(other / swapped, mixed / swapped)  # one file of another build, as an interrupted copy leaves
+    shutil.copyfile(
+        other / swapped, mixed / swapped
+    )  # one file of another build, as an interrupted copy leaves
     with pytest.raises(TraceDataError, match=f"incomplete or mixed knowledge base: {swapped}"):
         KnowledgeBase.load(mixed)
     rc, text = run_cli(capsys, "kb", "stats", mixed)
@@ -120,7 +136,9 @@ def test_kb_build_refuses_a_folder_that_is_not_a_knowledge_base(world, tmp_path,
 
 def test_kb_build_refuses_an_output_holding_the_bundle(world, tmp_path, capsys):
     shutil.copytree(world.bundle, tmp_path / "out" / "bundle")
-    rc, text = run_cli(capsys, "kb", "build", "--yelp", tmp_path / "out" / "bundle", "--out", tmp_path / "out")
+    rc, text = run_cli(
+        capsys, "kb", "build", "--yelp", tmp_path / "out" / "bundle", "--out", tmp_path / "out"
+    )
     assert rc == 2 and "holds the Yelp bundle" in text
     assert (tmp_path / "out" / "bundle").is_dir()
 
@@ -129,13 +147,24 @@ def test_a_killed_build_leaves_nothing_once_another_output_is_staged_beside_it(w
     """The killed build's hidden staging folder `.kb1.PID.*.tmp` stayed until the same --out was built again;
     now any folder output staged beside it removes what dead writers left; a live writer's staging folder is
     kept."""
-    killed = run_subprocess("kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb1", "--per-cell", "10",
-                            code=KILL_AFTER_SECOND_FILE)
+    killed = run_subprocess(
+        "kb",
+        "build",
+        "--yelp",
+        world.bundle,
+        "--out",
+        tmp_path / "kb1",
+        "--per-cell",
+        "10",
+        code=KILL_AFTER_SECOND_FILE,
+    )
     assert killed.returncode == -9
     left = temporaries(tmp_path)
     assert left and all(name.startswith(".kb1.") for name in left), left
     live = tmp_path / f".other.{__import__('os').getpid()}.abcdefgh.tmp"
     live.mkdir()
-    rc, text = run_cli(capsys, "kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb2", "--per-cell", "10")
+    rc, text = run_cli(
+        capsys, "kb", "build", "--yelp", world.bundle, "--out", tmp_path / "kb2", "--per-cell", "10"
+    )
     assert rc == 0, text
     assert temporaries(tmp_path) == [live.name] and not (tmp_path / "kb1").exists()

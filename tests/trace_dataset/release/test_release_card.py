@@ -25,13 +25,18 @@ def test_release_card_configs_and_features(release_dir):
     assert configs["dialogues"]["data_files"] == [
         {"split": s, "path": f"data/{s}.jsonl.gz"} for s in ("train", "validation", "test")
     ]
-    assert configs["knowledge_base"]["data_files"] == [{"split": "pois", "path": "knowledge_base/pois.jsonl.gz"}]
+    assert configs["knowledge_base"]["data_files"] == [
+        {"split": "pois", "path": "knowledge_base/pois.jsonl.gz"}
+    ]
     infos = {i["config_name"]: i for i in meta["dataset_info"]}
     assert Features._from_yaml_list(infos["dialogues"]["features"]) == DIALOGUE_FEATURES
     assert Features._from_yaml_list(infos["knowledge_base"]["features"]) == POI_FEATURES
     assert Features._from_yaml_list(infos["review_index"]["features"]) == REVIEW_INDEX_FEATURES
     assert [(s["name"], s["num_examples"]) for s in infos["dialogues"]["splits"]] == [
-        ("train", 6), ("validation", 3), ("test", 3)]
+        ("train", 6),
+        ("validation", 3),
+        ("test", 3),
+    ]
     assert infos["review_index"]["splits"][0]["num_examples"] == 60
     assert meta["license"] == "cc-by-4.0"
 
@@ -50,9 +55,18 @@ def test_hydrated_card_adds_reviews_and_equals_the_corpus_card(tiny, release_dir
 
 def test_card_text(release_dir):
     text = (release_dir / "README.md").read_text()
-    for heading in ("## Loading", "## Hydration", "## Licence", "## Datasheet", "**Motivation.**",
-                    "**Composition.**", "**Collection process.**", "**Uses.**", "**Distribution.**",
-                    "**Maintenance.**"):
+    for heading in (
+        "## Loading",
+        "## Hydration",
+        "## Licence",
+        "## Datasheet",
+        "**Motivation.**",
+        "**Composition.**",
+        "**Collection process.**",
+        "**Uses.**",
+        "**Distribution.**",
+        "**Maintenance.**",
+    ):
         assert heading in text
     assert "CC BY 4.0" in text and "never redistributed" in text
     assert "trace-bench corpus hydrate --release" in text and "--allow-partial" in text

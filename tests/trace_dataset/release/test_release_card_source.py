@@ -45,13 +45,17 @@ def test_synthetic_corpus_card_says_so_first_and_carries_no_yelp_warning(tmp_pat
     write_synthetic_bundle(tmp_path / "yelp-synthetic", seed=7, scale=0.1)
     report = hydrate_release(tmp_path / "release", tmp_path / "yelp-synthetic", tmp_path / "hydrated")
     assert report["byte_identical"] is True
-    assert (tmp_path / "hydrated" / "README.md").read_bytes() == (tmp_path / "corpus" / "README.md").read_bytes()
+    assert (tmp_path / "hydrated" / "README.md").read_bytes() == (
+        tmp_path / "corpus" / "README.md"
+    ).read_bytes()
 
 
 def test_real_yelp_corpus_card_keeps_the_warning(yelp_sample_dir, tmp_path):
     tiny = make_from_real_sample(tmp_path, yelp_sample_dir)
     meta_file = tiny.corpus / KB_DIRNAME / KB_META_FILE
-    write_json(meta_file, {**read_json(meta_file), "source": "yelp"})  # what build_kb records for a real bundle
+    write_json(
+        meta_file, {**read_json(meta_file), "source": "yelp"}
+    )  # what build_kb records for a real bundle
     text = write_card(tiny.corpus).read_text(encoding="utf-8")
     meta, lines = _split(text)
     assert WARNING in text.lower() and "Local data" in text

@@ -25,8 +25,20 @@ def test_release_then_hydrate(tiny, tmp_path, capsys):
     assert _run(["release", "--corpus", str(tiny.corpus), "--out", str(tmp_path / "rel")]) == 0
     out = capsys.readouterr().out
     assert "12 dialogues" in out and "48 quotes as [Q:N] placeholders" in out
-    assert _run(["hydrate", "--release", str(tmp_path / "rel"), "--yelp", str(tiny.yelp),
-                 "--out", str(tmp_path / "hyd")]) == 0
+    assert (
+        _run(
+            [
+                "hydrate",
+                "--release",
+                str(tmp_path / "rel"),
+                "--yelp",
+                str(tiny.yelp),
+                "--out",
+                str(tmp_path / "hyd"),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "48/48 quotes" in out and "PARTIAL" not in out
     assert (tmp_path / "hyd" / HYDRATION_META_FILE).exists()
@@ -36,7 +48,15 @@ def test_allow_partial_flag(tiny, tmp_path, capsys):
     _run(["release", "--corpus", str(tiny.corpus), "--out", str(tmp_path / "rel")])
     lines = (tiny.yelp / "yelp_academic_dataset_review.json").read_text().splitlines()
     (tiny.yelp / "yelp_academic_dataset_review.json").write_text("\n".join(lines[15:40]) + "\n")
-    argv = ["hydrate", "--release", str(tmp_path / "rel"), "--yelp", str(tiny.yelp), "--out", str(tmp_path / "hyd")]
+    argv = [
+        "hydrate",
+        "--release",
+        str(tmp_path / "rel"),
+        "--yelp",
+        str(tiny.yelp),
+        "--out",
+        str(tmp_path / "hyd"),
+    ]
     with pytest.raises(TraceDataError, match="not in the Yelp bundle"):
         _run(argv)
     assert _run([*argv, "--allow-partial"]) == 0
@@ -75,11 +95,14 @@ def test_hub_release_goes_through_the_same_hydration(tiny, tmp_path, monkeypatch
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
-    assert _run(["hydrate", "--release", "hub", "--yelp", str(tiny.yelp), "--out", str(tmp_path / "hyd")]) == 0
+    assert (
+        _run(["hydrate", "--release", "hub", "--yelp", str(tiny.yelp), "--out", str(tmp_path / "hyd")]) == 0
+    )
     assert calls[0]["repo_id"] == "taoist/TRACE" and calls[0]["repo_type"] == "dataset"
     for split in ("train", "validation", "test"):
-        assert (tmp_path / "hyd" / "data" / f"{split}.jsonl.gz").read_bytes() == \
-            (tiny.corpus / "data" / f"{split}.jsonl.gz").read_bytes()
+        assert (tmp_path / "hyd" / "data" / f"{split}.jsonl.gz").read_bytes() == (
+            tiny.corpus / "data" / f"{split}.jsonl.gz"
+        ).read_bytes()
 
 
 def test_hub_snapshot_without_data_folder(tmp_path, monkeypatch):
@@ -96,7 +119,33 @@ def test_root_command_registers_release_and_hydrate(tiny, tmp_path):
     from trace_bench.cli import main
 
     assert main(["corpus", "release", "--corpus", str(tiny.corpus), "--out", str(tmp_path / "rel")]) == 0
-    assert main(["corpus", "hydrate", "--release", str(tmp_path / "rel"), "--yelp", str(tiny.yelp),
-                 "--out", str(tmp_path / "hyd")]) == 0
-    assert main(["corpus", "hydrate", "--release", str(tmp_path / "nowhere"), "--yelp", str(tiny.yelp),
-                 "--out", str(tmp_path / "hyd2")]) == 2
+    assert (
+        main(
+            [
+                "corpus",
+                "hydrate",
+                "--release",
+                str(tmp_path / "rel"),
+                "--yelp",
+                str(tiny.yelp),
+                "--out",
+                str(tmp_path / "hyd"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "corpus",
+                "hydrate",
+                "--release",
+                str(tmp_path / "nowhere"),
+                "--yelp",
+                str(tiny.yelp),
+                "--out",
+                str(tmp_path / "hyd2"),
+            ]
+        )
+        == 2
+    )

@@ -50,4 +50,6 @@ def test_generated_corpus_round_trip(synthetic, tmp_path):
     ds = datasets.load_dataset(str(tmp_path / "hyd"), cache_dir=str(tmp_path / "cache"))
     assert sum(d.num_rows for d in ds.values()) == 24
     for config in ("turns", "turns_open", "knowledge_base", "reviews"):
-        assert all(d.num_rows for d in load_trace(tmp_path / "hyd", config, cache_dir=tmp_path / "c").values())
+        assert all(
+            d.num_rows for d in load_trace(tmp_path / "hyd", config, cache_dir=tmp_path / "c").values()
+        )

@@ -50,7 +50,9 @@ def test_only_referenced_reviews_are_kept(tiny, release_dir, tmp_path):
     kept = [r["review_id"] for r in read_jsonl(tmp_path / "hyd" / KB_DIRNAME / REVIEWS_FILE)]
     index = [r["review_id"] for r in read_jsonl(release_dir / KB_DIRNAME / REVIEW_INDEX_FILE)]
     assert kept == index  # the bundle's 30 other reviews are not written
-    bundle_ids = {json.loads(line)["review_id"] for line in (tiny.yelp / YELP_REVIEW_FILE).read_text().splitlines()}
+    bundle_ids = {
+        json.loads(line)["review_id"] for line in (tiny.yelp / YELP_REVIEW_FILE).read_text().splitlines()
+    }
     assert len(bundle_ids) == 90 and len(kept) == 60
 
 
@@ -98,7 +100,9 @@ def test_spaced_json_layout(tiny, release_dir, tmp_path):
     folder.mkdir()
     shutil.copy(tiny.yelp / YELP_BUSINESS_FILE, folder)
     lines = (tiny.yelp / YELP_REVIEW_FILE).read_text().splitlines()
-    (folder / YELP_REVIEW_FILE).write_text("".join(json.dumps(json.loads(x), indent=None) + "\n" for x in lines))
+    (folder / YELP_REVIEW_FILE).write_text(
+        "".join(json.dumps(json.loads(x), indent=None) + "\n" for x in lines)
+    )
     hydrate_release(release_dir, folder, tmp_path / "hyd")
     assert_same_corpus(tmp_path / "hyd", tiny.corpus)
 
@@ -140,7 +144,9 @@ def _bundle_with(tiny, tmp_path: Path, edit) -> Path:
 def test_missing_review_fails_with_counts_and_ids(tiny, release_dir, tmp_path):
     rid, _, _ = _quoted_review(tiny.corpus)
     bundle = _bundle_with(tiny, tmp_path, lambda rs: [r for r in rs if r["review_id"] != rid])
-    with pytest.raises(TraceDataError, match=rf"1 referenced review\(s\) not in the Yelp bundle \(first: \['{rid}'\]\)"):
+    with pytest.raises(
+        TraceDataError, match=rf"1 referenced review\(s\) not in the Yelp bundle \(first: \['{rid}'\]\)"
+    ):
         hydrate_release(release_dir, bundle, tmp_path / "hyd")
     assert not (tmp_path / "hyd").exists()
 
@@ -238,7 +244,9 @@ def test_wrong_checksum_in_release(tiny, release_dir, tmp_path):
 
 def test_missing_split_file(tiny, release_dir, tmp_path):
     split_file(release_dir, "validation").unlink()
-    with pytest.raises(TraceDataError, match=r"missing split or knowledge-base file\(s\) \['data/validation.jsonl.gz'\]"):
+    with pytest.raises(
+        TraceDataError, match=r"missing split or knowledge-base file\(s\) \['data/validation.jsonl.gz'\]"
+    ):
         hydrate_release(release_dir, tiny.yelp, tmp_path / "hyd")
 
 

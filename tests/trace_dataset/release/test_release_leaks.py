@@ -7,8 +7,10 @@ import json
 from trace_dataset.io import write_jsonl
 from trace_dataset.release.leaks import ReviewNgrams, find_leaks, words
 
-REVIEWS = {"r1": "The smoky brisket arrived near the charred patio with briny oysters.",
-           "r2": "Silky crepes lingered on the counter."}
+REVIEWS = {
+    "r1": "The smoky brisket arrived near the charred patio with briny oysters.",
+    "r2": "Silky crepes lingered on the counter.",
+}
 
 
 def test_words_are_lower_cased_word_runs():
@@ -16,7 +18,9 @@ def test_words_are_lower_cased_word_runs():
 
 
 def test_six_words_leak_five_do_not(tmp_path):
-    (tmp_path / "a.md").write_text("We loved it: the smoky brisket arrived near our door.")  # 5 review words + other
+    (tmp_path / "a.md").write_text(
+        "We loved it: the smoky brisket arrived near our door."
+    )  # 5 review words + other
     assert find_leaks(tmp_path, REVIEWS) == []
     (tmp_path / "b.md").write_text("Honestly THE SMOKY BRISKET ARRIVED NEAR THE charred patio.")
     leaks = find_leaks(tmp_path, REVIEWS)
@@ -25,10 +29,13 @@ def test_six_words_leak_five_do_not(tmp_path):
 
 
 def test_json_lines_are_checked_per_record_across_fields(tmp_path):
-    write_jsonl(tmp_path / "x.jsonl.gz", [
-        {"a": "nothing here"},
-        {"a": "brisket arrived near", "b": ["the charred patio"]},  # a run split across two fields
-    ])
+    write_jsonl(
+        tmp_path / "x.jsonl.gz",
+        [
+            {"a": "nothing here"},
+            {"a": "brisket arrived near", "b": ["the charred patio"]},  # a run split across two fields
+        ],
+    )
     leaks = find_leaks(tmp_path, REVIEWS)
     assert [(x.path, x.line) for x in leaks] == [("x.jsonl.gz", 2)]
 

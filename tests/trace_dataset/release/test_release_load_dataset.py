@@ -32,12 +32,17 @@ def test_hydrated_dialogues_load_with_plain_load_dataset(tiny, hydrated, tmp_pat
         assert ds[split].to_list() == _encoded(DIALOGUE_FEATURES, read_jsonl(split_file(tiny.corpus, split)))
 
 
-@pytest.mark.parametrize(("config", "split", "file", "features"), [
-    ("knowledge_base", "pois", POIS_FILE, POI_FEATURES),
-    ("review_index", "review_index", REVIEW_INDEX_FILE, REVIEW_INDEX_FEATURES),
-    ("reviews", "reviews", REVIEWS_FILE, REVIEW_FEATURES),
-])
-def test_hydrated_kb_configs_load_with_plain_load_dataset(tiny, hydrated, tmp_path, config, split, file, features):
+@pytest.mark.parametrize(
+    ("config", "split", "file", "features"),
+    [
+        ("knowledge_base", "pois", POIS_FILE, POI_FEATURES),
+        ("review_index", "review_index", REVIEW_INDEX_FILE, REVIEW_INDEX_FEATURES),
+        ("reviews", "reviews", REVIEWS_FILE, REVIEW_FEATURES),
+    ],
+)
+def test_hydrated_kb_configs_load_with_plain_load_dataset(
+    tiny, hydrated, tmp_path, config, split, file, features
+):
     ds = datasets.load_dataset(str(hydrated), config, cache_dir=str(tmp_path / "cache"))
     assert list(ds) == [split]
     assert ds[split].features == features
@@ -47,7 +52,12 @@ def test_hydrated_kb_configs_load_with_plain_load_dataset(tiny, hydrated, tmp_pa
 def test_release_loads_too_without_review_text(release_dir, tmp_path):
     ds = datasets.load_dataset(str(release_dir), cache_dir=str(tmp_path / "cache"))
     assert ds["test"].num_rows == 3 and "[Q:1]" in ds["test"][0]["turns"][3]["text"]
-    assert datasets.load_dataset(str(release_dir), "knowledge_base", cache_dir=str(tmp_path / "cache"))["pois"].num_rows == 10
+    assert (
+        datasets.load_dataset(str(release_dir), "knowledge_base", cache_dir=str(tmp_path / "cache"))[
+            "pois"
+        ].num_rows
+        == 10
+    )
     with pytest.raises(ValueError, match="reviews"):
         datasets.load_dataset(str(release_dir), "reviews", cache_dir=str(tmp_path / "cache"))
 

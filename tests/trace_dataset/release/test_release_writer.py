@@ -25,9 +25,15 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_layout_has_no_review_text_file(release_dir):
     files = set(_files(release_dir))
     assert files == {
-        "README.md", "release.json", "corpus.json",
-        "data/train.jsonl.gz", "data/validation.jsonl.gz", "data/test.jsonl.gz",
-        "knowledge_base/pois.jsonl.gz", "knowledge_base/review_index.jsonl.gz", "knowledge_base/kb.json",
+        "README.md",
+        "release.json",
+        "corpus.json",
+        "data/train.jsonl.gz",
+        "data/validation.jsonl.gz",
+        "data/test.jsonl.gz",
+        "knowledge_base/pois.jsonl.gz",
+        "knowledge_base/review_index.jsonl.gz",
+        "knowledge_base/kb.json",
     }
     assert not any(name.endswith(REVIEWS_FILE) for name in files)
 
@@ -41,10 +47,14 @@ def test_every_quote_becomes_its_placeholder(tiny, release_dir):
         # everything but turn text is unchanged, key order included
         assert list(d) == list(original)
         assert d["quote_spans"] == original["quote_spans"]
-        assert {k: v for k, v in d.items() if k != "turns"} == {k: v for k, v in original.items() if k != "turns"}
+        assert {k: v for k, v in d.items() if k != "turns"} == {
+            k: v for k, v in original.items() if k != "turns"
+        }
         quote_ids = []
         for turn, orig in zip(d["turns"], original["turns"], strict=True):
-            assert {k: v for k, v in turn.items() if k != "text"} == {k: v for k, v in orig.items() if k != "text"}
+            assert {k: v for k, v in turn.items() if k != "text"} == {
+                k: v for k, v in orig.items() if k != "text"
+            }
             for q in extract_quotes(turn["text"]):
                 m = re.fullmatch(r"\[Q:(\d+)\]", q.text)
                 assert m, f"quote left in release text: {q.text!r}"
@@ -61,7 +71,9 @@ def test_split_files_hold_their_split(release_dir):
 
 def test_knowledge_base_files_copied_byte_for_byte(tiny, release_dir):
     for name in (POIS_FILE, REVIEW_INDEX_FILE, "kb.json"):
-        assert (release_dir / KB_DIRNAME / name).read_bytes() == (tiny.corpus / KB_DIRNAME / name).read_bytes()
+        assert (release_dir / KB_DIRNAME / name).read_bytes() == (
+            tiny.corpus / KB_DIRNAME / name
+        ).read_bytes()
 
 
 def test_release_is_deterministic(tiny, release_dir, tmp_path):
@@ -74,8 +86,12 @@ def test_manifest_counts(tiny, release_dir):
     meta = json.loads((release_dir / "release.json").read_text())
     assert meta["dialogues"] == {"train": 6, "validation": 3, "test": 3}
     assert meta["quotes"] == sum(len(d["quote_spans"]) for d in iter_dialogues(tiny.corpus)) == 48
-    assert set(meta["hydrated_sha256"]) == {"data/train.jsonl.gz", "data/validation.jsonl.gz",
-                                            "data/test.jsonl.gz", f"knowledge_base/{REVIEWS_FILE}"}
+    assert set(meta["hydrated_sha256"]) == {
+        "data/train.jsonl.gz",
+        "data/validation.jsonl.gz",
+        "data/test.jsonl.gz",
+        f"knowledge_base/{REVIEWS_FILE}",
+    }
 
 
 # -- six consecutive words: checked by tinydata's own tokeniser, independent of trace_dataset.release.leaks

@@ -93,9 +93,16 @@ def test_normalise_attributes_unknown_and_out_of_range():
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [({"RestaurantsPriceRange2": "1"}, 1), ({"RestaurantsPriceRange2": "4"}, 4), ({"RestaurantsPriceRange2": "None"}, None),
-     ({"RestaurantsPriceRange2": "5"}, None), ({"RestaurantsPriceRange2": 2}, 2), ({}, None), (None, None),
-     ({"RestaurantsPriceRange2": "True"}, None)],
+    [
+        ({"RestaurantsPriceRange2": "1"}, 1),
+        ({"RestaurantsPriceRange2": "4"}, 4),
+        ({"RestaurantsPriceRange2": "None"}, None),
+        ({"RestaurantsPriceRange2": "5"}, None),
+        ({"RestaurantsPriceRange2": 2}, 2),
+        ({}, None),
+        (None, None),
+        ({"RestaurantsPriceRange2": "True"}, None),
+    ],
 )
 def test_parse_price(raw, expected):
     assert parse_price(raw) == expected
@@ -103,16 +110,30 @@ def test_parse_price(raw, expected):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("Saint Louis", "Saint Louis"), ("St. Louis", "Saint Louis"), ("St Louis", "Saint Louis"),
-     ("st. louis ", "Saint Louis"), ("new  orleans", "New Orleans"), ("Tampa Bay", "Tampa"), ("PHILADELPHIA", "Philadelphia"),
-     ("Edmonton", "Edmonton"), (" Santa  Barbara ", "Santa Barbara"), (None, ""), ("", "")],
+    [
+        ("Saint Louis", "Saint Louis"),
+        ("St. Louis", "Saint Louis"),
+        ("St Louis", "Saint Louis"),
+        ("st. louis ", "Saint Louis"),
+        ("new  orleans", "New Orleans"),
+        ("Tampa Bay", "Tampa"),
+        ("PHILADELPHIA", "Philadelphia"),
+        ("Edmonton", "Edmonton"),
+        (" Santa  Barbara ", "Santa Barbara"),
+        (None, ""),
+        ("", ""),
+    ],
 )
 def test_canonical_city(raw, expected):
     assert canonical_city(raw) == expected
 
 
 def test_split_categories():
-    assert split_categories("Restaurants, Food,  Bubble Tea,Restaurants") == ("Restaurants", "Food", "Bubble Tea")
+    assert split_categories("Restaurants, Food,  Bubble Tea,Restaurants") == (
+        "Restaurants",
+        "Food",
+        "Bubble Tea",
+    )
     assert split_categories(None) == ()
     assert split_categories("") == ()
     assert split_categories(["Hotels", " Hotels & Travel "]) == ("Hotels", "Hotels & Travel")

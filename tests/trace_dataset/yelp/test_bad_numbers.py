@@ -37,7 +37,9 @@ def _write(path, lines):
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize(("value", "reason"), BAD_NUMBERS, ids=["inf", "-inf", "nan", "5000-digits", "1e999", "deep"])
+@pytest.mark.parametrize(
+    ("value", "reason"), BAD_NUMBERS, ids=["inf", "-inf", "nan", "5000-digits", "1e999", "deep"]
+)
 def test_bad_number_is_a_malformed_line(value, reason):
     line = '{"business_id":"b1","name":"X","city":"Tampa","stars":4.0,"review_count":' + value + "}"
     malformed = MalformedLog()
@@ -50,12 +52,22 @@ def test_bad_number_is_a_malformed_line(value, reason):
 @pytest.mark.parametrize("field", ["stars", "latitude", "longitude"])
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "1e999"])
 def test_non_finite_stars_and_coordinates_are_malformed(field, value):
-    obj = {"business_id": "b1", "name": "X", "city": "Tampa", "stars": 4.0, "latitude": 27.9, "longitude": -82.4}
+    obj = {
+        "business_id": "b1",
+        "name": "X",
+        "city": "Tampa",
+        "stars": 4.0,
+        "latitude": 27.9,
+        "longitude": -82.4,
+    }
     line = json.dumps(obj).replace(f'"{field}": {json.dumps(obj[field])}', f'"{field}": {value}')
     malformed = MalformedLog()
     assert parse_line("business", line.encode(), "f.json", 1, malformed) is None
-    assert field in malformed.examples[0]["reason"] or "NaN" in malformed.examples[0]["reason"] \
+    assert (
+        field in malformed.examples[0]["reason"]
+        or "NaN" in malformed.examples[0]["reason"]
         or "Infinity" in malformed.examples[0]["reason"]
+    )
 
 
 def test_coordinates_off_the_globe_are_malformed():
@@ -130,8 +142,17 @@ def test_broken_gzip_is_one_line_naming_the_file(world, tmp_path, capsys, kind):
     rc, text = run_cli(capsys, "kb", "build", "--yelp", bundle, "--out", tmp_path / "kb")
     assert rc == 2 and expect in text and f"{YELP_BUSINESS_FILE}.gz" in text
     assert not (tmp_path / "kb").exists()
-    rc, text = run_cli(capsys, "corpus", "hydrate", "--release", world.release, "--yelp",
-                       bundle / (YELP_REVIEW_FILE + ".gz"), "--out", tmp_path / "hydrated")
+    rc, text = run_cli(
+        capsys,
+        "corpus",
+        "hydrate",
+        "--release",
+        world.release,
+        "--yelp",
+        bundle / (YELP_REVIEW_FILE + ".gz"),
+        "--out",
+        tmp_path / "hydrated",
+    )
     assert rc == 2 and expect in text and f"{YELP_REVIEW_FILE}.gz" in text
     assert not (tmp_path / "hydrated").exists()
     with pytest.raises(TraceDataError, match=expect):

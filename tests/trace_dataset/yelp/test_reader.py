@@ -24,12 +24,32 @@ from trace_dataset.yelp.reader import (
 )
 
 BIZ = {
-    "business_id": "b1", "name": "Cafe One", "address": "1 Main St", "city": "St. Louis", "state": "MO",
-    "postal_code": "63101", "latitude": 38.63, "longitude": -90.2, "stars": 4.5, "review_count": 12, "is_open": 1,
-    "attributes": {"WiFi": "u'free'", "RestaurantsPriceRange2": "2"}, "categories": "Cafes, Coffee & Tea", "hours": None,
-}  # fmt: skip
-REV = {"review_id": "r1", "user_id": "u1", "business_id": "b1", "stars": 5.0, "useful": 0, "funny": 0, "cool": 0,
-       "text": "Great coffee.", "date": "2019-01-01 10:00:00"}
+    "business_id": "b1",
+    "name": "Cafe One",
+    "address": "1 Main St",
+    "city": "St. Louis",
+    "state": "MO",
+    "postal_code": "63101",
+    "latitude": 38.63,
+    "longitude": -90.2,
+    "stars": 4.5,
+    "review_count": 12,
+    "is_open": 1,
+    "attributes": {"WiFi": "u'free'", "RestaurantsPriceRange2": "2"},
+    "categories": "Cafes, Coffee & Tea",
+    "hours": None,
+}
+REV = {
+    "review_id": "r1",
+    "user_id": "u1",
+    "business_id": "b1",
+    "stars": 5.0,
+    "useful": 0,
+    "funny": 0,
+    "cool": 0,
+    "text": "Great coffee.",
+    "date": "2019-01-01 10:00:00",
+}
 
 
 def _line(obj) -> bytes:
@@ -104,7 +124,9 @@ def test_malformed_business_lines_counted_with_file_and_line(tmp_path):
     assert ids == ["b1", "b9"]  # blank lines are not malformed, just skipped
     assert log.total == len(BAD_BUSINESS_LINES)
     assert len(log.examples) == len(BAD_BUSINESS_LINES)
-    for example, (line_no, (_, reason)) in zip(log.examples, enumerate(BAD_BUSINESS_LINES, start=2), strict=True):
+    for example, (line_no, (_, reason)) in zip(
+        log.examples, enumerate(BAD_BUSINESS_LINES, start=2), strict=True
+    ):
         assert example["line"] == line_no
         assert reason in example["reason"], example
         assert example["file"].endswith(YELP_BUSINESS_FILE)

@@ -19,8 +19,22 @@ from trace_dataset.yelp.review_banks import REVIEW_BANKS_FILE, banks
 from trace_dataset.yelp.synth import pois_per_cell, review_factor, write_synthetic_bundle
 from trace_dataset.yelp.synth_catalogue import CATALOGUE_FILE, catalogue
 
-BUSINESS_KEYS = ["business_id", "name", "address", "city", "state", "postal_code", "latitude", "longitude", "stars",
-                 "review_count", "is_open", "attributes", "categories", "hours"]
+BUSINESS_KEYS = [
+    "business_id",
+    "name",
+    "address",
+    "city",
+    "state",
+    "postal_code",
+    "latitude",
+    "longitude",
+    "stars",
+    "review_count",
+    "is_open",
+    "attributes",
+    "categories",
+    "hours",
+]
 REVIEW_KEYS = ["review_id", "user_id", "business_id", "stars", "useful", "funny", "cool", "text", "date"]
 
 
@@ -79,8 +93,11 @@ def test_yelp_quirks_are_present(small_bundle):
     assert "\\/" in text  # Yelp escapes "/" (e.g. "Cajun\/Creole")
     cities = {b["city"] for b in businesses}
     assert {"St. Louis", "St Louis"} & cities
-    assert cities - set(CITY_NAMES) - {"St. Louis", "St Louis", "st. louis ", "new  orleans", "Tampa Bay", "Philly",
-                                         "Nashville-Davidson"}  # other cities exist
+    assert (
+        cities
+        - set(CITY_NAMES)
+        - {"St. Louis", "St Louis", "st. louis ", "new  orleans", "Tampa Bay", "Philly", "Nashville-Davidson"}
+    )  # other cities exist
 
 
 def test_tourism_types_and_non_tourism(small_bundle):

@@ -47,16 +47,28 @@ def bundle_rows() -> tuple[list[dict], list[dict]]:
         review("s4", "v3", "u3", 4, 1),
         review("x3", "v8", "u3", 5, 0),  # u3's second review: another city
         # not eligible
-        review("n1", "v4", "u5", 3, 5), review("n1b", "v9", "u5", 3, 5),  # 3 stars
-        review("n2", "v4", "u6", 5, 0), review("n2b", "v9", "u6", 5, 0),  # no useful vote
-        *[review(f"n3{i}", b, "u7", 5, 4) for i, b in enumerate(("v5", "v7", "v8", "v9", "v1", "v2"))],  # 6 reviews
+        review("n1", "v4", "u5", 3, 5),
+        review("n1b", "v9", "u5", 3, 5),  # 3 stars
+        review("n2", "v4", "u6", 5, 0),
+        review("n2b", "v9", "u6", 5, 0),  # no useful vote
+        *[
+            review(f"n3{i}", b, "u7", 5, 4) for i, b in enumerate(("v5", "v7", "v8", "v9", "v1", "v2"))
+        ],  # 6 reviews
     ]
     fill = {"v1": 2, "v2": 2, "v3": 3, "v4": 2, "v5": 3, "v6": 3, "v8": 2, "v9": 3, "v10": 2}
     for bid, k in fill.items():
         for i in range(k):
             stars = 1.0 if i == 0 else 4.0
-            revs.append(review(f"f_{bid}_{i}", bid, f"fill_{bid}_{i}", stars, i,
-                               f"Filler review {i} of this venue, which people call {bid}."))
+            revs.append(
+                review(
+                    f"f_{bid}_{i}",
+                    bid,
+                    f"fill_{bid}_{i}",
+                    stars,
+                    i,
+                    f"Filler review {i} of this venue, which people call {bid}.",
+                )
+            )
     return biz, revs
 
 
@@ -71,11 +83,19 @@ def test_a_catalogue_of_one_city_s_food_places(bundle, tmp_path):
     kb = KnowledgeBase.load(tmp_path / "cat")
     assert sorted(kb.pois) == ["v1", "v2", "v3", "v4", "v5", "v6"]  # no hotel, other city, non-food, thin POI
     assert kb.pois["v6"].poi_type == "restaurant"  # a matching non-tourism business takes the first type
-    assert meta["kind"] == "catalogue" and meta["stats"]["pois"] == 6 and meta["stats"]["cells"] == {
-        "Philadelphia x restaurant": 6}
+    assert (
+        meta["kind"] == "catalogue"
+        and meta["stats"]["pois"] == 6
+        and meta["stats"]["cells"] == {"Philadelphia x restaurant": 6}
+    )
     assert len(kb.reviews_of("v1")) == 5  # every review kept
     votes = {v["review_id"]: v for v in read_jsonl(tmp_path / "cat" / VOTES_FILE)}
-    assert votes["s3"] == {"review_id": "s3", "user_id": "u2", "useful": 3, "user_reviews": 2}  # counted bundle-wide
+    assert votes["s3"] == {
+        "review_id": "s3",
+        "user_id": "u2",
+        "useful": 3,
+        "user_reviews": 2,
+    }  # counted bundle-wide
     assert votes["n30"]["user_reviews"] == 6
     again = build_catalogue(bundle, tmp_path / "cat2", spec)
     assert again["kb_version"] == meta["kb_version"]
@@ -87,7 +107,9 @@ def test_other_cities_types_and_a_cap_per_cell(bundle, tmp_path):
     everything = build_catalogue(bundle, tmp_path / "all", CatalogueSpec(min_reviews=3))
     # v6 has no tourism type without --category; the hotel and v10 have too few reviews in the file
     assert everything["stats"]["cells"] == {"Boise x restaurant": 1, "Philadelphia x restaurant": 6}
-    capped = build_catalogue(bundle, tmp_path / "cap", CatalogueSpec(cities=(PHL,), min_reviews=3, per_cell=2))
+    capped = build_catalogue(
+        bundle, tmp_path / "cap", CatalogueSpec(cities=(PHL,), min_reviews=3, per_cell=2)
+    )
     assert capped["stats"]["cells"] == {"Philadelphia x restaurant": 2}
     with pytest.raises(TraceDataError, match="no business qualifies"):
         build_catalogue(bundle, tmp_path / "none", CatalogueSpec(cities=("Atlantis",)))
@@ -99,8 +121,29 @@ def test_kb_build_cli_builds_a_catalogue(bundle, tmp_path, capsys):
     from trace_bench.cli import main
 
     out = tmp_path / "cli"
-    assert main(["-q", "kb", "build", "--yelp", str(bundle), "--out", str(out), "--cities", PHL, "--poi-types",
-                 "restaurant", "--category", "food", "--min-reviews", "3", "--all"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "kb",
+                "build",
+                "--yelp",
+                str(bundle),
+                "--out",
+                str(out),
+                "--cities",
+                PHL,
+                "--poi-types",
+                "restaurant",
+                "--category",
+                "food",
+                "--min-reviews",
+                "3",
+                "--all",
+            ]
+        )
+        == 0
+    )
     assert "Philadelphia x restaurant" in capsys.readouterr().out
     assert main(["-q", "kb", "stats", str(out)]) == 0
     assert "POIs        6" in capsys.readouterr().out
@@ -129,8 +172,11 @@ def test_the_seeker_context_never_names_the_venue(bundle, tmp_path):
     build_catalogue(bundle, tmp_path / "cat", CatalogueSpec(cities=(PHL,), category="food", min_reviews=3))
     kb = KnowledgeBase.load(tmp_path / "cat")
     votes = load_votes(kb)
-    pair = next(p for p in seed_pairs(votes, SeedCriteria(user_reviews=(2, 5)), split="test", n_validation=0)
-                if p.business_id == "v1")
+    pair = next(
+        p
+        for p in seed_pairs(votes, SeedCriteria(user_reviews=(2, 5)), split="test", n_validation=0)
+        if p.business_id == "v1"
+    )
     ctx = seeker_context(kb, pair, {v.review_id: v for v in votes})
     assert ctx.seed_review.startswith("this place makes the best lasagna")
     text = " ".join([ctx.seed_review, *ctx.info, *ctx.positive, *ctx.negative]).lower()

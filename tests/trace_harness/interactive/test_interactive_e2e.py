@@ -37,8 +37,10 @@ def _files(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in MODEL_BASELINES else n
-                                  for n in NON_LLM_BASELINES])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in MODEL_BASELINES else n for n in NON_LLM_BASELINES],
+)
 def test_every_non_llm_baseline_talks_to_the_rules_traveler(small_corpus, kb, tmp_path, name):
     if name == "dense":
         from baselines.toolkit.dense import HUB_MODEL_ID, resolve_model
@@ -111,8 +113,14 @@ def _items(out: Path) -> list[dict]:
     records = list(read_jsonl(out / DATA_DIRNAME / INTERACTIVE_FILE))
     preds = list(read_jsonl(out / PREDICTIONS_FILE))
     travelers = list(read_jsonl(out / TRAVELERS_FILE))
-    return [{"record": r, "predictions": [p for p in preds if p["dialogue_id"] == r["dialogue_id"]], "traveler": t}
-            for r, t in zip(records, travelers, strict=True)]
+    return [
+        {
+            "record": r,
+            "predictions": [p for p in preds if p["dialogue_id"] == r["dialogue_id"]],
+            "traveler": t,
+        }
+        for r, t in zip(records, travelers, strict=True)
+    ]
 
 
 def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_path, capsys):
@@ -120,11 +128,33 @@ def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_
     from trace_dataset.builder import TraceBuilder
 
     out = tmp_path / "cli"
-    rc = main(["-q", "interact", "--system", "popularity", "--data", str(small_corpus), "--out", str(out), "--n", "3",
-               "--no-progress", "--bootstrap", "100", "--turns", "4", "--pool", "pool_16"])
+    rc = main(
+        [
+            "-q",
+            "interact",
+            "--system",
+            "popularity",
+            "--data",
+            str(small_corpus),
+            "--out",
+            str(out),
+            "--n",
+            "3",
+            "--no-progress",
+            "--bootstrap",
+            "100",
+            "--turns",
+            "4",
+            "--pool",
+            "pool_16",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
-    assert "| Turn | Hits@1 | Hits@5 | Hits@10 | Avg Pos | Avg MRR | n |" in printed and "lost turns: 0" in printed
+    assert (
+        "| Turn | Hits@1 | Hits@5 | Hits@10 | Avg Pos | Avg MRR | n |" in printed
+        and "lost turns: 0" in printed
+    )
     builder = TraceBuilder(config_name="interactive", data_dir=out, cache_dir=str(tmp_path / "hf"))
     builder.download_and_prepare()
     ds = builder.as_dataset(split="interactive")
@@ -133,14 +163,57 @@ def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_
     meta = read_json(out / META_FILE)
     assert meta["pool"] == "pool_16" and meta["turns"] == 4
     # bad settings: one line and exit code 2
-    assert main(["-q", "interact", "--system", "no_such_system", "--data", str(small_corpus), "--out",
-                 str(tmp_path / "x"), "--n", "1"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "interact",
+                "--system",
+                "no_such_system",
+                "--data",
+                str(small_corpus),
+                "--out",
+                str(tmp_path / "x"),
+                "--n",
+                "1",
+            ]
+        )
+        == 2
+    )
     assert "unknown system 'no_such_system'" in capsys.readouterr().err
-    assert main(["-q", "interact", "--system", "tfidf", "--data", str(small_corpus), "--out", str(tmp_path / "z"),
-                 "--param", "no_such_param=1"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "interact",
+                "--system",
+                "tfidf",
+                "--data",
+                str(small_corpus),
+                "--out",
+                str(tmp_path / "z"),
+                "--param",
+                "no_such_param=1",
+            ]
+        )
+        == 2
+    )
     assert "no parameter 'no_such_param'" in capsys.readouterr().err
-    assert main(["-q", "interact", "--system", "tfidf", "--data", str(tmp_path / "missing"), "--out",
-                 str(tmp_path / "y")]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "interact",
+                "--system",
+                "tfidf",
+                "--data",
+                str(tmp_path / "missing"),
+                "--out",
+                str(tmp_path / "y"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_logs_convert_to_core_conversation_logs(small_corpus, tmp_path):

@@ -22,26 +22,49 @@ pytestmark = pytest.mark.slow
 def simulator_llm(transformers_server, tmp_path_factory):
     from trace_llm import DecodingSettings, load_llm
 
-    llm = load_llm(transformers_server.spec, DecodingSettings(max_new_tokens=24),
-                   cache_path=tmp_path_factory.mktemp("ia_llm") / "cache.sqlite", concurrency=2)
+    llm = load_llm(
+        transformers_server.spec,
+        DecodingSettings(max_new_tokens=24),
+        cache_path=tmp_path_factory.mktemp("ia_llm") / "cache.sqlite",
+        concurrency=2,
+    )
     yield llm
     llm.close()
 
 
-def test_an_llm_baseline_against_the_llm_traveler(small_corpus, transformers_server, simulator_llm, tmp_path,
-                                                   one_torch_thread):
+def test_an_llm_baseline_against_the_llm_traveler(
+    small_corpus, transformers_server, simulator_llm, tmp_path, one_torch_thread
+):
     if "llm_zero_shot" not in baselines.BASELINES:
         pytest.skip("the LLM baselines (baselines/llm) are not in this installation yet")
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     # short answers, no JSON repairs, POI cards without review excerpts: a few short requests in all
-    params = {"llm": transformers_server.spec, "max_new_tokens": 24, "json_repairs": 0, "reviews_per_poi": 0,
-              "llm_cache": False}
-    m = run_interactive("llm_zero_shot", small_corpus, tmp_path / "out", simulator="llm", llm=simulator_llm, n=1,
-                        turns=2, params=params, progress=False, n_boot=100, kb=kb)
+    params = {
+        "llm": transformers_server.spec,
+        "max_new_tokens": 24,
+        "json_repairs": 0,
+        "reviews_per_poi": 0,
+        "llm_cache": False,
+    }
+    m = run_interactive(
+        "llm_zero_shot",
+        small_corpus,
+        tmp_path / "out",
+        simulator="llm",
+        llm=simulator_llm,
+        n=1,
+        turns=2,
+        params=params,
+        progress=False,
+        n_boot=100,
+        kb=kb,
+    )
     assert m["n_dialogues"] == 1 and m["per_turn"][0]["n"] == 1
     meta = read_json(tmp_path / "out" / "predictions.jsonl.meta.json")
     assert meta["simulator"]["simulator"] == "llm" and meta["simulator"]["prompt"]["sha256"]
-    assert meta["system"]["baseline"] == "llm_zero_shot" and meta["system_label"].startswith("llm_zero_shot (")
+    assert meta["system"]["baseline"] == "llm_zero_shot" and meta["system_label"].startswith(
+        "llm_zero_shot ("
+    )
     records = list(read_jsonl(tmp_path / "out" / "data" / "interactive.jsonl.gz"))
     travelers = list(read_jsonl(tmp_path / "out" / "travelers.jsonl.gz"))
     world = World(kb)

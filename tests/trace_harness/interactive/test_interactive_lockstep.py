@@ -52,10 +52,13 @@ def test_lockstep_output_equals_the_sequential_loop_for_any_chunk_size(small_cor
     for chunk in (1, 2, 64):
         system = Recording(pipeline(name, kb=kb))
         outs[chunk] = tmp_path / f"c{chunk}"
-        run_interactive(system, small_corpus, outs[chunk], n=N, progress=False, n_boot=100, kb=kb,
-                        batch_dialogues=chunk)
+        run_interactive(
+            system, small_corpus, outs[chunk], n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=chunk
+        )
         assert max(len(c) for c in system.calls) == min(chunk, N)  # lockstep really batches
-        if chunk == 64:  # turn t of every live dialogue in one call: as many calls as the longest dialogue's turns
+        if (
+            chunk == 64
+        ):  # turn t of every live dialogue in one call: as many calls as the longest dialogue's turns
             assert len(system.calls) <= 8 and len(system.calls[0]) == N
     assert _files(outs[1]) == _files(outs[2]) == _files(outs[64])
 
@@ -76,7 +79,9 @@ def test_resume_across_chunk_sizes(small_corpus, kb, tmp_path):
     failing = Failing(pipeline("tfidf", kb=kb))
     failing.stop_at = _ids(small_corpus)[3]  # the second chunk of 3
     with pytest.raises(Interrupt):
-        run_interactive(failing, small_corpus, part, n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=3)
+        run_interactive(
+            failing, small_corpus, part, n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=3
+        )
     assert (part / PROGRESS_FILE).exists() and not read_json(part / META_FILE)["complete"]
     again = Recording(pipeline("tfidf", kb=kb))
     run_interactive(again, small_corpus, part, n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=64)
@@ -92,14 +97,17 @@ def _ids(corpus: Path) -> list[str]:
 
 def test_a_system_that_is_not_session_isolated_talks_one_dialogue_at_a_time(small_corpus, kb, tmp_path):
     stateful = Recording(pipeline("tfidf", kb=kb), session_isolated=False)
-    run_interactive(stateful, small_corpus, tmp_path / "s", n=N, progress=False, n_boot=100, kb=kb,
-                    batch_dialogues=64)
+    run_interactive(
+        stateful, small_corpus, tmp_path / "s", n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=64
+    )
     assert all(len(c) == 1 for c in stateful.calls)
     order, ids = [c[0] for c in stateful.calls], _ids(small_corpus)
     assert order == sorted(order, key=ids.index) and set(order) == set(ids)  # one dialogue after the other
     # tf-idf keeps no state, so the sequential conversations are the lockstep ones
     isolated = tmp_path / "i"
-    run_interactive("tfidf", small_corpus, isolated, n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=64)
+    run_interactive(
+        "tfidf", small_corpus, isolated, n=N, progress=False, n_boot=100, kb=kb, batch_dialogues=64
+    )
     for f in (PREDICTIONS_FILE, f"{DATA_DIRNAME}/{INTERACTIVE_FILE}"):
         assert (tmp_path / "s" / f).read_bytes() == (isolated / f).read_bytes()
 
@@ -110,8 +118,9 @@ def test_sniprec_protocol_also_runs_a_stateful_system_one_dialogue_at_a_time(sma
     from trace_harness.interactive.sniprec import run_sniprec
 
     cat = tmp_path / "catalogue"
-    build_catalogue(small_bundle, cat, CatalogueSpec(cities=("Philadelphia",), poi_types=("restaurant",),
-                                                     min_reviews=3))
+    build_catalogue(
+        small_bundle, cat, CatalogueSpec(cities=("Philadelphia",), poi_types=("restaurant",), min_reviews=3)
+    )
     kb = KnowledgeBase.load(cat)
     relaxed = SeedCriteria(user_reviews=(1, 99))
     outs = {}

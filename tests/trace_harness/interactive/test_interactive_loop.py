@@ -18,8 +18,15 @@ IDS = [p["business_id"] for p in HAND_POIS]
 def talk(hand_kb, rankings, goal=None, turns: int = 8):
     world = World(hand_kb)
     system = Scripted(rankings)
-    lives = converse(system, RulesSimulator(world), [goal or hand_goal()], pool="closed", max_turns=turns, seed=42,
-                     metadata={"generator": "test", "backend": "rules", "model": "", "seed": 42, "kb_version": "x"})
+    lives = converse(
+        system,
+        RulesSimulator(world),
+        [goal or hand_goal()],
+        pool="closed",
+        max_turns=turns,
+        seed=42,
+        metadata={"generator": "test", "backend": "rules", "model": "", "seed": 42, "kb_version": "x"},
+    )
     return world, system, lives[0]
 
 
@@ -28,9 +35,15 @@ def test_a_hand_computed_conversation_and_its_metrics(hand_kb):
     world, system, live = talk(hand_kb, [["r3", "r1", "r2"], ["r1", "r2"]])
     turns = live.record["turns"]
     assert [(t["role"], t["action"]) for t in turns] == [
-        ("user", "greet_and_seek"), ("system", "ask_preference"), ("user", "provide_preference"),
-        ("system", "recommend"), ("user", "reject_and_refine"), ("system", "recommend"), ("user", "accept"),
-        ("system", "farewell")]
+        ("user", "greet_and_seek"),
+        ("system", "ask_preference"),
+        ("user", "provide_preference"),
+        ("system", "recommend"),
+        ("user", "reject_and_refine"),
+        ("system", "recommend"),
+        ("user", "accept"),
+        ("system", "farewell"),
+    ]
     assert [t["turn_id"] for t in turns] == list(range(8))
     assert turns[4]["referenced_poi_ids"] == ["r3"] and turns[6]["referenced_poi_ids"] == ["r1"]
     assert set(turns[3]["gold_poi_ids"]) == {"r1", "r2", "r8"} and turns[1]["gold_poi_ids"] == []
@@ -41,7 +54,9 @@ def test_a_hand_computed_conversation_and_its_metrics(hand_kb):
     assert [h["turn_id"] for h in last["history"]] == [0, 1, 2, 3, 4]
     assert last["candidate_poi_ids"] == IDS
     # one prediction row per system turn, valid against the log record
-    index = validate_predictions(live.predictions, [live.record], pool="closed", split="test", known_poi_ids=IDS)
+    index = validate_predictions(
+        live.predictions, [live.record], pool="closed", split="test", known_poi_ids=IDS
+    )
     assert len(index) == 4
     positions = [p["meta"]["interactive"]["target_position"] for p in live.predictions]
     assert positions[1:3] == [2, 1] and positions[3] is None  # r1 second, then first; farewell: none

@@ -25,7 +25,9 @@ def test_position_in_a_strict_ranking():
     rng = random.Random(0)
     assert target_position(["c", "a", "b"], ["a"], CANDS, rng) == 2
     assert target_position(["c", "a", "b"], ["b", "a"], CANDS, rng) == 2  # the best-ranked target counts
-    assert target_position(["x", "c", "a"], ["a"], CANDS, rng) == 2  # a non-candidate in the ranking is ignored
+    assert (
+        target_position(["x", "c", "a"], ["a"], CANDS, rng) == 2
+    )  # a non-candidate in the ranking is ignored
     assert target_position(["c", "c", "a"], ["a"], CANDS, rng) == 2  # a repeated id counts once
     assert target_position(["a"], ["zz"], CANDS, rng) is None  # no target among the candidates
 
@@ -36,8 +38,9 @@ def test_unranked_candidates_tie_at_the_end_and_are_drawn_at_random():
     assert set(seen) == {3, 4, 5, 6}
     assert all(400 < v < 600 for v in seen.values())
     # seeded: the same (seed, dialogue, turn) gives the same draw
-    assert (target_position(["c"], ["a"], CANDS, turn_rng(42, "d1", 3))
-            == target_position(["c"], ["a"], CANDS, turn_rng(42, "d1", 3)))
+    assert target_position(["c"], ["a"], CANDS, turn_rng(42, "d1", 3)) == target_position(
+        ["c"], ["a"], CANDS, turn_rng(42, "d1", 3)
+    )
     # two targets in the tail: the first of them in a random order -> expected position 2 + 5/3
     draws = [target_position(["c"], ["a", "b"], CANDS, random.Random(s)) for s in range(3000)]
     assert abs(sum(draws) / len(draws) - (1 + 6 / 3)) < 0.1
@@ -48,8 +51,9 @@ def test_equal_scores_form_tie_groups():
     assert tie_groups(["a", "b", "c", "d", "e"], scores) == [["a"], ["b", "c", "d"], ["e"]]
     assert tie_groups(["a", "b"], None) == [["a"], ["b"]]
     # target "d" ranked 4th, but tied with b and c at places 2-4
-    seen = Counter(target_position(["a", "b", "c", "d", "e"], ["d"], CANDS, random.Random(s), scores)
-                   for s in range(900))
+    seen = Counter(
+        target_position(["a", "b", "c", "d", "e"], ["d"], CANDS, random.Random(s), scores) for s in range(900)
+    )
     assert set(seen) == {2, 3, 4}
     # without scores the list is a strict order
     assert target_position(["a", "b", "c", "d", "e"], ["d"], CANDS, random.Random(1)) == 4
@@ -85,7 +89,12 @@ def test_per_turn_table_on_hand_computed_logs():
     assert "| Turn | Hits@1 | Hits@5 | Hits@10 | Avg Pos | Avg MRR | n |" in table
     assert "| 0 | 0.333 | 0.667 | 0.667 | 5.7 | 0.4444 | 3 |" in table
     # a per-turn row of a metrics.json written before the SnipRec ids (hit@k, mrr) prints the same
-    former = {"sniprec_hit@1": "hit@1", "sniprec_hit@5": "hit@5", "sniprec_hit@10": "hit@10", "sniprec_mrr": "mrr"}
+    former = {
+        "sniprec_hit@1": "hit@1",
+        "sniprec_hit@5": "hit@5",
+        "sniprec_hit@10": "hit@10",
+        "sniprec_mrr": "mrr",
+    }
     old = [{former.get(k, k): v for k, v in row.items()} for row in (t0, t1)]
     assert "sniprec_mrr" not in old[0] and turn_table_markdown(old) == table
 
@@ -104,18 +113,36 @@ def test_cluster_bootstrap_interval_of_a_mean():
 
 def test_turn_items_and_lost_counts_read_the_prediction_meta():
     preds = [
-        {"dialogue_id": "d1", "turn_id": 1, "meta": {"interactive": {"turn": 1, "requested_action": "ask_preference",
-                                                                      "target_position": 3}}},
-        {"dialogue_id": "d1", "turn_id": 3, "meta": {"lost": "timeout", "interactive": {
-            "turn": 2, "requested_action": "recommend", "target_position": 5}}},
-        {"dialogue_id": "d1", "turn_id": 5, "meta": {"interactive": {"turn": 3, "requested_action": "farewell",
-                                                                      "target_position": None}}},
+        {
+            "dialogue_id": "d1",
+            "turn_id": 1,
+            "meta": {"interactive": {"turn": 1, "requested_action": "ask_preference", "target_position": 3}},
+        },
+        {
+            "dialogue_id": "d1",
+            "turn_id": 3,
+            "meta": {
+                "lost": "timeout",
+                "interactive": {"turn": 2, "requested_action": "recommend", "target_position": 5},
+            },
+        },
+        {
+            "dialogue_id": "d1",
+            "turn_id": 5,
+            "meta": {"interactive": {"turn": 3, "requested_action": "farewell", "target_position": None}},
+        },
         {"dialogue_id": "d2", "turn_id": 0, "meta": {"interactive": {"fixed_question": True}}},
     ]
-    assert turn_items(preds) == [{"dialogue_id": "d1", "turn": 1, "position": 3},
-                                 {"dialogue_id": "d1", "turn": 2, "position": 5}]
-    assert lost_counts(preds) == {"total": 1, "by_reason": {"timeout": 1}, "dialogues_with_lost_turns": 1,
-                                  "system_turns": 4}
+    assert turn_items(preds) == [
+        {"dialogue_id": "d1", "turn": 1, "position": 3},
+        {"dialogue_id": "d1", "turn": 2, "position": 5},
+    ]
+    assert lost_counts(preds) == {
+        "total": 1,
+        "by_reason": {"timeout": 1},
+        "dialogues_with_lost_turns": 1,
+        "system_turns": 4,
+    }
 
 
 def test_tie_positions_are_uniform_over_seeds_on_a_constructed_ranking():
@@ -126,12 +153,17 @@ def test_tie_positions_are_uniform_over_seeds_on_a_constructed_ranking():
     scores = {"v0": 0.9, "v1": 0.4, **{f"v{i}": 0.0 for i in range(2, 9)}, "v9": -0.2}
     ranked = sorted(cands, key=lambda p: (-scores[p], p))  # the pipeline's own order: ties by business_id
     assert ranked[-2:] == ["v8", "v9"]
-    seen = Counter(target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2), scores)
-                   for s in range(3500))
-    assert set(seen) == set(range(3, 10))  # anywhere in the zero group (places 3-9), never after the disliked v9
+    seen = Counter(
+        target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2), scores) for s in range(3500)
+    )
+    assert set(seen) == set(
+        range(3, 10)
+    )  # anywhere in the zero group (places 3-9), never after the disliked v9
     assert all(380 < v < 620 for v in seen.values())  # 500 expected each (7 places)
     # the same ranking without its scores is a strict order: the target always sits where the list put it
     assert {target_position(ranked, ["v8"], cands, turn_rng(s, "sniprec_00001", 2)) for s in range(50)} == {9}
     # with scores, a ranked candidate without one joins the unranked tail (ties at the end)
-    assert {target_position(["v0", "v1", "v2"], ["v2"], cands, random.Random(s), {"v0": 1.0, "v1": 0.5})
-            for s in range(300)} == set(range(3, 11))
+    assert {
+        target_position(["v0", "v1", "v2"], ["v2"], cands, random.Random(s), {"v0": 1.0, "v1": 0.5})
+        for s in range(300)
+    } == set(range(3, 11))

@@ -49,7 +49,9 @@ def test_a_record_the_generator_did_not_make_is_refused(seeded):
     with pytest.raises(TraceDataError, match="no generator plan matches"):
         seeder.goal(tampered)
     moved = copy.deepcopy(records[0])
-    moved["scenario"]["persona_type"] = "pet_owner" if moved["scenario"]["persona_type"] != "pet_owner" else "senior"
+    moved["scenario"]["persona_type"] = (
+        "pet_owner" if moved["scenario"]["persona_type"] != "pet_owner" else "senior"
+    )
     with pytest.raises(TraceDataError, match="generator assigns"):
         seeder.goal(moved)
     with pytest.raises(TraceDataError, match="not a generator id"):

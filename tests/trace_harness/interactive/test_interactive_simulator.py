@@ -17,8 +17,13 @@ from trace_harness.interactive.simulator.rules import RulesSimulator, SystemView
 
 IDS = [p["business_id"] for p in HAND_POIS]
 NAMES = {p["business_id"]: p["name"] for p in HAND_POIS}
-QUESTIONS = ("What is your budget?", "Do you prefer a quiet setting or some buzz?", "Any practical must-haves?",
-             "What matters most to you?", "Which part of town will you be in?")
+QUESTIONS = (
+    "What is your budget?",
+    "Do you prefer a quiet setting or some buzz?",
+    "Any practical must-haves?",
+    "What matters most to you?",
+    "Which part of town will you be in?",
+)
 
 
 def script(seed: int, steps: int = 8) -> list[SystemView]:
@@ -57,7 +62,9 @@ def test_same_inputs_give_the_same_traveler(hand_kb):
     # another simulator seed words the same decisions differently, but decides the same
     x = run(world, script(3), seed=1)
     y = run(world, script(3), seed=2)
-    assert [(u.action, u.poi_ids, u.meta["stated"]) for u in x] == [(u.action, u.poi_ids, u.meta["stated"]) for u in y]
+    assert [(u.action, u.poi_ids, u.meta["stated"]) for u in x] == [
+        (u.action, u.poi_ids, u.meta["stated"]) for u in y
+    ]
     assert [u.text for u in x] != [u.text for u in y]
 
 
@@ -98,10 +105,14 @@ def test_accepts_every_satisfying_and_rejects_every_violating_recommendation(han
 
 def test_rejection_prefers_a_stated_preference_the_system_ignored(hand_kb):
     # r6 violates all three; "noise:quiet" was stated in the opening, so the rejection names it first
-    turns = run(World(hand_kb), [SystemView("recommend", ("r6",), "Cedar Tavern!")], goal=hand_goal(opening=1))
+    turns = run(
+        World(hand_kb), [SystemView("recommend", ("r6",), "Cedar Tavern!")], goal=hand_goal(opening=1)
+    )
     assert turns[-1].meta["stated"] == ["noise:quiet"]
     # nothing stated yet: an explicit violation in goal order (noise first)
-    turns = run(World(hand_kb), [SystemView("recommend", ("r6",), "Cedar Tavern!")], goal=hand_goal(opening=0))
+    turns = run(
+        World(hand_kb), [SystemView("recommend", ("r6",), "Cedar Tavern!")], goal=hand_goal(opening=0)
+    )
     assert turns[-1].meta["stated"] == ["noise:quiet"]
     # r5 violates only the price, never stated before: that one is named
     turns = run(World(hand_kb), [SystemView("recommend", ("r5",), "Iron Cantina")], goal=hand_goal(opening=1))
@@ -110,15 +121,28 @@ def test_rejection_prefers_a_stated_preference_the_system_ignored(hand_kb):
 
 def test_answers_the_topic_asked_then_the_rest_in_order(hand_kb):
     world = World(hand_kb)
-    turns = run(world, [SystemView("ask_preference", (), "What is your budget?"),
-                        SystemView("ask_preference", (), "What matters most to you?"),
-                        SystemView("ask_preference", (), "Anything else?")], goal=hand_goal(opening=0))
-    assert [u.meta["stated"] for u in turns[1:]] == [["price:cheap"], ["noise:quiet"], ["amenity:outdoor_seating"]]
+    turns = run(
+        world,
+        [
+            SystemView("ask_preference", (), "What is your budget?"),
+            SystemView("ask_preference", (), "What matters most to you?"),
+            SystemView("ask_preference", (), "Anything else?"),
+        ],
+        goal=hand_goal(opening=0),
+    )
+    assert [u.meta["stated"] for u in turns[1:]] == [
+        ["price:cheap"],
+        ["noise:quiet"],
+        ["amenity:outdoor_seating"],
+    ]
     assert [u.meta["form"] for u in turns[1:]] == ["answer", "answer", "answer"]
     # nothing left: the traveler repeats what matters most (no new preference)
     more = run(world, [SystemView("ask_preference", (), "Budget?")] * 4, goal=hand_goal(opening=0))
     assert more[-1].meta["form"] == "priority" and more[-1].meta["stated"] == ["noise:quiet"]
-    assert asked_kinds("Could you tell me your budget, which part of town you will be in?") == ["price", "location"]
+    assert asked_kinds("Could you tell me your budget, which part of town you will be in?") == [
+        "price",
+        "location",
+    ]
 
 
 def test_an_empty_recommendation_gets_a_nudge_and_farewell_ends(hand_kb):
@@ -141,7 +165,14 @@ def test_targets_and_violations_follow_the_constraint_check(hand_kb):
     assert world.violations(goal, "not-in-the-cell") == list(HELD)
     # r8 has no price level: its reviews' evidence of good value satisfies any ceiling (the generator's rule)
     assert world.targets(hand_goal(constraints=(Constraint("price", "moderate"),)), IDS) == [
-        "r1", "r2", "r3", "r4", "r5", "r7", "r8"]
+        "r1",
+        "r2",
+        "r3",
+        "r4",
+        "r5",
+        "r7",
+        "r8",
+    ]
 
 
 def test_cell_positions_are_the_mask_bits(hand_kb):

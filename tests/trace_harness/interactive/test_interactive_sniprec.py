@@ -18,8 +18,9 @@ RELAXED = SeedCriteria(user_reviews=(1, 99))  # the synthetic bundle has one rev
 @pytest.fixture(scope="module")
 def catalogue(small_bundle, tmp_path_factory):
     out = tmp_path_factory.mktemp("ia_cat") / "catalogue"
-    build_catalogue(small_bundle, out, CatalogueSpec(cities=("Philadelphia",), poi_types=("restaurant",),
-                                                     min_reviews=3))
+    build_catalogue(
+        small_bundle, out, CatalogueSpec(cities=("Philadelphia",), poi_types=("restaurant",), min_reviews=3)
+    )
     return out
 
 
@@ -42,7 +43,9 @@ def test_sniprec_protocol_with_the_rules_seeker(catalogue, tmp_path):
         # the first answer is the venue's category; the seeker only states facts of its venue
         assert tr["turns"][0]["stated"][0].startswith("category:")
         assert set(k for t in tr["turns"] for k in t["stated"]) <= set(tr["goal"]["constraints"])
-        assert kb.pois[target].name.lower() not in " ".join(t["text"].lower() for t in turns if t["role"] == "user")
+        assert kb.pois[target].name.lower() not in " ".join(
+            t["text"].lower() for t in turns if t["role"] == "user"
+        )
     meta = read_json(tmp_path / "out" / "predictions.jsonl.meta.json")
     assert meta["n_candidates"] == len(kb.pois) and meta["catalogue_source"] == "synthetic"
 
@@ -50,15 +53,67 @@ def test_sniprec_protocol_with_the_rules_seeker(catalogue, tmp_path):
 def test_sniprec_protocol_from_the_cli(catalogue, tmp_path, capsys):
     from trace_bench.cli import main
 
-    rc = main(["-q", "interact", "--protocol", "sniprec", "--system", "popularity", "--data", str(catalogue),
-               "--out", str(tmp_path / "cli"), "--n", "3", "--user-reviews", "1-99", "--no-progress",
-               "--bootstrap", "50"])
+    rc = main(
+        [
+            "-q",
+            "interact",
+            "--protocol",
+            "sniprec",
+            "--system",
+            "popularity",
+            "--data",
+            str(catalogue),
+            "--out",
+            str(tmp_path / "cli"),
+            "--n",
+            "3",
+            "--user-reviews",
+            "1-99",
+            "--no-progress",
+            "--bootstrap",
+            "50",
+        ]
+    )
     assert rc == 0
     out = capsys.readouterr().out
     assert "(sniprec protocol): 3 dialogues" in out and "| 4 |" in out
-    assert main(["-q", "interact", "--protocol", "sniprec", "--system", "popularity", "--data", str(catalogue),
-                 "--out", str(tmp_path / "x"), "--pool", "open"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "interact",
+                "--protocol",
+                "sniprec",
+                "--system",
+                "popularity",
+                "--data",
+                str(catalogue),
+                "--out",
+                str(tmp_path / "x"),
+                "--pool",
+                "open",
+            ]
+        )
+        == 2
+    )
     # SnipRec's own seeding criteria find nobody in the synthetic bundle (one review per user): a clear error
-    assert main(["-q", "interact", "--protocol", "sniprec", "--system", "popularity", "--data", str(catalogue),
-                 "--out", str(tmp_path / "y"), "--n", "2"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "interact",
+                "--protocol",
+                "sniprec",
+                "--system",
+                "popularity",
+                "--data",
+                str(catalogue),
+                "--out",
+                str(tmp_path / "y"),
+                "--n",
+                "2",
+            ]
+        )
+        == 2
+    )
     assert "no (user, venue) seed pair" in capsys.readouterr().err

@@ -68,7 +68,11 @@ def contract(path: str, body: dict[str, Any]) -> tuple[int, bytes, float]:
     """A CRS that misbehaves on purpose at some turns (by turn id), otherwise ranks the pool in order."""
     tid = body["turn_id"]
     cands = body["candidate_poi_ids"]
-    reply: Any = {"ranked_poi_ids": cands, "response": f"How about {body['candidates'][0]['name']}?", "citations": {}}
+    reply: Any = {
+        "ranked_poi_ids": cands,
+        "response": f"How about {body['candidates'][0]['name']}?",
+        "citations": {},
+    }
     if tid == 3:
         return 200, json.dumps(reply).encode(), 2.0  # too slow: the client gives up after 0.5 s
     if tid == 5:
@@ -85,8 +89,17 @@ def contract(path: str, body: dict[str, Any]) -> tuple[int, bytes, float]:
 def test_http_system_loses_bad_turns_but_never_the_run(small_corpus, tmp_path):
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     with Server(contract) as server:
-        m = run_interactive(server.url + "/turn", small_corpus, tmp_path / "out", n=3, turns=6, timeout=0.5,
-                            progress=False, n_boot=100, kb=kb)
+        m = run_interactive(
+            server.url + "/turn",
+            small_corpus,
+            tmp_path / "out",
+            n=3,
+            turns=6,
+            timeout=0.5,
+            progress=False,
+            n_boot=100,
+            kb=kb,
+        )
         body = server.requests[0]
     assert body["protocol"] == HTTP_PROTOCOL and body["action"] == "ask_preference"
     assert {"gold_poi_ids", "acceptable_alternative_poi_ids", "reference_text"}.isdisjoint(body)
@@ -109,12 +122,18 @@ def test_http_system_loses_bad_turns_but_never_the_run(small_corpus, tmp_path):
 
 def test_http_reply_may_choose_its_own_action(small_corpus, tmp_path):
     def asker(path, body):
-        reply = {"ranked_poi_ids": body["candidate_poi_ids"][:2], "response": "What is your budget?", "citations": [],
-                 "action": "ask_preference"}
+        reply = {
+            "ranked_poi_ids": body["candidate_poi_ids"][:2],
+            "response": "What is your budget?",
+            "citations": [],
+            "action": "ask_preference",
+        }
         return 200, json.dumps(reply).encode(), 0.0
 
     with Server(asker) as server:
-        m = run_interactive(server.url, small_corpus, tmp_path / "out", n=1, turns=3, progress=False, n_boot=50)
+        m = run_interactive(
+            server.url, small_corpus, tmp_path / "out", n=1, turns=3, progress=False, n_boot=50
+        )
     records = list(read_jsonl(tmp_path / "out" / "data" / "interactive.jsonl.gz"))
     assert [t["action"] for t in records[0]["turns"] if t["role"] == "system"] == ["ask_preference"] * 3
     assert m["lost_turns"]["total"] == 0
@@ -126,7 +145,11 @@ def test_chat_system_reads_the_ranking_from_names(small_corpus, tmp_path):
     kb = KnowledgeBase.load(kb_dir(small_corpus))
     first = next(iter(iter_dialogues(small_corpus, "test")))
     s = first["scenario"]
-    outside = [p.name for p in kb.pois_in(s["city"], s["poi_type"]) if p.business_id not in first["candidate_poi_ids"]]
+    outside = [
+        p.name
+        for p in kb.pois_in(s["city"], s["poi_type"])
+        if p.business_id not in first["candidate_poi_ids"]
+    ]
     calls = {"n": 0}
 
     def chat(path, body):
@@ -139,14 +162,24 @@ def test_chat_system_reads_the_ranking_from_names(small_corpus, tmp_path):
             content = f"Try {outside[0]}!"  # a POI of the city that is not in the pool
         else:
             content = f"I suggest {listed[1]}, or else {listed[0]}."
-        payload = {"id": "x", "object": "chat.completion", "model": "stub",
-                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-                   "usage": {"prompt_tokens": 5, "completion_tokens": 5}}
+        payload = {
+            "id": "x",
+            "object": "chat.completion",
+            "model": "stub",
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5},
+        }
         return 200, json.dumps(payload).encode(), 0.0
 
     with Server(chat) as server:
-        system = load_system(f"openai:{server.url}/v1#stub", kb, llm_options={"cache_path": False, "max_retries": 0})
-        m = run_interactive(system, small_corpus, tmp_path / "out", n=1, turns=4, progress=False, n_boot=50, kb=kb)
+        system = load_system(
+            f"openai:{server.url}/v1#stub", kb, llm_options={"cache_path": False, "max_retries": 0}
+        )
+        m = run_interactive(
+            system, small_corpus, tmp_path / "out", n=1, turns=4, progress=False, n_boot=50, kb=kb
+        )
     preds = list(read_jsonl(tmp_path / "out" / "predictions.jsonl"))
     assert "lost" not in preds[0]["meta"]
     assert preds[1]["meta"]["lost"] == "garbage" and preds[2]["meta"]["lost"] == "out_of_pool"
@@ -180,16 +213,23 @@ def test_every_package_system_reports_its_ties_to_the_protocol(tmp_path):
 
     kb = KnowledgeBase.load(write_kb(tmp_path / "kb"))
     cands = tuple(sorted(kb.pois))
-    row = turn_row([turn(0, "user", "provide_preference", "Fresh seafood and oysters, please.")], "ask_preference",
-                   cands, did="sniprec_00001")
-    snip = PipelineSystem(pipeline("sniprec", kb=kb, encoder_model=WordEncoder(), k=1,
-                                   cache_dir=str(tmp_path / "c"))).respond([row])[0]
+    row = turn_row(
+        [turn(0, "user", "provide_preference", "Fresh seafood and oysters, please.")],
+        "ask_preference",
+        cands,
+        did="sniprec_00001",
+    )
+    snip = PipelineSystem(
+        pipeline("sniprec", kb=kb, encoder_model=WordEncoder(), k=1, cache_dir=str(tmp_path / "c"))
+    ).respond([row])[0]
     assert snip.scores is not None and set(snip.scores) == set(cands)
     never = [p for p in snip.ranked_poi_ids if snip.scores[p] == 0]
-    assert len(never) >= 2 and snip.ranked_poi_ids[-len(never):] == sorted(never)  # the pipeline's order
+    assert len(never) >= 2 and snip.ranked_poi_ids[-len(never) :] == sorted(never)  # the pipeline's order
     first = len(cands) - len(never) + 1
-    seen = {target_position(snip.ranked_poi_ids, [never[-1]], cands, turn_rng(s, "sniprec_00001", 0), snip.scores)
-            for s in range(200)}
+    seen = {
+        target_position(snip.ranked_poi_ids, [never[-1]], cands, turn_rng(s, "sniprec_00001", 0), snip.scores)
+        for s in range(200)
+    }
     assert seen == set(range(first, len(cands) + 1))
     tfidf = PipelineSystem(pipeline("tfidf", kb=kb)).respond([row])[0]
     assert set(tfidf.scores) == set(cands)  # a non-LLM baseline's own scores, as before

@@ -33,18 +33,36 @@ def board_dirs(small_corpus, tmp_path_factory):
     for name in ("tfidf", "popularity"):
         run_baseline(name, small_corpus, root / "runs" / f"{name}.jsonl", kb=kb, progress=False)
     for name in ("tfidf", "aspect"):
-        run_interactive(name, small_corpus, root / "interactive" / name, n=N, progress=False, n_boot=200, kb=kb)
+        run_interactive(
+            name, small_corpus, root / "interactive" / name, n=N, progress=False, n_boot=200, kb=kb
+        )
     (root / "interactive" / "junk").mkdir()
     (root / "interactive" / "junk" / "metrics.json").write_text('{"not": "interactive"}')
     return root
 
 
-def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus, board_dirs, tmp_path, capsys):
+def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(
+    small_corpus, board_dirs, tmp_path, capsys
+):
     from trace_bench.cli import main
 
     out = tmp_path / "board"
-    rc = main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
-               "--interactive", str(board_dirs / "interactive"), "--out", str(out), "--n-boot", "200"])
+    rc = main(
+        [
+            "-q",
+            "leaderboard",
+            "--data",
+            str(small_corpus),
+            "--runs",
+            str(board_dirs / "runs"),
+            "--interactive",
+            str(board_dirs / "interactive"),
+            "--out",
+            str(out),
+            "--n-boot",
+            "200",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     tf_at = printed.index("Table 5")
@@ -62,13 +80,19 @@ def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus
     assert set(rows) == {"TF-IDF", "Aspect"}  # the junk folder is skipped
     lb = {r["system"]: r for r in read_json(out / "leaderboard.json")["rows"] if r["pool"] == "closed"}
     tf = rows["TF-IDF"]["teacher_forced"]
-    assert tf["metrics"]["tsr"] == lb["TF-IDF"]["metrics"]["tsr"] and tf["ci"]["tsr"] == lb["TF-IDF"]["ci"]["tsr"]
+    assert (
+        tf["metrics"]["tsr"] == lb["TF-IDF"]["metrics"]["tsr"]
+        and tf["ci"]["tsr"] == lb["TF-IDF"]["ci"]["tsr"]
+    )
     assert rows["Aspect"]["teacher_forced"] is None
     live_metrics = read_json(board_dirs / "interactive" / "tfidf" / "metrics.json")
     sr = live_metrics["dialogue"]["success_rate"]
     assert rows["TF-IDF"]["metrics"]["success"] == sr["mean"]
     assert rows["TF-IDF"]["ci"]["success"] == [sr["ci_low"], sr["ci_high"]]
-    assert rows["TF-IDF"]["metrics"]["rejection_recovery"] == live_metrics["trace"]["values"]["rejection_recovery"]
+    assert (
+        rows["TF-IDF"]["metrics"]["rejection_recovery"]
+        == live_metrics["trace"]["values"]["rejection_recovery"]
+    )
     table = list(csv.DictReader(io.StringIO((out / "interactive_trace.csv").read_text())))
     assert [r["system"] for r in table] == ["TF-IDF", "Aspect"]  # Table 5's order
     assert float(table[0]["success_ci_low"]) == sr["ci_low"] and table[1]["tf_tsr"] == ""
@@ -76,8 +100,16 @@ def test_the_leaderboard_cli_prints_and_writes_the_interactive_view(small_corpus
 
 
 def test_a_teacher_forced_row_of_another_corpus_is_not_put_beside(board_dirs):
-    row = {"baseline": "tfidf", "pool": "closed", "split": "test", "source": "baseline", "system": "TF-IDF",
-           "corpus_version": "another", "metrics": {"tsr": 0.5}, "ci": {"tsr": [0.4, 0.6]}}
+    row = {
+        "baseline": "tfidf",
+        "pool": "closed",
+        "split": "test",
+        "source": "baseline",
+        "system": "TF-IDF",
+        "corpus_version": "another",
+        "metrics": {"tsr": 0.5},
+        "ci": {"tsr": [0.4, 0.6]},
+    }
     [live] = [r for r in interactive_rows(board_dirs / "interactive", [row]) if r["baseline"] == "tfidf"]
     assert live["teacher_forced"] is None
     row["corpus_version"] = live["corpus_version"]
@@ -91,8 +123,25 @@ def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path
     from trace_bench.cli import main
 
     out = tmp_path / "board"
-    assert main(["-q", "leaderboard", "--data", str(small_corpus), "--runs", str(board_dirs / "runs"),
-                 "--interactive", str(board_dirs / "interactive"), "--out", str(out), "--n-boot", "0"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "leaderboard",
+                "--data",
+                str(small_corpus),
+                "--runs",
+                str(board_dirs / "runs"),
+                "--interactive",
+                str(board_dirs / "interactive"),
+                "--out",
+                str(out),
+                "--n-boot",
+                "0",
+            ]
+        )
+        == 0
+    )
     from_file = read_board([out / BOARD_FILE])
     tfidf = next(r for r in from_file.rows if r["system"] == "TF-IDF")
     assert tfidf["teacher_forced"]["metrics"]["tsr"] is not None and tfidf["run"] == "tfidf"
@@ -100,6 +149,8 @@ def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path
     assert (tfidf["split"], tfidf["turns"]) == ("test", 8)
     # the folder gives the same live cells, and the teacher-forced ones from the baseline rows it is given
     tf_rows = read_json(out / "leaderboard.json")["rows"]
-    from_dir = next(r for r in read_board([board_dirs / "interactive"], tf_rows).rows if r["system"] == "TF-IDF")
+    from_dir = next(
+        r for r in read_board([board_dirs / "interactive"], tf_rows).rows if r["system"] == "TF-IDF"
+    )
     assert from_dir["metrics"] == tfidf["metrics"] and from_dir["teacher_forced"] == tfidf["teacher_forced"]
     assert read_interactive(out / BOARD_FILE)[1][0]["run"] in {"aspect", "tfidf"}

@@ -16,24 +16,59 @@ from trace_metrics.tables import TABLE5, TABLE6
 def test_leaderboard_command_prints_and_writes_the_tables(space_world, tmp_path, capsys):
     runs = space_world["runs"].parent  # closed/ and open/
     out = tmp_path / "board"
-    assert main(["leaderboard", "--data", str(space_world["data"]), "--runs", str(runs), "--split", "test",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "--data",
+                str(space_world["data"]),
+                "--runs",
+                str(runs),
+                "--split",
+                "test",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
-    for text in ("Table 5: headline — pool: closed", "Table 6: stress tests — pool: closed",
-                 "Table 9: practical value — pool: open", "Popularity", "TF-IDF", f"wrote {out / 'leaderboard.json'}"):
+    for text in (
+        "Table 5: headline — pool: closed",
+        "Table 6: stress tests — pool: closed",
+        "Table 9: practical value — pool: open",
+        "Popularity",
+        "TF-IDF",
+        f"wrote {out / 'leaderboard.json'}",
+    ):
         assert text in printed
     rows = json.loads((out / "leaderboard.json").read_text())["rows"]
-    assert sorted((r["system"], r["pool"]) for r in rows) == [("Popularity", "closed"), ("TF-IDF", "closed"),
-                                                              ("TF-IDF", "open")]
+    assert sorted((r["system"], r["pool"]) for r in rows) == [
+        ("Popularity", "closed"),
+        ("TF-IDF", "closed"),
+        ("TF-IDF", "open"),
+    ]
     tfidf = next(r for r in rows if r["system"] == "TF-IDF" and r["pool"] == "closed")
-    expected = evaluate_run(space_world["data"], space_world["runs"] / "tfidf.jsonl", split="test", pool="closed")
+    expected = evaluate_run(
+        space_world["data"], space_world["runs"] / "tfidf.jsonl", split="test", pool="closed"
+    )
     assert tfidf["metrics"] == {k: v for k, v in expected["values"].items() if v is not None}
-    assert tfidf["kb_version"] == expected["versions"]["kb"] and tfidf["corpus_version"] == expected["versions"]["corpus"]
-    assert set(tfidf["std"]) <= set(tfidf["metrics"]) and tfidf["std"]  # per-turn/dialogue spread for the paper
+    assert (
+        tfidf["kb_version"] == expected["versions"]["kb"]
+        and tfidf["corpus_version"] == expected["versions"]["corpus"]
+    )
+    assert (
+        set(tfidf["std"]) <= set(tfidf["metrics"]) and tfidf["std"]
+    )  # per-turn/dialogue spread for the paper
     with open(out / "table5_closed.csv", encoding="utf-8") as f:
         table = list(csv.reader(f))
     suffixes = ("", "_ci_low", "_ci_high", "_tied_best")  # each value with its interval and best mark
-    fallbacks = ["fallback_share", "replaced_share", "fallbacks", "own_result"]  # then what the run did not answer itself
+    fallbacks = [
+        "fallback_share",
+        "replaced_share",
+        "fallbacks",
+        "own_result",
+    ]  # then what the run did not answer itself
     assert table[0] == ["system", "family", *(c.metric + x for c in TABLE5 for x in suffixes), *fallbacks]
     line = next(x for x in table[1:] if x[0] == "TF-IDF")
     assert [float(v) for v in line[2:-4:4]] == [tfidf["metrics"][c.metric] for c in TABLE5]
@@ -46,8 +81,12 @@ def test_leaderboard_command_prints_and_writes_the_tables(space_world, tmp_path,
     assert float(table6["TF-IDF"][2]) == open_row["metrics"]["recall@1"]  # open:recall@1 from the open run
     assert table6["Popularity"][2] == ""  # no open run of popularity
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["leaderboard.json", "leaderboard.per_dialogue.jsonl",
-         *(f"table{t}_{pool}.csv" for t in (5, 6, 9) for pool in ("closed", "open"))])
+        [
+            "leaderboard.json",
+            "leaderboard.per_dialogue.jsonl",
+            *(f"table{t}_{pool}.csv" for t in (5, 6, 9) for pool in ("closed", "open")),
+        ]
+    )
 
 
 def test_incomplete_runs_are_skipped_and_no_runs_is_an_error(space_world, tmp_path, capsys):

@@ -47,7 +47,11 @@ def _popularity_kb(tmp_path):
     from tests.support.baselines import poi, write_kb
     from trace_dataset.kb.store import KnowledgeBase
 
-    pois = [poi("p_top", "Top Spot", stars=4.8), poi("p_mid", "Mid Spot", stars=4.2), poi("p_low", "Low Spot", stars=3.5)]
+    pois = [
+        poi("p_top", "Top Spot", stars=4.8),
+        poi("p_mid", "Mid Spot", stars=4.2),
+        poi("p_low", "Low Spot", stars=3.5),
+    ]
     reviews = {p["business_id"]: ["Great food and a friendly staff all evening long."] for p in pois}
     return KnowledgeBase.load(write_kb(tmp_path / "kb", pois, reviews))
 
@@ -57,12 +61,18 @@ def test_popularity_keeps_a_rejected_poi_by_default(tmp_path):
     from tests.support.baselines import row, turn
 
     kb = _popularity_kb(tmp_path)
-    h = [turn(0, "user", "greet_and_seek", "Dinner please"),
-         turn(1, "system", "recommend", "Try Top Spot.", refs=("p_top",)),
-         turn(2, "user", "reject_and_refine", "Not Top Spot, too loud.", refs=("p_top",))]
+    h = [
+        turn(0, "user", "greet_and_seek", "Dinner please"),
+        turn(1, "system", "recommend", "Try Top Spot.", refs=("p_top",)),
+        turn(2, "user", "reject_and_refine", "Not Top Spot, too loud.", refs=("p_top",)),
+    ]
     r = row(h, "recommend", candidates=("p_low", "p_top", "p_mid"), rejected=("p_top",))
     default = next(iter(pipeline("popularity", kb=kb)([r])))
-    assert default["ranked_poi_ids"] == ["p_top", "p_mid", "p_low"]  # no adaptation: the same ranking as before
+    assert default["ranked_poi_ids"] == [
+        "p_top",
+        "p_mid",
+        "p_low",
+    ]  # no adaptation: the same ranking as before
     assert not default["response"].startswith("Understood")  # and no claim to have dropped it
     dropping = pipeline("popularity", kb=kb, drop_rejected=True)
     pred = next(iter(dropping([r])))
@@ -75,14 +85,17 @@ def test_popularity_keeps_a_rejected_poi_by_default(tmp_path):
 
 
 # -- the budget word: one reading for the metric and the baselines --------------------------------------
-@pytest.mark.parametrize("texts, ceiling", [
-    (["Something cheap, nothing upscale"], 4),  # the latest word wins, not the strictest
-    (["Something upscale", "actually affordable is better"], 2),
-    (["We are on a budget-friendly trip"], 2),  # "budget" stands whole before the hyphen
-    (["A mid-range place", "or moderate"], 3),  # "mid-range": the generator's word beside "moderate"
-    (["budgetary cheapness"], None),
-    ([], None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "texts, ceiling",
+    [
+        (["Something cheap, nothing upscale"], 4),  # the latest word wins, not the strictest
+        (["Something upscale", "actually affordable is better"], 2),
+        (["We are on a budget-friendly trip"], 2),  # "budget" stands whole before the hyphen
+        (["A mid-range place", "or moderate"], 3),  # "mid-range": the generator's word beside "moderate"
+        (["budgetary cheapness"], None),
+        ([], None),
+    ],
+)
 def test_price_ceiling_latest_word_shared_by_metric_and_dialogue_state(texts, ceiling):
     from baselines.toolkit.state import dialogue_state
     from tests.support.baselines import row, turn
@@ -110,9 +123,17 @@ def test_compare_turn_recommends_its_top_two():
 def test_compare_turn_in_recovery_and_practical_value():
     turn = selection.EvalTurn("d", 3, "compare", "", ("g",), (), ("a", "g", "b"), "", {})
     miss = selection.EvalTurn("d", 5, "recommend", "", ("g",), (), ("a", "g"), "", {})
-    d = selection.EvalDialogue("d", ("greet_and_seek", "ask_preference", "reject_and_refine", "compare", "x",
-                                     "recommend"), (), (turn, miss), (3, 5))  # fmt: skip
-    assert selection.recovery_turns(d)[3] == ("compare", True) and selection.recovery_turns(d)[5] == ("recommend", False)
+    d = selection.EvalDialogue(
+        "d",
+        ("greet_and_seek", "ask_preference", "reject_and_refine", "compare", "x", "recommend"),
+        (),
+        (turn, miss),
+        (3, 5),
+    )
+    assert selection.recovery_turns(d)[3] == ("compare", True) and selection.recovery_turns(d)[5] == (
+        "recommend",
+        False,
+    )
     assert selection.recommended_pois(d.system_turns) == ["a", "g"]
 
 
@@ -120,8 +141,10 @@ def test_rejection_after_a_compare_turn_rejects_both_compared_pois():
     from baselines.toolkit.state import rejected_pois
     from tests.support.baselines import row, turn
 
-    h = [turn(1, "system", "compare", "Smoky Pit BBQ or Harbor Fish House?", refs=("p_bbq", "p_sea")),
-         turn(2, "user", "reject_and_refine", "Neither, something quieter.")]
+    h = [
+        turn(1, "system", "compare", "Smoky Pit BBQ or Harbor Fish House?", refs=("p_bbq", "p_sea")),
+        turn(2, "user", "reject_and_refine", "Neither, something quieter."),
+    ]
     assert rejected_pois(row(h), {}) == ["p_bbq", "p_sea"]
     h[0] = turn(1, "system", "recommend", "Smoky Pit BBQ", refs=("p_bbq",))
     assert rejected_pois(row(h), {}) == ["p_bbq"]
@@ -133,7 +156,10 @@ def test_grounding_turns_switch_on_the_toy_corpus(data_dir, reference_rows, tmp_
     write_jsonl(path, reference_rows)
     rec = suite.evaluate_run(data_dir, path)
     every = suite.evaluate_run(data_dir, path, grounding_turns="system")
-    assert rec["config"]["grounding"]["turns"] == "recommendation" and every["config"]["grounding"]["turns"] == "system"
+    assert (
+        rec["config"]["grounding"]["turns"] == "recommendation"
+        and every["config"]["grounding"]["turns"] == "system"
+    )
     # 6 recommend/compare turns of 10 system turns; the 4 others (ask_preference, farewell) quote nothing
     assert rec["n"]["grounding_score"] == 6 and every["n"]["grounding_score"] == 10
     assert every["values"]["grounding_score"] == 1.0  # vacuous GS of the quote-free turns

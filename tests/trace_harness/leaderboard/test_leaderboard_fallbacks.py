@@ -25,7 +25,12 @@ from trace_harness.leaderboard.build import build_leaderboard, format_tables, ma
         ({"unknown_labels": 4}, 0.0, True, ""),  # counted and shown in the report, no fallback: no mark
         ({"fallback_popularity": 1}, 0.1, True, " [fb 10%]"),  # exactly the limit: still its own
         ({"fallback_popularity": 2}, 0.2, False, " [fb 20%: not own]"),  # over NOT_OWN_SHARE (10%)
-        ({"quote_check_failed": 3}, 0.3, True, " [fb 30%]"),  # a failure of its own answer: marked, still its own
+        (
+            {"quote_check_failed": 3},
+            0.3,
+            True,
+            " [fb 30%]",
+        ),  # a failure of its own answer: marked, still its own
         (
             {"dst_extraction_failed": 9, "empty_response": 1},
             0.9,
@@ -54,15 +59,24 @@ def test_reading_the_run_metadata():
     field = fb.run_fallbacks(meta)
     assert field == fb.fallback_report(meta)
     assert field["share"] == field["replaced_share"] == 1.0 and field["own_result"] is False
-    assert field["kinds"]["unknown_labels"] == {"count": 3, "of": 28, "share": 0.1071, "per": "system turn",
-                                                "what": "citation of a label never shown", "marked": False,
-                                                "replaces": False}  # fmt: skip
+    assert field["kinds"]["unknown_labels"] == {
+        "count": 3,
+        "of": 28,
+        "share": 0.1071,
+        "per": "system turn",
+        "what": "citation of a label never shown",
+        "marked": False,
+        "replaces": False,
+    }
     assert fb.csv_fields({"fallbacks": field}) == [1.0, 1.0, "fallback_popularity=28", 0]
     assert fb.run_fallbacks({"n_rows": 5})["share"] == 0.0  # a run that counted nothing
     assert fb.run_fallbacks({}) is None  # unknown: no field, no mark
     assert fb.mark({}) == "" and fb.own_result({}) is True and fb.csv_fields({}) == [None] * 4
     text = fb.describe({"fallbacks": field})
-    assert "answered by the Popularity fallback: 28 of 28 system turns" in text and "not the system's own" in text
+    assert (
+        "answered by the Popularity fallback: 28 of 28 system turns" in text
+        and "not the system's own" in text
+    )
     assert "label never shown" not in text  # not a fallback: in the CSV/JSON counts, not in the mark
     assert fb.share_text(0.004) == "<1%" and fb.share_text(1.0) == "100%"
 
@@ -99,9 +113,16 @@ def test_rows_tables_and_files_carry_the_fallbacks(data_dir, fallback_runs, refe
         by["llm_zero_shot"]["fallbacks"]["own_result"] is False
         and by["llm_zero_shot"]["fallbacks"]["share"] == 1
     )
-    assert by["dst"]["fallbacks"]["share"] == pytest.approx(0.3) and by["dst"]["fallbacks"]["own_result"] is False
+    assert (
+        by["dst"]["fallbacks"]["share"] == pytest.approx(0.3)
+        and by["dst"]["fallbacks"]["own_result"] is False
+    )
     rag = by["rag_citation"]["fallbacks"]
-    assert rag["share"] == pytest.approx(0.3) and rag["replaced_share"] == pytest.approx(0.1) and rag["own_result"]
+    assert (
+        rag["share"] == pytest.approx(0.3)
+        and rag["replaced_share"] == pytest.approx(0.1)
+        and rag["own_result"]
+    )
     assert by["tfidf"]["fallbacks"]["share"] == 0.0
     # the fallback's numbers are the best on the board, but a row that is not its own is marked against nothing
     assert "tied_best" not in by["llm_zero_shot"] and by["tfidf"]["tied_best"]["recall@1"] is True
@@ -109,7 +130,9 @@ def test_rows_tables_and_files_carry_the_fallbacks(data_dir, fallback_runs, refe
         "tied_best" not in mark_best(rows, n_boot=300)[[r["baseline"] for r in rows].index("llm_zero_shot")]
     )
     text = format_tables(rows)
-    assert "LLM Zero-Shot [fb 100%: not own]" in text and "DST [fb 30%: not own]" in text and fb.LEGEND in text
+    assert (
+        "LLM Zero-Shot [fb 100%: not own]" in text and "DST [fb 30%: not own]" in text and fb.LEGEND in text
+    )
     assert f"{by['rag_citation']['system']} [fb 30%] " in text and "TF-IDF [fb" not in text
     paths = write_leaderboard(rows, tmp_path / "board")
     with open(paths["table5_closed"], newline="") as f:

@@ -19,8 +19,11 @@ def _turns(seed: int, n_dialogues: int = 30):
     turn_ids = [d for d in ids for _ in range(int(rng.integers(1, 5)))]
     k = len(turn_ids)
     per_item = {
-        "dialogues": {"dialogue_id": ids, "tsr": [float(x) for x in rng.random(n_dialogues) < 0.6],
-                      "t2r": [None if x < 0.3 else float(rng.integers(1, 4)) for x in rng.random(n_dialogues)]},
+        "dialogues": {
+            "dialogue_id": ids,
+            "tsr": [float(x) for x in rng.random(n_dialogues) < 0.6],
+            "t2r": [None if x < 0.3 else float(rng.integers(1, 4)) for x in rng.random(n_dialogues)],
+        },
         "recommendation_turns": {
             "dialogue_id": turn_ids,
             "recall@1": [float(x) for x in rng.random(k) < 0.4],
@@ -28,7 +31,7 @@ def _turns(seed: int, n_dialogues: int = 30):
             "citation_density": list(rng.uniform(0.0, 0.12, k)),
             "provenance_coverage": list(rng.uniform(0.0, 1.0, k)),
         },
-    }  # fmt: skip
+    }
     return ids, per_item
 
 
@@ -58,8 +61,10 @@ def test_bootstrap_equals_a_direct_resampling_loop():
         for draw in rng.integers(0, len(ids), size=(chunk, len(ids))):
             turns = [i for j in draw for i in by_d[ids[j]]]
             expected_r1.append(np.mean([rec["recall@1"][i] for i in turns]))
-            gs, cd, pc = (np.mean([rec[m][i] for i in turns]) for m in
-                          ("grounding_score", "citation_density", "provenance_coverage"))  # fmt: skip
+            gs, cd, pc = (
+                np.mean([rec[m][i] for i in turns])
+                for m in ("grounding_score", "citation_density", "provenance_coverage")
+            )
             expected_cgs.append(composite(gs, cd, pc))
     np.testing.assert_allclose(reps["recall@1"], expected_r1, rtol=1e-12)
     np.testing.assert_allclose(reps["cgs"], expected_cgs, rtol=1e-12)  # the statistic itself, resampled
@@ -73,8 +78,16 @@ def test_intervals_match_scipy_bootstrap():
     ours = iv.intervals(t, ["recall@1", "cgs", "t2r"], n_boot=20_000, seed=3)
     s = t.sums
     c = t.counts
-    arrays = (s["recall@1"], c["recall@1"], s["grounding_score"], s["citation_density"], s["provenance_coverage"],
-              c["grounding_score"], s["t2r"], c["t2r"])  # fmt: skip
+    arrays = (
+        s["recall@1"],
+        c["recall@1"],
+        s["grounding_score"],
+        s["citation_density"],
+        s["provenance_coverage"],
+        c["grounding_score"],
+        s["t2r"],
+        c["t2r"],
+    )
 
     def stat(which):
         def f(r1s, r1c, gs, cd, pc, gc, ts, tc, axis=-1):
@@ -84,11 +97,20 @@ def test_intervals_match_scipy_bootstrap():
                 return ts.sum(axis) / tc.sum(axis)
             n = gc.sum(axis)
             return composite(gs.sum(axis) / n, cd.sum(axis) / n, pc.sum(axis) / n)
+
         return f
 
     for m in ("recall@1", "cgs", "t2r"):
-        res = bootstrap(arrays, stat(m), paired=True, vectorized=True, n_resamples=20_000, method="percentile",
-                        confidence_level=0.95, random_state=np.random.default_rng(11))
+        res = bootstrap(
+            arrays,
+            stat(m),
+            paired=True,
+            vectorized=True,
+            n_resamples=20_000,
+            method="percentile",
+            confidence_level=0.95,
+            random_state=np.random.default_rng(11),
+        )
         low, high = res.confidence_interval
         width = high - low
         assert ours[m][0] == pytest.approx(low, abs=0.04 * width), m
@@ -104,8 +126,9 @@ def test_paired_differences_equal_paired_cluster_bootstrap():
     a, b = iv.dialogue_table(per_item), iv.dialogue_table(other)
     ra, rb = iv.bootstrap([a, b], [["recall@1"], ["recall@1"]])
     low, high = iv.percentile_interval(ra["recall@1"] - rb["recall@1"])
-    ref = stats.paired_cluster_bootstrap(rec["recall@1"], other["recommendation_turns"]["recall@1"],
-                                         rec["dialogue_id"])  # fmt: skip
+    ref = stats.paired_cluster_bootstrap(
+        rec["recall@1"], other["recommendation_turns"]["recall@1"], rec["dialogue_id"]
+    )
     assert (low, high) == pytest.approx((ref["ci_low"], ref["ci_high"]), abs=1e-12)
     with pytest.raises(ValueError, match="different dialogue sets"):
         iv.bootstrap([a, iv.dialogue_table(_turns(4, n_dialogues=31)[1])])
@@ -120,7 +143,9 @@ def test_undefined_resamples_are_left_out_and_one_dialogue_gives_no_interval(cap
     assert low < high  # b and d: an interval with a width
     assert iv.percentile_interval(np.array([np.nan, np.nan])) is None
     # items from one dialogue only: every resample repeats 2.0; no variance, so no interval (not a zero width)
-    one = iv.dialogue_table({"dialogues": {"dialogue_id": ["a", "b", "c", "d"], "t2r": [None, None, None, 2.0]}})
+    one = iv.dialogue_table(
+        {"dialogues": {"dialogue_id": ["a", "b", "c", "d"], "t2r": [None, None, None, 2.0]}}
+    )
     assert iv.no_variance(one, "t2r") and not iv.no_variance(iv.dialogue_table(per_item), "t2r")
     with caplog.at_level("WARNING", logger="trace_metrics.lib.intervals"):
         [flat] = iv.bootstrap([one], n_boot=1000)
@@ -137,7 +162,9 @@ def test_encode_decode_round_trip_is_deterministic():
     back = iv.decode(stored)
     assert back.dialogues == t.dialogues and back.n_dialogues == t.n_dialogues and back.cd_gate == 0.1
     for m in t.sums:
-        assert back.sums[m].tobytes() == t.sums[m].tobytes() and back.counts[m].tolist() == t.counts[m].tolist()
+        assert (
+            back.sums[m].tobytes() == t.sums[m].tobytes() and back.counts[m].tolist() == t.counts[m].tolist()
+        )
     assert stored["counts_dtype"] == "|u1"  # at most 4 turns per dialogue: one byte per count
     with pytest.raises(ValueError, match="corrupt"):
         iv.decode({**stored, "data": stored["data"][:-8] + "AAAAAAAA"})
@@ -171,19 +198,31 @@ def test_fake_result_helper_matches_the_table():
 
 def test_one_dialogue_gives_no_significance_marks():
     """With one dialogue every interval had zero width and any difference was marked significant."""
-    one = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
-                                                                       "recall@1": [1.0, 0.0]}}
-    other = {"dialogues": {"dialogue_id": ["a"]}, "recommendation_turns": {"dialogue_id": ["a", "a"],
-                                                                         "recall@1": [0.0, 0.0]}}
+    one = {
+        "dialogues": {"dialogue_id": ["a"]},
+        "recommendation_turns": {"dialogue_id": ["a", "a"], "recall@1": [1.0, 0.0]},
+    }
+    other = {
+        "dialogues": {"dialogue_id": ["a"]},
+        "recommendation_turns": {"dialogue_id": ["a", "a"], "recall@1": [0.0, 0.0]},
+    }
     ta, tb = iv.dialogue_table(one), iv.dialogue_table(other)
     ra, rb = iv.bootstrap([ta, tb], [["recall@1"], ["recall@1"]], n_boot=200)
-    assert iv.ties_with_best([0.5, 0.0], [ra["recall@1"], rb["recall@1"]], higher_is_better=True) == [None, None]
+    assert iv.ties_with_best([0.5, 0.0], [ra["recall@1"], rb["recall@1"]], higher_is_better=True) == [
+        None,
+        None,
+    ]
     # with two dialogues the same comparison is made again
-    two = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
-                                                                            "recall@1": [1.0, 1.0]}}
-    low = {"dialogues": {"dialogue_id": ["a", "b"]}, "recommendation_turns": {"dialogue_id": ["a", "b"],
-                                                                            "recall@1": [0.0, 1.0]}}
-    r2a, r2b = iv.bootstrap([iv.dialogue_table(two), iv.dialogue_table(low)], [["recall@1"], ["recall@1"]],
-                            n_boot=200)
+    two = {
+        "dialogues": {"dialogue_id": ["a", "b"]},
+        "recommendation_turns": {"dialogue_id": ["a", "b"], "recall@1": [1.0, 1.0]},
+    }
+    low = {
+        "dialogues": {"dialogue_id": ["a", "b"]},
+        "recommendation_turns": {"dialogue_id": ["a", "b"], "recall@1": [0.0, 1.0]},
+    }
+    r2a, r2b = iv.bootstrap(
+        [iv.dialogue_table(two), iv.dialogue_table(low)], [["recall@1"], ["recall@1"]], n_boot=200
+    )
     marks = iv.ties_with_best([1.0, 0.5], [r2a["recall@1"], r2b["recall@1"]], higher_is_better=True)
     assert marks[0] is True and marks[1] in (True, False)

@@ -34,8 +34,13 @@ def _per_item(recall, t2r, ids=None):
 
 
 def _row(name, recall, t2r, pool="closed", split="test", ids=None, source="baseline"):
-    return result_row(fake_result(_per_item(recall, t2r, ids), pool=pool, split=split), system=name,
-                      family="non-LLM", source=source, n_boot=2000)  # fmt: skip
+    return result_row(
+        fake_result(_per_item(recall, t2r, ids), pool=pool, split=split),
+        system=name,
+        family="non-LLM",
+        source=source,
+        n_boot=2000,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +77,15 @@ def test_lower_is_better_columns_pick_the_lowest(board):
 
 
 def test_mark_best_is_pure_and_skips_rows_without_data(board):
-    paper = {"system": "TF-IDF (paper)", "family": "non-LLM", "source": "paper", "pool": "closed", "split": "all",
-             "metrics": {"recall@1": 0.257}, "tied_best": {"recall@1": True}}  # a stale mark
+    paper = {
+        "system": "TF-IDF (paper)",
+        "family": "non-LLM",
+        "source": "paper",
+        "pool": "closed",
+        "split": "all",
+        "metrics": {"recall@1": 0.257},
+        "tied_best": {"recall@1": True},
+    }  # a stale mark
     rows = [*board, paper]
     before = copy.deepcopy(rows)
     marked = mark_best(rows, n_boot=500)
@@ -103,7 +115,12 @@ def test_rows_scored_at_different_times_merge(board):
 def test_result_row_carries_intervals_and_per_dialogue_data(board):
     a = board[0]
     assert set(a["ci"]) == set(a["metrics"]) and a["ci_method"] == {
-        "method": "percentile", "resample": "dialogues", "level": 0.95, "n_boot": 2000, "seed": 42}
+        "method": "percentile",
+        "resample": "dialogues",
+        "level": 0.95,
+        "n_boot": 2000,
+        "seed": 42,
+    }
     ci = iv.intervals(iv.decode(a["per_dialogue"]), n_boot=2000)
     assert a["ci"]["recall@1"] == list(ci["recall@1"])
     low, high = a["ci"]["recall@1"]
@@ -118,7 +135,10 @@ def test_write_and_read_leaderboard_round_trip(board, tmp_path):
     rows = mark_best(board, n_boot=500)
     paths = write_leaderboard(rows, tmp_path)
     doc = json.loads(paths["json"].read_text())
-    assert all("data" not in r["per_dialogue"] and r["per_dialogue"]["file"] == PER_DIALOGUE_FILE for r in doc["rows"])
+    assert all(
+        "data" not in r["per_dialogue"] and r["per_dialogue"]["file"] == PER_DIALOGUE_FILE
+        for r in doc["rows"]
+    )
     assert paths["per_dialogue"].name == PER_DIALOGUE_FILE
     assert read_leaderboard(paths["json"]) == json.loads(json.dumps(rows))
     paths["per_dialogue"].unlink()  # without the side file: rows keep their intervals, marks are not possible
@@ -155,15 +175,52 @@ def test_build_leaderboard_and_the_command(data_dir, reference_rows, tmp_path, c
     assert all(r["ci"] and r["tied_best"] for r in rows)
     assert rows[1]["tied_best"]["recall@1"] is True
     out = tmp_path / "board"
-    assert main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--out", str(out), "--n-boot", "300",
-                 "--grounding-turns", "system"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "leaderboard",
+                "--data",
+                str(data_dir),
+                "--runs",
+                str(runs),
+                "--out",
+                str(out),
+                "--n-boot",
+                "300",
+                "--grounding-turns",
+                "system",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "Table 5: headline — pool: closed" in printed and "±" in printed and PER_DIALOGUE_FILE in printed
     board_rows = read_leaderboard(out / "leaderboard.json")
-    assert board_rows[0]["config"]["grounding"]["turns"] == "system" and board_rows[0]["ci_method"]["n_boot"] == 300
+    assert (
+        board_rows[0]["config"]["grounding"]["turns"] == "system"
+        and board_rows[0]["ci_method"]["n_boot"] == 300
+    )
     assert board_rows[0]["config"]["conventions"]["t2r"] == "count"  # the default reading
-    assert main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--out", str(tmp_path / "b2"),
-                 "--n-boot", "0", "--t2r", "turn_index", "--compare-hit", "top1"]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "--data",
+                str(data_dir),
+                "--runs",
+                str(runs),
+                "--out",
+                str(tmp_path / "b2"),
+                "--n-boot",
+                "0",
+                "--t2r",
+                "turn_index",
+                "--compare-hit",
+                "top1",
+            ]
+        )
+        == 0
+    )
     switched = read_leaderboard(tmp_path / "b2" / "leaderboard.json")
     assert {r["config"]["conventions"]["t2r"] for r in switched} == {"turn_index"}
     assert {r["config"]["conventions"]["compare_hit"] for r in switched} == {"top1"}

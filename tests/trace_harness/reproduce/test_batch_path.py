@@ -104,8 +104,11 @@ def test_a_batch_round_trip_through_a_real_server(transformers_server, data, tmp
     """Export, answer every line with the packaged SmolLM2 behind `transformers serve`, import, and resume: the
     run then finishes from the cache, with its model behind an address where nothing listens."""
     model = transformers_server.model
-    base = {"systems": ["llm_zero_shot"], "closed": {"split": "test"},
-            "system_params": {"llm_zero_shot": {"json_repairs": 0, "reviews_per_poi": 1}}}  # fmt: skip
+    base = {
+        "systems": ["llm_zero_shot"],
+        "closed": {"split": "test"},
+        "system_params": {"llm_zero_shot": {"json_repairs": 0, "reviews_per_poi": 1}},
+    }
     models = {"systems": {"llm": f"openai:{DEAD}#{model}", "max_new_tokens": 12}}
     config = write_config(tmp_path / "c.yaml", data, DEAD, models=models, **base)
     record = export(config, capsys)["round"]

@@ -20,8 +20,12 @@ def write(tmp_path: Path, body: dict, name: str = "c.yaml") -> Path:
     return path
 
 
-BASE = {"data": "data", "out": "out", "systems": ["popularity", "llm_zero_shot"],
-        "models": {"systems": f"openai:{URL}#m"}}  # fmt: skip
+BASE = {
+    "data": "data",
+    "out": "out",
+    "systems": ["popularity", "llm_zero_shot"],
+    "models": {"systems": f"openai:{URL}#m"},
+}
 
 
 def test_the_packaged_examples_load_with_paths_from_the_current_folder(tmp_path, monkeypatch):
@@ -56,32 +60,49 @@ def test_relative_paths_are_read_from_the_config_folder(tmp_path):
 
 
 def test_toml_reads_as_yaml_does(tmp_path):
-    toml = ('data = "data"\nout = "out"\nsystems = ["popularity", "llm_zero_shot"]\n'
-            f'[models]\nsystems = "openai:{URL}#m"\n')  # fmt: skip
+    toml = (
+        'data = "data"\nout = "out"\nsystems = ["popularity", "llm_zero_shot"]\n'
+        f'[models]\nsystems = "openai:{URL}#m"\n'
+    )
     (tmp_path / "c.toml").write_text(toml, encoding="utf-8")
     a, b = load_config(tmp_path / "c.toml"), load_config(write(tmp_path, BASE))
     assert (a.data, a.systems, a.models) == (b.data, b.systems, b.models)
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"colsed": {}}, r"unknown key\(s\) colsed; expected some of: data, out"),
-    ({"closed": {"split": "tset"}}, r"closed\.split: 'tset'; expected one of train, validation, test, all"),
-    ({"open": {"subset": 0}}, r"open\.subset: 0; expected an integer >= 1 or null"),
-    ({"systems": ["popularity", "gpt"]}, r"systems: unknown 'gpt'; expected some of: popularity"),
-    ({"models": {}}, r"models\.systems: missing; the LLM systems llm_zero_shot need a model"),
-    ({"models": {"systems": "openai:nowhere#m"}}, r"models\.systems\.llm: bad --llm spec"),
-    ({"parts": ["table5", "nli"]}, r"nli\.model: missing; .*no NLI model is packaged.*as `nli: \{model: /path/to/model\}` in the config"),
-    ({"parts": ["judge"]}, r"models\.judge: missing; the LLM judge \(parts: judge\) need a model"),
-    ({"parts": ["core"]}, r"models\.core: missing; .*\(or models\.judge, which CoRE uses too\)"),
-    ({"system_params": {"tfidf": {"alpha": 1}}}, r"system_params\.tfidf: .*no parameter 'alpha'"),
-    ({"transport": {"speed": 3}}, r"unknown key\(s\) transport\.speed"),
-    ({"core": {"factors": ["charm"]}}, r"core\.factors: unknown 'charm'"),
-    ({"nli": {"processes": 0}}, r"nli\.processes: 0; expected a positive integer or auto"),
-    ({"parts": ["core"], "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
-      "closed": {"split": "test"}, "core": {"split": "train"}},
-     r"core\.split: 'train'; CoRE reads the closed runs, which cover test \(closed\.split: test\): expected one "
-     r"of test or all"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"colsed": {}}, r"unknown key\(s\) colsed; expected some of: data, out"),
+        (
+            {"closed": {"split": "tset"}},
+            r"closed\.split: 'tset'; expected one of train, validation, test, all",
+        ),
+        ({"open": {"subset": 0}}, r"open\.subset: 0; expected an integer >= 1 or null"),
+        ({"systems": ["popularity", "gpt"]}, r"systems: unknown 'gpt'; expected some of: popularity"),
+        ({"models": {}}, r"models\.systems: missing; the LLM systems llm_zero_shot need a model"),
+        ({"models": {"systems": "openai:nowhere#m"}}, r"models\.systems\.llm: bad --llm spec"),
+        (
+            {"parts": ["table5", "nli"]},
+            r"nli\.model: missing; .*no NLI model is packaged.*as `nli: \{model: /path/to/model\}` in the config",
+        ),
+        ({"parts": ["judge"]}, r"models\.judge: missing; the LLM judge \(parts: judge\) need a model"),
+        ({"parts": ["core"]}, r"models\.core: missing; .*\(or models\.judge, which CoRE uses too\)"),
+        ({"system_params": {"tfidf": {"alpha": 1}}}, r"system_params\.tfidf: .*no parameter 'alpha'"),
+        ({"transport": {"speed": 3}}, r"unknown key\(s\) transport\.speed"),
+        ({"core": {"factors": ["charm"]}}, r"core\.factors: unknown 'charm'"),
+        ({"nli": {"processes": 0}}, r"nli\.processes: 0; expected a positive integer or auto"),
+        (
+            {
+                "parts": ["core"],
+                "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
+                "closed": {"split": "test"},
+                "core": {"split": "train"},
+            },
+            r"core\.split: 'train'; CoRE reads the closed runs, which cover test \(closed\.split: test\): expected one "
+            r"of test or all",
+        ),
+    ],
+)
 def test_bad_configs_are_refused_naming_the_field(tmp_path, change, message):
     path = write(tmp_path, {**BASE, **change})
     with pytest.raises(TraceDataError, match=message) as caught:
@@ -130,14 +151,25 @@ def test_the_command_refuses_half_a_price_and_a_bad_config_in_one_line(tmp_path,
     assert "--price-input and --price-output go together" in capsys.readouterr().err
     assert main(["reproduce", str(write(tmp_path, {**BASE, "colsed": 1}, "bad.yaml"))]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("trace-bench: error: ") and "unknown key(s) colsed" in err and len(err.splitlines()) == 1
+    assert (
+        err.startswith("trace-bench: error: ")
+        and "unknown key(s) colsed" in err
+        and len(err.splitlines()) == 1
+    )
 
 
 def test_core_over_all_splits_follows_the_closed_runs(tmp_path):
-    body = {**BASE, "parts": ["table5", "core"], "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
-            "core": {"split": "all", "systems": ["popularity"]}}  # fmt: skip
-    splits = [j.split for j in build_jobs(load_config(write(tmp_path, {**body, "closed": {"split": "test"}})))
-              if j.kind == "core"]  # fmt: skip
+    body = {
+        **BASE,
+        "parts": ["table5", "core"],
+        "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
+        "core": {"split": "all", "systems": ["popularity"]},
+    }
+    splits = [
+        j.split
+        for j in build_jobs(load_config(write(tmp_path, {**body, "closed": {"split": "test"}})))
+        if j.kind == "core"
+    ]
     assert splits == ["test"]
     splits = [j.split for j in build_jobs(load_config(write(tmp_path, body))) if j.kind == "core"]
     assert splits == ["train", "validation", "test"]  # closed.split: all by default

@@ -77,9 +77,19 @@ def test_the_dry_run_counts_the_requests_a_live_run_sends(data, tmp_path):
 
 def test_the_interactive_protocol_with_an_llm_traveler_is_counted(small_corpus, tmp_path):
     with StubOpenAI(dry_run_responder) as stub:
-        path = write_config(tmp_path / "c.yaml", small_corpus, stub.url, parts=["interactive"],
-                            interactive={"systems": ["tfidf", "llm_zero_shot"], "simulator": "llm", "split": "test",
-                                         "n": 2, "turns": 3})  # fmt: skip
+        path = write_config(
+            tmp_path / "c.yaml",
+            small_corpus,
+            stub.url,
+            parts=["interactive"],
+            interactive={
+                "systems": ["tfidf", "llm_zero_shot"],
+                "simulator": "llm",
+                "split": "test",
+                "n": 2,
+                "turns": 3,
+            },
+        )
         planned, board = _plan_and_run(path)
         sent = requests_by_role(stub.requests)
     assert planned["requests_by_role"] == sent and sent["simulator"] >= 4 and sent["systems"] >= 2
@@ -145,9 +155,18 @@ def test_stand_in_predictions_before_the_runs_exist(data, tmp_path):
 
 
 def test_prices_give_the_cost(data, tmp_path):
-    path = write_config(tmp_path / "c.yaml", data, "http://127.0.0.1:9/v1",
-                        models={"systems": {"llm": "openai:http://127.0.0.1:9/v1#sys", "max_new_tokens": 10,
-                                            "price": {"input": 2.0, "output": 10.0}}})  # fmt: skip
+    path = write_config(
+        tmp_path / "c.yaml",
+        data,
+        "http://127.0.0.1:9/v1",
+        models={
+            "systems": {
+                "llm": "openai:http://127.0.0.1:9/v1#sys",
+                "max_new_tokens": 10,
+                "price": {"input": 2.0, "output": 10.0},
+            }
+        },
+    )
     ctx = Context(load_config(path))
     try:
         planned = plan(ctx)

@@ -39,7 +39,9 @@ def test_edited_rows_are_refused_on_resume(world, tmp_path, capsys, edit):
     elif edit == "swap two rows":
         row0, row1 = json.loads(lines[0]), json.loads(lines[1])
         row0["response"], row1["response"] = row1["response"], row0["response"]
-        lines[0], lines[1] = (json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in (row0, row1))
+        lines[0], lines[1] = (
+            json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in (row0, row1)
+        )
     else:
         del lines[-1]
     out.write_text("".join(lines))
@@ -48,7 +50,9 @@ def test_edited_rows_are_refused_on_resume(world, tmp_path, capsys, edit):
     rc, text = run_cli(capsys, "run", "tfidf", "--data", world.corpus, "--out", out, "--no-progress")
     assert rc == 2 and str(out) in text and "--overwrite" in text
     assert out.read_text() == "".join(lines)  # nothing changed by the refusal
-    rc, text = run_cli(capsys, "run", "tfidf", "--data", world.corpus, "--out", out, "--no-progress", "--overwrite")
+    rc, text = run_cli(
+        capsys, "run", "tfidf", "--data", world.corpus, "--out", out, "--no-progress", "--overwrite"
+    )
     assert rc == 0, text
 
 
@@ -75,27 +79,45 @@ def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch):
         f.write(ref.read_bytes().splitlines(keepends=True)[recorded] + b'{"dialogue_id": "crs_yel')
     _run(world, out)
     assert out.read_bytes() == ref.read_bytes()
-    assert json.loads(meta_path(out).read_text())[HASH_KEY] == json.loads(meta_path(ref).read_text())[HASH_KEY]
+    assert (
+        json.loads(meta_path(out).read_text())[HASH_KEY] == json.loads(meta_path(ref).read_text())[HASH_KEY]
+    )
 
 
-@pytest.mark.parametrize(("param", "expected"), [
-    ("bogus=1", "--param bogus: baseline 'spatial' has no parameter 'bogus'; expected one of: spatial_weight, "
-                "text_weight"),
-    ("text_weight=abc", "--param text_weight=abc: expected a number, got the text 'abc'"),
-    ("text_weight=[1, 2]", "--param text_weight=[1, 2]: expected a number"),
-    ("text_weight=true", "--param text_weight=true: expected a number"),
-    ("text_weight=" + "[" * 5000, "expected a number, got the text"),
-])
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        (
+            "bogus=1",
+            "--param bogus: baseline 'spatial' has no parameter 'bogus'; expected one of: spatial_weight, "
+            "text_weight",
+        ),
+        ("text_weight=abc", "--param text_weight=abc: expected a number, got the text 'abc'"),
+        ("text_weight=[1, 2]", "--param text_weight=[1, 2]: expected a number"),
+        ("text_weight=true", "--param text_weight=true: expected a number"),
+        ("text_weight=" + "[" * 5000, "expected a number, got the text"),
+    ],
+)
 def test_bad_param_is_one_line(world, tmp_path, capsys, param, expected):
-    rc, text = run_cli(capsys, "run", "spatial", "--data", world.corpus, "--out", tmp_path / "p.jsonl",
-                       "--param", param)
+    rc, text = run_cli(
+        capsys, "run", "spatial", "--data", world.corpus, "--out", tmp_path / "p.jsonl", "--param", param
+    )
     assert rc == 2 and expected in text and len(text.strip().splitlines()) == 1, text
     assert not (tmp_path / "p.jsonl").exists()
 
 
 def test_param_out_of_range_is_one_line(world, tmp_path, capsys):
-    rc, text = run_cli(capsys, "run", "itinerary", "--data", world.corpus, "--out", tmp_path / "p.jsonl",
-                       "--param", "radius_m=-5")
+    rc, text = run_cli(
+        capsys,
+        "run",
+        "itinerary",
+        "--data",
+        world.corpus,
+        "--out",
+        tmp_path / "p.jsonl",
+        "--param",
+        "radius_m=-5",
+    )
     assert rc == 2 and "baseline 'itinerary' rejects its parameters {'radius_m': -5}" in text
 
 

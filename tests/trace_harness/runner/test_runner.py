@@ -34,10 +34,18 @@ def test_run_writes_every_system_turn_in_order_with_metadata(data_dir, tmp_path)
     recs = [json.loads(x) for x in lines(out)]
     assert len(recs) == meta["n_rows"] == 7 * 4 and meta["n_dialogues"] == 7
     assert [(r["dialogue_id"], r["turn_id"]) for r in recs][:5] == [
-        ("crs_yelp_00001", 1), ("crs_yelp_00001", 3), ("crs_yelp_00001", 5), ("crs_yelp_00001", 7),
-        ("crs_yelp_00002", 1)]
+        ("crs_yelp_00001", 1),
+        ("crs_yelp_00001", 3),
+        ("crs_yelp_00001", 5),
+        ("crs_yelp_00001", 7),
+        ("crs_yelp_00002", 1),
+    ]
     for r in recs:
-        assert set(PREDICTION_REQUIRED_FIELDS) <= set(r) <= set(PREDICTION_REQUIRED_FIELDS + PREDICTION_OPTIONAL_FIELDS)
+        assert (
+            set(PREDICTION_REQUIRED_FIELDS)
+            <= set(r)
+            <= set(PREDICTION_REQUIRED_FIELDS + PREDICTION_OPTIONAL_FIELDS)
+        )
     saved = json.loads(meta_path(out).read_text())
     assert saved == meta and saved["complete"] is True
     assert saved["baseline"] == "tfidf" and saved["split"] == "test" and saved["pool"] == "closed"
@@ -54,7 +62,10 @@ def test_same_bytes_for_any_chunking_batch_size_and_num_proc(data_dir, tmp_path)
     par = tmp_path / "c.jsonl"
     run_baseline("spatial", data_dir, par, progress=False, chunk_dialogues=2, num_proc=2)
     assert par.read_bytes() == ref.read_bytes()
-    assert json.loads(meta_path(par).read_text())["data_files"] == json.loads(meta_path(ref).read_text())["data_files"]
+    assert (
+        json.loads(meta_path(par).read_text())["data_files"]
+        == json.loads(meta_path(ref).read_text())["data_files"]
+    )
 
 
 @pytest.mark.parametrize("cut", [0.37, 0.5, 0.93])
@@ -67,8 +78,12 @@ def test_resume_after_a_torn_file(data_dir, tmp_path, cut):
     out.write_bytes(prefix)  # an interrupted run: a prefix ending mid-line
     # ... whose metadata vouches for the complete rows it wrote (the run records count and hash as it goes)
     kept = prefix[: prefix.rfind(b"\n") + 1]
-    meta = {**json.loads(meta_path(ref).read_text()), "complete": False, "rows_written": kept.count(b"\n"),
-            "rows_sha256": hashlib.sha256(kept).hexdigest()}
+    meta = {
+        **json.loads(meta_path(ref).read_text()),
+        "complete": False,
+        "rows_written": kept.count(b"\n"),
+        "rows_sha256": hashlib.sha256(kept).hexdigest(),
+    }
     meta_path(out).write_text(json.dumps(meta))
     assert not out.read_bytes().endswith(b"\n")
     run_baseline("itinerary", data_dir, out, progress=False, chunk_dialogues=2)
@@ -131,12 +146,30 @@ def test_cli_run_one_and_all(data_dir, tmp_path, capsys, monkeypatch):
     table = {n: baselines._TABLE[n] for n in ("popularity", "tfidf", "spatial", "itinerary")}
     monkeypatch.setattr(trace_harness.runner, "NON_LLM_BASELINES", tuple(table))
     out = tmp_path / "one.jsonl"
-    assert main(["run", "spatial", "--data", str(data_dir), "--out", str(out), "--no-progress",
-                 "--param", "text_weight=0.5", "--param", "spatial_weight=0.5"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "spatial",
+                "--data",
+                str(data_dir),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--param",
+                "text_weight=0.5",
+                "--param",
+                "spatial_weight=0.5",
+            ]
+        )
+        == 0
+    )
     assert json.loads(meta_path(out).read_text())["parameters"] == {"text_weight": 0.5, "spatial_weight": 0.5}
     assert "28 predictions" in capsys.readouterr().out
     runs = tmp_path / "runs"
-    rc = main(["run", "--all", "--data", str(data_dir), "--out", str(runs), "--no-progress", "--split", "train"])
+    rc = main(
+        ["run", "--all", "--data", str(data_dir), "--out", str(runs), "--no-progress", "--split", "train"]
+    )
     printed = capsys.readouterr().out
     assert sorted(p.name for p in runs.glob("*.jsonl")) == [f"{n}.jsonl" for n in sorted(table)]
     assert printed.count("12 rows") == 4 and rc == 0
@@ -164,21 +197,79 @@ def test_turns_config_dataset_gives_the_runner_predictions(data_dir, tmp_path):
 def test_split_all_is_run_scored_and_ranked_as_one_full_corpus_table(data_dir, tmp_path, capsys):
     """`--split all` (the paper's full-corpus headline): the run, `evaluate` and the leaderboard all take it."""
     runs = tmp_path / "runs"
-    assert main(["run", "tfidf", "--data", str(data_dir), "--out", str(runs / "tfidf.jsonl"), "--split", "all",
-                 "--no-progress"]) == 0
-    assert main(["evaluate", "--data", str(data_dir), "--predictions", str(runs / "tfidf.jsonl"), "--split", "all",
-                 "--out", str(tmp_path / "all.json")]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "tfidf",
+                "--data",
+                str(data_dir),
+                "--out",
+                str(runs / "tfidf.jsonl"),
+                "--split",
+                "all",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data_dir),
+                "--predictions",
+                str(runs / "tfidf.jsonl"),
+                "--split",
+                "all",
+                "--out",
+                str(tmp_path / "all.json"),
+            ]
+        )
+        == 0
+    )
     result = json.loads((tmp_path / "all.json").read_text())
     assert result["config"]["split"] == "all" and result["n"]["recall@1"] > 0
     both = len(lines(runs / "tfidf.jsonl"))  # 10 dialogues of two splits, every system turn
     assert both == 40
     # scored as one split, the full-corpus file is refused with a message naming the extra rows, not a traceback
     capsys.readouterr()
-    assert main(["evaluate", "--data", str(data_dir), "--predictions", str(runs / "tfidf.jsonl"), "--split", "test",
-                 "--out", str(tmp_path / "test.json")]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data_dir),
+                "--predictions",
+                str(runs / "tfidf.jsonl"),
+                "--split",
+                "test",
+                "--out",
+                str(tmp_path / "test.json"),
+            ]
+        )
+        == 2
+    )
     assert "unknown" in capsys.readouterr().err
-    assert main(["leaderboard", "--data", str(data_dir), "--runs", str(runs), "--split", "all", "--n-boot", "100",
-                 "--out", str(tmp_path / "board")]) == 0
+    assert (
+        main(
+            [
+                "leaderboard",
+                "--data",
+                str(data_dir),
+                "--runs",
+                str(runs),
+                "--split",
+                "all",
+                "--n-boot",
+                "100",
+                "--out",
+                str(tmp_path / "board"),
+            ]
+        )
+        == 0
+    )
     board = json.loads((tmp_path / "board" / "leaderboard.json").read_text())
     assert [r["split"] for r in board["rows"]] == ["all"]
 

@@ -34,8 +34,14 @@ def metric():
 
 
 def test_compute_equals_the_library(metric, nli_dir):
-    res = metric.compute(predictions=PREDICTIONS, references=REFERENCES, model=str(nli_dir), cache_path=False,
-                         return_per_item=True, thresholds=[0.3])  # fmt: skip
+    res = metric.compute(
+        predictions=PREDICTIONS,
+        references=REFERENCES,
+        model=str(nli_dir),
+        cache_path=False,
+        return_per_item=True,
+        thresholds=[0.3],
+    )
     scorer = NLIScorer(nli_dir, cache_path=False, show_progress=False)
     items = entailment_scores(PREDICTIONS, REFERENCES, scorer)
     analyses = [analyse(p, r) for p, r in zip(PREDICTIONS, REFERENCES, strict=True)]
@@ -54,9 +60,16 @@ def test_compute_equals_the_library(metric, nli_dir):
 
 
 def test_given_cd_and_pc_are_used(metric, nli_dir):
-    res = metric.compute(predictions=PREDICTIONS, references=REFERENCES, model=str(nli_dir), cache_path=False,
-                         threshold=0.0, citation_density=[0.025, 0.1, 0.0], provenance_coverage=[0.0, 1.0, 1.0],
-                         return_per_item=True)  # fmt: skip
+    res = metric.compute(
+        predictions=PREDICTIONS,
+        references=REFERENCES,
+        model=str(nli_dir),
+        cache_path=False,
+        threshold=0.0,
+        citation_density=[0.025, 0.1, 0.0],
+        provenance_coverage=[0.0, 1.0, 1.0],
+        return_per_item=True,
+    )
     # threshold 0: every claim with a premise is entailed -> entailment 1, 1, 0
     assert res["entailment_per_item"] == [1.0, 1.0, 0.0]
     assert res["cgs_ent_per_item"] == [pytest.approx(0.25), pytest.approx(1.0), 0.0]

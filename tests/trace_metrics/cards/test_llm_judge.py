@@ -24,7 +24,11 @@ def scripted() -> ScriptedLLM:
         user = conversation[1]["content"]
         if PREDICTIONS[1] in user:
             return {}
-        return dict.fromkeys(scale, 4) if PREDICTIONS[0] in user else dict(zip(scale, [1, 2, 3, 4, 5], strict=True))
+        return (
+            dict.fromkeys(scale, 4)
+            if PREDICTIONS[0] in user
+            else dict(zip(scale, [1, 2, 3, 4, 5], strict=True))
+        )
 
     return ScriptedLLM(reply, model="none")
 
@@ -36,8 +40,15 @@ def metric():
 
 def test_compute_equals_the_library(metric):
     llm = scripted()
-    res = metric.compute(predictions=PREDICTIONS, references=REFERENCES, contexts=CONTEXTS, llm=llm,
-                         item_ids=["a", "b", "c"], return_per_item=True, return_records=True)  # fmt: skip
+    res = metric.compute(
+        predictions=PREDICTIONS,
+        references=REFERENCES,
+        contexts=CONTEXTS,
+        llm=llm,
+        item_ids=["a", "b", "c"],
+        return_per_item=True,
+        return_records=True,
+    )
     items = [
         {"item_id": i, "response": p, "reviews": r, "context": c}
         for i, p, r, c in zip(["a", "b", "c"], PREDICTIONS, REFERENCES, CONTEXTS, strict=True)
@@ -55,8 +66,9 @@ def test_compute_equals_the_library(metric):
 
 def test_item_ids_must_match(metric):
     with pytest.raises(ValueError, match="one per prediction"):
-        metric.compute(predictions=PREDICTIONS, references=REFERENCES, contexts=CONTEXTS, llm=scripted(),
-                       item_ids=["a"])  # fmt: skip
+        metric.compute(
+            predictions=PREDICTIONS, references=REFERENCES, contexts=CONTEXTS, llm=scripted(), item_ids=["a"]
+        )
 
 
 @pytest.mark.slow

@@ -23,8 +23,13 @@ def test_card_examples_run():
 def test_kb_dir(metric, tmp_path):
     kb = write_toy_kb(tmp_path / "kb")
     # r01 $ and r02 $$ are ~90 m apart; h01 is a $$$ hotel nearby; the user asks for something "moderate"
-    out = metric.compute(predictions=[["r01", "r02", "h01"]], references=[["Something moderate."]], kb_dir=str(kb),
-                         radius_km=1.0, return_per_item=True)  # fmt: skip
+    out = metric.compute(
+        predictions=[["r01", "r02", "h01"]],
+        references=[["Something moderate."]],
+        kb_dir=str(kb),
+        radius_km=1.0,
+        return_per_item=True,
+    )
     assert out["spatial_coherence@1km"] == 1.0
     assert out["price_alignment"] == 1.0
     assert out["itinerary_diversity"] == pytest.approx(2 / 3)

@@ -20,8 +20,12 @@ def test_card_examples_run():
 
 
 def test_first_recommendation_right(metric):
-    out = metric.compute(predictions=[[[], ["g"]]], references=[[[], ["g"]]], actions=[["greet_and_seek", "recommend"]],
-                         return_per_item=True)  # fmt: skip
+    out = metric.compute(
+        predictions=[[[], ["g"]]],
+        references=[[[], ["g"]]],
+        actions=[["greet_and_seek", "recommend"]],
+        return_per_item=True,
+    )
     assert (out["tsr"], out["t2r"], out["rejection_recovery"], out["rejection_recovery_n"]) == (
         1.0,
         1.0,

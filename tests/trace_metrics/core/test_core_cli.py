@@ -12,8 +12,23 @@ from trace_dataset.io import read_json
 
 
 def _score(server, data_dir, predictions, out, cache, *extra):
-    return main(["core", "score", "--data", str(data_dir), "--predictions", str(predictions), "--out", str(out),
-                 "--llm", server.spec(), "--llm-cache", str(cache), *extra])  # fmt: skip
+    return main(
+        [
+            "core",
+            "score",
+            "--data",
+            str(data_dir),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+            "--llm",
+            server.spec(),
+            "--llm-cache",
+            str(cache),
+            *extra,
+        ]
+    )
 
 
 def test_score_then_rerun(stub_factory, data_dir, predictions, tmp_path, capsys):
@@ -61,8 +76,23 @@ def test_score_arguments_are_checked(stub_factory, data_dir, predictions, tmp_pa
         with pytest.raises(SystemExit) as info:
             _score(server, data_dir, predictions, tmp_path / "o", tmp_path / "c", *bad)
         assert info.value.code == 2
-    assert main(["core", "score", "--data", str(tmp_path / "nowhere"), "--predictions", str(predictions),
-                 "--out", str(tmp_path / "o"), "--llm", server.spec()]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "core",
+                "score",
+                "--data",
+                str(tmp_path / "nowhere"),
+                "--predictions",
+                str(predictions),
+                "--out",
+                str(tmp_path / "o"),
+                "--llm",
+                server.spec(),
+            ]
+        )
+        == 2
+    )
     assert "data directory not found" in capsys.readouterr().err
     (tmp_path / "a_file").write_text("x")
     (tmp_path / "busy").mkdir()
@@ -75,8 +105,22 @@ def test_score_arguments_are_checked(stub_factory, data_dir, predictions, tmp_pa
 
 
 def test_log_command(data_dir, predictions, capsys):
-    assert main(["core", "log", "--data", str(data_dir), "--predictions", str(predictions), "--dialogue",
-                 "toy_00002", "--evidence"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "core",
+                "log",
+                "--data",
+                str(data_dir),
+                "--predictions",
+                str(predictions),
+                "--dialogue",
+                "toy_00002",
+                "--evidence",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert text.startswith("<conversation>") and "Esplanade Vegan" in text and "<cited_reviews>" in text
 
@@ -86,19 +130,48 @@ def test_human_and_meta_commands(tmp_path, capsys):
     rows = []
     for k in range(6):
         for system in ("tfidf", "dense"):
-            rows.append({"item_id": f"d{k}:1:{system}", "annotator": "A1", "baseline": system, "dialogue_id": f"d{k}",
-                         "quote_labels": [], "errors": [], "informativeness": 3, "naturalness": 1 + k % 5,
-                         "core": {"coherence": k % 5, "overall": 10 * k + (system == "tfidf")}})  # fmt: skip
+            rows.append(
+                {
+                    "item_id": f"d{k}:1:{system}",
+                    "annotator": "A1",
+                    "baseline": system,
+                    "dialogue_id": f"d{k}",
+                    "quote_labels": [],
+                    "errors": [],
+                    "informativeness": 3,
+                    "naturalness": 1 + k % 5,
+                    "core": {"coherence": k % 5, "overall": 10 * k + (system == "tfidf")},
+                }
+            )
     ann.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["core", "human", "--annotations", str(ann), "--out", str(tmp_path / "human.jsonl"),
-                 "--likert-naturalness"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "core",
+                "human",
+                "--annotations",
+                str(ann),
+                "--out",
+                str(tmp_path / "human.jsonl"),
+                "--likert-naturalness",
+            ]
+        )
+        == 0
+    )
     assert "36 rows for 12 logs; factors coherence, naturalness, overall" in capsys.readouterr().out
     scores = tmp_path / "scores.jsonl"
-    scores.write_text("".join(
-        json.dumps({"id": f"d{k}:{s}", "factor": f, "score": v}) + "\n"
-        for k in range(6) for s in ("tfidf", "dense")
-        for f, v in (("coherence", (k + (s == "dense")) % 5), ("naturalness", k % 5), ("overall", 9.0 * k))
-    ))  # fmt: skip
+    scores.write_text(
+        "".join(
+            json.dumps({"id": f"d{k}:{s}", "factor": f, "score": v}) + "\n"
+            for k in range(6)
+            for s in ("tfidf", "dense")
+            for f, v in (
+                ("coherence", (k + (s == "dense")) % 5),
+                ("naturalness", k % 5),
+                ("overall", 9.0 * k),
+            )
+        )
+    )
     args = ["core", "meta", "--scores", str(scores), "--human", str(tmp_path / "human.jsonl")]
     assert main([*args, "--out", str(tmp_path / "meta.json"), "--plots", str(tmp_path / "plots")]) == 0
     text = capsys.readouterr().out
@@ -123,8 +196,22 @@ def test_evaluate_with_core(stub_factory, data_dir, predictions, tmp_path, monke
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     server = stub_factory()
     out = tmp_path / "results.json"
-    assert main(["evaluate", "--data", str(data_dir), "--predictions", str(predictions), "--out", str(out),
-                 "--core", server.spec()]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data_dir),
+                "--predictions",
+                str(predictions),
+                "--out",
+                str(out),
+                "--core",
+                server.spec(),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "CoRE (openai:" in text and "overall (debate, 0-100)" in text
     result = read_json(out)

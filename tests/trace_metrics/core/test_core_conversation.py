@@ -136,15 +136,23 @@ def test_round_trip_and_ids(d1, kb):
 def test_interactive_dialogue_record(kb):
     """A live conversation stored as a dialogue record + its predictions: the same builder."""
     live = {
-        "dialogue_id": "live_1", "split": "interactive",
+        "dialogue_id": "live_1",
+        "split": "interactive",
         "turns": [
             {"turn_id": 0, "role": "user", "action": "greet_and_seek", "text": "Vegan food, please."},
             {"turn_id": 1, "role": "system", "action": "recommend", "text": "", "gold_poi_ids": ["r10"]},
             {"turn_id": 2, "role": "user", "action": "accept", "text": "Great."},
         ],
-    }  # fmt: skip
-    rows = [{"dialogue_id": "live_1", "turn_id": 1, "ranked_poi_ids": ["r10", "r03"], "response": "Esplanade Vegan.",
-             "citations": [{"label": "R1", "review_id": "rv08"}]}]  # fmt: skip
+    }
+    rows = [
+        {
+            "dialogue_id": "live_1",
+            "turn_id": 1,
+            "ranked_poi_ids": ["r10", "r03"],
+            "response": "Esplanade Vegan.",
+            "citations": [{"label": "R1", "review_id": "rv08"}],
+        }
+    ]
     log = build_log(live, rows, kb, system="dense")
     assert [t.text for t in log.interaction] == ["Vegan food, please.", "Esplanade Vegan.", "Great."]
     assert log.recommendation_ids == ("r10", "r03") and log.ground_truth_ids == ("r10",)

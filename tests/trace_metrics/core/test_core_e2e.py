@@ -26,11 +26,34 @@ def test_core_score_with_smollm2_over_transformers_serve(transformers_server, tm
     data = write_toy_data_dir(tmp_path / "trace")
     predictions = write_toy_predictions(tmp_path / "tfidf.jsonl")
     out = tmp_path / "core"
-    args = ["core", "score", "--data", str(data), "--predictions", str(predictions), "--out", str(out),
-            "--ids", "toy_00003", "--factors", "appropriateness", "--llm", transformers_server.spec,
-            "--llm-cache", str(tmp_path / "cache.sqlite"),
-            "--max-new-tokens", "8", "--max-retries", "0", "--rounds", "1", "--max-repairs", "0",
-            "--debate-max-new-tokens", "8"]  # fmt: skip
+    args = [
+        "core",
+        "score",
+        "--data",
+        str(data),
+        "--predictions",
+        str(predictions),
+        "--out",
+        str(out),
+        "--ids",
+        "toy_00003",
+        "--factors",
+        "appropriateness",
+        "--llm",
+        transformers_server.spec,
+        "--llm-cache",
+        str(tmp_path / "cache.sqlite"),
+        "--max-new-tokens",
+        "8",
+        "--max-retries",
+        "0",
+        "--rounds",
+        "1",
+        "--max-repairs",
+        "0",
+        "--debate-max-new-tokens",
+        "8",
+    ]
     assert main(args) == 0
 
     record = read_json(out / "dialogues" / "toy_00003+tfidf.json")

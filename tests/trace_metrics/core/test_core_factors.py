@@ -165,11 +165,15 @@ def test_a_retry_can_succeed(prompts, conversation):
 
 
 def test_rate_factors_through_the_llm_layer(stub_factory, prompts, conversation, tmp_path):
-    server = stub_factory(scripted({
-        "Coherence": "<rating>4</rating>",
-        "Novelty": ["no tag here", "<rating>2</rating>"],  # valid on the first retry
-        "Diversity": ["no tag", "still none", "<rating>7</rating>"],  # never valid: missing
-    }))  # fmt: skip
+    server = stub_factory(
+        scripted(
+            {
+                "Coherence": "<rating>4</rating>",
+                "Novelty": ["no tag here", "<rating>2</rating>"],  # valid on the first retry
+                "Diversity": ["no tag", "still none", "<rating>7</rating>"],  # never valid: missing
+            }
+        )
+    )
     llm = load_llm(server.spec(), cache_path=tmp_path / "cache.sqlite")
     (results,) = rate_factors(llm, [conversation], prompts, max_retries=2)
     assert set(results) == set(FACTOR_IDS)

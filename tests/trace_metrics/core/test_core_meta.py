@@ -135,8 +135,12 @@ def test_coupling_matrix():
     recover = [0, 1, 2, 4, 3]
     novelty = [4, 3, 2, 1, 0]
     for k in range(5):
-        rows += [(f"d{k}:s", "coherence", coherence[k]), (f"d{k}:s", "recoverability", recover[k]),
-                 (f"d{k}:s", "novelty", novelty[k]), (f"d{k}:s", "diversity", 2)]  # fmt: skip
+        rows += [
+            (f"d{k}:s", "coherence", coherence[k]),
+            (f"d{k}:s", "recoverability", recover[k]),
+            (f"d{k}:s", "novelty", novelty[k]),
+            (f"d{k}:s", "diversity", 2),
+        ]
     res = coupling(_scores(rows))
     m = res["kendall_tau_b"]
     i = {f: FACTOR_IDS.index(f) for f in ("coherence", "recoverability", "novelty", "diversity")}
@@ -152,10 +156,26 @@ def test_coupling_matrix():
 
 
 def test_ranking_agreement_between_systems():
-    core = _scores([("d1:a", "coherence", 4), ("d2:a", "coherence", 3), ("d1:b", "coherence", 2),
-                    ("d2:b", "coherence", 2), ("d1:c", "coherence", 0), ("d2:c", "coherence", 1)])  # fmt: skip
-    human = _scores([("d1:a", "coherence", 3), ("d2:a", "coherence", 3), ("d1:b", "coherence", 0),
-                     ("d2:b", "coherence", 1), ("d1:c", "coherence", 2), ("d2:c", "coherence", 2)])  # fmt: skip
+    core = _scores(
+        [
+            ("d1:a", "coherence", 4),
+            ("d2:a", "coherence", 3),
+            ("d1:b", "coherence", 2),
+            ("d2:b", "coherence", 2),
+            ("d1:c", "coherence", 0),
+            ("d2:c", "coherence", 1),
+        ]
+    )
+    human = _scores(
+        [
+            ("d1:a", "coherence", 3),
+            ("d2:a", "coherence", 3),
+            ("d1:b", "coherence", 0),
+            ("d2:b", "coherence", 1),
+            ("d1:c", "coherence", 2),
+            ("d2:c", "coherence", 2),
+        ]
+    )
     res = ranking(core, human, {}, "coherence", "coherence")
     assert res["systems"] == ["a", "b", "c"]
     assert res["core_means"] == {"a": 3.5, "b": 2.0, "c": 0.5}
@@ -210,10 +230,20 @@ def _write(path, rows):
 
 
 def test_files_and_their_errors(tmp_path):
-    core = _write(tmp_path / "scores.jsonl", [{"id": "d1:tfidf", "factor": "coherence", "score": 3, "system": "tfidf"},
-                                              {"id": "d2:tfidf", "factor": "coherence", "score": None}])  # fmt: skip
-    human = _write(tmp_path / "human.jsonl", [{"id": "d1:tfidf", "factor": "coherence", "score": 2},
-                                              {"id": "d2:tfidf", "factor": "coherence", "score": 4.0}])  # fmt: skip
+    core = _write(
+        tmp_path / "scores.jsonl",
+        [
+            {"id": "d1:tfidf", "factor": "coherence", "score": 3, "system": "tfidf"},
+            {"id": "d2:tfidf", "factor": "coherence", "score": None},
+        ],
+    )
+    human = _write(
+        tmp_path / "human.jsonl",
+        [
+            {"id": "d1:tfidf", "factor": "coherence", "score": 2},
+            {"id": "d2:tfidf", "factor": "coherence", "score": 4.0},
+        ],
+    )
     res = meta_evaluate_files(core, human)
     assert res["factors"]["coherence"]["n"] == 1 and res["factors"]["coherence"]["n_missing_core"] == 1
     scores, systems = load_scores(core)

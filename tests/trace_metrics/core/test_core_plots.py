@@ -108,15 +108,23 @@ def test_the_tab_shows_core_score_folders(tmp_path):
     folder = tmp_path / "core" / "tfidf"
     factors = {f: {"mean": 2.0, "n": 1, "n_missing": 0} for f in FACTOR_IDS}
     factors[FACTOR_IDS[0]] = {"mean": None, "n": 0, "n_missing": 1}
-    write_json(folder / "summary.json", {
-        "n_logs": 1, "factors": factors, "factor_mean": {"mean": 2.0, "n": 1},
-        "ratings": {"total": 12, "ok": 11, "missing": 1, "by_status": {"ok": 11, "invalid": 1}},
-        "overall": {"mean": 55.0, "n": 1, "n_failed": 0},
-        "identity": {"source": {"system": HOSTILE}, "llm": {"model": "/x/SmolLM2-135M-Instruct"}}})
+    write_json(
+        folder / "summary.json",
+        {
+            "n_logs": 1,
+            "factors": factors,
+            "factor_mean": {"mean": 2.0, "n": 1},
+            "ratings": {"total": 12, "ok": 11, "missing": 1, "by_status": {"ok": 11, "invalid": 1}},
+            "overall": {"mean": 55.0, "n": 1, "n_failed": 0},
+            "identity": {"source": {"system": HOSTILE}, "llm": {"model": "/x/SmolLM2-135M-Instruct"}},
+        },
+    )
     scores, *_ = _tab_view([tmp_path / "core"], None)
     html = scores["value"]
     body = html.split("</style>", 1)[1]
-    assert HOSTILE in cells(html) and "<b>" not in body and "$" not in body  # shown as text: no markup, no math
+    assert (
+        HOSTILE in cells(html) and "<b>" not in body and "$" not in body
+    )  # shown as text: no markup, no math
     shown = cells(html)
     assert {"1 of 12 (8%)", "55.0", "2.000", "SmolLM2-135M-Instruct"} <= set(shown)
 
@@ -129,5 +137,7 @@ def test_the_app_mounts_the_tab(result, tmp_path):
     assert next(t for t in tab_specs() if t.id == "core").build is core_tab
     path = tmp_path / "meta.json"
     path.write_text(json.dumps(result))
-    app = build_app(Settings(results_dir=tmp_path / "results", core_meta=path, core_dirs=(tmp_path / "core",)))
+    app = build_app(
+        Settings(results_dir=tmp_path / "results", core_meta=path, core_dirs=(tmp_path / "core",))
+    )
     assert app is not None

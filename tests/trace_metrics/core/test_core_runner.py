@@ -43,13 +43,26 @@ def test_run_resume_and_cache(stub_factory, data_dir, predictions, prompts, tmp_
     record = read_json(out / "dialogues" / "toy_00001+tfidf.json")
     assert set(record["factors"]) == set(FACTOR_IDS) and record["n"] == 11 and record["n_missing"] == 1
     assert record["factors"]["diversity"] | {"rationale": None} == record["factors"]["diversity"] | {
-        "score": None, "status": "missing", "attempts": 2, "rationale": None}  # fmt: skip
+        "score": None,
+        "status": "missing",
+        "attempts": 2,
+        "rationale": None,
+    }
     assert record["factor_mean"] == 3.0 and record["overall"] == 70.0 and record["debate"]["consensus"]
     summary = first["summary"]
-    assert summary["ratings"] == {"total": 36, "ok": 33, "missing": 3, "by_status": {
-        "ok": 33, "missing": 3, "not_integer": 0, "out_of_range": 0, "ambiguous": 0}}  # fmt: skip
-    assert summary["factors"]["diversity"] == {"mean": None, "n": 0, "n_missing": 3, "missing_by_status": {"missing": 3},
-                                               "n_retried": 3}  # fmt: skip
+    assert summary["ratings"] == {
+        "total": 36,
+        "ok": 33,
+        "missing": 3,
+        "by_status": {"ok": 33, "missing": 3, "not_integer": 0, "out_of_range": 0, "ambiguous": 0},
+    }
+    assert summary["factors"]["diversity"] == {
+        "mean": None,
+        "n": 0,
+        "n_missing": 3,
+        "missing_by_status": {"missing": 3},
+        "n_retried": 3,
+    }
     rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 14 and sum(r["score"] is None for r in rows) == 3
     assert {r["factor"] for r in rows} == {*FACTOR_IDS, "factor_mean", "overall"}
@@ -103,8 +116,16 @@ def test_requests_go_out_concurrently(stub_factory, data_dir, predictions, promp
 def test_factor_subset_and_no_debate(stub_factory, data_dir, predictions, prompts, tmp_path):
     server = stub_factory()
     logs, source = collect_logs(predictions, data_dir, dialogue_ids=["toy_00002"])
-    res = _run(server, logs, tmp_path / "out", prompts, False, source=source, factors=["naturalness", "coherence"],
-               debate=False)  # fmt: skip
+    res = _run(
+        server,
+        logs,
+        tmp_path / "out",
+        prompts,
+        False,
+        source=source,
+        factors=["naturalness", "coherence"],
+        debate=False,
+    )
     assert list(res["summary"]["factors"]) == ["coherence", "naturalness"] and "overall" not in res["summary"]
     rows = [json.loads(x) for x in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
     assert [r["factor"] for r in rows] == ["coherence", "naturalness", "factor_mean"]
@@ -137,8 +158,9 @@ def test_collect_logs_from_dialogue_records(data_dir, tmp_path):
     write_jsonl(tmp_path / "live.jsonl", dialogues)
     rows = reference_predictions(toy_dialogues()[:2])
     write_jsonl(tmp_path / "live_preds.jsonl", rows)
-    logs, source = collect_logs(tmp_path / "live_preds.jsonl", data_dir, dialogues_path=tmp_path / "live.jsonl",
-                                system="sim")  # fmt: skip
+    logs, source = collect_logs(
+        tmp_path / "live_preds.jsonl", data_dir, dialogues_path=tmp_path / "live.jsonl", system="sim"
+    )
     assert [c.log_id for c in logs] == ["toy_00001:sim", "toy_00002:sim"] and source[
         "dialogues_file"
     ] == "live.jsonl"

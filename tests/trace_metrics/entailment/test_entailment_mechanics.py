@@ -379,9 +379,19 @@ def test_two_cpu_processes_split_and_gather_in_order(tiny_nli_dir, tmp_path):
     script.write_text(DIST_SCRIPT)
     pairs = PAIRS + [(p, c + " again") for p, c in PAIRS]
     cmd = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29561",
-        str(script), str(tiny_nli_dir), json.dumps(pairs), str(tmp_path / "out"), str(tmp_path / "cache.sqlite"),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        "29561",
+        str(script),
+        str(tiny_nli_dir),
+        json.dumps(pairs),
+        str(tmp_path / "out"),
+        str(tmp_path / "cache.sqlite"),
+    ]
     env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1"}
     subprocess.run(cmd, check=True, env=env, timeout=300, capture_output=True)
     outs = [json.loads((tmp_path / f"out.{i}").read_text()) for i in range(2)]

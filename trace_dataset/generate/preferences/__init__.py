@@ -16,6 +16,14 @@ from trace_dataset.generate.preferences.constraints import (
 )
 
 __all__ = [
-    "EVIDENCE_PHRASES", "KINDS", "REVISABLE_KINDS", "TYPE_VALUES", "Constraint", "evidence_mentions",
-    "landmark_distance_km", "satisfies", "satisfies_all", "violation_is_explicit",
-]  # fmt: skip
+    "EVIDENCE_PHRASES",
+    "KINDS",
+    "REVISABLE_KINDS",
+    "TYPE_VALUES",
+    "Constraint",
+    "evidence_mentions",
+    "landmark_distance_km",
+    "satisfies",
+    "satisfies_all",
+    "violation_is_explicit",
+]

@@ -31,8 +31,17 @@ from typing import Any
 from trace_dataset.constants import CITY_LANDMARKS, NEGATION_WINDOW, PRICE_KEYWORDS, REVIEW_NEGATORS
 
 KINDS: tuple[str, ...] = (
-    "category", "price", "rating", "location", "noise", "amenity", "ambience", "dietary", "meal", "aspect",
-)  # fmt: skip
+    "category",
+    "price",
+    "rating",
+    "location",
+    "noise",
+    "amenity",
+    "ambience",
+    "dietary",
+    "meal",
+    "aspect",
+)
 
 # Kinds a user may revise (the Expert tier's conflicting constraint replaces an earlier one of these).
 REVISABLE_KINDS: tuple[str, ...] = ("category", "location", "noise", "ambience")
@@ -54,13 +63,35 @@ EVIDENCE_PHRASES: dict[str, tuple[str, ...]] = {
     "ambience:casual": ("casual", "laid-back", "laid back", "relaxed", "no-frills"),
     "ambience:hipster": ("hipster", "quirky", "artsy"),
     "ambience:upscale": ("upscale", "luxurious", "fancy", "high-end", "luxury"),
-    "amenity:outdoor_seating": ("patio", "outdoor seating", "terrace", "outside seating", "sidewalk tables", "courtyard"),
-    "amenity:good_for_kids": ("kids", "children", "family-friendly", "family friendly", "kid-friendly", "kid friendly"),
+    "amenity:outdoor_seating": (
+        "patio",
+        "outdoor seating",
+        "terrace",
+        "outside seating",
+        "sidewalk tables",
+        "courtyard",
+    ),
+    "amenity:good_for_kids": (
+        "kids",
+        "children",
+        "family-friendly",
+        "family friendly",
+        "kid-friendly",
+        "kid friendly",
+    ),
     "amenity:good_for_groups": ("large group", "big group", "our group", "groups", "large party"),
     "amenity:reservations": ("reservation", "reservations", "booked a table", "book ahead"),
     "amenity:takeout": ("takeout", "take-out", "carryout", "carry out"),
     "amenity:wheelchair_accessible": ("wheelchair", "wheelchair accessible", "handicap accessible", "ramp"),
-    "amenity:dogs_allowed": ("dog-friendly", "dog friendly", "pet-friendly", "pet friendly", "our dog", "dogs", "pets"),
+    "amenity:dogs_allowed": (
+        "dog-friendly",
+        "dog friendly",
+        "pet-friendly",
+        "pet friendly",
+        "our dog",
+        "dogs",
+        "pets",
+    ),
     "amenity:happy_hour": ("happy hour",),
     "amenity:wifi": ("wifi", "wi-fi", "internet"),
     "amenity:parking": ("parking", "valet", "garage", "parking lot"),
@@ -72,8 +103,17 @@ EVIDENCE_PHRASES: dict[str, tuple[str, ...]] = {
     "meal:breakfast": ("breakfast",),
     "meal:latenight": ("late night", "late-night", "open late", "after midnight"),
     "meal:dessert": ("dessert", "desserts"),
-    "price:value": ("cheap", "affordable", "inexpensive", "reasonably priced", "reasonable prices", "great value",
-                    "good value", "budget", "bargain"),
+    "price:value": (
+        "cheap",
+        "affordable",
+        "inexpensive",
+        "reasonably priced",
+        "reasonable prices",
+        "great value",
+        "good value",
+        "budget",
+        "bargain",
+    ),
     "price:expensive": ("expensive", "pricey", "overpriced", "splurge"),
     "aspect:pool": ("pool", "swimming pool", "hot tub"),
     "aspect:gym": ("gym", "fitness center", "fitness centre", "workout room"),
@@ -89,15 +129,26 @@ EVIDENCE_PHRASES: dict[str, tuple[str, ...]] = {
     "aspect:live_music": ("live music", "live band", "concert", "concerts"),
     "aspect:trails": ("trail", "trails", "hike", "hiking"),
     "aspect:shade": ("shade", "shaded", "shady"),
-}  # fmt: skip
+}
 
 # Constraint values offered per POI type (the universe a persona's wants are drawn from).
 TYPE_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
     "restaurant": {
         "price": ("cheap", "affordable", "budget", "moderate", "mid-range"),
         "noise": ("quiet", "lively"),
-        "amenity": ("outdoor_seating", "good_for_kids", "good_for_groups", "reservations", "takeout",
-                    "wheelchair_accessible", "dogs_allowed", "happy_hour", "wifi", "parking", "full_bar"),
+        "amenity": (
+            "outdoor_seating",
+            "good_for_kids",
+            "good_for_groups",
+            "reservations",
+            "takeout",
+            "wheelchair_accessible",
+            "dogs_allowed",
+            "happy_hour",
+            "wifi",
+            "parking",
+            "full_bar",
+        ),
         "ambience": ("romantic", "intimate", "classy", "trendy", "casual", "hipster"),
         "dietary": ("vegan", "vegetarian", "gluten-free"),
         "meal": ("brunch", "breakfast", "latenight", "dessert"),
@@ -124,7 +175,7 @@ TYPE_VALUES: dict[str, dict[str, tuple[str, ...]]] = {
         "aspect": ("views", "history", "exhibits", "guided_tours", "live_music", "trails", "shade"),
         "rating": ("4.0", "4.5"),
     },
-}  # fmt: skip
+}
 
 LOCATION_RADII_KM: tuple[float, ...] = (1.5, 3.0, 5.0)
 
@@ -132,11 +183,25 @@ LOCATION_RADII_KM: tuple[float, ...] = (1.5, 3.0, 5.0)
 GENERIC_CATEGORIES = frozenset(
     c.lower()
     for c in (
-        "Restaurants", "Food", "Hotels & Travel", "Hotels", "Event Planning & Services", "Arts & Entertainment",
-        "Active Life", "Nightlife", "Local Flavor", "Shopping", "Public Services & Government", "Travel Services",
-        "Professional Services", "Local Services", "Tours", "Landmarks & Historical Buildings", "Venues & Event Spaces",
+        "Restaurants",
+        "Food",
+        "Hotels & Travel",
+        "Hotels",
+        "Event Planning & Services",
+        "Arts & Entertainment",
+        "Active Life",
+        "Nightlife",
+        "Local Flavor",
+        "Shopping",
+        "Public Services & Government",
+        "Travel Services",
+        "Professional Services",
+        "Local Services",
+        "Tours",
+        "Landmarks & Historical Buildings",
+        "Venues & Event Spaces",
     )  # keep "Tours" etc. out: too wide inside a type cell
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -207,7 +272,9 @@ def tokenize(text: str) -> tuple[list[re.Match], list[str]]:
     return matches, [m.group().lower() for m in matches]
 
 
-def evidence_mentions(text: str, tokens: tuple[list[re.Match], list[str]] | None = None) -> list[tuple[str, int, int]]:
+def evidence_mentions(
+    text: str, tokens: tuple[list[re.Match], list[str]] | None = None
+) -> list[tuple[str, int, int]]:
     """(constraint key, start, end) of every non-negated evidence phrase in a review text.
 
     Words are matched case-insensitively on word boundaries (hyphenated words are one word); a mention is
@@ -243,8 +310,10 @@ def landmark_distance_km(poi: Any, landmark: str) -> float:
     try:
         lat, lon = CITY_LANDMARKS[poi.city][landmark]
     except KeyError:
-        raise ValueError(f"unknown landmark {landmark!r} for {poi.city!r}; expected one of "
-                         f"{tuple(CITY_LANDMARKS.get(poi.city, {}))}") from None
+        raise ValueError(
+            f"unknown landmark {landmark!r} for {poi.city!r}; expected one of "
+            f"{tuple(CITY_LANDMARKS.get(poi.city, {}))}"
+        ) from None
     return haversine_km(poi.latitude, poi.longitude, lat, lon)
 
 

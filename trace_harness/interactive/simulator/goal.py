@@ -64,10 +64,15 @@ class TravelerGoal:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> TravelerGoal:
         return cls(
-            dialogue_id=d["dialogue_id"], split=d["split"], scenario=dict(d["scenario"]),
-            persona_name=d.get("persona_name", ""), constraints=tuple(Constraint.parse(k) for k in d["constraints"]),
-            opening=int(d["opening"]), asks=int(d["asks"]), pools={k: tuple(v) for k, v in d.get("pools", {}).items()},
-        )  # fmt: skip
+            dialogue_id=d["dialogue_id"],
+            split=d["split"],
+            scenario=dict(d["scenario"]),
+            persona_name=d.get("persona_name", ""),
+            constraints=tuple(Constraint.parse(k) for k in d["constraints"]),
+            opening=int(d["opening"]),
+            asks=int(d["asks"]),
+            pools={k: tuple(v) for k, v in d.get("pools", {}).items()},
+        )
 
 
 def pools_of(dialogue: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
@@ -118,7 +123,9 @@ class World:
         return violation_is_explicit(self.kb.pois[poi_id], c)
 
 
-def order_violations(violated: Sequence[Constraint], stated: Iterable[str], explicit: Mapping[str, bool]) -> list[Constraint]:
+def order_violations(
+    violated: Sequence[Constraint], stated: Iterable[str], explicit: Mapping[str, bool]
+) -> list[Constraint]:
     """The order a traveler names violated preferences in: ones already stated first (the system ignored
     them), then unstated ones; inside each group, violations the data states outright first, then goal order.
     `explicit` maps constraint key -> explicit."""

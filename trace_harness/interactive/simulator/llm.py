@@ -151,28 +151,56 @@ class LLMSimulator(LLMWording, Simulator):
         s = g.scenario
         lang = t.language
         type_noun = P.bank().type_nouns[g.poi_type][1] if g.poi_type in P.bank().type_nouns else g.poi_type
-        fill = {"type_noun": type_noun, "city": g.city, "persona": s["persona"], "travel_context": s["travel_context"]}
+        fill = {
+            "type_noun": type_noun,
+            "city": g.city,
+            "persona": s["persona"],
+            "travel_context": s["travel_context"],
+        }
         whats = [_phrase(c.kind, lang.what(c)) for c in d.constraints]
         name = self.world.kb.pois[d.poi_id].name if d.poi_id in self.world.kb.pois else ""
-        clause = (self.prompt.render(f"{d.form}_wish", wishes_inline=_inline(whats))
-                  if whats and d.form in ("greet", "nudge") else "")
-        instruction = self.prompt.render(d.form, **fill, what=whats[0] if whats else "", name=name,
-                                         wish_clause=clause)
+        clause = (
+            self.prompt.render(f"{d.form}_wish", wishes_inline=_inline(whats))
+            if whats and d.form in ("greet", "nudge")
+            else ""
+        )
+        instruction = self.prompt.render(
+            d.form, **fill, what=whats[0] if whats else "", name=name, wish_clause=clause
+        )
         system = self.prompt.render("system", **fill, wishes="\n".join(f"- {w}" for w in wishes(t)))
-        lines = [f"{'Traveler' if role == 'user' else 'Recommender'}: {text}" for role, text in t.transcript[-TRANSCRIPT_TURNS:]]
-        user = self.prompt.render("user", transcript="\n".join(lines) or "(nothing yet: you speak first)",
-                                  instruction=instruction)
+        lines = [
+            f"{'Traveler' if role == 'user' else 'Recommender'}: {text}"
+            for role, text in t.transcript[-TRANSCRIPT_TURNS:]
+        ]
+        user = self.prompt.render(
+            "user", transcript="\n".join(lines) or "(nothing yet: you speak first)", instruction=instruction
+        )
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def words(self, travelers: Sequence[Traveler], decisions: Sequence[Decision]) -> list[tuple[str, dict[str, Any]]]:
-        replies = generate_or_none(self.llm, [self.messages(t, d) for t, d in zip(travelers, decisions, strict=True)])
+    def words(
+        self, travelers: Sequence[Traveler], decisions: Sequence[Decision]
+    ) -> list[tuple[str, dict[str, Any]]]:
+        replies = generate_or_none(
+            self.llm, [self.messages(t, d) for t, d in zip(travelers, decisions, strict=True)]
+        )
         out = []
         for t, d, raw in zip(travelers, decisions, replies, strict=True):
-            targets = [] if raw is None else [
-                self.world.kb.pois[p].name for p in self.world.targets(t.goal, t.goal.pool("open")) if p != d.poi_id]
+            targets = (
+                []
+                if raw is None
+                else [
+                    self.world.kb.pois[p].name
+                    for p in self.world.targets(t.goal, t.goal.pool("open"))
+                    if p != d.poi_id
+                ]
+            )
             out.append(worded(raw, targets, functools.partial(rules_text, t, d)))
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "llm": self.llm.describe(), "prompt": self.prompt.describe(),
-                "name_similarity": NAME_SIMILARITY}
+        return {
+            **super().describe(),
+            "llm": self.llm.describe(),
+            "prompt": self.prompt.describe(),
+            "name_similarity": NAME_SIMILARITY,
+        }

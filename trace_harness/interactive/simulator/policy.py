@@ -33,16 +33,26 @@ TOPICS_FILE = "topics.json"
 
 @lru_cache(maxsize=1)
 def _topics_text() -> str:
-    return resources.files("trace_harness.interactive.simulator").joinpath(TOPICS_FILE).read_text(encoding="utf-8")
+    return (
+        resources.files("trace_harness.interactive.simulator")
+        .joinpath(TOPICS_FILE)
+        .read_text(encoding="utf-8")
+    )
 
 
 @lru_cache(maxsize=1)
 def topic_patterns() -> dict[str, re.Pattern[str]]:
     """Preference kind -> one pattern over its question words (word boundaries, case-insensitive)."""
     topics = json.loads(_topics_text())["topics"]
-    return {kind: re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-                             + r")(?![\w-])", re.IGNORECASE)
-            for kind, words in topics.items()}
+    return {
+        kind: re.compile(
+            r"(?<![\w-])(?:"
+            + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+            + r")(?![\w-])",
+            re.IGNORECASE,
+        )
+        for kind, words in topics.items()
+    }
 
 
 def topics_sha256() -> str:
@@ -108,8 +118,13 @@ def answer_to(state: TravelerState, question: str) -> Decision:
     return Decision("provide_preference", "priority", None, first)
 
 
-def decide(state: TravelerState, world: World, system_action: str, ranked: list[str] | tuple[str, ...],
-           system_text: str) -> Decision | None:
+def decide(
+    state: TravelerState,
+    world: World,
+    system_action: str,
+    ranked: list[str] | tuple[str, ...],
+    system_text: str,
+) -> Decision | None:
     """The traveler's next move after a system turn (None after farewell: the dialogue is over)."""
     if system_action == "farewell":
         return None

@@ -60,8 +60,18 @@ class Traveler:
 def make_traveler(goal: TravelerGoal, world: World, seed: int) -> Traveler:
     s = goal.scenario
     rng = random.Random(f"{seed}:interactive:{goal.dialogue_id}")
-    language = UserLanguage(s["persona_type"], s["persona"], goal.persona_name, s["travel_context"], s["city"],
-                            s["poi_type"], s.get("difficulty", ""), world.cell(s["city"], s["poi_type"]), world.kb, rng)
+    language = UserLanguage(
+        s["persona_type"],
+        s["persona"],
+        goal.persona_name,
+        s["travel_context"],
+        s["city"],
+        s["poi_type"],
+        s.get("difficulty", ""),
+        world.cell(s["city"], s["poi_type"]),
+        world.kb,
+        rng,
+    )
     return Traveler(TravelerState(goal), language)
 
 
@@ -113,16 +123,25 @@ class Simulator(SimulatedUser):
         for t, d, (text, extra) in zip(travelers, decisions, texts, strict=True):
             t.state.record(d)
             t.transcript.append(("user", text))
-            out.append(UserTurn(d.action, text, (d.poi_id,) if d.poi_id else (), {**decision_meta(d), **extra}))
+            out.append(
+                UserTurn(d.action, text, (d.poi_id,) if d.poi_id else (), {**decision_meta(d), **extra})
+            )
         return out
 
-    def words(self, travelers: Sequence[Traveler], decisions: Sequence[Decision]) -> list[tuple[str, dict[str, Any]]]:
+    def words(
+        self, travelers: Sequence[Traveler], decisions: Sequence[Decision]
+    ) -> list[tuple[str, dict[str, Any]]]:
         """(text, extra meta) of every decision."""
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
         """Settings only: what happened (decisions, fallbacks) is counted from the logs (report.traveler_counts)."""
-        return {"simulator": self.name, "version": SIMULATOR_VERSION, "seed": self.seed, "topics_sha256": topics_sha256()}
+        return {
+            "simulator": self.name,
+            "version": SIMULATOR_VERSION,
+            "seed": self.seed,
+            "topics_sha256": topics_sha256(),
+        }
 
 
 class RulesSimulator(Simulator):
@@ -130,5 +149,7 @@ class RulesSimulator(Simulator):
 
     name = "rules"
 
-    def words(self, travelers: Sequence[Traveler], decisions: Sequence[Decision]) -> list[tuple[str, dict[str, Any]]]:
+    def words(
+        self, travelers: Sequence[Traveler], decisions: Sequence[Decision]
+    ) -> list[tuple[str, dict[str, Any]]]:
         return [(rules_text(t, d), {}) for t, d in zip(travelers, decisions, strict=True)]

@@ -31,8 +31,12 @@ from trace_harness.interactive.simulator.goal import TravelerGoal, World, pools_
 
 log = logging.getLogger(__name__)
 
-_POOL_ATTRS = {"candidate_poi_ids": "candidates", "pool_16_poi_ids": "pool_16", "pool_32_poi_ids": "pool_32",
-               "open_set_poi_ids": "open_set"}
+_POOL_ATTRS = {
+    "candidate_poi_ids": "candidates",
+    "pool_16_poi_ids": "pool_16",
+    "pool_32_poi_ids": "pool_32",
+    "open_set_poi_ids": "open_set",
+}
 
 
 def dialogue_index(dialogue_id: str) -> int:
@@ -52,7 +56,9 @@ def plan_matches(plan: DialoguePlan, record: Mapping[str, Any]) -> bool:
     for pt, t in zip(plan.turns, record["turns"], strict=True):
         if (pt.role, pt.action) != (t["role"], t["action"]) or list(pt.pois) != list(t["referenced_poi_ids"]):
             return False
-        if list(pt.gold) != list(t["gold_poi_ids"]) or list(pt.alternatives) != list(t["acceptable_alternative_poi_ids"]):
+        if list(pt.gold) != list(t["gold_poi_ids"]) or list(pt.alternatives) != list(
+            t["acceptable_alternative_poi_ids"]
+        ):
             return False
     return True
 
@@ -68,10 +74,15 @@ def goal_from_plan(plan: DialoguePlan, record: Mapping[str, Any]) -> TravelerGoa
             break
         asks += t.action == "ask_preference"
     return TravelerGoal(
-        dialogue_id=record["dialogue_id"], split=record["split"], scenario=dict(record["scenario"]),
-        persona_name=plan.persona_name, constraints=tuple(order), opening=opening, asks=max(1, asks),
+        dialogue_id=record["dialogue_id"],
+        split=record["split"],
+        scenario=dict(record["scenario"]),
+        persona_name=plan.persona_name,
+        constraints=tuple(order),
+        opening=opening,
+        asks=max(1, asks),
         pools=pools_of(record),
-    )  # fmt: skip
+    )
 
 
 class CorpusSeeder:
@@ -84,29 +95,42 @@ class CorpusSeeder:
             raise TraceDataError(
                 "interactive seeding needs corpus.json with the generator's parameters (n, seed): rebuild the "
                 "dialogues' hidden preferences is only possible for a corpus made by `trace-bench corpus generate` "
-                "(or its release, hydrated)", path=data_dir)
+                "(or its release, hydrated)",
+                path=data_dir,
+            )
         self.kb = kb
         self.world = world or World(kb)
         self.n_total = int(params["n"])
         self.seed = int(params["seed"])
         self.max_attempts = int(params.get("max_attempts") or 50)
         keys = sorted({(p.city, p.poi_type) for p in kb.pois.values()})
-        self.ctx = Context(kb=kb, cells=_LazyCells(self.world), ngrams=None, assignments=assign(self.n_total, keys, self.seed),
-                           splits=[], seed=self.seed, kb_version=kb.version, max_attempts=self.max_attempts)
+        self.ctx = Context(
+            kb=kb,
+            cells=_LazyCells(self.world),
+            ngrams=None,
+            assignments=assign(self.n_total, keys, self.seed),
+            splits=[],
+            seed=self.seed,
+            kb_version=kb.version,
+            max_attempts=self.max_attempts,
+        )
         self.attempts: Counter = Counter()
 
     def goal(self, record: Mapping[str, Any]) -> TravelerGoal:
         did = record["dialogue_id"]
         index = dialogue_index(did)
         if index >= self.n_total:
-            raise TraceDataError(f"dialogue {did}: index {index + 1} is beyond corpus.json's n={self.n_total}")
+            raise TraceDataError(
+                f"dialogue {did}: index {index + 1} is beyond corpus.json's n={self.n_total}"
+            )
         a = self.ctx.assignments[index]
         scen = record["scenario"]
         if (a.city, a.poi_type, a.persona_type) != (scen["city"], scen["poi_type"], scen["persona_type"]):
             raise TraceDataError(
                 f"dialogue {did}: the generator assigns {a.city} x {a.poi_type} ({a.persona_type}) to this id, the "
                 f"record says {scen['city']} x {scen['poi_type']} ({scen['persona_type']}); was it generated with "
-                "this corpus.json and knowledge base?")
+                "this corpus.json and knowledge base?"
+            )
         reasons: Counter = Counter()
         for attempt in range(total_attempts(self.ctx, index)):
             planned = plan_for(self.ctx, index, attempt, reasons)
@@ -115,7 +139,8 @@ class CorpusSeeder:
                 return goal_from_plan(planned[0], record)
         raise TraceDataError(
             f"dialogue {did}: no generator plan matches the record (tried {total_attempts(self.ctx, index)} attempts); "
-            "its hidden preferences cannot be recovered. Was it generated with this corpus.json and knowledge base?")
+            "its hidden preferences cannot be recovered. Was it generated with this corpus.json and knowledge base?"
+        )
 
     def goals(self, records: Iterable[Mapping[str, Any]]) -> Iterator[TravelerGoal]:
         for record in records:

@@ -60,7 +60,9 @@ def seeker_preferences(world: World, ctx: SeekerContext) -> list[Constraint]:
         return bool(cell.sat_of(c) >> i & 1)
 
     said = {key for key, _, _ in evidence_mentions(ctx.seed_review)}
-    out.extend(c for key, c in sorted(cell.universe.items()) if key in said and c.kind != "price" and holds(c))
+    out.extend(
+        c for key, c in sorted(cell.universe.items()) if key in said and c.kind != "price" and holds(c)
+    )
     word = _price_word(poi.price)
     if word is not None:
         out.append(Constraint("price", word))
@@ -77,12 +79,22 @@ def seeker_preferences(world: World, ctx: SeekerContext) -> list[Constraint]:
 def seeker_goal(world: World, ctx: SeekerContext, catalogue: Sequence[str]) -> TravelerGoal:
     poi = world.kb.pois[ctx.pair.business_id]
     return TravelerGoal(
-        dialogue_id=f"sniprec_{ctx.pair.index + 1:05d}", split="test",
-        scenario={"persona_type": SEEKER_PERSONA, "persona": "a diner with a favourite place in mind",
-                  "travel_context": "a meal out", "city": poi.city, "poi_type": poi.poi_type, "difficulty": ""},
-        persona_name="", constraints=tuple(seeker_preferences(world, ctx)), opening=0, asks=0,
+        dialogue_id=f"sniprec_{ctx.pair.index + 1:05d}",
+        split="test",
+        scenario={
+            "persona_type": SEEKER_PERSONA,
+            "persona": "a diner with a favourite place in mind",
+            "travel_context": "a meal out",
+            "city": poi.city,
+            "poi_type": poi.poi_type,
+            "difficulty": "",
+        },
+        persona_name="",
+        constraints=tuple(seeker_preferences(world, ctx)),
+        opening=0,
+        asks=0,
         pools={"open": tuple(catalogue)},
-    )  # fmt: skip
+    )
 
 
 @dataclass
@@ -101,8 +113,18 @@ class SeekerSimulator(SimulatedUser):
             goal = seeker_goal(self.world, ctx, catalogue)
             s = goal.scenario
             rng = random.Random(f"{self.seed}:sniprec:{goal.dialogue_id}")
-            lang = UserLanguage(s["persona_type"], s["persona"], "", s["travel_context"], s["city"], s["poi_type"], "",
-                                self.world.cell(s["city"], s["poi_type"]), self.world.kb, rng)
+            lang = UserLanguage(
+                s["persona_type"],
+                s["persona"],
+                "",
+                s["travel_context"],
+                s["city"],
+                s["poi_type"],
+                "",
+                self.world.cell(s["city"], s["poi_type"]),
+                self.world.kb,
+                rng,
+            )
             out.append(Seeker(TravelerState(goal), lang, context=ctx))
         return out
 
@@ -122,8 +144,13 @@ class SeekerSimulator(SimulatedUser):
         return [(rules_text(s, d), {}) for s, d in zip(seekers, decisions, strict=True)]
 
     def describe(self) -> dict[str, Any]:
-        return {"simulator": self.name, "version": SIMULATOR_VERSION, "seed": self.seed, "role": "sniprec seeker",
-                "topics_sha256": topics_sha256()}
+        return {
+            "simulator": self.name,
+            "version": SIMULATOR_VERSION,
+            "seed": self.seed,
+            "role": "sniprec seeker",
+            "topics_sha256": topics_sha256(),
+        }
 
 
 class LLMSeeker(LLMWording, SeekerSimulator):
@@ -139,9 +166,16 @@ class LLMSeeker(LLMWording, SeekerSimulator):
         def bullets(items: Sequence[str]) -> str:
             return "\n".join(f"- {x}" for x in items) or "- (none)"
 
-        system = self.prompt.render("system", info=bullets(ctx.info), seed_review=ctx.seed_review,
-                                    positive=bullets(ctx.positive), negative=bullets(ctx.negative))
-        lines = [f"{'You' if role == 'user' else 'Recommender'}: {text}" for role, text in s.transcript[:-1][-12:]]
+        system = self.prompt.render(
+            "system",
+            info=bullets(ctx.info),
+            seed_review=ctx.seed_review,
+            positive=bullets(ctx.positive),
+            negative=bullets(ctx.negative),
+        )
+        lines = [
+            f"{'You' if role == 'user' else 'Recommender'}: {text}" for role, text in s.transcript[:-1][-12:]
+        ]
         user = self.prompt.render("user", transcript="\n".join(lines) or "(nothing yet)", question=question)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -69,23 +69,37 @@ class SeedPair:
 def load_votes(kb: KnowledgeBase) -> list[VoteRow]:
     """The catalogue's review votes joined with the reviews (catalogue kb folders only)."""
     if kb.root is None or not (Path(kb.root) / VOTES_FILE).exists():
-        raise TraceDataError(f"no {VOTES_FILE}: SnipRec's seeding needs a catalogue built with `trace-bench kb build "
-                             "--cities ... --all` (it keeps reviewers and useful votes)", path=kb.root)
+        raise TraceDataError(
+            f"no {VOTES_FILE}: SnipRec's seeding needs a catalogue built with `trace-bench kb build "
+            "--cities ... --all` (it keeps reviewers and useful votes)",
+            path=kb.root,
+        )
     out = []
     path = Path(kb.root) / VOTES_FILE
     for i, v in enumerate(read_jsonl(path), start=1):
         review = kb.reviews.get(v.get("review_id", ""))
         if review is None:
             raise TraceDataError(f"review {v.get('review_id')!r} is not in the catalogue", path=path, line=i)
-        out.append(VoteRow(review.review_id, str(v["user_id"]), review.business_id, review.stars, int(v["useful"]),
-                           int(v["user_reviews"])))
+        out.append(
+            VoteRow(
+                review.review_id,
+                str(v["user_id"]),
+                review.business_id,
+                review.stars,
+                int(v["useful"]),
+                int(v["user_reviews"]),
+            )
+        )
     return out
 
 
 def eligible(votes: Sequence[VoteRow], criteria: SeedCriteria) -> list[VoteRow]:
     lo, hi = criteria.user_reviews
-    return [v for v in votes if v.stars >= criteria.min_stars and v.useful >= criteria.min_useful
-            and lo <= v.user_reviews <= hi]
+    return [
+        v
+        for v in votes
+        if v.stars >= criteria.min_stars and v.useful >= criteria.min_useful and lo <= v.user_reviews <= hi
+    ]
 
 
 def match_pairs(votes: Sequence[VoteRow]) -> list[tuple[str, str, str]]:
@@ -119,8 +133,15 @@ def match_pairs(votes: Sequence[VoteRow]) -> list[tuple[str, str, str]]:
     return out
 
 
-def seed_pairs(votes: Sequence[VoteRow], criteria: SeedCriteria | None = None, *, split: str = "test",
-               n_validation: int = 500, n_test: int = 1000, seed: int = SEED) -> list[SeedPair]:
+def seed_pairs(
+    votes: Sequence[VoteRow],
+    criteria: SeedCriteria | None = None,
+    *,
+    split: str = "test",
+    n_validation: int = 500,
+    n_test: int = 1000,
+    seed: int = SEED,
+) -> list[SeedPair]:
     """The seeds of one split (module docstring); fewer when the matching is smaller."""
     if split not in ("validation", "test"):
         raise ValueError(f"SnipRec seeds come in 'validation' and 'test'; got {split!r}")
@@ -173,26 +194,49 @@ class SeekerContext:
     negative: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"seed": {"index": self.pair.index, "user_id": self.pair.user_id, "business_id": self.pair.business_id,
-                         "review_id": self.pair.review_id},
-                "info": list(self.info), "seed_review": self.seed_review, "positive": list(self.positive),
-                "negative": list(self.negative)}
+        return {
+            "seed": {
+                "index": self.pair.index,
+                "user_id": self.pair.user_id,
+                "business_id": self.pair.business_id,
+                "review_id": self.pair.review_id,
+            },
+            "info": list(self.info),
+            "seed_review": self.seed_review,
+            "positive": list(self.positive),
+            "negative": list(self.negative),
+        }
 
 
-def seeker_context(kb: KnowledgeBase, pair: SeedPair, votes_by_review: Mapping[str, VoteRow],
-                   excerpt_chars: int = EXCERPT_CHARS) -> SeekerContext:
+def seeker_context(
+    kb: KnowledgeBase,
+    pair: SeedPair,
+    votes_by_review: Mapping[str, VoteRow],
+    excerpt_chars: int = EXCERPT_CHARS,
+) -> SeekerContext:
     name = kb.pois[pair.business_id].name
-    others = [r for r in kb.reviews_of(pair.business_id)
-              if r.review_id != pair.review_id and votes_by_review.get(r.review_id) is not None
-              and votes_by_review[r.review_id].user_id != pair.user_id]
+    others = [
+        r
+        for r in kb.reviews_of(pair.business_id)
+        if r.review_id != pair.review_id
+        and votes_by_review.get(r.review_id) is not None
+        and votes_by_review[r.review_id].user_id != pair.user_id
+    ]
 
     def pick(cond) -> tuple[str, ...]:
-        chosen = sorted((r for r in others if cond(r.stars)),
-                        key=lambda r: (-votes_by_review[r.review_id].useful, r.review_id))[:CONTEXT_REVIEWS]
+        chosen = sorted(
+            (r for r in others if cond(r.stars)),
+            key=lambda r: (-votes_by_review[r.review_id].useful, r.review_id),
+        )[:CONTEXT_REVIEWS]
         return tuple(anonymise(_excerpt(r.text or "", excerpt_chars), name) for r in chosen)
 
-    return SeekerContext(pair, tuple(anonymise(x, name) for x in item_info(kb, pair.business_id)),
-                         anonymise(kb.review_text(pair.review_id), name), pick(lambda s: s >= 4), pick(lambda s: s <= 2))
+    return SeekerContext(
+        pair,
+        tuple(anonymise(x, name) for x in item_info(kb, pair.business_id)),
+        anonymise(kb.review_text(pair.review_id), name),
+        pick(lambda s: s >= 4),
+        pick(lambda s: s <= 2),
+    )
 
 
 def catalogue_root(path: str | os.PathLike) -> Path:

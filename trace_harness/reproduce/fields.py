@@ -1,0 +1,100 @@
+"""Typed reads from the mappings of a reproduce config, each error naming the file and the dotted field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from trace_dataset.io import TraceDataError
+
+T = TypeVar("T")
+
+
+class Fields:
+    """Typed reads from one mapping of the config, each error naming the file and the dotted field."""
+
+    def __init__(self, data: Any, where: str, path: Path, allowed: tuple[str, ...]):
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise TraceDataError(
+                f"{where or 'the config'}: expected a mapping of keys, got {type(data).__name__}", path=path
+            )
+        unknown = sorted(set(data) - set(allowed))
+        if unknown:
+            raise TraceDataError(
+                f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; expected some of: "
+                f"{', '.join(allowed)}",
+                path=path,
+            )
+        self.data, self.where, self.path = data, where, path
+
+    def bad(self, key: str, expected: str) -> TraceDataError:
+        return TraceDataError(
+            f"{self.where}{key}: {self.data.get(key)!r}; expected {expected}", path=self.path
+        )
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self.data.get(key, default)
+        return default if value is None else value
+
+    def number(
+        self,
+        key: str,
+        default: Any,
+        kind: type = int,
+        low: float = 0,
+        high: float = float("inf"),
+        none: bool = False,
+    ) -> Any:
+        value = self.data.get(key, default)
+        if value is None and (none or default is None):
+            return None
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and (kind is float or isinstance(value, int))
+        )
+        if not ok or not low <= value <= high:
+            what = "an integer" if kind is int else "a number"
+            rng = f" in [{low:g}, {high:g}]" if high < float("inf") else f" >= {low:g}"
+            raise self.bad(key, what + rng + (" or null" if none else ""))
+        return kind(value)
+
+    def choice(self, key: str, default: T, choices: tuple[T, ...]) -> T:
+        value = self.data.get(key, default)
+        if value not in choices:
+            raise self.bad(key, f"one of {', '.join(map(str, choices))}")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.bad(key, "true or false")
+        return value
+
+    def text(self, key: str, default: str | None = None) -> str | None:
+        value = self.data.get(key, default)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise self.bad(key, "a non-empty string")
+        return value
+
+    def names(self, key: str, default: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, ...]:
+        value = self.data.get(key, list(default))
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.bad(key, "a list of names")
+        unknown = [v for v in value if v not in known]
+        if unknown:
+            raise TraceDataError(
+                f"{self.where}{key}: unknown {', '.join(map(repr, unknown))}; expected some of: "
+                f"{', '.join(known)}",
+                path=self.path,
+            )
+        if len(set(value)) != len(value):
+            raise self.bad(key, "each name once")
+        return tuple(value)
+
+    def sub(self, key: str, allowed: tuple[str, ...]) -> Fields:
+        return Fields(self.data.get(key), f"{self.where}{key}.", self.path, allowed)
