@@ -71,6 +71,7 @@ class GrammarCompiler:
                     json.dumps(schema), any_whitespace=False, strict_mode=True
                 )
             else:
+                assert constraint.grammar is not None  # a gbnf Constraint is refused without one
                 compiled = self._compiler.compile_grammar(constraint.grammar)
         except (RuntimeError, ValueError, TypeError) as e:
             raise LLMConfigError(

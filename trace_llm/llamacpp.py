@@ -194,6 +194,7 @@ class LlamaCppLLM(LLM):
                 schema = constraint.schema if isinstance(constraint.schema, dict) else {}
                 grammar = LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
             else:
+                assert constraint.grammar is not None  # a gbnf Constraint is refused without one
                 grammar = LlamaGrammar.from_string(constraint.grammar, verbose=False)
         except (ValueError, RuntimeError, KeyError, TypeError) as e:
             raise LLMConfigError(
