@@ -2,12 +2,12 @@
 transformers logits processor that masks every token the grammar does not allow, so the reply parses and
 validates by construction (short of being cut at `max_new_tokens`).
 
-Why xgrammar (measured with SmolLM2-135M on this 2-core machine, `python benchmarks/structured.py --engines`;
-figures in docs/llm.md): both it and llguidance gave valid JSON at once for a flat schema, but llguidance spent
-over two minutes on the first mask of the ranking schema (an `enum` array with `maxItems`) and its tokenizer
-set-up took ~6 s against ~0.6 s; xgrammar compiles each of the package's schemas in tens of milliseconds and
-masks a token in ~2 ms (well under 10% of the decoding time of a 135M model on CPU). Neither engine enforces
-`uniqueItems`; the package's schemas leave it out (the validator would still check it).
+Why xgrammar (measured with SmolLM2-135M on the 2-core sandbox, `python benchmarks/structured.py --engines`;
+the table is in docs/llm.md): both constrain every schema the package sends, but llguidance's mask for the
+ranking schema (an `enum` array with `maxItems`) costs ~105 ms a token, over half the decoding time, and one of
+its Collab-REC agent replies failed the schema; xgrammar masks a token in ~0.4 ms (under 1% of decoding) and
+compiles each schema once, in up to ~1.3 s. Neither engine enforces `uniqueItems`; the package's schemas leave
+it out (the validator would still check it).
 
 Install: `pip install 'trace-bench[structured]'` (xgrammar, installed without its CUDA-only triton dependency
 by scripts/setup.sh). Without it, `auto` decodes in process without a grammar and logs that once.
