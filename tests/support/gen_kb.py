@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from tests.support.kb import FROM_FILES, write_kb
-from trace_dataset.constants import CITY_LANDMARKS, REVIEW_MAX_CHARS
+from trace_dataset.constants import BOOL_ATTRIBUTES, CITY_LANDMARKS, REVIEW_MAX_CHARS
 
 SUBCATS = {
     "restaurant": ("Italian", "Mexican", "Thai", "Seafood", "Pizza", "Southern", "Vegan"),
@@ -103,23 +103,7 @@ def _attributes(rng: random.Random, poi_type: str) -> dict:
         if poi_type == "restaurant"
         else None,
         "attire": rng.choice(("casual", "dressy", None)),
-        **{
-            k: maybe_bool()
-            for k in (
-                "outdoor_seating",
-                "good_for_kids",
-                "good_for_groups",
-                "reservations",
-                "takeout",
-                "delivery",
-                "wheelchair_accessible",
-                "dogs_allowed",
-                "happy_hour",
-                "has_tv",
-                "bike_parking",
-                "accepts_credit_cards",
-            )
-        },
+        **{k: maybe_bool() for k in BOOL_ATTRIBUTES},
         "ambience": sorted(
             rng.sample(("romantic", "intimate", "classy", "trendy", "casual", "hipster"), rng.randint(0, 2))
         ),
