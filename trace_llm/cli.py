@@ -43,7 +43,8 @@ def add_llm_argument(
         "--llm",
         default=default,
         metavar="SPEC",
-        help=f"which LLM: {', '.join(VALID_FORMS)} (default: {default})",
+        help=f"which LLM: {', '.join(VALID_FORMS)}"
+        + (f" (default: {default})" if default is not None else " (no default)"),
     )
     group.add_argument(
         "--temperature",
