@@ -246,7 +246,7 @@ def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, 
     return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
 
 
-def _chunks(
+def dialogue_chunks(
     dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int, size: int
 ) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
     """(dialogues, rows to skip, rows produced) for the work left after `done` rows."""
@@ -380,7 +380,7 @@ def run_baseline(
 
     out.parent.mkdir(parents=True, exist_ok=True)
     # A session-isolated pipeline skips what is done; one that is not replays it, dropping the lines.
-    tasks = list(_chunks(dialogues, counts, 0 if replay else done, chunk_dialogues))
+    tasks = list(dialogue_chunks(dialogues, counts, 0 if replay else done, chunk_dialogues))
     drop = done if replay else 0
     bar = _progress(total=len(expected), initial=done, desc=name, enabled=progress)
     written = done

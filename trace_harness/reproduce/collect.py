@@ -34,7 +34,7 @@ from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import read_json, write_jsonl
 from trace_harness.reproduce.config import LLM_SYSTEMS
 from trace_harness.reproduce.jobs import Context, Job, closed_run, run_complete
-from trace_harness.runner import DEFAULT_CHUNK_DIALOGUES, _chunks, meta_path, system_turn_ids
+from trace_harness.runner import DEFAULT_CHUNK_DIALOGUES, dialogue_chunks, meta_path, system_turn_ids
 from trace_llm.cache import Completion, ResponseCache, default_cache_path
 from trace_llm.collecting import (
     SYNTHETIC_TEXT,
@@ -208,7 +208,7 @@ class Collector:
         done = 0
         if isolated and meta_path(job.out).exists():  # rows the runner will keep (its checkpoint)
             done = int(read_json(meta_path(job.out)).get("rows_written") or 0)
-        for chunk, skip, _ in _chunks(dialogues, counts, done, DEFAULT_CHUNK_DIALOGUES):
+        for chunk, skip, _ in dialogue_chunks(dialogues, counts, done, DEFAULT_CHUNK_DIALOGUES):
             rows = [r for d in chunk for r in turn_rows(d, job.pool)][skip:]
             for batch in batched(rows, pipe.batch_size):
                 self.unit(partial(_answers, pipe, batch))
