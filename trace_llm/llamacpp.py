@@ -10,7 +10,9 @@ where llama-cpp-python is installed.
 * Constrained decoding: a JSON Schema becomes a GBNF grammar with llama-cpp-python's own converter
   (`LlamaGrammar.from_json_schema`); a GBNF constraint is used as written. The grammar masks every token it does
   not allow while sampling.
-* threads=N: llama.cpp's CPU threads (default: llama-cpp-python's, half the cores).
+* threads=N: llama.cpp's CPU threads, for generating and for reading the prompt (default: llama-cpp-python's,
+  half the cores for generating and all of them for reading the prompt, the fastest measured on 2 cores:
+  docs/llm.md, "CPU threads").
 * Install: llama-cpp-python must be built from source on machines whose CPU the default native build
   mis-detects (it crashes on any prompt longer than one token); scripts/setup.sh builds it with the flags in
   docs/development.md.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +34,7 @@ from trace_bench.shell import pip_install_command
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMError
+from trace_llm.llama_schema import converter_schema
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import DEFAULT_STRUCTURED, GRAMMAR, Constraint
 
@@ -58,58 +62,44 @@ _CHAR_RULE = 'char ::= [^"\\\\] |'
 _JSON_CHAR_RULE = 'char ::= [^"\\\\\\x00-\\x1F] |'
 
 
-MAX_ENUM_RANGE = 100  # integer bounds spelled out as an enum up to this many values
+# llama-cpp-python's converter spells "up to n more items" as n nested optional groups, `(x (x (x)?)?)?`,
+# which llama.cpp's parser refuses past about 2,000 rules (a 1,500-character string); `x{0,n}` says the same.
+_NESTED_OPTIONAL = re.compile(r"\((?P<item>[^()\s]+)(?P<more>(?: \((?P=item))*)(?P<close>(?:\)\?)+)")
 
 
-def converter_schema(schema: Any) -> Any:
-    """The same schema in the forms llama-cpp-python's converter honours: it drops every other keyword of a
-    `type` list (`["string", "null"]` with an `enum`) and the bounds of an integer, so a type list becomes an
-    `anyOf` and a bounded integer (at most MAX_ENUM_RANGE values) an `enum`."""
-    if isinstance(schema, list):
-        return [converter_schema(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {
-        k: converter_schema(v) if k in ("items", "additionalProperties", "not") else v
-        for k, v in schema.items()
-    }
-    if isinstance(out.get("properties"), dict):
-        out["properties"] = {k: converter_schema(v) for k, v in out["properties"].items()}
-    for key in ("anyOf", "oneOf", "allOf"):
-        if isinstance(out.get(key), list):
-            out[key] = converter_schema(out[key])
-    types = out.get("type")
-    if isinstance(types, list):
-        rest = {k: v for k, v in out.items() if k != "type"}
-        alternatives = []
-        for t in types:
-            alt = {"type": t} if t == "null" else {"type": t, **rest}
-            if "enum" in alt:
-                alt["enum"] = [v for v in alt["enum"] if v is not None] if t != "null" else alt["enum"]
-            alternatives.append(converter_schema(alt))
-        return {"anyOf": alternatives}
-    low, high = out.get("minimum"), out.get("maximum")
-    if (
-        types == "integer"
-        and "enum" not in out
-        and isinstance(low, int)
-        and isinstance(high, int)
-        and 0 <= high - low < MAX_ENUM_RANGE
-    ):
-        out = {k: v for k, v in out.items() if k not in ("minimum", "maximum")}
-        out["enum"] = list(range(low, high + 1))
-    return out
+def _flatten_repetitions(gbnf: str) -> str:
+    def flat(m: re.Match) -> str:
+        depth = 1 + m.group("more").count("(")
+        closes = len(m.group("close")) // 2
+        if depth < 2 or closes < depth:
+            return m.group(0)
+        return f"{m.group('item')}{{0,{depth}}}" + ")?" * (closes - depth)
+
+    return _NESTED_OPTIONAL.sub(flat, gbnf)
 
 
 def json_gbnf(schema: dict[str, Any]) -> str:
     """The GBNF grammar of a JSON Schema (llama-cpp-python's converter, on `converter_schema(schema)`), strings
-    without raw control characters."""
+    without raw control characters, long optional repetitions as `x{0,n}`."""
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
     gbnf = json_schema_to_gbnf(json.dumps(converter_schema(schema)))
     if _CHAR_RULE in gbnf:
         gbnf = gbnf.replace(_CHAR_RULE, _JSON_CHAR_RULE)
-    return gbnf
+    return _flatten_repetitions(gbnf)
+
+
+def grammar_error(llama: Any, gbnf: str) -> str | None:
+    """None where llama.cpp's own parser accepts the grammar for this model's vocabulary, else why not.
+    llama-cpp-python parses a grammar only when it builds the sampler, and a grammar its parser refuses is then
+    left out: the reply would be decoded with no constraint at all, so every grammar is checked first."""
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, gbnf.encode("utf-8"), b"root")
+    if not sampler:
+        return "llama.cpp's grammar parser refused it (its message is on stderr)"
+    llama_cpp.llama_sampler_free(sampler)
+    return None
 
 
 class LlamaCppLLM(LLM):
@@ -192,14 +182,20 @@ class LlamaCppLLM(LLM):
         try:
             if constraint.kind == "json":
                 schema = constraint.schema if isinstance(constraint.schema, dict) else {}
-                grammar = LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
+                gbnf = json_gbnf(schema)
             else:
                 assert constraint.grammar is not None  # a gbnf Constraint is refused without one
-                grammar = LlamaGrammar.from_string(constraint.grammar, verbose=False)
+                gbnf = constraint.grammar
+            grammar = LlamaGrammar.from_string(gbnf, verbose=False)
         except (ValueError, RuntimeError, KeyError, TypeError) as e:
             raise LLMConfigError(
                 f"llama.cpp cannot turn the {constraint.kind} constraint into a grammar: {e}"
             ) from e
+        problem = grammar_error(self._load(), gbnf)
+        if problem is not None:
+            raise LLMConfigError(
+                f"llama.cpp cannot use the grammar of the {constraint.kind} constraint: {problem}"
+            )
         self.grammar_seconds += time.perf_counter() - started
         if len(self._grammars) >= MAX_GRAMMARS:
             self._grammars.pop(next(iter(self._grammars)))

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trace_llm.errors import LLMConfigError
+from trace_llm.llama_schema import converter_schema
 
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "prompt")
 DEFAULT_STRUCTURED = "auto"
@@ -99,8 +100,10 @@ def response_format(dialect: str, constraint: Constraint) -> dict[str, Any] | No
             "type": "json_schema",
             "json_schema": {"name": RESPONSE_FORMAT_NAME, "schema": schema, "strict": True},
         }
-    if dialect == "json_object":
-        return {"type": "json_object", "schema": schema}
+    if (
+        dialect == "json_object"
+    ):  # llama-cpp-python's server turns the schema into a grammar with its converter
+        return {"type": "json_object", "schema": converter_schema(schema)}
     raise LLMConfigError(f"no response_format for dialect {dialect!r}")
 
 

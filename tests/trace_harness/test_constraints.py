@@ -117,9 +117,30 @@ def test_core_rating_grammar_keeps_the_paper_format(compiler):
     assert not accepts(compiler, "core.factor_rating", "x" * 1001 + "<rating>2</rating>")  # bounded rationale
 
 
-def test_every_constraint_becomes_a_llama_cpp_grammar():
-    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
-    from trace_llm.llamacpp import json_gbnf
+@pytest.fixture(scope="module")
+def llama_vocab():
+    """The packaged GGUF's vocabulary alone (no weights), for llama.cpp's grammar parser."""
+    llama_cpp = pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
+    from trace_llm.errors import LLMConfigError
+    from trace_llm.smollm2 import smollm2_gguf_path
+
+    try:
+        path = smollm2_gguf_path()
+    except LLMConfigError as e:
+        pytest.skip(str(e))
+    llama = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    yield llama
+    llama.close()
+
+
+def test_every_constraint_becomes_a_grammar_llama_cpp_parses(llama_vocab):
+    """llama-cpp-python only parses a grammar when it builds the sampler, and leaves out one its parser refuses
+    (the reply is then decoded with no constraint): each grammar goes through llama.cpp's own parser here. The
+    CoRE debate's score pattern (`\\s`, `\\d`, `\\.`) and its 1,500-character statement were refused before."""
+    from trace_llm.llamacpp import grammar_error, json_gbnf
 
     for name, constraint in package_constraints().items():
         gbnf = json_gbnf(constraint.schema) if constraint.kind == "json" else constraint.grammar
@@ -129,7 +150,24 @@ def test_every_constraint_becomes_a_llama_cpp_grammar():
         ):  # no raw control character inside a JSON string (json.loads refuses them)
             chars = [line for line in gbnf.splitlines() if line.startswith("char ::=")]
             assert all(r"\x00-\x1F]" in line for line in chars), name
-        llama_grammar.LlamaGrammar.from_string(gbnf, verbose=False)
+        assert grammar_error(llama_vocab, gbnf) is None, name
+    assert grammar_error(llama_vocab, 'root ::= "\\q"') is not None  # the check can fail
+
+
+def test_patterns_and_long_strings_are_spelled_for_llama_cpp():
+    pytest.importorskip("llama_cpp.llama_grammar")
+    from trace_llm.llama_schema import converter_pattern
+    from trace_llm.llamacpp import _flatten_repetitions, json_gbnf
+
+    assert converter_pattern(r"^\s*(100(\.0+)?|\d{1,2}(\.\d+)?)\s*$") == (
+        r"^[ \t\n\r]*(100([.]0+)?|[0-9]{1,2}([.][0-9]+)?)[ \t\n\r]*$"
+    )
+    assert converter_pattern(r"^[\d.]+\-x\w$") == r"^[0-9.]+[\-]x[a-zA-Z0-9_]$"
+    assert _flatten_repetitions('s ::= "a" (c (c (c)?)?)? "b"') == 's ::= "a" c{0,3} "b"'
+    assert _flatten_repetitions("s ::= ((c (c)?)?)?") == "s ::= (c{0,2})?"  # an outer group keeps its ")?"
+    assert _flatten_repetitions("s ::= (c (cd)?)? (c)?") == "s ::= (c (cd)?)? (c)?"  # not one item repeated
+    debate = json_gbnf(package_constraints()["core.debate"].schema)
+    assert "char{0,1499}" in debate and r"\d" not in debate and r"\s" not in debate
     ranking = json_gbnf(package_constraints()["llm_baselines.ranking"].schema)
     assert r"\"P8\"" in ranking and r"\"P9\"" not in ranking  # the enum reaches the grammar
     assert "char ::=" in ranking and r"\x00-\x1F]" in ranking  # the response string: no raw control character
@@ -137,7 +175,8 @@ def test_every_constraint_becomes_a_llama_cpp_grammar():
 
 def test_llama_cpp_grammars_keep_bounds_and_type_lists():
     pytest.importorskip("llama_cpp.llama_grammar")
-    from trace_llm.llamacpp import converter_schema, json_gbnf
+    from trace_llm.llama_schema import converter_schema
+    from trace_llm.llamacpp import json_gbnf
 
     judge = json_gbnf(package_constraints()["judge.ratings"].schema)
     assert (

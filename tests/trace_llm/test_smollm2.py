@@ -113,6 +113,21 @@ def test_llamacpp_in_process_is_smollm2s_default_and_decodes_under_the_schema(tm
     ).strip()  # free text too (Q4_1 in llama.cpp: not the fp32 path's words)
 
 
+def test_llamacpp_refuses_a_grammar_its_parser_refuses_instead_of_decoding_freely(tmp_path):
+    """llama-cpp-python would leave such a grammar out of the sampler and decode with no constraint."""
+    pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
+    from trace_llm.structured import Constraint
+
+    llm = load_llm("smollm2:llamacpp", DecodingSettings(max_new_tokens=8), cache_path=False, threads=1)
+    with pytest.raises(LLMConfigError, match="grammar parser refused"):
+        llm.complete_batch([QUESTION], constraint=Constraint.gbnf('root ::= "\\q"'))
+    assert llm.usage["requests"] == 0
+    llm.close()
+
+
 @pytest.mark.slow
 def test_llama_cpp_python_server_gets_json_object_after_refusing_json_schema(llama_cpp_server, tmp_path):
     from trace_llm.jsonout import validation_errors

@@ -48,6 +48,11 @@ def test_response_formats_of_the_two_server_dialects():
     }
     assert response_format("json_object", c) == {"type": "json_object", "schema": SCHEMA}
     assert response_format("prompt", c) is None
+    # llama-cpp-python's server builds its grammar with its own converter, which cannot read `\d`: json_object
+    # gets the schema spelled for that converter, json_schema (vLLM, OpenAI, SGLang) the schema as written
+    score = Constraint.json({"type": "string", "pattern": r"^\d{1,2}$"})
+    assert response_format("json_object", score)["schema"] == {"type": "string", "pattern": "^[0-9]{1,2}$"}
+    assert response_format("json_schema", score)["json_schema"]["schema"]["pattern"] == r"^\d{1,2}$"
     assert is_refusal(400, "Invalid response_format: json_schema not supported")
     assert not is_refusal(400, "context length exceeded") and not is_refusal(503, "response_format")
     # llama-cpp-python's server: a 500 carrying the validation error of the field
