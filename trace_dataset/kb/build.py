@@ -213,6 +213,14 @@ def _poi_record(b: YelpBusiness, poi_type: str, review_ids: list[str]) -> dict[s
     }
 
 
+def review_records(
+    business_id: str, review_id: str, stars: float, date: str, text: str, length: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One review's two KB rows: its review_index.jsonl row (the length, no text) and its reviews.jsonl row."""
+    head = {"review_id": review_id, "business_id": business_id, "stars": stars, "date": date}
+    return {**head, "length": length}, {**head, "text": text}
+
+
 def _usable(bid: str, counts: Counter, heaps: dict[str, list], min_reviews: int) -> bool:
     """Enough reviews: by count, and (for POIs whose reviews were collected) by well-formed reviews held."""
     if counts[bid] < min_reviews:
@@ -311,24 +319,9 @@ def build_kb(
                 keep.sort(key=lambda e: (e[3], e[1]))  # by date, then id
                 pois.append(_poi_record(b, poi_type, [e[1] for e in keep]))
                 for _, rid, stars, date, text, length in keep:
-                    index_rows.append(
-                        {
-                            "review_id": rid,
-                            "business_id": b.business_id,
-                            "stars": stars,
-                            "date": date,
-                            "length": length,
-                        }
-                    )
-                    review_rows.append(
-                        {
-                            "review_id": rid,
-                            "business_id": b.business_id,
-                            "stars": stars,
-                            "date": date,
-                            "text": text,
-                        }
-                    )
+                    index_row, review_row = review_records(b.business_id, rid, stars, date, text, length)
+                    index_rows.append(index_row)
+                    review_rows.append(review_row)
                     n_truncated += length > REVIEW_MAX_CHARS
     heaps.clear()
 

@@ -47,6 +47,7 @@ from trace_dataset.kb.build import (
     _check_out_dir,
     _poi_record,
     kb_version,
+    review_records,
     stratified_order,
 )
 from trace_dataset.kb.classify import classify
@@ -232,24 +233,9 @@ def build_catalogue(
             rows = sorted(rows, key=lambda r: (r[0], r[1]))
             pois.append(_poi_record(b, kind, [r[1] for r in rows]))
             for date, rid, stars, text, length, user, useful in rows:
-                index_rows.append(
-                    {
-                        "review_id": rid,
-                        "business_id": b.business_id,
-                        "stars": stars,
-                        "date": date,
-                        "length": length,
-                    }
-                )
-                review_rows.append(
-                    {
-                        "review_id": rid,
-                        "business_id": b.business_id,
-                        "stars": stars,
-                        "date": date,
-                        "text": text,
-                    }
-                )
+                index_row, review_row = review_records(b.business_id, rid, stars, date, text, length)
+                index_rows.append(index_row)
+                review_rows.append(review_row)
                 vote_rows.append(
                     {
                         "review_id": rid,
