@@ -166,8 +166,10 @@ def test_patterns_and_long_strings_are_spelled_for_llama_cpp():
     assert _flatten_repetitions('s ::= "a" (c (c (c)?)?)? "b"') == 's ::= "a" c{0,3} "b"'
     assert _flatten_repetitions("s ::= ((c (c)?)?)?") == "s ::= (c{0,2})?"  # an outer group keeps its ")?"
     assert _flatten_repetitions("s ::= (c (cd)?)? (c)?") == "s ::= (c (cd)?)? (c)?"  # not one item repeated
+    from trace_metrics.core.debate import MAX_STATEMENT_CHARS
+
     debate = json_gbnf(package_constraints()["core.debate"].schema)
-    assert "char{0,1499}" in debate and r"\d" not in debate and r"\s" not in debate
+    assert f"char{{0,{MAX_STATEMENT_CHARS - 1}}}" in debate and r"\d" not in debate and r"\s" not in debate
     ranking = json_gbnf(package_constraints()["llm_baselines.ranking"].schema)
     assert r"\"P8\"" in ranking and r"\"P9\"" not in ranking  # the enum reaches the grammar
     assert "char ::=" in ranking and r"\x00-\x1F]" in ranking  # the response string: no raw control character
