@@ -4,6 +4,7 @@ constrained decoding, on the package's real requests, and what the constraint co
     .venv/bin/python benchmarks/structured.py --data DIR                    # in process (smollm2), both modes
     .venv/bin/python benchmarks/structured.py --data DIR --server           # + through llama-cpp-python's server
     .venv/bin/python benchmarks/structured.py --engines                     # xgrammar against llguidance (hf)
+    .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 2   # llama.cpp's GBNF sampler's cost
 
 Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, itinerary_llm, memory_aug, dst),
 Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
@@ -16,7 +17,9 @@ share of decoding; hf: the logits processor's own time, measured directly) and t
 
 `--engines` compares the two grammar engines that install from wheels here on the hf path: compile time,
 mask time per token, mask share of decoding, and whether the replies validate (what trace_llm.grammar chose
-by). Figures go to stdout as JSON, with the machine (load average included: wall times on a shared machine are
+by). `--llamacpp-cost` measures the default runtime's constraint the same way: llama.cpp's GBNF sampler
+against free decoding on the same prompts, per generated token with the prompt's evaluation taken out. Figures
+go to stdout as JSON, with the machine (load average included: wall times on a shared machine are
 inflated, CPU seconds much less).
 """
 
@@ -114,6 +117,7 @@ def validity(
             params={"llm": llm, "json_repairs": 0},
             overwrite=True,
         )
+        print(json.dumps({mode: {name: tally.kinds[name]}}), file=sys.stderr, flush=True)  # partial figures
     tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
     meta = run_baseline(
         "collab_rec",
@@ -235,13 +239,28 @@ def llguidance_processor(tokenizer: Any, constraint: Any) -> Any:
     return processor
 
 
+def reply_is_valid(constraint: Any, reply: str) -> bool:
+    """Does a whole reply satisfy its constraint: the JSON schema, or CoRE's `<rating>N</rating>` parse?"""
+    if constraint.kind != "json":
+        from trace_metrics.core.factors import parse_rating
+
+        return parse_rating(reply).status == "ok"
+    from trace_llm.jsonout import parse_json_output
+
+    try:
+        parse_json_output(reply, constraint.schema)
+    except ValueError:
+        return False
+    return True
+
+
 def engines(names: list[str], threads: int) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
     from trace_harness.constraints import package_constraints
     from trace_llm.grammar import GrammarCompiler
-    from trace_llm.jsonout import parse_json_output, schema_instruction
+    from trace_llm.jsonout import schema_instruction
     from trace_llm.smollm2 import smollm2_model_dir
 
     torch.set_num_threads(threads)
@@ -287,22 +306,94 @@ def engines(names: list[str], threads: int) -> dict:
                 stats["tokens"] += int(new.shape[0])
                 reply = tokenizer.decode(new, skip_special_tokens=True)
                 stats["replies"] += 1
-                if c.kind == "json":
-                    try:
-                        parse_json_output(reply, c.schema)
-                        stats["valid"] += 1
-                    except ValueError:
-                        pass
-                else:
-                    from trace_metrics.core.factors import parse_rating
-
-                    stats["valid"] += parse_rating(reply).status == "ok"
+                stats["valid"] += reply_is_valid(c, reply)
             stats["mask_ms_per_token"] = round(1000 * stats["mask_s"] / max(stats["tokens"], 1), 2)
             stats["mask_share_of_decoding"] = round(stats["mask_s"] / stats["decode_s"], 4)
             stats["compile_ms_mean"] = round(1000 * stats["compile_s"] / stats["replies"], 1)
             rows[name] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in stats.items()}
         out[engine] = rows
     return out
+
+
+def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
+    """llama.cpp's GBNF sampler against free decoding, the same prompts as `engines`: milliseconds per
+    generated token with the prompt's evaluation taken out (llama.cpp's own perf counter), and the
+    grammar's share of decoding = 1 - free / constrained. Greedy, 300 new tokens at most, one process."""
+    import llama_cpp
+    from llama_cpp import Llama, LlamaGrammar
+
+    from trace_harness.constraints import package_constraints
+    from trace_llm.jsonout import schema_instruction
+    from trace_llm.llamacpp import grammar_error, json_gbnf
+    from trace_llm.smollm2 import smollm2_gguf_path
+
+    llama = Llama(
+        model_path=str(smollm2_gguf_path()),
+        n_ctx=4096,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+    )
+    constraints = package_constraints()
+
+    def run(messages: list[dict], grammar: Any) -> tuple[str, int, float]:
+        llama_cpp.llama_perf_context_reset(llama._ctx.ctx)
+        llama.reset()  # no prefix reuse between runs: every run evaluates its whole prompt
+        started = time.perf_counter()
+        out = llama.create_chat_completion(
+            messages=messages, max_tokens=300, temperature=0.0, top_k=0, min_p=0.0, grammar=grammar
+        )
+        wall_ms = 1000 * (time.perf_counter() - started)
+        prompt_ms = llama_cpp.llama_perf_context(llama._ctx.ctx).t_p_eval_ms
+        return (
+            out["choices"][0]["message"]["content"] or "",
+            out["usage"]["completion_tokens"],
+            wall_ms - prompt_ms,
+        )
+
+    rows: dict[str, Any] = {}
+    for name in names:
+        c = constraints[name]
+        t = time.perf_counter()
+        gbnf = json_gbnf(c.schema) if c.kind == "json" else c.grammar
+        problem = grammar_error(llama, gbnf)
+        if problem is not None:
+            rows[name] = {"error": problem}
+            continue
+        grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+        compile_s = time.perf_counter() - t
+        stats = {
+            "replies": 0,
+            "valid": 0,
+            "tokens": 0,
+            "decode_ms": 0.0,
+            "free_tokens": 0,
+            "free_decode_ms": 0.0,
+        }
+        for ask in ENGINE_PROMPTS:
+            text = f"A traveller wants {ask}. Answer for the candidates P1 to P8 in Tampa."
+            if c.kind == "json":
+                text += "\n\n" + schema_instruction(c.schema)
+            messages = [{"role": "user", "content": text}]
+            reply, tokens, ms = run(messages, grammar)
+            stats["replies"] += 1
+            stats["tokens"] += tokens
+            stats["decode_ms"] += ms
+            stats["valid"] += reply_is_valid(c, reply)
+            _, tokens, ms = run(messages, None)
+            stats["free_tokens"] += tokens
+            stats["free_decode_ms"] += ms
+        constrained = stats["decode_ms"] / max(stats["tokens"], 1)
+        free = stats["free_decode_ms"] / max(stats["free_tokens"], 1)
+        rows[name] = {
+            **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in stats.items()},
+            "grammar_build_ms": round(1000 * compile_s, 1),
+            "ms_per_token_constrained": round(constrained, 2),
+            "ms_per_token_free": round(free, 2),
+            "grammar_share_of_decoding": round(1 - free / constrained, 4) if constrained else None,
+        }
+    llama.close()
+    return {"llama_cpp_python": llama_cpp.__version__, "threads": threads, **rows}
 
 
 def main() -> None:
@@ -318,9 +409,22 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="prompt,auto", help="structured modes to compare (default: prompt,auto)"
     )
+    parser.add_argument(
+        "--llm-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an option of the in-process model, e.g. batch_size=64 or dtype=float32 (hf); VALUE read as JSON "
+        "where it parses, else a string; repeatable",
+    )
     parser.add_argument("--server", action="store_true", help="also through llama-cpp-python's server (auto)")
     parser.add_argument(
         "--engines", action="store_true", help="compare xgrammar and llguidance on the hf path"
+    )
+    parser.add_argument(
+        "--llamacpp-cost",
+        action="store_true",
+        help="llama.cpp's GBNF sampler against free decoding (ms per token, the grammar's share)",
     )
     parser.add_argument(
         "--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent"
@@ -328,9 +432,21 @@ def main() -> None:
     parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    report: dict[str, Any] = {"machine": _machine(), "threads": args.threads}
+    options: dict[str, Any] = {"threads": args.threads}
+    for item in args.llm_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            parser.error(f"--llm-option {item!r}: expected KEY=VALUE")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    report: dict[str, Any] = {"machine": _machine(), "threads": args.threads, "llm_options": options}
     if args.engines:
         report["engines"] = engines([n.strip() for n in args.engine_constraints.split(",")], args.threads)
+    if args.llamacpp_cost:
+        names = [n.strip() for n in args.engine_constraints.split(",")]
+        report["llamacpp_grammar"] = llamacpp_grammar_cost(names, args.threads)
     if args.data is not None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
@@ -342,7 +458,7 @@ def main() -> None:
                     args.data,
                     args.dialogues,
                     work / "in",
-                    {"threads": args.threads},
+                    options,
                     factors,
                 )
                 for m in args.modes.split(",")
@@ -359,8 +475,8 @@ def main() -> None:
                 finally:
                     proc.terminate()
                     proc.wait(timeout=30)
-    elif not args.engines:
-        parser.error("give --data DIR (validity) and/or --engines")
+    elif not (args.engines or args.llamacpp_cost):
+        parser.error("give --data DIR (validity), --engines and/or --llamacpp-cost")
     print(json.dumps(report, indent=1))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")

@@ -108,7 +108,8 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         "--llm-threads",
         type=number_in(int, 1),
         default=None,
-        help="hf/smollm2: torch CPU threads (default: torch's; 1 helps on a machine busy with other jobs)",
+        help="hf, llamacpp, smollm2: CPU threads (default: torch's; llama.cpp: half the cores generating, all "
+        "reading the prompt); 1 helps on a machine busy with other jobs",
     )
     group.add_argument(
         "--llm-dtype",
