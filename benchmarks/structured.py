@@ -4,7 +4,7 @@ constrained decoding, on the package's real requests, and what the constraint co
     .venv/bin/python benchmarks/structured.py --data DIR                    # in process (smollm2), both modes
     .venv/bin/python benchmarks/structured.py --data DIR --server           # + through llama-cpp-python's server
     .venv/bin/python benchmarks/structured.py --engines                     # xgrammar against llguidance (hf)
-    .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 2   # llama.cpp's GBNF sampler's cost
+    .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 1   # llama.cpp's GBNF sampler's cost
 
 Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, itinerary_llm, memory_aug, dst),
 Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
@@ -239,6 +239,16 @@ def llguidance_processor(tokenizer: Any, constraint: Any) -> Any:
     return processor
 
 
+def engine_messages(constraint: Any, ask: str) -> list[dict[str, str]]:
+    """The one-message conversation the engine comparisons send for a traveller's `ask`."""
+    from trace_llm.jsonout import schema_instruction
+
+    text = f"A traveller wants {ask}. Answer for the candidates P1 to P8 in Tampa."
+    if constraint.kind == "json":
+        text += "\n\n" + schema_instruction(constraint.schema)
+    return [{"role": "user", "content": text}]
+
+
 def reply_is_valid(constraint: Any, reply: str) -> bool:
     """Does a whole reply satisfy its constraint: the JSON schema, or CoRE's `<rating>N</rating>` parse?"""
     if constraint.kind != "json":
@@ -260,7 +270,6 @@ def engines(names: list[str], threads: int) -> dict:
 
     from trace_harness.constraints import package_constraints
     from trace_llm.grammar import GrammarCompiler
-    from trace_llm.jsonout import schema_instruction
     from trace_llm.smollm2 import smollm2_model_dir
 
     torch.set_num_threads(threads)
@@ -279,10 +288,7 @@ def engines(names: list[str], threads: int) -> dict:
             c = constraints[name]
             stats = {"replies": 0, "valid": 0, "tokens": 0, "decode_s": 0.0, "mask_s": 0.0, "compile_s": 0.0}
             for ask in ENGINE_PROMPTS:
-                text = f"A traveller wants {ask}. Answer for the candidates P1 to P8 in Tampa."
-                if c.kind == "json":
-                    text += "\n\n" + schema_instruction(c.schema)
-                msgs = [{"role": "user", "content": text}]
+                msgs = engine_messages(c, ask)
                 inputs = tokenizer.apply_chat_template(
                     msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True
                 )
@@ -323,7 +329,6 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
     from llama_cpp import Llama, LlamaGrammar
 
     from trace_harness.constraints import package_constraints
-    from trace_llm.jsonout import schema_instruction
     from trace_llm.llamacpp import grammar_error, json_gbnf
     from trace_llm.smollm2 import smollm2_gguf_path
 
@@ -371,10 +376,7 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
             "free_decode_ms": 0.0,
         }
         for ask in ENGINE_PROMPTS:
-            text = f"A traveller wants {ask}. Answer for the candidates P1 to P8 in Tampa."
-            if c.kind == "json":
-                text += "\n\n" + schema_instruction(c.schema)
-            messages = [{"role": "user", "content": text}]
+            messages = engine_messages(c, ask)
             reply, tokens, ms = run(messages, grammar)
             stats["replies"] += 1
             stats["tokens"] += tokens
@@ -397,6 +399,8 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
 
 
 def main() -> None:
+    from trace_harness.cli import key_value_param
+
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -413,6 +417,7 @@ def main() -> None:
         "--llm-option",
         action="append",
         default=[],
+        type=key_value_param,
         metavar="KEY=VALUE",
         help="an option of the in-process model, e.g. batch_size=64 or dtype=float32 (hf); VALUE read as JSON "
         "where it parses, else a string; repeatable",
@@ -432,15 +437,7 @@ def main() -> None:
     parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
-    options: dict[str, Any] = {"threads": args.threads}
-    for item in args.llm_option:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            parser.error(f"--llm-option {item!r}: expected KEY=VALUE")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
+    options: dict[str, Any] = {"threads": args.threads, **dict(args.llm_option)}
     report: dict[str, Any] = {"machine": _machine(), "threads": args.threads, "llm_options": options}
     if args.engines:
         report["engines"] = engines([n.strip() for n in args.engine_constraints.split(",")], args.threads)

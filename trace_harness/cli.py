@@ -41,7 +41,7 @@ APP_F_HELP = {
 }
 
 
-def _param(text: str) -> tuple[str, Any]:
+def key_value_param(text: str) -> tuple[str, Any]:
     """argparse type of `--param KEY=VALUE`: a JSON value, else the bare text; NaN and infinities are refused
     (JSON has none, and a NaN parameter scores everything NaN)."""
     key, sep, value = text.partition("=")
@@ -115,7 +115,7 @@ def register_run(subparsers) -> None:
     p.add_argument(
         "--param",
         action="append",
-        type=_param,
+        type=key_value_param,
         default=[],
         metavar="KEY=VALUE",
         help="baseline parameter (JSON value), e.g. --param text_weight=0.6; repeatable",

@@ -18,7 +18,7 @@ from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, POOLS, SPLITS
 
 
 def _param(text: str) -> tuple[str, Any]:
-    from trace_harness.cli import _param as parse
+    from trace_harness.cli import key_value_param as parse
 
     return parse(text)
 
