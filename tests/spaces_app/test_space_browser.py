@@ -82,10 +82,25 @@ def page_on_app(served_app):
         yield page, store
 
 
-def _upload(page, path) -> None:
+def _choose(page, path) -> None:
     page.get_by_role("tab", name="Submit").click()
-    page.set_input_files("#submit-file input[type=file]", str(path))
-    page.wait_for_function("n => document.querySelector('#submit-file').innerText.includes(n)", arg=path.name)
+    with page.expect_file_chooser() as chooser:
+        page.click("#submit-file button.upload-container")
+    chooser.value.set_files(str(path))
+
+
+def _upload(page, path) -> None:
+    """Upload `path` as a user does: click the drop zone, pick the file, wait for the server to take it.
+
+    Clicking (rather than setting the hidden input directly) waits until the component can open a file chooser,
+    so a file is never handed to a component that is not listening yet.
+    """
+    with page.expect_response(lambda r: "/upload" in r.url and r.request.method == "POST") as sent:
+        _choose(page, path)
+    assert sent.value.ok, f"the upload of {path.name} was answered {sent.value.status}"
+    # the name is shown as two spans (stem, extension) whose innerText depends on the styles; the cell's label
+    # carries it whole
+    page.wait_for_selector(f'#submit-file td.filename[aria-label="{path.name}"]')
 
 
 def _headers(page) -> list[str]:
@@ -372,8 +387,7 @@ def test_oversized_upload_is_refused(page_on_app, tmp_path):
     page, store = page_on_app
     big = tmp_path / "big.jsonl"
     big.write_bytes(b"\n" * (6 * 2**20))
-    page.get_by_role("tab", name="Submit").click()
-    page.set_input_files("#submit-file input[type=file]", str(big))
+    _choose(page, big)
     page.wait_for_function("document.body.innerText.includes('exceed the maximum allowed size of 5.0 Mb')")
     page.fill("#submit-name textarea, #submit-name input", "Big")
     page.click("#submit-button")
