@@ -4,7 +4,7 @@ constrained decoding, on the package's real requests, and what the constraint co
     .venv/bin/python benchmarks/structured.py --data DIR                    # in process (smollm2), both modes
     .venv/bin/python benchmarks/structured.py --data DIR --server           # + through llama-cpp-python's server
     .venv/bin/python benchmarks/structured.py --engines                     # xgrammar against llguidance (hf)
-    .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 1   # llama.cpp's GBNF sampler's cost
+    .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 1   # llama.cpp's grammar's cost
 
 Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, itinerary_llm, memory_aug, dst),
 Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
@@ -17,8 +17,10 @@ share of decoding; hf: the logits processor's own time, measured directly) and t
 
 `--engines` compares the two grammar engines that install from wheels here on the hf path: compile time,
 mask time per token, mask share of decoding, and whether the replies validate (what trace_llm.grammar chose
-by). `--llamacpp-cost` measures the default runtime's constraint the same way: llama.cpp's GBNF sampler
-against free decoding on the same prompts, per generated token with the prompt's evaluation taken out. Figures
+by). `--llamacpp-cost` measures the default runtime's constraint the same way, per generated token with the
+prompt's evaluation taken out, on the same prompts: the product's greedy sampler (the grammar asked about the
+top token first, trace_llm/llama_greedy.py) and llama-cpp-python's own grammar sampler, each against free
+decoding, with whether their replies are identical. Figures
 go to stdout as JSON, with the machine (load average included: wall times on a shared machine are
 inflated, CPU seconds much less).
 """
@@ -322,26 +324,30 @@ def engines(names: list[str], threads: int) -> dict:
 
 
 def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
-    """llama.cpp's GBNF sampler against free decoding, the same prompts as `engines`: milliseconds per
-    generated token with the prompt's evaluation taken out (llama.cpp's own perf counter), and the
-    grammar's share of decoding = 1 - free / constrained. Greedy, 300 new tokens at most, one process."""
+    """llama.cpp's grammar against free decoding, the same prompts as `engines`: milliseconds per generated
+    token with the prompt's evaluation taken out (llama.cpp's own perf counter), for the product's greedy sampler
+    (the grammar asked about the top token first: trace_llm/llama_greedy.py) and for llama-cpp-python's own
+    grammar sampler (the whole vocabulary masked at every step); a grammar's share of decoding is
+    1 - free / constrained. Greedy, 300 new tokens at most, one process."""
     import llama_cpp
     from llama_cpp import Llama, LlamaGrammar
 
     from trace_harness.constraints import package_constraints
+    from trace_llm.llama_greedy import greedy_grammar_llama_class
     from trace_llm.llamacpp import grammar_error, json_gbnf
     from trace_llm.smollm2 import smollm2_gguf_path
 
-    llama = Llama(
+    kwargs = dict(
         model_path=str(smollm2_gguf_path()),
         n_ctx=4096,
         n_threads=threads,
         n_threads_batch=threads,
         verbose=False,
     )
+    stock, ours = Llama(**kwargs), greedy_grammar_llama_class()(**kwargs)
     constraints = package_constraints()
 
-    def run(messages: list[dict], grammar: Any) -> tuple[str, int, float]:
+    def run(llama: Any, messages: list[dict], grammar: Any) -> tuple[str, int, float]:
         llama_cpp.llama_perf_context_reset(llama._ctx.ctx)
         llama.reset()  # no prefix reuse between runs: every run evaluates its whole prompt
         started = time.perf_counter()
@@ -356,45 +362,55 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
             wall_ms - prompt_ms,
         )
 
+    def share(constrained: float, free: float) -> float | None:
+        return round(1 - free / constrained, 4) if constrained else None
+
     rows: dict[str, Any] = {}
     for name in names:
         c = constraints[name]
         t = time.perf_counter()
         gbnf = json_gbnf(c.schema) if c.kind == "json" else c.grammar
-        problem = grammar_error(llama, gbnf)
+        problem = grammar_error(stock, gbnf)
         if problem is not None:
             rows[name] = {"error": problem}
             continue
         grammar = LlamaGrammar.from_string(gbnf, verbose=False)
         compile_s = time.perf_counter() - t
-        stats = {
-            "replies": 0,
-            "valid": 0,
-            "tokens": 0,
-            "decode_ms": 0.0,
-            "free_tokens": 0,
-            "free_decode_ms": 0.0,
-        }
+        steps_before, full_before = ours.grammar_counts()
+        stats = dict.fromkeys(
+            ("replies", "valid", "identical_replies", "tokens", "stock_tokens", "free_tokens"), 0
+        )
+        ms = dict.fromkeys(("decode_ms", "stock_decode_ms", "free_decode_ms"), 0.0)
         for ask in ENGINE_PROMPTS:
             messages = engine_messages(c, ask)
-            reply, tokens, ms = run(messages, grammar)
+            reply, tokens, took = run(ours, messages, grammar)
             stats["replies"] += 1
             stats["tokens"] += tokens
-            stats["decode_ms"] += ms
+            ms["decode_ms"] += took
             stats["valid"] += reply_is_valid(c, reply)
-            _, tokens, ms = run(messages, None)
+            stock_reply, tokens, took = run(stock, messages, grammar)
+            stats["stock_tokens"] += tokens
+            ms["stock_decode_ms"] += took
+            stats["identical_replies"] += stock_reply == reply
+            _, tokens, took = run(stock, messages, None)
             stats["free_tokens"] += tokens
-            stats["free_decode_ms"] += ms
-        constrained = stats["decode_ms"] / max(stats["tokens"], 1)
-        free = stats["free_decode_ms"] / max(stats["free_tokens"], 1)
+            ms["free_decode_ms"] += took
+        steps, full = (a - b for a, b in zip(ours.grammar_counts(), (steps_before, full_before), strict=True))
+        per_token = {k: ms[f"{k}decode_ms"] / max(stats[f"{k}tokens"], 1) for k in ("", "stock_", "free_")}
         rows[name] = {
-            **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in stats.items()},
+            **stats,
+            **{k: round(v, 1) for k, v in ms.items()},
             "grammar_build_ms": round(1000 * compile_s, 1),
-            "ms_per_token_constrained": round(constrained, 2),
-            "ms_per_token_free": round(free, 2),
-            "grammar_share_of_decoding": round(1 - free / constrained, 4) if constrained else None,
+            "full_masks": full,
+            "steps": steps,
+            "ms_per_token_constrained": round(per_token[""], 2),
+            "ms_per_token_stock_sampler": round(per_token["stock_"], 2),
+            "ms_per_token_free": round(per_token["free_"], 2),
+            "grammar_share_of_decoding": share(per_token[""], per_token["free_"]),
+            "stock_sampler_share_of_decoding": share(per_token["stock_"], per_token["free_"]),
         }
-    llama.close()
+    stock.close()
+    ours.close()
     return {"llama_cpp_python": llama_cpp.__version__, "threads": threads, **rows}
 
 
@@ -429,7 +445,8 @@ def main() -> None:
     parser.add_argument(
         "--llamacpp-cost",
         action="store_true",
-        help="llama.cpp's GBNF sampler against free decoding (ms per token, the grammar's share)",
+        help="llama.cpp's grammar against free decoding: the product's sampler and llama-cpp-python's own "
+        "(ms per token, the grammar's share, identical replies)",
     )
     parser.add_argument(
         "--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent"

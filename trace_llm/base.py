@@ -110,6 +110,9 @@ class LLM(ABC):
 
     # the backend's name: each backend class sets it; an instance may name another (a stand-in: its target's)
     backend: str
+    # False where requests are answered one after another whatever the batch (llama.cpp in process): a caller
+    # that batches only for concurrency may then order its requests to share prompt prefixes instead
+    answers_concurrently: bool = True
 
     def __init__(
         self,

@@ -9,7 +9,14 @@ where llama-cpp-python is installed.
   the cache as it finishes, so progress moves per request.
 * Constrained decoding: a JSON Schema becomes a GBNF grammar with llama-cpp-python's own converter
   (`LlamaGrammar.from_json_schema`); a GBNF constraint is used as written. The grammar masks every token it does
-  not allow while sampling.
+  not allow while sampling. Greedy decoding asks the grammar about the top token first and masks the whole
+  vocabulary only when that token is forbidden (trace_llm/llama_greedy.py: the same replies, and the grammar's
+  share of decoding falls from 18-43% to under 10%; docs/llm.md).
+* prompt_cache=MB (default 1024; 0: none): llama.cpp states kept in RAM after each request, so a prompt that
+  starts like one answered earlier (not only the one just before) reads only what follows the shared part:
+  Collab-REC's agents in later rounds, whose prompts differ from their first round's only after the role.
+  llama-cpp-python always reuses the prefix shared with the previous request; this cache widens that to the
+  last few requests (LRU, about 23 KB a token for SmolLM2).
 * threads=N: llama.cpp's CPU threads, for generating and for reading the prompt (default: llama-cpp-python's,
   half the cores for generating and all of them for reading the prompt, the fastest measured on 2 cores:
   docs/llm.md, "CPU threads").
@@ -42,6 +49,7 @@ log = logging.getLogger(__name__)
 
 MODULE = "llama_cpp"
 DEFAULT_CONTEXT = 8192  # tokens; SmolLM2's training context, enough for 16 candidate cards and a long history
+DEFAULT_PROMPT_CACHE_MB = 1024
 MAX_GRAMMARS = 64
 
 
@@ -89,6 +97,13 @@ def json_gbnf(schema: dict[str, Any]) -> str:
     return _flatten_repetitions(gbnf)
 
 
+def _prompt_tokens_evaluated(llama: Any) -> int:
+    """Prompt tokens this llama.cpp context has evaluated so far (its own performance counter)."""
+    import llama_cpp
+
+    return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)
+
+
 def grammar_error(llama: Any, gbnf: str) -> str | None:
     """None where llama.cpp's own parser accepts the grammar for this model's vocabulary, else why not.
     llama-cpp-python parses a grammar only when it builds the sampler, and a grammar its parser refuses is then
@@ -104,6 +119,7 @@ def grammar_error(llama: Any, gbnf: str) -> str | None:
 
 class LlamaCppLLM(LLM):
     backend = "llamacpp"
+    answers_concurrently = False
 
     def __init__(
         self,
@@ -115,8 +131,13 @@ class LlamaCppLLM(LLM):
         model_label: str | None = None,
         threads: int | None = None,
         context: int = DEFAULT_CONTEXT,
+        prompt_cache: int = DEFAULT_PROMPT_CACHE_MB,
         structured: str = DEFAULT_STRUCTURED,
     ):
+        if isinstance(prompt_cache, bool) or not isinstance(prompt_cache, int) or prompt_cache < 0:
+            raise LLMConfigError(
+                f"prompt_cache={prompt_cache!r}: expected megabytes of RAM, a whole number >= 0 (0: no cache)"
+            )
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise LLMConfigError(
                 f"threads={threads!r}: expected a positive integer or None (llama.cpp's default)"
@@ -129,10 +150,12 @@ class LlamaCppLLM(LLM):
         self.gguf_path = path.resolve()
         self.threads = threads
         self.context = context
+        self.prompt_cache = prompt_cache
         self._llama: Any = None
         self._grammars: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.decode_seconds = 0.0
+        self.prompt_tokens_read = 0  # prompt tokens evaluated (not those reused from an earlier state)
         self.grammar_seconds = 0.0  # time spent converting and parsing grammars (not the per-token masking)
         super().__init__(
             model_label or str(self.gguf_path),
@@ -145,17 +168,21 @@ class LlamaCppLLM(LLM):
     def _describe_extra(self) -> dict[str, Any]:
         import llama_cpp
 
-        return {"llama_cpp_python": getattr(llama_cpp, "__version__", "unknown"), "context": self.context}
+        return {
+            "llama_cpp_python": getattr(llama_cpp, "__version__", "unknown"),
+            "context": self.context,
+            "prompt_cache_mb": self.prompt_cache,
+        }
 
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
         return GRAMMAR, False
 
     def _load(self) -> Any:
         if self._llama is None:
-            from llama_cpp import Llama
+            from trace_llm.llama_greedy import greedy_grammar_llama_class
 
             try:
-                self._llama = Llama(
+                self._llama = greedy_grammar_llama_class()(
                     model_path=str(self.gguf_path),
                     n_ctx=self.context,
                     n_threads=self.threads,
@@ -164,6 +191,10 @@ class LlamaCppLLM(LLM):
                 )
             except (ValueError, RuntimeError) as e:
                 raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
+            if self.prompt_cache:
+                from llama_cpp import LlamaRAMCache
+
+                self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache << 20))
             log.info(
                 "llama.cpp loaded %s (context %d, threads %s)",
                 self.gguf_path,
@@ -243,11 +274,13 @@ class LlamaCppLLM(LLM):
                 if constraint is not None:
                     kwargs["grammar"] = self._grammar(constraint)
                 started = time.perf_counter()
+                read = _prompt_tokens_evaluated(llama)
                 try:
                     out = llama.create_chat_completion(**kwargs)
                 except ValueError as e:  # e.g. a prompt longer than the context
                     raise LLMError(f"llama.cpp {self.gguf_path.name}: {e}") from e
                 self.decode_seconds += time.perf_counter() - started
+                self.prompt_tokens_read += _prompt_tokens_evaluated(llama) - read
                 choice = out["choices"][0]
                 usage = out.get("usage") or {}
                 finish = choice.get("finish_reason")
@@ -263,6 +296,14 @@ class LlamaCppLLM(LLM):
 
     def _close_backend(self) -> None:
         if self._llama is not None:
+            steps, full = self._llama.grammar_counts()
+            log.info(
+                "llama.cpp: %d prompt tokens read; %d greedy steps under a grammar, %d of them with the whole "
+                "vocabulary masked",
+                self.prompt_tokens_read,
+                steps,
+                full,
+            )
             self._llama.close() if hasattr(self._llama, "close") else None
             self._llama = None
             self._grammars.clear()

@@ -177,14 +177,20 @@ class CollabRecBaseline(TracePipeline):
                 }
             )
             caller = AgentCaller(self.llm, config, self.max_repairs, catalogue_enum=self.catalogue_enum)
-            tasks = [turns[i].task for i in members]
-            out = (
-                run_sasi(tasks, caller)
-                if self.strategy == "sasi"
-                else run_mami(tasks, caller.propose, config, self.strategy)
-            )
-            for i, result in zip(members, out, strict=True):
-                results[i] = result
+            # every task's round t is one batch, so a server answers them concurrently; a model answering one
+            # request at a time gains nothing from that and negotiates task by task instead, so that an agent's
+            # next-round prompt follows its last one and llama.cpp's prompt cache reads only the new part
+            # (the same prompts and replies: each request is seeded on its own)
+            batches = [members] if self.llm.answers_concurrently else [[i] for i in members]
+            for batch in batches:
+                tasks = [turns[i].task for i in batch]
+                out = (
+                    run_sasi(tasks, caller)
+                    if self.strategy == "sasi"
+                    else run_mami(tasks, caller.propose, config, self.strategy)
+                )
+                for i, result in zip(batch, out, strict=True):
+                    results[i] = result
         return [r for r in results if r is not None]
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:

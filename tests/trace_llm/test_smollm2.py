@@ -158,3 +158,94 @@ def test_transformers_serve_falls_back_to_prompt_and_repair(transformers_server,
     usage = llm.usage
     assert usage["dialect_fallbacks"] == 2 and usage["constrained"] == 0
     assert usage["json_failures"] == sum(isinstance(a, Exception) for a in answers)  # counted, never hidden
+
+
+def test_llamacpp_greedy_grammar_replies_equal_llama_cpp_pythons_own_sampler():
+    """The grammar asked about the top token first (trace_llm/llama_greedy.py) chooses what the full mask
+    chooses: replies byte-identical to llama-cpp-python's sampler chain, with both of its paths taken."""
+    pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
+    from llama_cpp import Llama, LlamaGrammar
+
+    from trace_harness.constraints import package_constraints
+    from trace_llm.llama_greedy import greedy_grammar_llama_class
+    from trace_llm.llamacpp import json_gbnf
+    from trace_llm.smollm2 import smollm2_gguf_path
+
+    kwargs = dict(
+        model_path=str(smollm2_gguf_path()), n_ctx=2048, n_threads=1, n_threads_batch=1, verbose=False
+    )
+    stock, ours = Llama(**kwargs), greedy_grammar_llama_class()(**kwargs)
+    asks = {
+        "llm_baselines.ranking": "Rank the candidates c1, c2 and c3 for a quiet brunch and say why.",
+        "core.factor_rating": "Rate the coherence of: 'Try Blue Door Cafe, it is quiet.' from 1 to 5.",
+    }
+    constraints = package_constraints()
+    for name, ask in asks.items():
+        c = constraints[name]
+        grammar = LlamaGrammar.from_string(
+            json_gbnf(c.schema) if c.kind == "json" else c.grammar, verbose=False
+        )
+        replies = []
+        for llama in (stock, ours):
+            llama.reset()
+            out = llama.create_chat_completion(
+                messages=[{"role": "user", "content": ask}],
+                max_tokens=40,
+                temperature=0.0,
+                top_k=0,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                grammar=grammar,
+            )
+            replies.append(out["choices"][0]["message"]["content"])
+        assert replies[0] == replies[1], name
+        assert replies[0]  # something was decoded under the grammar
+    steps, full = ours.grammar_counts()
+    assert 0 < full < steps  # some top tokens were allowed, some needed the whole vocabulary masked
+    ours.create_chat_completion(  # sampling keeps llama-cpp-python's own chain (the same seeded draws)
+        messages=[{"role": "user", "content": "Say yes."}],
+        max_tokens=8,
+        temperature=0.5,
+        seed=42,
+        grammar=grammar,
+    )
+    assert ours.grammar_counts() == (steps, full)
+    stock.close()
+    ours.close()
+
+
+def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_once(tmp_path):
+    """Collab-REC's shape: agent A, then agent B (a prompt that differs from the start), then A's next round.
+    With the cache, A's second prompt reads only what follows A's first; the replies are the same without it."""
+    pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
+    catalogue = "\n".join(f"Place {i} | a quiet cafe with a garden and good coffee" for i in range(20))
+    a1 = f"Agent A. Catalogue:\n{catalogue}\nPick two places."
+    b1 = f"Agent B. Catalogue:\n{catalogue}\nPick two places."
+    a2 = f"{a1}\nRound 2: the moderator kept Place 3. Pick two places again."
+    runs = {}
+    for mb in (64, 0):
+        llm = load_llm(
+            "smollm2:llamacpp",
+            DecodingSettings(max_new_tokens=12),
+            cache_path=False,
+            threads=1,
+            prompt_cache=mb,
+        )
+        assert llm.describe()["prompt_cache_mb"] == mb
+        replies, read = [], []
+        for prompt in (a1, b1, a2):
+            before = llm.prompt_tokens_read
+            replies.append(llm.generate([{"role": "user", "content": prompt}]))
+            read.append(llm.prompt_tokens_read - before)
+        runs[mb] = replies, read
+        llm.close()
+    assert runs[64][0] == runs[0][0]
+    (_, cached), (_, uncached) = runs[64], runs[0]
+    assert cached[:2] == uncached[:2]  # nothing to reuse yet: both read the same
+    assert cached[2] < 40 < uncached[2] - 200  # A's round 2 reads its new line, not the catalogue again

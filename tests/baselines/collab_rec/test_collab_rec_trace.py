@@ -14,6 +14,7 @@ from baselines.collab_rec.trace_filters import labels_for, popularity_levels, tr
 from baselines.collab_rec.trace_pipeline import CollabRecBaseline, full_ranking
 from baselines.toolkit.constraints import CategoryMatcher
 from tests.support.collab_rec import DEAD, POIS, dialogue, recorded_llm, write_data_dir
+from tests.support.llm import ScriptedLLM
 from trace_dataset.constants import KB_DIRNAME
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
@@ -141,3 +142,38 @@ def test_bad_parameters_fail_with_the_valid_values(kb):
         CollabRecBaseline(kb, llm=DEAD, llm_cache=False, strategy="toppop")
     with pytest.raises(ValueError, match="aggressive"):
         CollabRecBaseline(kb, llm=DEAD, llm_cache=False, rejection="loose")
+
+
+def _rotating_answers(conversation):
+    """Two catalogue names picked by the prompt's length: the same prompt always gets the same answer."""
+    names = sorted(p["name"] for p in POIS)
+    n = len(conversation[-1]["content"])
+    return {"candidates": [names[n % len(names)], names[(n + 1) % len(names)]]}
+
+
+class OneAtATimeLLM(ScriptedLLM):
+    answers_concurrently = False
+
+
+def test_a_model_answering_one_request_at_a_time_negotiates_task_by_task(kb):
+    """llama.cpp answers one request after another, so batching every task's round t buys nothing; each task
+    negotiates to the end before the next, so an agent's next-round prompt follows its last one (for the
+    prompt cache), with the same prompts and the same predictions."""
+    runs = {}
+    for cls in (ScriptedLLM, OneAtATimeLLM):
+        llm = cls(_rotating_answers)
+        pipe = baselines.pipeline("collab_rec", kb, llm=llm, k=2, t_max=3, catalogue_enum=False)
+        preds = [(p["turn_id"], p["ranked_poi_ids"]) for p in pipe(turn_rows(dialogue()))]
+        runs[cls] = preds, [c[-1]["content"] for c in llm.seen]
+    (preds, together), (preds_one, one_by_one) = runs[ScriptedLLM], runs[OneAtATimeLLM]
+    assert preds_one == preds and sorted(one_by_one) == sorted(together)
+    assert len(together) > 6  # two tasks, three agents, and more than one round
+
+    def task_of(prompt):
+        return prompt.split("[User query: ")[1].split("]")[0]
+
+    first_task = task_of(one_by_one[0])
+    tasks_in_order = [task_of(p) for p in one_by_one]
+    switches = sum(a != b for a, b in zip(tasks_in_order, tasks_in_order[1:]))
+    assert switches == 1 and tasks_in_order[0] == first_task  # task by task
+    assert sum(a != b for a, b in zip(map(task_of, together), map(task_of, together[1:]))) > 1  # lockstep
