@@ -112,6 +112,14 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         "reading the prompt); 1 helps on a machine busy with other jobs",
     )
     group.add_argument(
+        "--llm-prompt-cache",
+        type=number_in(int, 0),
+        default=None,
+        metavar="MB",
+        help="llamacpp, smollm2 run by llama.cpp: RAM for the states kept so that a prompt starting like an "
+        "earlier one reads only the rest (default: 1024; 0: none)",
+    )
+    group.add_argument(
         "--llm-dtype",
         default=None,
         choices=("auto", "float32", "float16", "bfloat16"),
@@ -148,6 +156,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "device": args.llm_device,
         "dtype": args.llm_dtype,
         "threads": args.llm_threads,
+        "prompt_cache": getattr(args, "llm_prompt_cache", None),
         "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
         "structured": getattr(args, "structured", None),
     }

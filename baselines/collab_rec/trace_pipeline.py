@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from tqdm.auto import tqdm
+
 from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline
 from baselines.collab_rec.agents import AgentCaller, load_settings, prompt_files
 from baselines.collab_rec.moderator import ModeratorConfig, Rejection, Stopping
@@ -182,7 +184,10 @@ class CollabRecBaseline(TracePipeline):
             # next-round prompt follows its last one and llama.cpp's prompt cache reads only the new part
             # (the same prompts and replies: each request is seeded on its own)
             batches = [members] if self.llm.answers_concurrently else [[i] for i in members]
-            for batch in batches:
+            bar = tqdm(
+                batches, desc="collab_rec turns", unit="turn", leave=False, disable=len(batches) < 2 or None
+            )
+            for batch in bar:  # one turn at a time: the bar moves per negotiated turn, with its ETA
                 tasks = [turns[i].task for i in batch]
                 out = (
                     run_sasi(tasks, caller)

@@ -32,6 +32,25 @@ def test_add_llm_argument_defaults_and_overrides():
     assert llm.settings == DecodingSettings(temperature=0.5, seed=3, max_new_tokens=1024)
 
 
+def test_llm_prompt_cache_reaches_llama_cpp_and_is_checked(capsys):
+    import pytest
+
+    from trace_llm.cli import llm_options
+
+    parser = argparse.ArgumentParser()
+    add_llm_argument(parser)
+    assert llm_options(parser.parse_args([]))["prompt_cache"] is None  # the backend's default (1024 MB)
+    assert llm_options(parser.parse_args(["--llm-prompt-cache", "0"]))["prompt_cache"] == 0
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--llm-prompt-cache", "-1"])
+    assert "--llm-prompt-cache" in capsys.readouterr().err
+    # an option of llama.cpp only: another backend is built without it
+    llm = llm_from_args(
+        parser.parse_args(["--llm", "openai:http://127.0.0.1:9/v1#m", "--llm-prompt-cache", "64"])
+    )
+    assert llm.backend == "openai"
+
+
 def test_add_llm_argument_into_a_group():
     parser = argparse.ArgumentParser()
     group = parser.add_argument_group("generator")

@@ -249,3 +249,13 @@ def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_onc
     (_, cached), (_, uncached) = runs[64], runs[0]
     assert cached[:2] == uncached[:2]  # nothing to reuse yet: both read the same
     assert cached[2] < 40 < uncached[2] - 200  # A's round 2 reads its new line, not the catalogue again
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "64"])
+def test_llamacpp_prompt_cache_must_be_whole_megabytes(bad):
+    pytest.importorskip(
+        "llama_cpp",
+        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
+    )
+    with pytest.raises(LLMConfigError, match="prompt_cache=.*expected megabytes"):
+        load_llm("smollm2:llamacpp", cache_path=False, prompt_cache=bad)
