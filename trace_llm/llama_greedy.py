@@ -44,9 +44,8 @@ class GrammarFirstTop:
         self.full_masks = 0
 
     def _allowed(self, token: int, logit: float) -> bool:
-        self._one[0].id = token
-        self._one[0].logit = logit
-        self._one[0].p = 0.0
+        entry: Any = self._one[0]  # ctypes fields take Python numbers (the stubs type them as ctypes)
+        entry.id, entry.logit, entry.p = token, logit, 0.0
         self._one_array.size = 1
         self._one_array.selected = -1
         self._lib.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
