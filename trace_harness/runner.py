@@ -82,9 +82,9 @@ IDENTITY_KEYS: tuple[str, ...] = (
 # Where an LLM server runs is not part of a run's identity: the same model behind another URL (a restarted
 # server, a cluster moved) may finish a run; the LLM layer's cache keys on the model name for the same reason.
 ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
-# Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads): a run resumed
-# with another --llm-timeout or --llm-concurrency asks the same model the same prompts. They stay recorded in the
-# metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
+# Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads, llama.cpp's
+# prompt cache): a run resumed with another --llm-timeout or --llm-concurrency asks the same model the same
+# prompts. They stay recorded in the metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
 TRANSPORT_KEYS: tuple[str, ...] = (
     "concurrency",
     "timeout",
@@ -93,6 +93,8 @@ TRANSPORT_KEYS: tuple[str, ...] = (
     "backoff",
     "batch_size",
     "threads",
+    "prompt_cache",  # the option (MB) ...
+    "prompt_cache_mb",  # ... as the llamacpp backend describes itself
     "max_response_bytes",
     "max_error_rate",
     "error_window",
@@ -109,14 +111,18 @@ def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:
     return [t["turn_id"] for t in dialogue["turns"] if t["role"] == "system"]
 
 
+def llm_identity(description: Mapping[str, Any]) -> dict[str, Any]:
+    """An LLM's `describe()` without where it runs and how the requests travel: what must match to resume."""
+    return {k: v for k, v in description.items() if k not in ENDPOINT_KEYS + TRANSPORT_KEYS}
+
+
 def run_identity(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The metadata fields that must match for a rerun to append (IDENTITY_KEYS; LLM endpoints and transport
     settings left out)."""
     out = {k: meta.get(k) for k in IDENTITY_KEYS}
     params = out.get("parameters")
     if isinstance(params, dict) and isinstance(params.get("llm"), dict):
-        llm = {k: v for k, v in params["llm"].items() if k not in ENDPOINT_KEYS + TRANSPORT_KEYS}
-        out["parameters"] = {**params, "llm": llm}
+        out["parameters"] = {**params, "llm": llm_identity(params["llm"])}
     options = out.get("llm_options")
     if isinstance(options, dict):
         out["llm_options"] = {k: v for k, v in options.items() if k not in TRANSPORT_KEYS} or None

@@ -33,6 +33,7 @@ from baselines.collab_rec.negotiation import (
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_jsonl
 from trace_harness.collab_rec.metrics import compute_metrics
+from trace_harness.runner import llm_identity
 
 log = logging.getLogger(__name__)
 
@@ -208,8 +209,9 @@ def _query_record(path: Path, query_id: str) -> dict[str, Any]:
 
 
 def _llm_identity(llm: Any) -> dict[str, Any]:
-    """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not)."""
-    return {k: v for k, v in llm.describe().items() if k != "spec"}
+    """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not; nor
+    the transport settings, as for `trace-bench run`)."""
+    return llm_identity(llm.describe())
 
 
 def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:

@@ -44,6 +44,7 @@ from trace_harness.interactive.simulator.party import SimulatedUser
 from trace_harness.interactive.simulator.rules import RulesSimulator, Simulator
 from trace_harness.interactive.simulator.seeding import CorpusSeeder
 from trace_harness.interactive.systems import load_system
+from trace_harness.runner import llm_identity
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,15 @@ def simulator_identity(sim: SimulatedUser) -> dict[str, Any]:
         keep["prompt"] = d["prompt"]
         keep["llm"] = {k: d["llm"].get(k) for k in ("spec", "model", "settings")}
     return keep
+
+
+def system_parameters(desc: Mapping[str, Any]) -> dict[str, Any]:
+    """A system's parameters as its run's identity holds them: an LLM's without where the model runs and how
+    its requests travel (a run resumed with another --llm-timeout or --llm-prompt-cache appends)."""
+    parameters = dict(desc.get("parameters", {}))
+    if isinstance(parameters.get("llm"), dict):
+        parameters["llm"] = llm_identity(parameters["llm"])
+    return parameters
 
 
 def system_label(desc: Mapping[str, Any]) -> str:
@@ -237,7 +247,7 @@ def _run(
     identity = {
         "protocol": "trace",
         "system": desc.get("system"),
-        "system_parameters": desc.get("parameters", {}),
+        "system_parameters": system_parameters(desc),
         "params": params,
         "simulator": simulator_identity(sim),
         "split": split,

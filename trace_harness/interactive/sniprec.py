@@ -36,7 +36,7 @@ from trace_harness.interactive.reply import (
     System,
 )
 from trace_harness.interactive.report import build_metrics
-from trace_harness.interactive.run import simulator_identity, system_label
+from trace_harness.interactive.run import simulator_identity, system_label, system_parameters
 from trace_harness.interactive.simulator.goal import World
 from trace_harness.interactive.simulator.seeker import FIRST_QUESTION, LLMSeeker, Seeker, SeekerSimulator
 from trace_harness.interactive.simulator.sniprec_seeds import (
@@ -246,7 +246,7 @@ def run_sniprec(
         identity = {
             "protocol": "sniprec",
             "system": desc.get("system"),
-            "system_parameters": desc.get("parameters", {}),
+            "system_parameters": system_parameters(desc),
             "params": dict(params or {}),
             "simulator": simulator_identity(sim),
             "split": split,
