@@ -108,8 +108,9 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--batch-queries",
         type=number_in(int, 1),
-        default=16,
-        help="queries negotiated together (default: 16)",
+        default=None,
+        help="queries negotiated together (default: 16, or 1 for a model that answers one request at a time: "
+        "llama.cpp in process)",
     )
     run.add_argument(
         "--max-repairs",

@@ -38,6 +38,10 @@ from trace_harness.runner import llm_identity
 log = logging.getLogger(__name__)
 
 RUN_FILE, METRICS_FILE, OFFERS_FILE, QUERIES_DIR = "run.json", "metrics.json", "offers.jsonl", "queries"
+# queries negotiated in lockstep (round t of each is one batch, for a server's concurrency); a model that answers
+# one request at a time (llama.cpp in process) takes them one by one instead, so that an agent's next-round
+# prompt follows its last one and llama.cpp's prompt cache reads only what is new (the same replies)
+BATCH_QUERIES = 16
 POPULARITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 IDENTITY_KEYS = ("strategy", "config", "kb", "queries", "llm", "prompt_files", "seed")
 
@@ -110,7 +114,7 @@ def run_benchmark(
     llm: Any = None,
     config: ModeratorConfig | None = None,
     limit: int | None = None,
-    batch_queries: int = 16,
+    batch_queries: int | None = None,
     overwrite: bool = False,
     seed: int = SEED,
     max_repairs: int | None = None,
@@ -122,6 +126,8 @@ def run_benchmark(
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
     if strategy in LLM_STRATEGIES and llm is None:
         raise ValueError(f"strategy {strategy!r} needs an LLM (--llm SPEC)")
+    if batch_queries is None:  # a model answering one request at a time gains nothing from lockstep
+        batch_queries = BATCH_QUERIES if llm is None or llm.answers_concurrently else 1
     if batch_queries < 1:
         raise ValueError(f"batch_queries must be >= 1, got {batch_queries}")
     config = config or ModeratorConfig()

@@ -244,3 +244,40 @@ def test_a_run_json_of_the_wrong_type_is_one_line(city_kb, tmp_path, capsys, con
     (out / "metrics.json").write_text("{}")
     rc, text = run_cli(capsys, "collab-rec", "tables", out)
     assert rc == 2 and "not written by `trace-bench collab-rec run`" in text
+
+
+def test_a_model_answering_one_request_at_a_time_takes_the_queries_one_by_one(city_kb, tmp_path):
+    """Lockstep (round t of 16 queries in one batch) is for a server's concurrency; llama.cpp in process answers
+    one request after another, so its queries are negotiated one by one: the same prompts, in an order where an
+    agent's next round follows its last one (for llama.cpp's prompt cache), and the same results."""
+    import itertools
+
+    from baselines.collab_rec.moderator import ModeratorConfig
+    from tests.support.llm import ScriptedLLM
+
+    class OneAtATime(ScriptedLLM):
+        answers_concurrently = False
+
+    def reply(conversation):
+        return {"candidates": ["Aalborg", "Odense"] if len(conversation[-1]["content"]) % 2 else ["Aarhus"]}
+
+    queries = _queries(tmp_path, ["q1", "q2", "q3"])
+    runs = {}
+    for cls in (ScriptedLLM, OneAtATime):
+        llm = cls(reply)
+        metrics = run_benchmark(
+            "mami",
+            city_kb,
+            queries,
+            tmp_path / cls.__name__,
+            llm=llm,
+            config=ModeratorConfig(k=2, t_max=2, stopping="fixed"),
+            max_repairs=0,
+            progress=False,
+        )
+        order = [c[-1]["content"].split("[User query: ")[1].split("]")[0] for c in llm.seen]
+        runs[cls] = metrics["systems"], order
+    (lockstep, order), (one_by_one, order_one) = runs[ScriptedLLM], runs[OneAtATime]
+    assert one_by_one == lockstep and sorted(order_one) == sorted(order) and len(order) == 18
+    assert sum(a != b for a, b in itertools.pairwise(order_one)) == 2  # q1's six calls, then q2's, then q3's
+    assert sum(a != b for a, b in itertools.pairwise(order)) > 2  # round 1 of all three, then round 2
