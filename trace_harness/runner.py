@@ -93,8 +93,7 @@ TRANSPORT_KEYS: tuple[str, ...] = (
     "backoff",
     "batch_size",
     "threads",
-    "prompt_cache",  # the option (MB) ...
-    "prompt_cache_mb",  # ... as the llamacpp backend describes itself
+    "prompt_cache",
     "max_response_bytes",
     "max_error_rate",
     "error_window",

@@ -16,6 +16,7 @@ gives the same distribution but draws different random numbers, which would chan
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from typing import Any
 
@@ -71,9 +72,10 @@ class GrammarFirstTop:
             self._grammar = None
 
 
+@functools.cache
 def greedy_grammar_llama_class() -> type:
     """llama-cpp-python's `Llama` whose greedy decoding under a grammar uses GrammarFirstTop; every other
-    setting builds llama-cpp-python's own sampler chain."""
+    setting builds llama-cpp-python's own sampler chain. Defined once, on first use (llama_cpp is optional)."""
     from llama_cpp import Llama, LlamaGrammar
     from llama_cpp import _internals as internals
 

@@ -171,7 +171,7 @@ class LlamaCppLLM(LLM):
         return {
             "llama_cpp_python": getattr(llama_cpp, "__version__", "unknown"),
             "context": self.context,
-            "prompt_cache_mb": self.prompt_cache,
+            "prompt_cache": self.prompt_cache,  # MB
         }
 
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:

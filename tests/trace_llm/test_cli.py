@@ -48,7 +48,7 @@ def test_llm_prompt_cache_reaches_llama_cpp_and_is_checked(capsys):
     llm = llm_from_args(
         parser.parse_args(["--llm", "openai:http://127.0.0.1:9/v1#m", "--llm-prompt-cache", "64"])
     )
-    assert llm.backend == "openai"
+    assert llm.backend == "openai" and "prompt_cache" not in llm.describe()
 
 
 def test_add_llm_argument_into_a_group():

@@ -237,7 +237,7 @@ def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_onc
             threads=1,
             prompt_cache=mb,
         )
-        assert llm.describe()["prompt_cache_mb"] == mb
+        assert llm.describe()["prompt_cache"] == mb
         replies, read = [], []
         for prompt in (a1, b1, a2):
             before = llm.prompt_tokens_read

@@ -293,7 +293,7 @@ def test_identity_ignores_transport_settings_but_not_the_model_or_decoding():
     a = {"baseline": "dst", "parameters": {"llm": llm}, "llm_options": {"timeout": 5.0, "concurrency": 4}}
     b = {"baseline": "dst", "parameters": {"llm": {**llm, "batch_size": 2}}, "llm_options": {"threads": 1}}
     assert run_identity(a) == run_identity(b) == run_identity({**a, "llm_options": None})
-    cached = {"parameters": {"llm": {**llm, "prompt_cache_mb": 1024}}, "llm_options": {"prompt_cache": 0}}
+    cached = {"parameters": {"llm": {**llm, "prompt_cache": 1024}}, "llm_options": {"prompt_cache": 0}}
     assert run_identity(a) == run_identity({**a, **cached})  # llama.cpp's prompt cache changes no reply
     assert run_identity(a) != run_identity({**a, "parameters": {"llm": {**llm, "dtype": "bfloat16"}}})
     assert run_identity(a) != run_identity({**a, "llm_options": {"device": "cuda"}})

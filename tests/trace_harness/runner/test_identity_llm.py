@@ -13,15 +13,13 @@ LLAMACPP = {
     "settings": {"temperature": 0.0, "seed": 42},
     "structured": "auto",
     "context": 8192,
-    "prompt_cache_mb": 1024,
+    "prompt_cache": 1024,
 }
 
 
 def test_llm_identity_keeps_the_model_and_decoding_only():
-    assert llm_identity(LLAMACPP) == {
-        k: v for k, v in LLAMACPP.items() if k not in ("spec", "prompt_cache_mb")
-    }
-    assert llm_identity({**LLAMACPP, "prompt_cache_mb": 0}) == llm_identity(LLAMACPP)
+    assert llm_identity(LLAMACPP) == {k: v for k, v in LLAMACPP.items() if k not in ("spec", "prompt_cache")}
+    assert llm_identity({**LLAMACPP, "prompt_cache": 0}) == llm_identity(LLAMACPP)
     assert llm_identity({**LLAMACPP, "context": 4096}) != llm_identity(LLAMACPP)  # may cut a prompt
 
 
