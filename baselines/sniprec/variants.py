@@ -4,35 +4,55 @@ some of its parameters fixed.
     sniprec_snippet   Snippet: SnipRec's item snippets, the user turn itself as the query, no NLI, no expansion
     sniprec_sentence  Sentence: review sentences instead of snippets
     sniprec_document  Document: whole reviews
+
+Each takes SnipRec's constructor parameters less those it fixes (`fixed`: held at SnipRec's defaults, refused
+when given). The signature says so, so that `--param` checking (`trace_harness.params`) and help() list exactly
+what a comparison system takes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import DEFAULT_BATCH_SIZE, TracePipeline
-from baselines.sniprec.index import DEFAULT_ENCODER
+from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.sniprec.pipeline import SnipRecBaseline
-from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS
-from baselines.sniprec.scoring import DEFAULT_K_MIN, DEFAULT_KAPPA
-from trace_dataset.constants import SEED
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_llm import LLM
 
 
-def refuse_unknown(pipe: TracePipeline, params: Mapping[str, Any]) -> None:
-    """A comparison system passes its own parameters on to SnipRec's constructor, never others SnipRec takes."""
-    if params:
-        raise TypeError(
-            f"{type(pipe).__name__} got unknown parameter(s) {sorted(params)}; "
-            f"expected {list(pipe.config_keys)}"
-        )
+class _Comparison(SnipRecBaseline):
+    """SnipRec without NLI, query snippets, expansion or rejection categories: the user turn is the query."""
+
+    fixed: ClassVar[tuple[str, ...]] = ("nli", "t_ent", "expansion", "rejection_categories")
+    default_query_mode: ClassVar[str] = "utterance"
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        base = inspect.signature(SnipRecBaseline.__init__)
+        kept = [
+            p for p in base.parameters.values() if p.name not in cls.fixed and p.kind is not p.VAR_KEYWORD
+        ]
+        taken = frozenset(p.name for p in kept)
+
+        def __init__(
+            self: SnipRecBaseline, kb: KnowledgeBase, batch_size: int = DEFAULT_BATCH_SIZE, **params: Any
+        ):
+            unknown = sorted(set(params) - taken)
+            if unknown:
+                raise TypeError(
+                    f"{type(self).__name__} got unknown parameter(s) {unknown}; expected {list(self.config_keys)}"
+                )
+            SnipRecBaseline.__init__(self, kb, batch_size, **params)
+
+        __init__.__signature__ = base.replace(parameters=kept)  # type: ignore[attr-defined]
+        __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        __init__.__doc__ = f"SnipRec's constructor without {', '.join(cls.fixed)} (fixed by {cls.__name__})."
+        setattr(cls, "__init__", __init__)  # noqa: B010  (mypy refuses assigning a method)
 
 
-class SnippetBaseline(SnipRecBaseline):
+class SnippetBaseline(_Comparison):
     """The paper's Snippet baseline: SnipRec's item snippets, the user turn as the query, no NLI, no expansion."""
 
     name: ClassVar[str] = "sniprec_snippet"
@@ -46,118 +66,13 @@ class SnippetBaseline(SnipRecBaseline):
         "query_mode",
         "json_repairs",
     )
-    default_query_mode: ClassVar[str] = "utterance"
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        *,
-        llm: str | LLM | None = None,
-        temperature: float | None = None,
-        top_p: float = 1.0,
-        max_new_tokens: int | None = None,
-        seed: int = SEED,
-        llm_cache: str | bool | None = None,
-        llm_options: dict | None = None,
-        json_repairs: int = DEFAULT_MAX_REPAIRS,
-        snippets: str | None = None,
-        encoder: str = DEFAULT_ENCODER,
-        kappa: float = DEFAULT_KAPPA,
-        k: int | None = None,
-        k_min: int = DEFAULT_K_MIN,
-        post_check: str = "flagged",
-        query_mode: str | None = None,
-        cache_dir: str | None = None,
-        device: str | None = "cpu",
-        encoder_model: Any = None,
-        encoder_threads: int | None = None,
-        progress: bool | None = None,
-        **params: Any,
-    ):
-        refuse_unknown(self, params)
-        super().__init__(
-            kb,
-            batch_size,
-            llm=llm,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-            llm_cache=llm_cache,
-            llm_options=llm_options,
-            json_repairs=json_repairs,
-            snippets=snippets,
-            encoder=encoder,
-            kappa=kappa,
-            k=k,
-            k_min=k_min,
-            post_check=post_check,
-            query_mode=query_mode,
-            cache_dir=cache_dir,
-            device=device,
-            encoder_model=encoder_model,
-            encoder_threads=encoder_threads,
-            progress=progress,
-            **params,
-        )
 
 
-class _FixedUnits(SnipRecBaseline):
+class _FixedUnits(_Comparison):
     """A comparison system whose units are fixed (no `snippets`, `post_check`, NLI or expansion)."""
 
+    fixed: ClassVar[tuple[str, ...]] = (*_Comparison.fixed, "snippets", "post_check")
     config_keys: ClassVar[tuple[str, ...]] = ("encoder", "kappa", "k", "k_min", "query_mode", "json_repairs")
-    default_query_mode: ClassVar[str] = "utterance"
-
-    def __init__(
-        self,
-        kb: KnowledgeBase,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        *,
-        llm: str | LLM | None = None,
-        temperature: float | None = None,
-        top_p: float = 1.0,
-        max_new_tokens: int | None = None,
-        seed: int = SEED,
-        llm_cache: str | bool | None = None,
-        llm_options: dict | None = None,
-        json_repairs: int = DEFAULT_MAX_REPAIRS,
-        encoder: str = DEFAULT_ENCODER,
-        kappa: float = DEFAULT_KAPPA,
-        k: int | None = None,
-        k_min: int = DEFAULT_K_MIN,
-        query_mode: str | None = None,
-        cache_dir: str | None = None,
-        device: str | None = "cpu",
-        encoder_model: Any = None,
-        encoder_threads: int | None = None,
-        progress: bool | None = None,
-        **params: Any,
-    ):
-        refuse_unknown(self, params)
-        super().__init__(
-            kb,
-            batch_size,
-            llm=llm,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-            llm_cache=llm_cache,
-            llm_options=llm_options,
-            json_repairs=json_repairs,
-            encoder=encoder,
-            kappa=kappa,
-            k=k,
-            k_min=k_min,
-            query_mode=query_mode,
-            cache_dir=cache_dir,
-            device=device,
-            encoder_model=encoder_model,
-            encoder_threads=encoder_threads,
-            progress=progress,
-            **params,
-        )
 
 
 class SentenceBaseline(_FixedUnits):
