@@ -3,6 +3,7 @@ constrained decoding, on the package's real requests, and what the constraint co
 
     .venv/bin/python benchmarks/structured.py --data DIR                    # in process (smollm2), both modes
     .venv/bin/python benchmarks/structured.py --data DIR --server           # + through llama-cpp-python's server
+    .venv/bin/python benchmarks/structured.py --data DIR --kinds dst --dialogues 22 --llm-cache FILE  # one caller
     .venv/bin/python benchmarks/structured.py --engines                     # xgrammar against llguidance (hf)
     .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 1   # llama.cpp's grammar's cost
 
@@ -10,7 +11,10 @@ Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, it
 Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
 subset of the test split with no repair or retry (`json_repairs=0`, `max_repairs=0`, `max_retries=0`), once
 with `--structured prompt` and once with `auto`; every first reply is checked against its schema (CoRE: the
-`<rating>N</rating>` parse). Goal: >= 99% valid with constraints for every kind.
+`<rating>N</rating>` parse). Goal: >= 99% valid with constraints for every kind. `--kinds` picks the callers
+(CoRE rates Zero-Shot's dialogues, so `core_factor` runs Zero-Shot untallied); `--llm-cache FILE` keeps the
+replies, so the same command resumes an interrupted run, and a larger `--dialogues` reuses a smaller run's
+replies (the seeded subsets are nested).
 
 Cost: decoding seconds per completion token, constrained against free, in process (llama.cpp: the grammar's
 share of decoding; hf: the logits processor's own time, measured directly) and through the server.
@@ -89,6 +93,9 @@ class Tally:
         llm.complete_batch = complete_batch
 
 
+KINDS = (*JSON_BASELINES, "collab_rec", "core_factor")
+
+
 def validity(
     spec: str,
     mode: str,
@@ -97,19 +104,26 @@ def validity(
     work: Path,
     options: dict[str, Any],
     core_factors: tuple[str, ...] | None = None,
+    kinds: tuple[str, ...] = KINDS,
+    cache: Path | None = None,
 ) -> dict:
+    """First replies of the `kinds` of callers on the seeded `dialogues`-dialogue subset of the test split.
+
+    `cache`: a response cache (one file per mode, beside it), so that an interrupted run resumes: cached
+    replies are the same first replies and are checked again. The seeded subsets are nested (`random.sample`
+    draws the same first dialogues for a larger n), so a cache serves a larger run's first dialogues too."""
     from baselines.llm.common import decoding
     from trace_harness.runner import run_baseline
     from trace_llm import load_llm
-    from trace_metrics.core.factors import parse_rating, rate_factors
-    from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
-    from trace_metrics.core.runner import collect_logs
 
-    llm = load_llm(spec, decoding(), cache_path=False, structured=mode, **options)
+    cache_path = cache.with_name(f"{cache.stem}-{mode}{cache.suffix}") if cache else False
+    llm = load_llm(spec, decoding(), cache_path=cache_path, structured=mode, **options)
     tally = Tally(llm)
     out = work / mode
     for name in JSON_BASELINES:
-        tally.label = name
+        if name not in kinds and not (name == "llm_zero_shot" and "core_factor" in kinds):
+            continue
+        tally.label = name if name in kinds else "untallied"  # CoRE rates Zero-Shot's dialogues
         run_baseline(
             name,
             data,
@@ -119,7 +133,31 @@ def validity(
             params={"llm": llm, "json_repairs": 0},
             overwrite=True,
         )
-        print(json.dumps({mode: {name: tally.kinds[name]}}), file=sys.stderr, flush=True)  # partial figures
+        print(json.dumps({mode: {name: tally.kinds[tally.label]}}), file=sys.stderr, flush=True)
+    tally.kinds.pop("untallied", None)
+    if "collab_rec" in kinds:
+        collab_rec_agents(llm, tally, data, dialogues, out)
+    if "core_factor" in kinds:
+        core_factor_ratings(llm, tally, data, dialogues, out, core_factors)
+    report = {
+        "mode": mode,
+        "spec": spec,
+        "dialogues": dialogues,
+        "kinds": {
+            k: {**v, "valid_share": round(v["valid"] / v["first_answers"], 4) if v["first_answers"] else None}
+            for k, v in tally.kinds.items()
+        },
+        "usage": llm.usage,
+        "seconds_per_completion_token": round(tally.decode_s / tally.tokens, 4) if tally.tokens else None,
+    }
+    llm.close()
+    return report
+
+
+def collab_rec_agents(llm: Any, tally: Tally, data: Path, dialogues: int, out: Path) -> None:
+    """Collab-REC's Trace pipeline; its run summary counts the agent calls and the failed ones."""
+    from trace_harness.runner import run_baseline
+
     tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
     meta = run_baseline(
         "collab_rec",
@@ -135,15 +173,27 @@ def validity(
         "first_answers": rows.get("agent_calls", 0),
         "valid": rows.get("agent_calls", 0) - rows.get("agent_failures", 0),
     }
-    logs, _ = collect_logs(out / "llm_zero_shot.jsonl", meta["subset"]["data_dir"], limit=dialogues)
+    print(json.dumps({"collab_rec agent": tally.kinds["collab_rec agent"]}), file=sys.stderr, flush=True)
+
+
+def core_factor_ratings(
+    llm: Any, tally: Tally, data: Path, dialogues: int, out: Path, factors: tuple[str, ...] | None
+) -> None:
+    """CoRE's factor ratings of the Zero-Shot run's dialogues, checked by CoRE's `<rating>N</rating>` parse."""
+    from trace_harness.runner import meta_path
+    from trace_metrics.core.factors import parse_rating, rate_factors
+    from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.runner import collect_logs
+
+    subset_dir = json.loads(meta_path(out / "llm_zero_shot.jsonl").read_text())["subset"]["data_dir"]
+    logs, _ = collect_logs(out / "llm_zero_shot.jsonl", subset_dir, limit=dialogues)
     tally.label = "core factor"
-    prompts = load_prompts()
     results = rate_factors(
         llm,
         logs,
-        prompts,
+        load_prompts(),
         max_retries=0,
-        factors=core_factors or FACTOR_IDS,
+        factors=factors or FACTOR_IDS,
         settings=llm.settings.replace(max_new_tokens=1024),
     )
     ratings = [r for per_log in results for r in per_log.values()]
@@ -151,19 +201,6 @@ def validity(
         "first_answers": len(ratings),
         "valid": sum(parse_rating(r["rationale"]).status == "ok" for r in ratings),
     }
-    kinds = {
-        k: {**v, "valid_share": round(v["valid"] / v["first_answers"], 4) if v["first_answers"] else None}
-        for k, v in tally.kinds.items()
-    }
-    report = {
-        "mode": mode,
-        "spec": spec,
-        "kinds": kinds,
-        "usage": llm.usage,
-        "seconds_per_completion_token": round(tally.decode_s / tally.tokens, 4) if tally.tokens else None,
-    }
-    llm.close()
-    return report
 
 
 def llama_server(gguf: str, threads: int | None, log: Path):
@@ -451,6 +488,17 @@ def main() -> None:
     parser.add_argument(
         "--engine-constraints", default="llm_baselines.ranking,judge.ratings,dst.delta,collab_rec.agent"
     )
+    parser.add_argument(
+        "--kinds",
+        default=",".join(KINDS),
+        help=f"callers whose first replies are checked (default: all: {','.join(KINDS)})",
+    )
+    parser.add_argument(
+        "--llm-cache",
+        type=Path,
+        default=None,
+        help="a response cache (one file per mode beside it): rerun the same command to resume (default: none)",
+    )
     parser.add_argument("--core-factors", default=None, help="CoRE factors to rate (default: all twelve)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
@@ -465,6 +513,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             factors = tuple(f.strip() for f in args.core_factors.split(",")) if args.core_factors else None
+            kinds = tuple(k.strip() for k in args.kinds.split(","))
+            unknown = sorted(set(kinds) - set(KINDS))
+            if unknown:
+                parser.error(f"--kinds: unknown {', '.join(unknown)}; expected some of {', '.join(KINDS)}")
             report["in_process"] = [
                 validity(
                     args.llm,
@@ -474,6 +526,8 @@ def main() -> None:
                     work / "in",
                     options,
                     factors,
+                    kinds,
+                    args.llm_cache,
                 )
                 for m in args.modes.split(",")
             ]
@@ -483,7 +537,7 @@ def main() -> None:
                 proc, spec = llama_server(str(smollm2_gguf_path()), args.threads, work / "server.log")
                 try:
                     report["server"] = [
-                        validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors)
+                        validity(spec, m.strip(), args.data, args.dialogues, work / "srv", {}, factors, kinds)
                         for m in args.modes.split(",")
                     ]
                 finally:
