@@ -8,7 +8,7 @@ constrained decoding, on the package's real requests, and what the constraint co
     .venv/bin/python benchmarks/structured.py --llamacpp-cost --threads 1   # llama.cpp's grammar's cost
 
 Validity: the five JSON-answering LLM baselines (llm_zero_shot, rag_citation, itinerary_llm, memory_aug, dst),
-Collab-REC's agents (its Trace pipeline, MAMI) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
+Collab-REC's agents (its Trace pipeline, SASI: one agent call a turn) and CoRE's factor ratings run on the seeded `--dialogues`-dialogue
 subset of the test split with no repair or retry (`json_repairs=0`, `max_repairs=0`, `max_retries=0`), once
 with `--structured prompt` and once with `auto`; every first reply is checked against its schema (CoRE: the
 `<rating>N</rating>` parse). Goal: >= 99% valid with constraints for every kind. `--kinds` picks the callers
@@ -133,7 +133,8 @@ def validity(
             params={"llm": llm, "json_repairs": 0},
             overwrite=True,
         )
-        print(json.dumps({mode: {name: tally.kinds[tally.label]}}), file=sys.stderr, flush=True)
+        if name in kinds:  # partial figures
+            print(json.dumps({mode: {name: tally.kinds[name]}}), file=sys.stderr, flush=True)
     tally.kinds.pop("untallied", None)
     if "collab_rec" in kinds:
         collab_rec_agents(llm, tally, data, dialogues, out)
