@@ -5,11 +5,19 @@ of `--llm smollm2` where llama-cpp-python is installed), the fp32 transformers p
     .venv/bin/python benchmarks/llm.py --threads 1             # the three backends, 32 prompts, 64 new tokens
     .venv/bin/python benchmarks/llm.py --backends hf --n 64 --batch-size 16 --json out.json
     .venv/bin/python benchmarks/llm.py --threads 1             # on a machine busy with other jobs
+    .venv/bin/python benchmarks/llm.py --prompt-read            # llama.cpp: weights' dtype x flash attention
 
 Prints requests/s and completion tokens/s for a cold run (fresh response cache, model already loaded), the
 same per CPU-second of this process (`tok/cpu-s`, the figure a machine shared with other jobs does not distort;
 the openai backend's work happens in the server, so it has none), the model load / server start time, and the
 wall time of the same batch answered entirely from the cache.
+
+`--prompt-read` measures what the LLM systems spend most of their time on with the packaged model, reading long
+prompts, for the four ways llama.cpp can run the file: its own Q4_1 weights or an F16 copy (`dtype=float16`),
+each with and without flash attention (`flash_attn`). Each of `--n` prompts is a catalogue of about 2,300 tokens
+that differs from the first line (no prompt cache, so every token is read), answered greedily with
+`--max-new-tokens`. Prints llama.cpp's own timings (prompt tokens read per second, tokens generated per
+second), the wall time, and how many replies are byte-identical to the Q4_1 file's without flash attention.
 """
 
 from __future__ import annotations
@@ -121,11 +129,91 @@ def run_backend(name: str, spec: str, convs, settings, cache: Path, options: dic
     }
 
 
+PROMPT_READ_CONFIGS = ((None, False), (None, True), ("float16", False), ("float16", True))
+
+
+def catalogue_prompts(n: int) -> list[list[dict[str, str]]]:
+    """n prompts of about 2,300 tokens each (a Collab-REC-like catalogue) that differ from their first line."""
+    out = []
+    for i in range(n):
+        city = CITIES[i % len(CITIES)]
+        lines = [
+            f"Place {j} in {city} | {ASKS[(i + j) % len(ASKS)]} | {3 + (i * j) % 3}.{j % 10} stars | "
+            f"{40 + 7 * j} reviews | price level {1 + j % 4}"
+            for j in range(80)
+        ]
+        text = f"Request {i}: a traveller in {city} asks for {ASKS[i % len(ASKS)]}.\n" + "\n".join(lines)
+        out.append([{"role": "user", "content": text + "\nName the best place and say why in one sentence."}])
+    return out
+
+
+def prompt_read(n: int, max_new_tokens: int, threads: int | None) -> list[dict]:
+    """llama.cpp's prompt reading and generation speed for each (dtype, flash_attn) of PROMPT_READ_CONFIGS."""
+    import llama_cpp
+
+    from trace_llm import DecodingSettings, load_llm
+
+    convs = catalogue_prompts(n)
+    settings = DecodingSettings(max_new_tokens=max_new_tokens)
+    rows, reference = [], None
+    for dtype, flash in PROMPT_READ_CONFIGS:
+        llm = load_llm(
+            "smollm2:llamacpp", settings, cache_path=False, threads=threads, prompt_cache=0, dtype=dtype,
+            flash_attn=flash,
+        )  # fmt: skip
+        llm.generate([{"role": "user", "content": "warm-up"}])
+        ctx = llm._load()._ctx.ctx
+        llama_cpp.llama_perf_context_reset(ctx)
+        t0 = time.perf_counter()
+        replies = llm.generate_batch(convs)
+        wall = time.perf_counter() - t0
+        perf = llama_cpp.llama_perf_context(ctx)
+        reference = reference or replies
+        rows.append(
+            {
+                "weights": dtype or "Q4_1 (the file)",
+                "flash_attn": flash,
+                "prompt_tokens_read": int(perf.n_p_eval),
+                "prompt_tokens_per_s": round(1000 * perf.n_p_eval / perf.t_p_eval_ms, 1),
+                "generated_tokens": int(perf.n_eval),
+                "generated_tokens_per_s": round(1000 * perf.n_eval / perf.t_eval_ms, 1),
+                "wall_s": round(wall, 2),
+                "replies_identical_to_q4_1": sum(a == b for a, b in zip(replies, reference, strict=True)),
+                "requests": len(convs),
+            }
+        )
+        llm.close()
+    return rows
+
+
+def print_prompt_read(rows: list[dict]) -> None:
+    print(
+        f"{'weights':16} {'flash':>5} {'prompt tok/s':>12} {'gen tok/s':>9} {'wall s':>7} {'same replies':>12}"
+    )
+    for r in rows:
+        same = f"{r['replies_identical_to_q4_1']}/{r['requests']}"
+        print(
+            f"{r['weights']:16} {'on' if r['flash_attn'] else 'off':>5} {r['prompt_tokens_per_s']:>12} "
+            f"{r['generated_tokens_per_s']:>9} {r['wall_s']:>7} {same:>12}"
+        )
+
+
+def machine_facts() -> dict:
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--n", type=int, default=32, help="distinct prompts (default: 32)")
+    parser.add_argument(
+        "--n", type=int, default=None, help="distinct prompts (default: 32; --prompt-read: 8)"
+    )
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=8, help="hf batch size (default: 8)")
     parser.add_argument("--concurrency", type=int, default=8, help="openai requests in flight (default: 8)")
@@ -136,8 +224,22 @@ def main() -> None:
         help="torch CPU threads in both the hf process and the server (default: torch's own choice)",
     )
     parser.add_argument("--backends", default="llamacpp,hf,openai")
+    parser.add_argument(
+        "--prompt-read",
+        action="store_true",
+        help="llama.cpp only: prompt reading and generation speed of Q4_1 against F16 weights, flash attention "
+        "off and on (--n prompts of about 2,300 tokens; default here 8)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
+    if args.prompt_read:
+        rows = prompt_read(args.n or 8, args.max_new_tokens, args.threads)
+        print_prompt_read(rows)
+        report = {"mode": "prompt-read", "machine": machine_facts(), "threads": args.threads, "results": rows}
+        print(json.dumps(report, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        return
 
     import torch
     import transformers
@@ -147,18 +249,16 @@ def main() -> None:
     from trace_llm.smollm2 import smollm2_model_dir
 
     settings = DecodingSettings(max_new_tokens=args.max_new_tokens)
+    args.n = args.n or 32
     convs = prompts(args.n)
     t0 = time.perf_counter()
     model_dir = smollm2_model_dir()  # converts the GGUF on first use (not counted below)
     convert_s = time.perf_counter() - t0
     machine = {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
+        **machine_facts(),
         "torch_default_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
     results = []
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:

@@ -16,6 +16,7 @@ from typing import Any
 
 from trace_bench import SEED
 from trace_bench.options import byte_size, number_in, positive_seconds
+from trace_llm.hf import DTYPES
 from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
 from trace_llm.structured import DEFAULT_STRUCTURED, STRUCTURED_MODES
@@ -122,8 +123,17 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
     group.add_argument(
         "--llm-dtype",
         default=None,
-        choices=("auto", "float32", "float16", "bfloat16"),
-        help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU)",
+        choices=DTYPES,
+        help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU); llamacpp/smollm2 run by "
+        "llama.cpp: the GGUF weights rewritten once in that type (default: the file's own; float16 reads long "
+        "prompts faster on a CPU, docs/llm.md)",
+    )
+    group.add_argument(
+        "--llm-flash-attn",
+        action="store_true",
+        default=None,
+        help="llamacpp/smollm2 run by llama.cpp: flash attention (faster at reading long prompts; replies may "
+        "differ where two tokens are nearly tied, so the model's label names it)",
     )
     group.add_argument(
         "--llm-max-response-bytes",
@@ -157,6 +167,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "dtype": args.llm_dtype,
         "threads": args.llm_threads,
         "prompt_cache": getattr(args, "llm_prompt_cache", None),
+        "flash_attn": getattr(args, "llm_flash_attn", None),
         "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
         "structured": getattr(args, "structured", None),
     }

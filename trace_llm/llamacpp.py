@@ -17,6 +17,11 @@ where llama-cpp-python is installed.
   Collab-REC's agents in later rounds, whose prompts differ from their first round's only after the role.
   llama-cpp-python always reuses the prefix shared with the previous request; this cache widens that to the
   last few requests (LRU, about 23 KB a token for SmolLM2).
+* dtype=float16 (also float32, bfloat16; default: the file's own types): the weights rewritten once in that
+  type by llama.cpp's quantizer (trace_llm/llama_dtype.py), which reads long prompts faster on a CPU than Q4_1.
+  flash_attn=True: llama.cpp's flash attention, also faster at reading prompts. Both change the arithmetic, so
+  greedy replies may differ from the default's where two tokens are nearly tied: the model's label, the run's
+  identity and the response cache's key name them (docs/llm.md, "Faster prompt reading").
 * threads=N: llama.cpp's CPU threads, for generating and for reading the prompt (default: llama-cpp-python's,
   half the cores for generating and all of them for reading the prompt, the fastest measured on 2 cores:
   docs/llm.md, "CPU threads").
@@ -41,6 +46,7 @@ from trace_bench.shell import pip_install_command
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMError
+from trace_llm.llama_dtype import check_llama_dtype, gguf_as_dtype
 from trace_llm.llama_schema import converter_schema
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import DEFAULT_STRUCTURED, GRAMMAR, Constraint
@@ -133,7 +139,11 @@ class LlamaCppLLM(LLM):
         context: int = DEFAULT_CONTEXT,
         prompt_cache: int = DEFAULT_PROMPT_CACHE_MB,
         structured: str = DEFAULT_STRUCTURED,
+        dtype: str | None = None,
+        flash_attn: bool = False,
     ):
+        if not isinstance(flash_attn, bool):
+            raise LLMConfigError(f"flash_attn={flash_attn!r}: expected true or false")
         if isinstance(prompt_cache, bool) or not isinstance(prompt_cache, int) or prompt_cache < 0:
             raise LLMConfigError(
                 f"prompt_cache={prompt_cache!r}: expected megabytes of RAM, a whole number >= 0 (0: no cache)"
@@ -148,6 +158,8 @@ class LlamaCppLLM(LLM):
         if not llamacpp_available():
             raise missing_llamacpp_error()
         self.gguf_path = path.resolve()
+        self.dtype = check_llama_dtype(dtype)
+        self.flash_attn = flash_attn
         self.threads = threads
         self.context = context
         self.prompt_cache = prompt_cache
@@ -157,8 +169,14 @@ class LlamaCppLLM(LLM):
         self.decode_seconds = 0.0
         self.prompt_tokens_read = 0  # prompt tokens evaluated (not those reused from an earlier state)
         self.grammar_seconds = 0.0  # time spent converting and parsing grammars (not the per-token masking)
+        label = model_label or str(self.gguf_path)
+        how = []  # what runs differently from the file as it is, named in the label
+        if self.dtype:
+            how.append(f"as {self.dtype}")
+        if flash_attn:
+            how.append("flash attention")
         super().__init__(
-            model_label or str(self.gguf_path),
+            f"{label} ({', '.join(how)})" if how else label,
             settings,
             cache_path,
             spec or f"llamacpp:{self.gguf_path}",
@@ -172,6 +190,9 @@ class LlamaCppLLM(LLM):
             "llama_cpp_python": getattr(llama_cpp, "__version__", "unknown"),
             "context": self.context,
             "prompt_cache": self.prompt_cache,  # MB
+            # only where asked for: runs recorded before these options keep their identity
+            **({"dtype": self.dtype} if self.dtype else {}),
+            **({"flash_attn": True} if self.flash_attn else {}),
         }
 
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
@@ -181,12 +202,14 @@ class LlamaCppLLM(LLM):
         if self._llama is None:
             from trace_llm.llama_greedy import greedy_grammar_llama_class
 
+            path = gguf_as_dtype(self.gguf_path, self.dtype) if self.dtype else self.gguf_path
             try:
                 self._llama = greedy_grammar_llama_class()(
-                    model_path=str(self.gguf_path),
+                    model_path=str(path),
                     n_ctx=self.context,
                     n_threads=self.threads,
                     n_threads_batch=self.threads,
+                    flash_attn=self.flash_attn,
                     verbose=False,
                 )
             except (ValueError, RuntimeError) as e:
@@ -196,10 +219,11 @@ class LlamaCppLLM(LLM):
 
                 self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache << 20))
             log.info(
-                "llama.cpp loaded %s (context %d, threads %s)",
-                self.gguf_path,
+                "llama.cpp loaded %s (context %d, threads %s, flash attention %s)",
+                path,
                 self.context,
                 self.threads or "default",
+                "on" if self.flash_attn else "off",
             )
         return self._llama
 
