@@ -166,17 +166,9 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     --llm is not); the systems of other papers (LLM_SYSTEMS) only what was given, so that their own defaults stand.
     """
     from trace_llm import DEFAULT_SPEC
+    from trace_llm.cli import llm_options
 
-    options = {
-        "concurrency": args.llm_concurrency,
-        "batch_size": args.llm_batch_size,
-        "device": args.llm_device,
-        "dtype": args.llm_dtype,
-        "threads": args.llm_threads,
-        "timeout": args.llm_timeout,
-        "max_response_bytes": args.llm_max_response_bytes,
-        "structured": args.structured,
-    }
+    options = llm_options(args)
     own = name not in LLM_BASELINES
     params: dict[str, Any] = {"llm": args.llm if own else args.llm or DEFAULT_SPEC}
     for flag, (key, app_f) in DECODING_FLAGS.items():

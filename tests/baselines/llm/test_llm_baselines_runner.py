@@ -145,6 +145,7 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
     import argparse
 
     from trace_harness.cli import llm_params, register_run
+    from trace_llm.cli import llm_options
 
     parser = argparse.ArgumentParser()
     register_run(parser.add_subparsers())
@@ -175,6 +176,12 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
     assert (llm_params(args, "dst")["temperature"], llm_params(args, "dst")["max_new_tokens"]) == (1.0, 9)
     args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o"])
     assert args.llm is None and llm_params(args, "dst")["llm"] == "smollm2"
+    # every backend flag the run command shows reaches the model (the same list as every other LLM command)
+    flags = ["--llm-prompt-cache", "0", "--llm-flash-attn", "--llm-dtype", "float16", "--llm-threads", "1"]
+    args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o", *flags])
+    options = {"prompt_cache": 0, "flash_attn": True, "dtype": "float16", "threads": 1}
+    assert llm_params(args, "dst")["llm_options"] == options
+    assert {k: v for k, v in llm_options(args).items() if v is not None} == options
 
 
 def test_the_same_baseline_under_two_models_gives_two_leaderboard_rows(data_dir, tmp_path):
