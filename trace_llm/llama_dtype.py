@@ -25,8 +25,11 @@ from trace_llm.hf import gguf_fingerprint, models_cache_dir
 log = logging.getLogger(__name__)
 
 # --llm-dtype's names (shared with the hf backend) and llama.cpp's file types; "auto" and None keep the file
-LLAMA_DTYPES = {"float32": ("F32", "LLAMA_FTYPE_ALL_F32"), "float16": ("F16", "LLAMA_FTYPE_MOSTLY_F16"),
-                "bfloat16": ("BF16", "LLAMA_FTYPE_MOSTLY_BF16")}  # fmt: skip
+LLAMA_DTYPES = {
+    "float32": ("F32", "LLAMA_FTYPE_ALL_F32"),
+    "float16": ("F16", "LLAMA_FTYPE_MOSTLY_F16"),
+    "bfloat16": ("BF16", "LLAMA_FTYPE_MOSTLY_BF16"),
+}
 KEEP = (None, "auto")
 
 
