@@ -4,7 +4,8 @@
 The packaged SmolLM2 file is Q4_1: llama.cpp multiplies its weights with activations quantised to 8 bits, and
 llama.cpp's fast matrix kernels for reading a prompt (llamafile's) do not cover Q4_1. The same weights written as
 F16 (each Q4_1 value `d * q + m` rounded to half precision) are read by those kernels with activations kept in
-fp32, so a long prompt is read about 1.4 times as fast on 2 cores (benchmarks/llm.py --prompt-read; docs/llm.md).
+fp32, so a long prompt is read about 1.3 times as fast on 2 cores (1.8 with flash attention), while new
+tokens come about a quarter more slowly (benchmarks/llm.py --prompt-read; docs/llm.md).
 The file is three times as large and greedy replies may differ from the Q4_1 file's wherever two tokens are
 nearly tied, so the backend labels the model with the dtype and keys its response cache on it.
 
