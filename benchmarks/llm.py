@@ -33,6 +33,10 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine  # noqa: E402  (benchmarks/ is on sys.path when run as a script)
+
 CITIES = (
     "Tampa",
     "Nashville",
@@ -198,15 +202,6 @@ def print_prompt_read(rows: list[dict]) -> None:
         )
 
 
-def machine_facts() -> dict:
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -235,7 +230,7 @@ def main() -> None:
     if args.prompt_read:
         rows = prompt_read(args.n or 8, args.max_new_tokens, args.threads)
         print_prompt_read(rows)
-        report = {"mode": "prompt-read", "machine": machine_facts(), "threads": args.threads, "results": rows}
+        report = {"mode": "prompt-read", "machine": machine(), "threads": args.threads, "results": rows}
         print(json.dumps(report, indent=1))
         if args.json:
             args.json.write_text(json.dumps(report, indent=1) + "\n")
@@ -254,11 +249,14 @@ def main() -> None:
     t0 = time.perf_counter()
     model_dir = smollm2_model_dir()  # converts the GGUF on first use (not counted below)
     convert_s = time.perf_counter() - t0
-    machine = {
-        **machine_facts(),
+    facts = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
         "torch_default_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
     results = []
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
@@ -300,7 +298,7 @@ def main() -> None:
         "threads": args.threads,
         "openai_concurrency": args.concurrency,
         "gguf_conversion_s_this_run": round(convert_s, 2),
-        "machine": machine,
+        "machine": facts,
         "results": results,
     }
     header = (

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from tests.support.requires import needs_llama_cpp
 from trace_harness.constraints import SAMPLE_CATALOGUE, SAMPLE_LABELS, package_constraints
 from trace_llm.jsonout import validation_errors
 
@@ -120,10 +121,7 @@ def test_core_rating_grammar_keeps_the_paper_format(compiler):
 @pytest.fixture(scope="module")
 def llama_vocab():
     """The packaged GGUF's vocabulary alone (no weights), for llama.cpp's grammar parser."""
-    llama_cpp = pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    llama_cpp = needs_llama_cpp()
     from trace_llm.errors import LLMConfigError
     from trace_llm.smollm2 import smollm2_gguf_path
 

@@ -7,6 +7,7 @@ import argparse
 
 import pytest
 
+from tests.support.requires import needs_llama_cpp
 from trace_llm import DecodingSettings, LLMConfigError, add_llm_argument, load_llm
 from trace_llm.cache import CACHE_ENV
 from trace_llm.cli import llm_options
@@ -14,13 +15,6 @@ from trace_llm.llama_dtype import check_llama_dtype, gguf_as_dtype
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 SHORT = DecodingSettings(max_new_tokens=12)
-
-
-def _needs_llama_cpp() -> None:
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
 
 
 def test_dtype_names_are_checked():
@@ -40,13 +34,13 @@ def test_cli_flags_reach_the_options():
 
 @pytest.mark.parametrize("bad", ["yes", 1])
 def test_flash_attn_must_be_a_bool(bad):
-    _needs_llama_cpp()
+    needs_llama_cpp()
     with pytest.raises(LLMConfigError, match="flash_attn=.*expected true or false"):
         load_llm("smollm2:llamacpp", cache_path=False, flash_attn=bad)
 
 
 def test_f16_copy_is_written_once_then_reused(tmp_path):
-    _needs_llama_cpp()
+    needs_llama_cpp()
     from trace_llm.smollm2 import smollm2_gguf_path
 
     source = smollm2_gguf_path()
@@ -61,7 +55,7 @@ def test_f16_copy_is_written_once_then_reused(tmp_path):
 
 
 def test_f16_with_flash_attention_answers_under_its_own_label_and_cache_key(tmp_path, monkeypatch):
-    _needs_llama_cpp()
+    needs_llama_cpp()
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     cache = tmp_path / "responses.sqlite"
     plain = load_llm("smollm2:llamacpp", SHORT, cache_path=cache, threads=1)

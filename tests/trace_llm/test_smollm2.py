@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.support.requires import needs_llama_cpp
 from trace_llm import DecodingSettings, LLMConfigError, load_llm
 from trace_llm import smollm2 as smollm2_module
 from trace_llm.hf import CONVERTED_MARKER
@@ -95,10 +96,7 @@ ASK = [
 
 @pytest.mark.slow
 def test_llamacpp_in_process_is_smollm2s_default_and_decodes_under_the_schema(tmp_path):
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    needs_llama_cpp()
     from trace_llm.jsonout import validation_errors
 
     llm = load_llm(
@@ -115,10 +113,7 @@ def test_llamacpp_in_process_is_smollm2s_default_and_decodes_under_the_schema(tm
 
 def test_llamacpp_refuses_a_grammar_its_parser_refuses_instead_of_decoding_freely(tmp_path):
     """llama-cpp-python would leave such a grammar out of the sampler and decode with no constraint."""
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    needs_llama_cpp()
     from trace_llm.structured import Constraint
 
     llm = load_llm("smollm2:llamacpp", DecodingSettings(max_new_tokens=8), cache_path=False, threads=1)
@@ -163,10 +158,7 @@ def test_transformers_serve_falls_back_to_prompt_and_repair(transformers_server,
 def test_llamacpp_greedy_grammar_replies_equal_llama_cpp_pythons_own_sampler():
     """The grammar asked about the top token first (trace_llm/llama_greedy.py) chooses what the full mask
     chooses: replies byte-identical to llama-cpp-python's sampler chain, with both of its paths taken."""
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    needs_llama_cpp()
     from llama_cpp import Llama, LlamaGrammar
 
     from trace_harness.constraints import package_constraints
@@ -220,10 +212,7 @@ def test_llamacpp_greedy_grammar_replies_equal_llama_cpp_pythons_own_sampler():
 def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_once(tmp_path):
     """Collab-REC's shape: agent A, then agent B (a prompt that differs from the start), then A's next round.
     With the cache, A's second prompt reads only what follows A's first; the replies are the same without it."""
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    needs_llama_cpp()
     catalogue = "\n".join(f"Place {i} | a quiet cafe with a garden and good coffee" for i in range(20))
     a1 = f"Agent A. Catalogue:\n{catalogue}\nPick two places."
     b1 = f"Agent B. Catalogue:\n{catalogue}\nPick two places."
@@ -253,9 +242,6 @@ def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_onc
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "64"])
 def test_llamacpp_prompt_cache_must_be_whole_megabytes(bad):
-    pytest.importorskip(
-        "llama_cpp",
-        reason="llama-cpp-python is not installed (scripts/setup.sh builds it; docs/development.md)",
-    )
+    needs_llama_cpp()
     with pytest.raises(LLMConfigError, match="prompt_cache=.*expected megabytes"):
         load_llm("smollm2:llamacpp", cache_path=False, prompt_cache=bad)
