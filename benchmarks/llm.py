@@ -17,7 +17,8 @@ prompts, for the four ways llama.cpp can run the file: its own Q4_1 weights or a
 each with and without flash attention (`flash_attn`). Each of `--n` prompts is a catalogue of about 2,300 tokens
 that differs from the first line (no prompt cache, so every token is read), answered greedily with
 `--max-new-tokens`. Prints llama.cpp's own timings (prompt tokens read per second, tokens generated per
-second), the wall time, and how many replies are byte-identical to the Q4_1 file's without flash attention.
+second), the wall time, how many replies are byte-identical to the Q4_1 file's without flash attention, and
+the CPU kernels of the llama.cpp build that ran them (`llama_print_system_info`: AVX2 only, or AVX-512 too).
 """
 
 from __future__ import annotations
@@ -230,7 +231,18 @@ def main() -> None:
     if args.prompt_read:
         rows = prompt_read(args.n or 8, args.max_new_tokens, args.threads)
         print_prompt_read(rows)
-        report = {"mode": "prompt-read", "machine": machine(), "threads": args.threads, "results": rows}
+        import llama_cpp
+
+        # which CPU kernels this llama.cpp build has (an AVX-512 build reads prompts faster: docs/llm.md)
+        build = llama_cpp.llama_print_system_info().decode().strip().rstrip("|").strip()
+        print(f"llama.cpp build: {build}")
+        report = {
+            "mode": "prompt-read",
+            "machine": machine(),
+            "llama_cpp_build": build,
+            "threads": args.threads,
+            "results": rows,
+        }
         print(json.dumps(report, indent=1))
         if args.json:
             args.json.write_text(json.dumps(report, indent=1) + "\n")

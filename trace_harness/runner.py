@@ -83,7 +83,7 @@ IDENTITY_KEYS: tuple[str, ...] = (
 # server, a cluster moved) may finish a run; the LLM layer's cache keys on the model name for the same reason.
 ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads, llama.cpp's
-# prompt cache): a run resumed with another --llm-timeout or --llm-concurrency asks the same model the same
+# prompt cache and copies of the model): a run resumed with another --llm-timeout or --llm-concurrency asks the same model the same
 # prompts. They stay recorded in the metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
 TRANSPORT_KEYS: tuple[str, ...] = (
     "concurrency",
@@ -94,6 +94,7 @@ TRANSPORT_KEYS: tuple[str, ...] = (
     "batch_size",
     "threads",
     "prompt_cache",
+    "instances",
     "max_response_bytes",
     "max_error_rate",
     "error_window",

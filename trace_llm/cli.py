@@ -136,6 +136,14 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         "differ where two tokens are nearly tied, so the model's label names it)",
     )
     group.add_argument(
+        "--llm-instances",
+        type=number_in(int, 1),
+        default=None,
+        metavar="N",
+        help="llamacpp, smollm2 run by llama.cpp: copies of the model answering a batch side by side, the cores "
+        "shared between them (default: 1; 2 keeps both cores of a 2-core machine busy, same replies: docs/llm.md)",
+    )
+    group.add_argument(
         "--llm-max-response-bytes",
         type=byte_size,
         default=None,
@@ -168,6 +176,7 @@ def llm_options(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.llm_threads,
         "prompt_cache": getattr(args, "llm_prompt_cache", None),
         "flash_attn": getattr(args, "llm_flash_attn", None),
+        "instances": getattr(args, "llm_instances", None),
         "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
         "structured": getattr(args, "structured", None),
     }

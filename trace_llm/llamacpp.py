@@ -22,9 +22,17 @@ where llama-cpp-python is installed.
   flash_attn=True: llama.cpp's flash attention, also faster at reading prompts. Both change the arithmetic, so
   greedy replies may differ from the default's where two tokens are nearly tied: the model's label, the run's
   identity and the response cache's key name them (docs/llm.md, "Faster prompt reading").
-* threads=N: llama.cpp's CPU threads, for generating and for reading the prompt (default: llama-cpp-python's,
-  half the cores for generating and all of them for reading the prompt, the fastest measured on 2 cores:
+* threads=N: llama.cpp's CPU threads of each instance, for generating and for reading the prompt (default with
+  one instance: llama-cpp-python's, half the cores for generating and all of them for reading the prompt; with
+  several: each generates with its share of the cores, at least one, and reads a prompt with all of them:
   docs/llm.md, "CPU threads").
+* instances=N (default 1): N copies of the model in this process (the weights' file mapped once) answering a
+  batch's requests side by side, request i on copy i mod N whatever the others do, so the replies and their
+  order do not depend on N (a test compares them), and a request sent again in the same position (a debater
+  or a Collab-REC agent in its next round) finds its prefix in its copy's prompt cache (prompt_cache is shared
+  out between the copies). llama.cpp generates a token with one core faster than with two, so one copy alone
+  leaves the second core idle while it generates; two copies keep both busy (docs/llm.md, "Two copies of
+  the model").
 * Install: llama-cpp-python must be built from source on machines whose CPU the default native build
   mis-detects (it crashes on any prompt longer than one token); scripts/setup.sh builds it with the flags in
   docs/development.md.
@@ -35,6 +43,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
+import queue
 import re
 import threading
 import time
@@ -141,7 +151,12 @@ class LlamaCppLLM(LLM):
         structured: str = DEFAULT_STRUCTURED,
         dtype: str | None = None,
         flash_attn: bool = False,
+        instances: int = 1,
     ):
+        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+            raise LLMConfigError(
+                f"instances={instances!r}: expected a positive integer (copies of the model)"
+            )
         if not isinstance(flash_attn, bool):
             raise LLMConfigError(f"flash_attn={flash_attn!r}: expected true or false")
         if isinstance(prompt_cache, bool) or not isinstance(prompt_cache, int) or prompt_cache < 0:
@@ -163,9 +178,11 @@ class LlamaCppLLM(LLM):
         self.threads = threads
         self.context = context
         self.prompt_cache = prompt_cache
-        self._llama: Any = None
+        self.instances = instances
+        self._llamas: list[Any] = []
         self._grammars: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._counts_lock = threading.Lock()
         self.decode_seconds = 0.0
         self.prompt_tokens_read = 0  # prompt tokens evaluated (not those reused from an earlier state)
         self.grammar_seconds = 0.0  # time spent converting and parsing grammars (not the per-token masking)
@@ -193,39 +210,57 @@ class LlamaCppLLM(LLM):
             # only where asked for: runs recorded before these options keep their identity
             **({"dtype": self.dtype} if self.dtype else {}),
             **({"flash_attn": True} if self.flash_attn else {}),
+            # how the work was shared out, not what was computed: the replies are the same (module docstring)
+            **({"instances": self.instances} if self.instances > 1 else {}),
         }
 
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
         return GRAMMAR, False
 
+    def _threads_each(self) -> tuple[int | None, int | None]:
+        """(generating, reading) CPU threads of each copy: as asked; llama-cpp-python's default for one copy;
+        else the cores shared out for generating, and all of them for reading a prompt."""
+        if self.threads is not None or self.instances == 1:
+            return self.threads, self.threads
+        cores = os.cpu_count() or 1
+        return max(1, cores // self.instances), cores
+
     def _load(self) -> Any:
-        if self._llama is None:
+        """The first copy of the model (all `instances` copies are loaded)."""
+        if not self._llamas:
             from trace_llm.llama_greedy import greedy_grammar_llama_class
 
             path = gguf_as_dtype(self.gguf_path, self.dtype) if self.dtype else self.gguf_path
-            try:
-                self._llama = greedy_grammar_llama_class()(
-                    model_path=str(path),
-                    n_ctx=self.context,
-                    n_threads=self.threads,
-                    n_threads_batch=self.threads,
-                    flash_attn=self.flash_attn,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError) as e:
-                raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
-            if self.prompt_cache:
-                from llama_cpp import LlamaRAMCache
+            threads = self._threads_each()
+            for _ in range(self.instances):
+                try:
+                    llama = greedy_grammar_llama_class()(
+                        model_path=str(path),
+                        n_ctx=self.context,
+                        n_threads=threads[0],
+                        n_threads_batch=threads[1],
+                        flash_attn=self.flash_attn,
+                        verbose=False,
+                    )
+                except (ValueError, RuntimeError) as e:
+                    self._close_copies()
+                    raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
+                if self.prompt_cache:
+                    from llama_cpp import LlamaRAMCache
 
-                self._llama.set_cache(LlamaRAMCache(capacity_bytes=self.prompt_cache << 20))
+                    share = max(1, self.prompt_cache // self.instances)
+                    llama.set_cache(LlamaRAMCache(capacity_bytes=share << 20))
+                self._llamas.append(llama)
             log.info(
-                "llama.cpp loaded %s (context %d, threads %s, flash attention %s)",
+                "llama.cpp loaded %s (context %d, %d cop%s, threads %s, flash attention %s)",
                 path,
                 self.context,
-                self.threads or "default",
+                self.instances,
+                "y" if self.instances == 1 else "ies",
+                "default" if threads[0] is None else f"{threads[0]} generating, {threads[1]} reading",
                 "on" if self.flash_attn else "off",
             )
-        return self._llama
+        return self._llamas[0]
 
     def _grammar(self, constraint: Constraint) -> Any:
         hit = self._grammars.get(constraint.digest)
@@ -283,51 +318,91 @@ class LlamaCppLLM(LLM):
         constraint: Constraint | None,
     ) -> None:
         with self._lock:
-            llama = self._load()
-            for i, messages in enumerate(conversations):
-                kwargs: dict[str, Any] = {
-                    "messages": messages,
-                    "max_tokens": settings.max_new_tokens,
-                    "seed": settings.seed,
-                    "temperature": settings.temperature,
-                    "top_p": settings.top_p,
-                    "top_k": 0,
-                    "min_p": 0.0,
-                    "repeat_penalty": 1.0,
-                }
-                if constraint is not None:
-                    kwargs["grammar"] = self._grammar(constraint)
-                started = time.perf_counter()
-                read = _prompt_tokens_evaluated(llama)
-                try:
-                    out = llama.create_chat_completion(**kwargs)
-                except ValueError as e:  # e.g. a prompt longer than the context
-                    raise LLMError(f"llama.cpp {self.gguf_path.name}: {e}") from e
-                self.decode_seconds += time.perf_counter() - started
-                self.prompt_tokens_read += _prompt_tokens_evaluated(llama) - read
-                choice = out["choices"][0]
-                usage = out.get("usage") or {}
-                finish = choice.get("finish_reason")
-                on_done(
-                    i,
-                    Completion(
-                        choice["message"].get("content") or "",
-                        int(usage.get("prompt_tokens", 0)),
-                        int(usage.get("completion_tokens", 0)),
-                        finish if isinstance(finish, str) else None,
-                    ),
-                )
+            self._load()
+            grammar = self._grammar(constraint) if constraint is not None else None
+            copies = self._llamas[: len(conversations)]
+            if len(copies) == 1:
+                for i, messages in enumerate(conversations):
+                    on_done(i, self._one(copies[0], messages, settings, grammar))
+                return
+            # request i on copy i mod N; the answers come back here, in this thread, where on_done may write
+            # to the response cache (an SQLite connection belongs to the thread that opened it)
+            answers: queue.Queue[tuple[int, Completion | BaseException]] = queue.Queue()
+            stop = threading.Event()
+
+            def work(j: int) -> None:
+                for i in range(j, len(conversations), len(copies)):
+                    if stop.is_set():
+                        return
+                    try:
+                        answers.put((i, self._one(copies[j], conversations[i], settings, grammar)))
+                    except BaseException as e:  # handed to the caller's thread, raised there
+                        answers.put((i, e))
+                        return
+
+            workers = [threading.Thread(target=work, args=(j,), daemon=True) for j in range(len(copies))]
+            for w in workers:
+                w.start()
+            try:
+                for _ in range(len(conversations)):
+                    i, answer = answers.get()
+                    if isinstance(answer, BaseException):
+                        raise answer
+                    on_done(i, answer)
+            finally:
+                stop.set()
+                for w in workers:
+                    w.join()
+
+    def _one(
+        self, llama: Any, messages: list[Message], settings: DecodingSettings, grammar: Any
+    ) -> Completion:
+        """One request answered by one copy of the model."""
+        kwargs: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": settings.max_new_tokens,
+            "seed": settings.seed,
+            "temperature": settings.temperature,
+            "top_p": settings.top_p,
+            "top_k": 0,
+            "min_p": 0.0,
+            "repeat_penalty": 1.0,
+        }
+        if grammar is not None:
+            kwargs["grammar"] = grammar
+        started = time.perf_counter()
+        read = _prompt_tokens_evaluated(llama)
+        try:
+            out = llama.create_chat_completion(**kwargs)
+        except ValueError as e:  # e.g. a prompt longer than the context
+            raise LLMError(f"llama.cpp {self.gguf_path.name}: {e}") from e
+        with self._counts_lock:
+            self.decode_seconds += time.perf_counter() - started
+            self.prompt_tokens_read += _prompt_tokens_evaluated(llama) - read
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        finish = choice.get("finish_reason")
+        return Completion(
+            choice["message"].get("content") or "",
+            int(usage.get("prompt_tokens", 0)),
+            int(usage.get("completion_tokens", 0)),
+            finish if isinstance(finish, str) else None,
+        )
+
+    def _close_copies(self) -> None:
+        for llama in self._llamas:
+            llama.close() if hasattr(llama, "close") else None
+        self._llamas = []
 
     def _close_backend(self) -> None:
-        if self._llama is not None:
-            steps, full = self._llama.grammar_counts()
+        if self._llamas:
+            counts = [llama.grammar_counts() for llama in self._llamas]
             log.info(
                 "llama.cpp: %d prompt tokens read; %d greedy steps under a grammar, %d of them with the whole "
                 "vocabulary masked",
                 self.prompt_tokens_read,
-                steps,
-                full,
+                sum(c[0] for c in counts),
+                sum(c[1] for c in counts),
             )
-            self._llama.close() if hasattr(self._llama, "close") else None
-            self._llama = None
+            self._close_copies()
             self._grammars.clear()

@@ -10,7 +10,9 @@ from trace_llm.settings import DecodingSettings
 from trace_llm.spec import DEFAULT_SPEC, parse_spec
 
 COMMON_OPTIONS = frozenset({"structured"})
-LLAMACPP_OPTIONS = frozenset({"threads", "context", "prompt_cache", "dtype", "flash_attn"}) | COMMON_OPTIONS
+LLAMACPP_OPTIONS = (
+    frozenset({"threads", "context", "prompt_cache", "dtype", "flash_attn", "instances"}) | COMMON_OPTIONS
+)
 HF_OPTIONS = (
     frozenset({"batch_size", "device", "dtype", "trust_remote_code", "models_dir", "threads"})
     | COMMON_OPTIONS
@@ -59,7 +61,7 @@ def load_llm(
       llamacpp / smollm2 run by llama.cpp: threads=None (llama.cpp's default), context=8192,
                     prompt_cache=1024 (MB of llama.cpp states kept for prefix reuse; 0: none),
                     dtype=None (the file's own types; float16: an F16 copy, faster at reading prompts),
-                    flash_attn=False
+                    flash_attn=False, instances=1 (copies of the model answering side by side)
       openai: concurrency=64, timeout=300, connect_timeout=10, max_retries=4, backoff=0.5, api_key, api_key_env,
               max_response_bytes=4 MiB, max_error_rate=0.1 (1: no abort), error_window=100
     """

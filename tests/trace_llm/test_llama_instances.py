@@ -1,0 +1,73 @@
+"""The llamacpp backend's `instances` option: copies of the model answering a batch side by side give the same
+replies, in the same order, as one copy; a failed request still raises in the caller's thread; the option is
+checked, reaches the backend from `--llm-instances`, and is left out of a run's identity."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from tests.support.requires import needs_llama_cpp
+from trace_harness.runner import llm_identity
+from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
+from trace_llm.cli import add_llm_argument, llm_options
+
+SHORT = DecodingSettings(max_new_tokens=32)
+CATALOGUE = "\n".join(f"Place {i} | a quiet cafe with a garden, {20 + i} reviews" for i in range(12))
+PROMPTS = [
+    [{"role": "user", "content": f"Agent {a}. Catalogue:\n{CATALOGUE}\nPick the best place."}] for a in "ABC"
+] + [[{"role": "user", "content": "Name a museum in Tampa."}]]
+SCHEMA = {
+    "type": "object",
+    "properties": {"place": {"type": "string", "maxLength": 20}},
+    "required": ["place"],
+    "additionalProperties": False,
+}
+
+
+def test_llm_instances_flag_reaches_the_backend_and_is_checked(capsys):
+    parser = argparse.ArgumentParser()
+    add_llm_argument(parser)
+    assert llm_options(parser.parse_args([]))["instances"] is None  # the backend's default: one copy
+    assert llm_options(parser.parse_args(["--llm-instances", "2"]))["instances"] == 2
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--llm-instances", "0"])
+    assert "--llm-instances" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_instances_must_be_a_positive_whole_number(bad):
+    needs_llama_cpp()
+    with pytest.raises(LLMConfigError, match="instances=.*expected a positive integer"):
+        load_llm("smollm2:llamacpp", cache_path=False, instances=bad)
+
+
+def test_two_copies_answer_like_one(tmp_path):
+    needs_llama_cpp()
+    runs = {}
+    for n in (1, 2):
+        llm = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / f"cache{n}.sqlite", instances=n)
+        replies = llm.generate_batch(PROMPTS)
+        answers = [repr(a) for a in llm.generate_json_batch(PROMPTS[:3], SCHEMA)]
+        runs[n] = replies, answers, llm.usage, llm.describe()
+        assert len(llm._llamas) == n
+        llm.close()
+    (one, one_json, one_usage, one_described), (two, two_json, two_usage, two_described) = runs[1], runs[2]
+    assert two == one and two_json == one_json
+    assert two_usage == one_usage and two_usage["requests"] >= 7 and two_usage["constrained"] >= 3
+    assert "instances" not in one_described and two_described["instances"] == 2
+    assert llm_identity(two_described) == llm_identity(one_described)  # a run resumes with another count
+    # answered by the second copy too: its own response cache holds every reply, in its place
+    again = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "cache2.sqlite", instances=2)
+    assert again.generate_batch(PROMPTS) == one and again.usage["cache_hits"] == len(PROMPTS)
+    again.close()
+
+
+def test_a_failed_request_raises_in_the_callers_thread(tmp_path):
+    needs_llama_cpp()
+    # a catalogue prompt does not fit a 96-token context; the short one does
+    llm = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "c.sqlite", instances=2, context=96)
+    with pytest.raises(LLMError, match="SmolLM2-135M-Instruct"):
+        llm.generate_batch([PROMPTS[3], PROMPTS[0], PROMPTS[3]])
+    llm.close()
