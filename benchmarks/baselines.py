@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     from baselines import NON_LLM_BASELINES
     from trace_dataset.datadir import kb_dir
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     data = args.data if args.data else build_builtin(args.build, args.n, args.num_proc)
     names = args.baselines.split(",") if args.baselines else list(NON_LLM_BASELINES)

@@ -51,7 +51,7 @@ def moderator_speed(kb_path: str, queries_path: str, repeat: int) -> dict:
     from baselines.collab_rec.catalogue import load_city_kb, load_queries
     from baselines.collab_rec.moderator import ModeratorConfig
     from baselines.collab_rec.negotiation import run_mami
-    from trace_harness.collab_rec.run import city_tasks
+    from trace_harness.protocols.collab_rec.run import city_tasks
 
     kb, queries = load_city_kb(kb_path), load_queries(queries_path)
     config = ModeratorConfig(stopping="fixed", t_max=10)

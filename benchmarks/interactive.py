@@ -63,9 +63,9 @@ def _one(name: str) -> tuple[str, int, int, float, float, int | None, str]:
     """(baseline, dialogues, system turns, wall s, CPU s, queries encoded, error) over every traveler."""
     import tempfile
 
-    from trace_harness.interactive.loop import converse
-    from trace_harness.interactive.run import make_simulator
-    from trace_harness.interactive.systems import load_system
+    from trace_harness.protocols.interactive.loop import converse
+    from trace_harness.protocols.interactive.run import make_simulator
+    from trace_harness.protocols.interactive.systems import load_system
 
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:
@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from baselines import NON_LLM_BASELINES
-    from trace_harness.interactive.run import load_data_kb, seed_goals
-    from trace_harness.interactive.simulator.goal import World
+    from trace_harness.protocols.interactive.run import load_data_kb, seed_goals
+    from trace_harness.protocols.interactive.simulator.goal import World
 
     data = args.data
     if args.build is not None:

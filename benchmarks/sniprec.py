@@ -127,7 +127,7 @@ def bench_runs(
     data: Path, split: str, pools: list[str], cache: Path, subset: int | None, threads: int | None, tmp: Path
 ) -> Path:
     """Sections 3: the runs; returns the data directory they ran on (the subset's, with --subset)."""
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     os.environ["TRACE_BENCH_CACHE"] = str(cache)
     params = {"snippets": "rules"} if threads is None else {"snippets": "rules", "encoder_threads": threads}
@@ -169,7 +169,7 @@ def bench_memory(data: Path, split: str, pool: str, cache: Path, threads: int | 
     from trace_dataset.datadir import iter_dialogues, kb_dir
     from trace_dataset.kb.store import KnowledgeBase
     from trace_dataset.views import turn_rows
-    from trace_harness.runner import resolve_splits
+    from trace_harness.protocols.teacher_forced.runner import resolve_splits
 
     kb = KnowledgeBase.load(kb_dir(data))
     pipe = pipeline("sniprec", kb, snippets="rules", cache_dir=str(cache), encoder_threads=threads)

@@ -58,7 +58,7 @@ def build_data(work: Path, n: int) -> Path:
 
 
 def ensure_runs(data: Path, runs: Path, names: list[str]) -> None:
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     for name in names:
         out = runs / f"{name}.jsonl"

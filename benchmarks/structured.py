@@ -113,7 +113,7 @@ def validity(
     replies are the same first replies and are checked again. The seeded subsets are nested (`random.sample`
     draws the same first dialogues for a larger n), so a cache serves a larger run's first dialogues too."""
     from baselines.llm.common import decoding
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
     from trace_llm import load_llm
 
     cache_path = cache.with_name(f"{cache.stem}-{mode}{cache.suffix}") if cache else False
@@ -157,7 +157,7 @@ def validity(
 
 def collab_rec_agents(llm: Any, tally: Tally, data: Path, dialogues: int, out: Path) -> None:
     """Collab-REC's Trace pipeline; its run summary counts the agent calls and the failed ones."""
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     tally.label = "collab_rec agent"  # SASI: one agent call per turn, the agents' schema (MAMI asks the same)
     meta = run_baseline(
@@ -181,7 +181,7 @@ def core_factor_ratings(
     llm: Any, tally: Tally, data: Path, dialogues: int, out: Path, factors: tuple[str, ...] | None
 ) -> None:
     """CoRE's factor ratings of the Zero-Shot run's dialogues, checked by CoRE's `<rating>N</rating>` parse."""
-    from trace_harness.runner import meta_path
+    from trace_harness.protocols.teacher_forced.runner import meta_path
     from trace_metrics.core.factors import parse_rating, rate_factors
     from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
     from trace_metrics.core.runner import collect_logs
@@ -453,7 +453,7 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
 
 
 def main() -> None:
-    from trace_harness.cli import key_value_param
+    from trace_harness.protocols.teacher_forced.cli import key_value_param
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -171,7 +171,7 @@ def boards_html(board: Board) -> str:
 
 def load_metrics(run: Path) -> dict[str, Any] | None:
     from trace_dataset.io import TraceDataError, read_json
-    from trace_harness.interactive.output import METRICS_FILE
+    from trace_harness.protocols.interactive.output import METRICS_FILE
 
     try:
         m = read_json(run / METRICS_FILE)
@@ -185,8 +185,8 @@ def load_metrics(run: Path) -> dict[str, Any] | None:
 
 
 def turns_html(metrics: Mapping[str, Any] | None) -> str:
-    """The per-turn table of a run (`trace_harness.interactive.report.TURN_COLUMNS`, SnipRec's Table 4 layout)."""
-    from trace_harness.interactive.report import TURN_COLUMNS
+    """The per-turn table of a run (`trace_harness.protocols.interactive.report.TURN_COLUMNS`, SnipRec's Table 4 layout)."""
+    from trace_harness.protocols.interactive.report import TURN_COLUMNS
     from trace_metrics.lib.interactive import turn_metric
 
     # turn_metric reads a metrics.json from before the SnipRec ids too
@@ -215,7 +215,7 @@ class RunLogs:
     def __init__(self, run: Path):
         from trace_dataset.constants import DATA_DIRNAME, INTERACTIVE_FILE
         from trace_dataset.io import read_json, read_jsonl
-        from trace_harness.interactive.output import NAMES_FILE, PREDICTIONS_FILE
+        from trace_harness.protocols.interactive.output import NAMES_FILE, PREDICTIONS_FILE
 
         self.run = run
         self.records = {d["dialogue_id"]: d for d in read_jsonl(run / DATA_DIRNAME / INTERACTIVE_FILE)}

@@ -1,7 +1,7 @@
 """The layers, checked on every import of the product (module level, inside functions, under TYPE_CHECKING).
 
 Bottom to top (docs/development.md): a module may import its own package and any package below it, never one
-above. The simulated traveler lives in the harness (`trace_harness.interactive.simulator`), above every system,
+above. The simulated traveler lives in the harness (`trace_harness.protocols.interactive.simulator`), above every system,
 so no system can read a traveler's hidden goal; only the interaction loop and its protocols import it. And no
 two modules import each other, directly or through others.
 """
@@ -16,8 +16,8 @@ import pytest
 
 from tests.support.layout import LAYERS, ROOT
 
-SIMULATOR = "trace_harness.interactive.simulator"
-SIMULATOR_USERS = ("trace_harness.interactive",)  # the loop and its protocols
+SIMULATOR = "trace_harness.protocols.interactive.simulator"
+SIMULATOR_USERS = ("trace_harness.protocols.interactive",)  # the loop and its protocols
 
 
 def module_name(path: Path) -> str:

@@ -44,8 +44,8 @@ def renders() -> dict[str, str]:
     from trace_dataset.generate.attempts import build_context, plan_for
     from trace_dataset.generate.llm_backend import PromptBuilder
     from trace_dataset.kb.store import KnowledgeBase
-    from trace_harness.interactive.simulator.llm import PROMPTS_DIR as SIMULATOR_PROMPTS
-    from trace_harness.interactive.systems import load_chat_prompt
+    from trace_harness.protocols.interactive.simulator.llm import PROMPTS_DIR as SIMULATOR_PROMPTS
+    from trace_harness.protocols.interactive.systems import load_chat_prompt
     from trace_metrics.core.prompts import TEMPLATE_FIELDS, load_prompts
     from trace_metrics.lib.judge import judge_messages
 
@@ -59,9 +59,9 @@ def renders() -> dict[str, str]:
         every_section(f"baselines/llm/prompts/{f.name}", baseline_prompt(f.stem))
     every_section("baselines/collab_rec/prompts/collab_rec.txt", collab_rec_prompts())
     for f in sorted(SIMULATOR_PROMPTS.glob("*.txt")):
-        every_section(f"trace_harness/interactive/simulator/prompts/{f.name}", load_prompt(f))
+        every_section(f"trace_harness/protocols/interactive/simulator/prompts/{f.name}", load_prompt(f))
     chat = load_chat_prompt()
-    out["trace_harness/interactive/prompts/chat_system_v1.txt::system"] = chat.render(
+    out["trace_harness/protocols/interactive/prompts/chat_system_v1.txt::system"] = chat.render(
         "system", **{k: value(k) for k in chat.placeholders("system")}
     )
     for name in sniprec.PROMPT_NAMES:

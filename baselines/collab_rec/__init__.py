@@ -6,7 +6,7 @@
     catalogue.py       the authors' CSV formats (city knowledge base, queries) and M(c)
     trace_filters.py, trace_pipeline.py      the Trace baseline `collab_rec`
 
-Its own benchmark (`trace-bench collab-rec run|tables`) is in the harness: `trace_harness.collab_rec`.
+Its own benchmark (`trace-bench collab-rec run|tables`) is in the harness: `trace_harness.protocols.collab_rec`.
 
 Choices and every difference between the paper and the authors' code: docs/collab_rec.md.
 """

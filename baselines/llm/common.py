@@ -155,7 +155,7 @@ class LLMPipeline(TracePipeline):
 
     def __init_subclass__(cls, **kwargs: Any):
         """A subclass's own `__init__(..., own keywords, **params)` passes the base keywords on; give it the merged
-        signature, so that `--param` checking (`trace_harness.params`) and help() see every parameter."""
+        signature, so that `--param` checking (`trace_harness.protocols.params`) and help() see every parameter."""
         super().__init_subclass__(**kwargs)
         init = cls.__dict__.get("__init__")
         if init is None:

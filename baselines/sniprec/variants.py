@@ -6,7 +6,7 @@ some of its parameters fixed.
     sniprec_document  Document: whole reviews
 
 Each takes SnipRec's constructor parameters less those it fixes (`fixed`: held at SnipRec's defaults, refused
-when given). The signature says so, so that `--param` checking (`trace_harness.params`) and help() list exactly
+when given). The signature says so, so that `--param` checking (`trace_harness.protocols.params`) and help() list exactly
 what a comparison system takes.
 """
 

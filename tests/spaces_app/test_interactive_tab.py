@@ -13,11 +13,11 @@ from tests.support.interactive import HAND_POIS, Scripted, hand_goal
 from tests.support.tables import cells as row_cells
 from tests.support.tables import headers
 from trace_dataset.io import write_json
-from trace_harness.interactive.loop import converse
-from trace_harness.interactive.output import META_FILE, write_outputs
-from trace_harness.interactive.report import build_metrics
-from trace_harness.interactive.simulator.goal import World
-from trace_harness.interactive.simulator.rules import RulesSimulator
+from trace_harness.protocols.interactive.loop import converse
+from trace_harness.protocols.interactive.output import META_FILE, write_outputs
+from trace_harness.protocols.interactive.report import build_metrics
+from trace_harness.protocols.interactive.simulator.goal import World
+from trace_harness.protocols.interactive.simulator.rules import RulesSimulator
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def test_every_tab_shows_content_without_placeholders(served_demo):
 
 def test_a_run_made_while_serving_shows_up_on_refresh(served_demo):
     from trace_dataset.io import write_json
-    from trace_harness.interactive.run import run_interactive
+    from trace_harness.protocols.interactive.run import run_interactive
 
     page, demo, extra, _ = served_demo
     _tab(page, "Interactive")

@@ -10,8 +10,8 @@ from typing import Any
 import tests.support.kb as fixture_kb
 from tests.support.kb import CITY
 from trace_dataset.generate.preferences.constraints import Constraint
-from trace_harness.interactive.reply import System, SystemReply, check_reply
-from trace_harness.interactive.simulator.goal import TravelerGoal
+from trace_harness.protocols.interactive.reply import System, SystemReply, check_reply
+from trace_harness.protocols.interactive.simulator.goal import TravelerGoal
 
 
 def poi(

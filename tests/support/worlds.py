@@ -58,7 +58,7 @@ def world(tmp_path_factory) -> World:
     from trace_dataset.kb.build import build_kb
     from trace_dataset.release import write_release
     from trace_dataset.yelp.synth import write_synthetic_bundle
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     root = tmp_path_factory.mktemp("world")
     bundle = write_synthetic_bundle(root / "bundle", seed=42, scale=0.1)
@@ -102,7 +102,7 @@ def space_world(tmp_path_factory) -> dict[str, Path]:
     from trace_dataset.kb.build import build_kb
     from trace_dataset.yelp.synth import write_synthetic_bundle
     from trace_harness.leaderboard.build import build_leaderboard, write_leaderboard
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     root = tmp_path_factory.mktemp("space_world")
     write_synthetic_bundle(root / "yelp", scale=0.25)

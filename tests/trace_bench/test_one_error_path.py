@@ -22,7 +22,7 @@ USER_FACING = [
     ("trace_dataset.io", "TraceDataError"),
     ("baselines.toolkit.dense", "DenseUnavailable"),
     ("trace_metrics.lib.entailment", "NLIModelError"),
-    ("trace_harness.interactive.reply", "SystemUnreachable"),
+    ("trace_harness.protocols.interactive.reply", "SystemUnreachable"),
     ("spaces_app.owners", "OwnerError"),
     ("spaces_app.uploads", "UploadError"),
     ("spaces_app.submissions", "SubmissionError"),

@@ -9,7 +9,7 @@ import argparse
 import pytest
 
 from tests.support.requires import needs_llama_cpp
-from trace_harness.runner import llm_identity
+from trace_harness.protocols.teacher_forced.runner import llm_identity
 from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
 from trace_llm.cli import add_llm_argument, llm_options
 

@@ -34,7 +34,7 @@ from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import read_json, write_jsonl
 from trace_harness.reproduce.config import LLM_SYSTEMS
 from trace_harness.reproduce.jobs import Context, Job, closed_run, run_complete
-from trace_harness.runner import DEFAULT_CHUNK_DIALOGUES, dialogue_chunks, meta_path, system_turn_ids
+from trace_harness.protocols.teacher_forced.runner import DEFAULT_CHUNK_DIALOGUES, dialogue_chunks, meta_path, system_turn_ids
 from trace_llm.cache import Completion, ResponseCache, default_cache_path
 from trace_llm.collecting import (
     SYNTHETIC_TEXT,
@@ -214,10 +214,10 @@ class Collector:
                 self.unit(partial(_answers, pipe, batch))
 
     def _interactive(self, job: Job, tally: JobTally) -> None:
-        from trace_harness.interactive.loop import GENERATOR, converse
-        from trace_harness.interactive.output import METRICS_FILE
-        from trace_harness.interactive.run import load_data_kb, travelers
-        from trace_harness.interactive.systems import load_system
+        from trace_harness.protocols.interactive.loop import GENERATOR, converse
+        from trace_harness.protocols.interactive.output import METRICS_FILE
+        from trace_harness.protocols.interactive.run import load_data_kb, travelers
+        from trace_harness.protocols.interactive.systems import load_system
 
         cfg = self.ctx.config.interactive
         if (job.out / METRICS_FILE).exists():
@@ -333,7 +333,7 @@ def _interactive_done(out: Path) -> set[str]:
     """Dialogue ids an interrupted `interact` run has finished (its progress file), read without changing it."""
     import json
 
-    from trace_harness.interactive.output import PROGRESS_FILE
+    from trace_harness.protocols.interactive.output import PROGRESS_FILE
 
     path = out / PROGRESS_FILE
     if not path.exists():

@@ -307,7 +307,7 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
     params = f.get("system_params", {})
     if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
         raise f.bad("system_params", "a mapping of system name -> {parameter: value}")
-    from trace_harness.params import check_params
+    from trace_harness.protocols.params import check_params
 
     for name, values in params.items():
         if name not in known:

@@ -82,7 +82,7 @@ def run_job(ctx: Context, job: Job, llm_of: LlmOf) -> None:
 
 
 def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     if run_complete(job.out):
         log.info("%s: complete", job.label)
@@ -107,9 +107,9 @@ def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
 
 
 def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
-    from trace_harness.interactive.output import METRICS_FILE
-    from trace_harness.interactive.run import run_interactive
-    from trace_harness.interactive.systems import load_system
+    from trace_harness.protocols.interactive.output import METRICS_FILE
+    from trace_harness.protocols.interactive.run import run_interactive
+    from trace_harness.protocols.interactive.systems import load_system
 
     if (job.out / METRICS_FILE).exists():
         log.info("%s: complete", job.label)

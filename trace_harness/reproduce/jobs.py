@@ -25,8 +25,8 @@ from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
-from trace_harness.runner import meta_path
-from trace_harness.subsets import subset_dirname
+from trace_harness.protocols.teacher_forced.runner import meta_path
+from trace_harness.protocols.subsets import subset_dirname
 from trace_llm import DecodingSettings
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class Context:
         """The data directory a run set's runs are scored against (the seeded subset written once)."""
         if runset.subset is None:
             return self.config.data
-        from trace_harness.subsets import write_subset
+        from trace_harness.protocols.subsets import write_subset
 
         return write_subset(
             self.config.data, self.subset_dir(runset), runset.subset, seed=runset.seed, split=runset.split

@@ -11,7 +11,7 @@ from trace_metrics.specs.metric import MetricSpec
 
 _UNIT = (0.0, 1.0)
 _COLLAB = "trace_metrics.lib.collab_rec:collab_rec_scores"
-_LIVE = "trace_harness.interactive.report:dialogue_outcomes"
+_LIVE = "trace_harness.protocols.interactive.report:dialogue_outcomes"
 _CORE = "trace_metrics.core.scoring:summarize"
 
 

@@ -128,7 +128,7 @@ def test_duplicate_ids_and_user_query_files(tmp_path):
 
 def test_runner_resumes_and_refuses_other_settings(collab_rec_dir, tmp_path):
     from baselines.collab_rec.moderator import ModeratorConfig
-    from trace_harness.collab_rec.run import run_benchmark
+    from trace_harness.protocols.collab_rec.run import run_benchmark
 
     kb = subset_kb(
         collab_rec_dir,
@@ -198,7 +198,7 @@ def test_runner_sasi_on_recorded_outputs(collab_rec_dir, tmp_path):
     live model runs MAMI in test_collab_rec_e2e.py): the list as returned, a hallucination counted."""
     from baselines.collab_rec.agents import AgentCaller
     from baselines.collab_rec.moderator import ModeratorConfig
-    from trace_harness.collab_rec.run import city_tasks, run_benchmark
+    from trace_harness.protocols.collab_rec.run import city_tasks, run_benchmark
 
     kb = subset_kb(collab_rec_dir, tmp_path / "kb.csv", {"Amsterdam", "Bergen", "Dublin", "Porto", "Riga"})
     queries = subset_queries(collab_rec_dir, tmp_path / "q.csv", ["c_p_143_pop_high_hard"])

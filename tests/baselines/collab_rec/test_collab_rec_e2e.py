@@ -22,7 +22,7 @@ from baselines.collab_rec.agents import load_settings
 from baselines.collab_rec.moderator import ModeratorConfig
 from tests.support.collab_rec import dialogue, subset_kb, subset_queries, write_data_dir
 from trace_dataset.io import read_jsonl
-from trace_harness.collab_rec.run import run_benchmark
+from trace_harness.protocols.collab_rec.run import run_benchmark
 from trace_llm import load_llm
 
 pytestmark = pytest.mark.slow
@@ -99,7 +99,7 @@ def test_trace_baseline_through_the_runner(transformers_server, tmp_path, monkey
     from trace_dataset.kb.store import KnowledgeBase
     from trace_dataset.views import turn_rows
     from trace_harness.leaderboard.build import system_label
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     short = dialogue()

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from baselines.collab_rec.moderator import ModeratorConfig
-from trace_harness.collab_rec.metrics import compute_metrics, early_stopping
+from trace_harness.protocols.collab_rec.metrics import compute_metrics, early_stopping
 from trace_metrics.lib._util import mean_or_none
 from trace_metrics.lib.collab_rec import collab_rec_scores
 from trace_metrics.lib.exposure import (
@@ -58,7 +58,7 @@ def test_toppop_and_randrec_exposure_figures():
 
 
 def test_real_catalogue_randrec_and_toppop(collab_rec_dir, tmp_path):
-    from trace_harness.collab_rec.run import run_benchmark
+    from trace_harness.protocols.collab_rec.run import run_benchmark
 
     kb, queries = collab_rec_dir / "eu-cities-database.csv", collab_rec_dir / "queries.csv"
     top = run_benchmark("toppop", kb, queries, tmp_path / "tp", progress=False)["systems"]["TopPop"]
@@ -183,7 +183,7 @@ def test_collab_rec_scores_and_metrics_json():
 
 def test_tables_say_which_eq10_reading_each_row_used():
     from baselines.collab_rec.moderator import ModeratorConfig
-    from trace_harness.collab_rec.tables import eq10_reading, table1, table3
+    from trace_harness.protocols.collab_rec.tables import eq10_reading, table1, table3
 
     def run(config: ModeratorConfig, success: float) -> tuple[dict, dict]:
         system = {

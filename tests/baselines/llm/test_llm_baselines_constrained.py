@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from baselines import LLM_BASELINES
-from trace_harness.runner import run_all
+from trace_harness.protocols.teacher_forced.runner import run_all
 
 pytestmark = pytest.mark.slow
 

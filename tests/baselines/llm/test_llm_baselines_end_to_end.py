@@ -20,7 +20,7 @@ import pytest
 
 from baselines import LLM_BASELINES
 from trace_dataset.io import read_json
-from trace_harness.runner import meta_path, run_all, run_baseline
+from trace_harness.protocols.teacher_forced.runner import meta_path, run_all, run_baseline
 from trace_metrics.lib.suite import evaluate_run
 
 pytestmark = pytest.mark.slow

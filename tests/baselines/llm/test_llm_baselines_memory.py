@@ -16,7 +16,7 @@ from tests.support.llm import ScriptedLLM
 from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.views import turn_rows
-from trace_harness.runner import run_baseline
+from trace_harness.protocols.teacher_forced.runner import run_baseline
 
 
 def test_decay_half_life_is_one_week():

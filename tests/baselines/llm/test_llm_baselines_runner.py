@@ -12,8 +12,8 @@ from tests.support.llm_baselines import ranking_reply
 from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError, read_json
-from trace_harness.runner import meta_path, run_baseline, run_identity
-from trace_harness.subsets import select_subset, subset_dirname, write_subset
+from trace_harness.protocols.teacher_forced.runner import meta_path, run_baseline, run_identity
+from trace_harness.protocols.subsets import select_subset, subset_dirname, write_subset
 from trace_metrics.lib.suite import evaluate_run
 
 
@@ -144,7 +144,7 @@ def test_cli_refuses_llm_options_for_non_llm_baselines(data_dir, tmp_path, capsy
 def test_cli_prefilter_reaches_the_baselines_that_take_one():
     import argparse
 
-    from trace_harness.cli import llm_params, register_run
+    from trace_harness.protocols.teacher_forced.cli import llm_params, register_run
     from trace_llm.cli import llm_options
 
     parser = argparse.ArgumentParser()
@@ -310,7 +310,7 @@ def test_identity_ignores_transport_settings_but_not_the_model_or_decoding():
     "name", ["collab_rec", "sniprec", "sniprec_snippet", "sniprec_sentence", "sniprec_document"]
 )
 def test_cli_gives_the_other_papers_systems_the_llm_but_not_app_f_decoding(name, monkeypatch, tmp_path):
-    import trace_harness.runner
+    import trace_harness.protocols.teacher_forced.runner
 
     seen = {}
 
@@ -318,7 +318,7 @@ def test_cli_gives_the_other_papers_systems_the_llm_but_not_app_f_decoding(name,
         seen.update(name=name, params=kwargs["params"])
         return {"n_rows": 0, "split": "test", "pool": "closed"}
 
-    monkeypatch.setattr(trace_harness.runner, "run_baseline", fake_run)
+    monkeypatch.setattr(trace_harness.protocols.teacher_forced.runner, "run_baseline", fake_run)
     base = [
         "run",
         name,
@@ -348,7 +348,7 @@ def test_the_systems_build_with_the_cli_parameters_keeping_their_own_decoding(kb
     import argparse
 
     from baselines import pipeline
-    from trace_harness.cli import llm_params, register_run
+    from trace_harness.protocols.teacher_forced.cli import llm_params, register_run
 
     parser = argparse.ArgumentParser()
     register_run(parser.add_subparsers())

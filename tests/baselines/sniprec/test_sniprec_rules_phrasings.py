@@ -1,5 +1,5 @@
 """The offline rules extractor on the rules traveler's own phrasings (trace_dataset/generate/phrases.py, which
-trace_harness/interactive/simulator/language.py speaks): every stated preference comes out as the preference
+trace_harness/protocols/interactive/simulator/language.py speaks): every stated preference comes out as the preference
 alone, and no lead, greeting, bridge, reason or acceptance becomes one."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json
 from trace_dataset.kb.store import KnowledgeBase
-from trace_harness.interactive.run import run_interactive
+from trace_harness.protocols.interactive.run import run_interactive
 from trace_harness.leaderboard.interactive import (
     BOARD_FILE,
     format_interactive,
@@ -26,7 +26,7 @@ N = 4
 @pytest.fixture(scope="module")
 def board_dirs(small_corpus, tmp_path_factory):
     """Teacher-forced tfidf and popularity runs, interactive tfidf and aspect runs (aspect has no TF row)."""
-    from trace_harness.runner import run_baseline
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
 
     root = tmp_path_factory.mktemp("ia_board")
     kb = KnowledgeBase.load(kb_dir(small_corpus))

@@ -1,0 +1,254 @@
+"""`trace-bench collab-rec run`: one strategy over Collab-REC's own benchmark, into an output folder.
+
+    OUT/run.json             what ran: strategy, moderator config, data files' SHA-256, LLM, prompt files' SHA-256
+    OUT/queries/<id>.json    one file per finished query: its systems (final offers) and every round's offers
+    OUT/offers.jsonl         one line per query: each system's final offer
+    OUT/metrics.json         the paper's metrics per system, agent behaviour per round, early stopping, LLM usage
+
+Resumable: a rerun with the same settings skips the queries whose file exists, and the LLM response cache
+answers every request made before; a rerun with other settings refuses to mix (use `overwrite`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from baselines.collab_rec.agents import AgentCaller, Task, load_settings, prompt_files
+from baselines.collab_rec.catalogue import CityKB, Query, city_matcher, load_city_kb, load_queries
+from baselines.collab_rec.moderator import ModeratorConfig
+from baselines.collab_rec.negotiation import (
+    LLM_STRATEGIES,
+    STRATEGIES,
+    run_mami,
+    run_randrec,
+    run_sasi,
+    run_toppop,
+)
+from trace_dataset.constants import SEED
+from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_jsonl
+from trace_harness.protocols.collab_rec.metrics import compute_metrics
+from trace_harness.protocols.teacher_forced.runner import llm_identity
+
+log = logging.getLogger(__name__)
+
+RUN_FILE, METRICS_FILE, OFFERS_FILE, QUERIES_DIR = "run.json", "metrics.json", "offers.jsonl", "queries"
+# queries negotiated in lockstep (round t of each is one batch, for a server's concurrency); a model that answers
+# one request at a time (llama.cpp in process) takes them one by one instead, so that an agent's next-round
+# prompt follows its last one and llama.cpp's prompt cache reads only what is new (the same replies)
+BATCH_QUERIES = 16
+POPULARITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+IDENTITY_KEYS = ("strategy", "config", "kb", "queries", "llm", "prompt_files", "seed")
+
+
+def city_tasks(kb: CityKB, queries: Sequence[Query], config: ModeratorConfig) -> list[Task]:
+    """Collab-REC tasks over the city catalogue (filters checked by `catalogue.city_matcher`)."""
+    always = config.code("filters_always_match")
+    defaults = load_settings().default_role_filters
+    return [
+        Task(
+            q.id,
+            q.text,
+            q.filters,
+            tuple(kb.names),
+            city_matcher(kb, q.filters, always),
+            default_role_filters=defaults,
+        )
+        for q in queries
+    ]
+
+
+def toppop_ranking(kb: CityKB) -> list[str]:
+    """Most popular first: the KB's popularity label (High, Medium, Low), then more points of interest, then name.
+
+    The authors rank by a `weighted_pop_score` file that was not released; the label is their own
+    visitor-count categorisation and the POI count its stated correlate (App. D.2.2).
+    """
+    return sorted(
+        kb.names,
+        key=lambda c: (POPULARITY_ORDER.get(kb.cities[c].popularity.lower(), 3), -kb.cities[c].n_pois, c),
+    )
+
+
+SAFE_NAME_CHARS = 80  # of a query id kept in its file name (the rest is told apart by the hash)
+
+
+def _safe_name(query_id: str) -> str:
+    """The file of a query id under queries/: the id itself when it is a plain file name, else its plain part
+    plus the first 12 hex digits of its SHA-256, so ids that differ keep different files (`x/y`, `x_y`)."""
+    plain = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
+    if plain == query_id and len(plain) <= SAFE_NAME_CHARS and not plain.startswith("."):
+        return plain + ".json"
+    digest = hashlib.sha256(query_id.encode("utf-8")).hexdigest()[:12]
+    return f"{plain[:SAFE_NAME_CHARS].lstrip('.')}.{digest}.json"
+
+
+def _query_files(tasks: Sequence[Task], queries_path: str | os.PathLike) -> dict[str, str]:
+    """query id -> file name; TraceDataError if two ids would share a file (here or on a file system that
+    ignores case)."""
+    names: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for task in tasks:
+        name = names[task.id] = _safe_name(task.id)
+        other = seen.setdefault(name.casefold(), task.id)
+        if other != task.id:
+            raise TraceDataError(
+                f"query ids {other!r} and {task.id!r} would share the file {QUERIES_DIR}/{name}; "
+                "make the config_id values differ by more than case",
+                path=queries_path,
+            )
+    return names
+
+
+def run_benchmark(
+    strategy: str,
+    kb_path: str | os.PathLike,
+    queries_path: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    llm: Any = None,
+    config: ModeratorConfig | None = None,
+    limit: int | None = None,
+    batch_queries: int | None = None,
+    overwrite: bool = False,
+    seed: int = SEED,
+    max_repairs: int | None = None,
+    catalogue_enum: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run `strategy` on the queries, write OUT (module docstring) and return metrics.json's content."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+    if strategy in LLM_STRATEGIES and llm is None:
+        raise ValueError(f"strategy {strategy!r} needs an LLM (--llm SPEC)")
+    if batch_queries is None:  # a model answering one request at a time gains nothing from lockstep
+        batch_queries = BATCH_QUERIES if llm is None or llm.answers_concurrently else 1
+    if batch_queries < 1:
+        raise ValueError(f"batch_queries must be >= 1, got {batch_queries}")
+    config = config or ModeratorConfig()
+    kb, queries = load_city_kb(kb_path), load_queries(queries_path)
+    if limit is not None:
+        queries = queries[:limit]
+    out = Path(out_dir)
+    uses_llm = strategy in LLM_STRATEGIES
+    identity = {
+        "strategy": strategy,
+        "config": config.to_dict(),
+        "seed": seed,
+        "kb": {"path": str(kb_path), "sha256": kb.sha256},
+        "queries": {"path": str(queries_path), "sha256": sha256_file(queries_path)},
+        "llm": _llm_identity(llm) if uses_llm else None,
+        "prompt_files": prompt_files() if uses_llm else None,
+    }
+    if uses_llm and not catalogue_enum:
+        identity["catalogue_enum"] = (
+            False  # the paper's open list (recorded only when asked: older runs resume)
+        )
+    _prepare(out, identity, overwrite)
+    qdir = out / QUERIES_DIR
+    tasks = city_tasks(kb, queries, config)
+    files = _query_files(tasks, queries_path)
+    todo = [t for t in tasks if not (qdir / files[t.id]).exists()]
+    if len(todo) < len(tasks):
+        log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
+    caller = AgentCaller(llm, config, max_repairs, catalogue_enum=catalogue_enum) if uses_llm else None
+    bar = _progress(len(tasks), len(tasks) - len(todo), strategy, progress)
+    for start in range(0, len(todo), batch_queries):
+        chunk = todo[start : start + batch_queries]
+        if strategy == "randrec":
+            results = run_randrec(chunk, config.k, seed)
+        elif strategy == "toppop":
+            results = run_toppop(chunk, toppop_ranking(kb), config.k)
+        elif strategy == "sasi":
+            assert caller is not None  # sasi and mami use the LLM
+            results = run_sasi(chunk, caller)
+        else:
+            assert caller is not None
+            results = run_mami(chunk, caller.propose, config, strategy)
+        for task, result in zip(chunk, results, strict=True):
+            write_json(
+                qdir / files[task.id],
+                {"query": {"id": task.id, "text": task.text, "filters": task.filters}, **result.to_dict()},
+            )
+        bar.update(len(chunk))
+    bar.close()
+    records = [_query_record(qdir / files[t.id], t.id) for t in tasks]
+    metrics = compute_metrics(records, kb.names, config)
+    metrics["strategy"] = strategy
+    if caller is not None:
+        metrics["llm"] = {
+            "model": llm.describe(),
+            "usage_this_process": llm.usage,
+            "prompt_files": identity["prompt_files"],
+            "calls_this_process": caller.calls,
+            "failures_this_process": caller.failures,
+        }
+    write_jsonl(
+        out / OFFERS_FILE,
+        [
+            {"query_id": r["query_id"], **{name: s["offer"] for name, s in r["systems"].items()}}
+            for r in records
+        ],
+    )
+    write_json(out / METRICS_FILE, metrics)
+    return metrics
+
+
+def _query_record(path: Path, query_id: str) -> dict[str, Any]:
+    """A finished query's file; TraceDataError unless it is this query's (a file from another run, or edited)."""
+    record = read_json(path)
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("query"), dict)
+        or record["query"].get("id") != query_id
+    ):
+        raise TraceDataError(
+            f"holds no result of query {query_id!r}; delete it (it is recomputed) or rerun with --overwrite",
+            path=path,
+        )
+    return record
+
+
+def _llm_identity(llm: Any) -> dict[str, Any]:
+    """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not; nor
+    the transport settings, as for `trace-bench run`)."""
+    return llm_identity(llm.describe())
+
+
+def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:
+    run_file = out / RUN_FILE
+    if overwrite and out.exists():
+        for name in (RUN_FILE, METRICS_FILE, OFFERS_FILE):
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / QUERIES_DIR, ignore_errors=True)
+    if run_file.exists():
+        old = read_json(run_file)
+        if not isinstance(old, dict):
+            raise TraceDataError(
+                f"holds a JSON {type(old).__name__}, not the object a run writes; use another --out "
+                "or rerun with --overwrite",
+                path=run_file,
+            )
+        diff = [k for k in IDENTITY_KEYS if old.get(k) != identity.get(k)]
+        if diff:
+            raise TraceDataError(
+                f"this folder holds a run with other settings (differing: {', '.join(diff)}); "
+                "use another --out or rerun with --overwrite",
+                path=out,
+            )
+    elif out.exists() and (out / QUERIES_DIR).exists():
+        raise TraceDataError(
+            f"{QUERIES_DIR}/ exists without {RUN_FILE}; use another --out or --overwrite", path=out
+        )
+    write_json(run_file, identity)
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"collab-rec {desc}", unit="query", disable=not enabled)

@@ -1,0 +1,331 @@
+"""SnipRec's simulator protocol (§5.1, Table 4): `trace-bench interact --protocol sniprec --data CATALOGUE`.
+
+Seeds: (user, venue) pairs of a catalogue (`trace_harness.protocols.interactive.simulator.sniprec_seeds`: reviews rated 4-5 with a
+useful vote, users with 10-99 reviews, maximum bipartite matching, 500 validation / 1,000 test pairs). Each
+conversation: the system's fixed first question "Hello, what category of restaurant are you looking for?",
+then `turns` (5) rounds of: the seeker answers, the system ranks every catalogue venue and asks its next
+question (the system is asked for ask_preference every turn; its ranking is what is scored). Metrics per
+turn 0..4: Hits@1/5/10, MRR and average position of the target venue among all catalogue venues, ties
+broken at random (seeded). Any registered pipeline can be the system (the `sniprec` pipeline unchanged).
+
+Logs: dialogue records and predictions like the `trace` protocol's; the target is the gold of every ranked
+system turn; the candidate pools are not copied into each record (they are the whole catalogue, named in
+the run metadata by its kb_version), and each stored ranking keeps its top STORED_RANKS POIs (the target's
+position is computed on the full ranking before that cut).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trace_dataset import __version__ as TRACE_VERSION
+from trace_dataset.constants import SEED
+from trace_dataset.io import TraceDataError, write_json
+from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.views import turn_rows
+from trace_harness.protocols.interactive.loop import GENERATOR, _turn, citation_list, new_record
+from trace_harness.protocols.interactive.output import METRICS_FILE, Progress, write_outputs
+from trace_harness.protocols.interactive.reply import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    System,
+)
+from trace_harness.protocols.interactive.report import build_metrics
+from trace_harness.protocols.interactive.run import simulator_identity, system_label, system_parameters
+from trace_harness.protocols.interactive.simulator.goal import World
+from trace_harness.protocols.interactive.simulator.seeker import FIRST_QUESTION, LLMSeeker, Seeker, SeekerSimulator
+from trace_harness.protocols.interactive.simulator.sniprec_seeds import (
+    SeedCriteria,
+    SeekerContext,
+    catalogue_root,
+    load_votes,
+    seed_pairs,
+    seeker_context,
+)
+from trace_harness.protocols.interactive.systems import load_system
+from trace_metrics.lib.interactive import target_position, turn_rng
+
+log = logging.getLogger(__name__)
+
+SNIPREC_TURNS = 5
+STORED_RANKS = 100
+# SnipRec Table 4 (GPT-4o-mini and LLaMA-3.1 70B, k = 500): the reference rows docs/interactive.md shows.
+PAPER_TABLE4_SOURCE = "Sun et al., Snippet-based Conversational Recommender System, Table 4"
+
+
+def load_catalogue(path: str | os.PathLike) -> KnowledgeBase:
+    root = catalogue_root(path)
+    kb = KnowledgeBase.load(root)
+    if not kb.has_text:
+        raise TraceDataError("the catalogue has no review texts", path=root)
+    return kb
+
+
+def make_seeker(name: str, world: World, llm: Any = None, seed: int = SEED) -> SeekerSimulator:
+    if name == "rules":
+        return SeekerSimulator(world, seed)
+    if name == "llm":
+        if llm is None:
+            raise ValueError("the llm simulator needs an LLM (--llm SPEC)")
+        return LLMSeeker(world, llm, seed)
+    raise ValueError(f"unknown simulator {name!r}; expected rules or llm")
+
+
+class SeekerDialogue:
+    """One SnipRec conversation being built."""
+
+    def __init__(self, seeker: Seeker, catalogue: Sequence[str], metadata: Mapping[str, Any]):
+        self.seeker = seeker
+        self.catalogue = list(catalogue)
+        goal = seeker.goal
+        self.target = seeker.context.pair.business_id if seeker.context else ""
+        self.record = new_record(goal, metadata)
+        self.record["open_set_poi_ids"] = []
+        self.predictions: list[dict[str, Any]] = []
+        self.turns = self.record["turns"]
+        self.turns.append(_turn(0, "system", "ask_preference", FIRST_QUESTION))
+        self.predictions.append(
+            {
+                "dialogue_id": goal.dialogue_id,
+                "turn_id": 0,
+                "ranked_poi_ids": [],
+                "response": FIRST_QUESTION,
+                "citations": {},
+                "meta": {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}},
+            }
+        )
+        self.question = FIRST_QUESTION
+        self.log: list[dict[str, Any]] = []
+
+    def add_answer(self, ut) -> None:
+        tid = len(self.turns)
+        self.turns.append(_turn(tid, "user", ut.action, ut.text))
+        self.log.append({"turn_id": tid, "action": ut.action, **ut.meta})
+
+    def row(self) -> dict[str, Any]:
+        placeholder = _turn(len(self.turns), "system", "ask_preference", "")
+        probe = {**self.record, "open_set_poi_ids": self.catalogue, "turns": [*self.turns, placeholder]}
+        return list(turn_rows(probe, "open"))[-1]
+
+    def add_system(self, row: Mapping[str, Any], reply, turn: int, seed: int, kb: KnowledgeBase) -> None:
+        tid = int(row["turn_id"])
+        self.turns.append(
+            _turn(
+                tid,
+                "system",
+                reply.action,
+                reply.response,
+                (),
+                [self.target],
+                citation_list(reply.citations, kb),
+            )
+        )
+        rng = turn_rng(seed, self.record["dialogue_id"], turn)
+        ranked = reply.ranked_poi_ids if reply.lost is None else []
+        position = target_position(ranked, [self.target], self.catalogue, rng, reply.scores)
+        meta = {
+            **reply.meta,
+            "interactive": {
+                "turn": turn,
+                "requested_action": row["action"],
+                "target_position": position,
+                "n_targets": 1,
+                "n_candidates": len(self.catalogue),
+                "ranked": len(reply.ranked_poi_ids),
+            },
+        }
+        self.predictions.append(
+            {
+                "dialogue_id": self.record["dialogue_id"],
+                "turn_id": tid,
+                "ranked_poi_ids": list(reply.ranked_poi_ids[:STORED_RANKS]),
+                "response": reply.response,
+                "citations": dict(reply.citations),
+                "meta": meta,
+            }
+        )
+        self.question = reply.response
+
+    def item(self) -> dict[str, Any]:
+        ctx: SeekerContext | None = self.seeker.context
+        return {
+            "record": self.record,
+            "predictions": self.predictions,
+            "traveler": {
+                "goal": self.seeker.goal.to_dict() | {"pools": {}},
+                "turns": self.log,
+                "context": ctx.to_dict() if ctx else None,
+            },
+        }
+
+
+def converse_sniprec(
+    system: System,
+    sim: SeekerSimulator,
+    contexts: Sequence[SeekerContext],
+    catalogue: Sequence[str],
+    *,
+    turns: int,
+    seed: int,
+    metadata: Mapping[str, Any],
+) -> list[SeekerDialogue]:
+    seekers = sim.start(contexts, catalogue)
+    dialogues = [SeekerDialogue(s, catalogue, metadata) for s in seekers]
+    for turn in range(turns):
+        for d, ut in zip(dialogues, sim.answer(seekers, [d.question for d in dialogues]), strict=True):
+            d.add_answer(ut)
+        rows = [d.row() for d in dialogues]
+        replies = system.respond(rows)
+        for d, row, reply in zip(dialogues, rows, replies, strict=True):
+            d.add_system(row, reply, turn, seed, sim.world.kb)
+    return dialogues
+
+
+def run_sniprec(
+    system: str | System,
+    data: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    simulator: str = "rules",
+    llm: Any = None,
+    turns: int = SNIPREC_TURNS,
+    n: int | None = None,
+    split: str = "test",
+    seed: int = SEED,
+    criteria: SeedCriteria | None = None,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    batch_dialogues: int = 64,
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    overwrite: bool = False,
+    progress: bool = True,
+    n_boot: int = 10_000,
+) -> dict[str, Any]:
+    """SnipRec's protocol end to end; returns metrics.json's content."""
+    from tqdm.auto import tqdm
+
+    if turns < 1 or (n is not None and n < 1):
+        raise ValueError(f"need turns >= 1 and n >= 1; got {turns}, {n}")
+    criteria = criteria or SeedCriteria()
+    kb = load_catalogue(data)
+    world = World(kb)
+    votes = load_votes(kb)
+    by_review = {v.review_id: v for v in votes}
+    pairs = seed_pairs(votes, criteria, split=split, seed=seed)
+    if n is not None:
+        pairs = pairs[:n]
+    if not pairs:
+        raise TraceDataError(
+            f"no (user, venue) seed pair meets {criteria} in split {split!r} (the matching has "
+            "fewer pairs than the validation slice?)",
+            path=kb.root,
+        )
+    contexts = [seeker_context(kb, p, by_review) for p in pairs]
+    catalogue = list(kb.pois)
+    sim = make_seeker(simulator, world, llm, seed)
+    sys_ = (
+        system
+        if isinstance(system, System)
+        else load_system(
+            system,
+            kb,
+            params=params,
+            timeout=timeout,
+            concurrency=concurrency,
+            max_reply_bytes=max_reply_bytes,
+        )
+    )
+    try:
+        desc = sys_.describe()
+        identity = {
+            "protocol": "sniprec",
+            "system": desc.get("system"),
+            "system_parameters": system_parameters(desc),
+            "params": dict(params or {}),
+            "simulator": simulator_identity(sim),
+            "split": split,
+            "turns": turns,
+            "n": n,
+            "seed": seed,
+            "criteria": {
+                "min_stars": criteria.min_stars,
+                "min_useful": criteria.min_useful,
+                "user_reviews": list(criteria.user_reviews),
+            },
+            "kb_version": kb.version,
+        }
+        store = Progress(out, identity, overwrite=overwrite)
+        meta = {
+            "identity": identity,
+            "system": desc,
+            "system_label": system_label(desc),
+            "protocol": "sniprec",
+            "simulator": sim.describe(),
+            "generator": GENERATOR,
+            "catalogue": str(Path(kb.root or "").absolute()),
+            "catalogue_source": kb.meta.get("source", ""),
+            "kb_version": kb.version,
+            "n_candidates": len(catalogue),
+            "n_seed_pairs": len(pairs),
+            "split": split,
+            "turns": turns,
+            "trace_bench_version": TRACE_VERSION,
+            "complete": False,
+        }
+        store.write_meta(meta)
+        metadata = {
+            "generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)",
+            "backend": sim.name,
+            "model": str(getattr(sim.llm, "model", "") or ""),
+            "seed": seed,
+            "kb_version": kb.version,
+        }
+        todo = [c for c in contexts if f"sniprec_{c.pair.index + 1:05d}" not in store.done]
+        bar = tqdm(
+            total=len(contexts),
+            initial=len(contexts) - len(todo),
+            desc=f"sniprec {sys_.name}"[:40],
+            unit="dlg",
+            disable=not progress,
+            dynamic_ncols=True,
+        )
+        chunk = (
+            batch_dialogues if sys_.session_isolated else 1
+        )  # memory across dialogues: one at a time, in order
+        for start in range(0, len(todo), chunk):
+            dialogues = converse_sniprec(
+                sys_, sim, todo[start : start + chunk], catalogue, turns=turns, seed=seed, metadata=metadata
+            )
+            store.append(d.item() for d in dialogues)
+            bar.update(len(dialogues))
+        bar.close()
+        items = [store.done[f"sniprec_{c.pair.index + 1:05d}"] for c in contexts]
+        write_outputs(out, items, {pid: kb.pois[pid].name for pid in catalogue})
+        meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
+        if sim.llm is not None:  # tokens and cache hits of this process, not resumed ones
+            meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
+    finally:
+        if not isinstance(system, System):
+            sys_.close()
+    run = {
+        "system": desc.get("system"),
+        "system_label": meta["system_label"],
+        "simulator": sim.name,
+        "family": desc.get("family", "external"),
+        "split": split,
+        "turns": turns,
+        "seed": seed,
+        "kb_version": kb.version,
+        "catalogue_source": meta["catalogue_source"],
+        "n_candidates": len(catalogue),
+    }
+    metrics = build_metrics(items, kb, protocol="sniprec", run=run, n_boot=n_boot, seed=seed)
+    write_json(Path(out) / METRICS_FILE, metrics)
+    store.write_meta(meta)  # complete only once metrics.json is in place
+    return metrics

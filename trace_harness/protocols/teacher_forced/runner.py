@@ -1,0 +1,496 @@
+"""Run a baseline over a Trace data directory and write the predictions file, resumably.
+
+`run_baseline` writes one JSON line per system turn of the split(s), in corpus order (dialogue file order,
+then turn order), whatever `num_proc` is: dialogues are cut into chunks, workers predict whole chunks and the
+parent appends the chunks' lines in chunk order. Lines are appended whole and flushed after every chunk,
+so an interrupted run leaves a valid prefix (plus at most one torn line). Rerunning the same command
+validates that prefix against the expected rows, drops a torn last line, and continues after it.
+
+Run metadata goes beside the file as `<file>.meta.json`: baseline, parameters, split, pool, the data files'
+SHA-256 and the corpus and knowledge-base versions. A rerun with different settings refuses to append to
+a file another configuration started (use `overwrite=True` / `--overwrite`).
+
+A pipeline that is not session-isolated (Memory-Aug.) runs in one process, and a resumed run replays it from
+the first row (dropping the rows already written), so its cross-dialogue state is the one an uninterrupted
+run has. `subset=N` runs on the seeded N-dialogue subset of the split(s) (App. Q's open-set protocol, seed
+42), written once as a data directory of its own (`write_subset`) so that `trace-bench evaluate` and the
+leaderboard score it like any corpus. At the end the metadata gets `summary`: `rows`, the sum of every
+prediction's `meta.counts` (fallbacks, retries, failed checks) over the whole file, and the pipelines'
+`summary()` (LLM usage), summed over worker processes, for this invocation (`usage`) and all of them so far
+(`usage_all_invocations`), and `fallbacks`: `trace_harness.fallbacks.fallback_report` of the two (per kind of
+fallback or failure its count and share, and whether the run is the system's own result).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from baselines import NON_LLM_BASELINES, pipeline
+from baselines.base import TracePipeline
+from trace_dataset import __version__ as TRACE_VERSION
+from trace_dataset.constants import (
+    MAX_PREDICTION_LINE_BYTES,
+    POOLS,
+    SEED,
+    resolve_splits,
+)
+from trace_dataset.datadir import (
+    check_data_dir,
+    corpus_meta,
+    corpus_version,
+    iter_dialogues,
+    kb_dir,
+    split_file,
+)
+from trace_dataset.io import (
+    TraceDataError,
+    check_output_file,
+    dumps,
+    read_json,
+    sha256_file,
+    write_json,
+)
+from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.views import turn_rows
+from trace_harness.fallbacks import fallback_report
+from trace_harness.protocols.teacher_forced.resume import verify_rows
+from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
+from trace_llm import LLMError
+
+log = logging.getLogger(__name__)
+
+META_SUFFIX = ".meta.json"
+DEFAULT_CHUNK_DIALOGUES = 50
+# Meta fields that must match for a rerun to append to an existing predictions file.
+IDENTITY_KEYS: tuple[str, ...] = (
+    "baseline",
+    "parameters",
+    "split",
+    "pool",
+    "data_files",
+    "kb_version",
+    "subset",
+    "llm_options",
+)
+# Where an LLM server runs is not part of a run's identity: the same model behind another URL (a restarted
+# server, a cluster moved) may finish a run; the LLM layer's cache keys on the model name for the same reason.
+ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
+# Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads, llama.cpp's
+# prompt cache and copies of the model): a run resumed with another --llm-timeout or --llm-concurrency asks the same model the same
+# prompts. They stay recorded in the metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
+TRANSPORT_KEYS: tuple[str, ...] = (
+    "concurrency",
+    "timeout",
+    "connect_timeout",
+    "max_retries",
+    "backoff",
+    "batch_size",
+    "threads",
+    "prompt_cache",
+    "instances",
+    "max_response_bytes",
+    "max_error_rate",
+    "error_window",
+)
+SECRET_KEYS: tuple[str, ...] = ("api_key",)  # never written to the metadata
+
+
+def meta_path(out: str | os.PathLike) -> Path:
+    out = Path(out)
+    return out.with_name(out.name + META_SUFFIX)
+
+
+def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:
+    return [t["turn_id"] for t in dialogue["turns"] if t["role"] == "system"]
+
+
+def llm_identity(description: Mapping[str, Any]) -> dict[str, Any]:
+    """An LLM's `describe()` without where it runs and how the requests travel: what must match to resume."""
+    return {k: v for k, v in description.items() if k not in ENDPOINT_KEYS + TRANSPORT_KEYS}
+
+
+def run_identity(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata fields that must match for a rerun to append (IDENTITY_KEYS; LLM endpoints and transport
+    settings left out)."""
+    out = {k: meta.get(k) for k in IDENTITY_KEYS}
+    params = out.get("parameters")
+    if isinstance(params, dict) and isinstance(params.get("llm"), dict):
+        out["parameters"] = {**params, "llm": llm_identity(params["llm"])}
+    options = out.get("llm_options")
+    if isinstance(options, dict):
+        out["llm_options"] = {k: v for k, v in options.items() if k not in TRANSPORT_KEYS} or None
+    return out
+
+
+def recorded_llm_options(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The backend options a run was given (`llm_options`), secrets left out; None without any."""
+    options = params.get("llm_options")
+    if not isinstance(options, Mapping):
+        return None
+    return {str(k): v for k, v in options.items() if k not in SECRET_KEYS and v is not None} or None
+
+
+def add_counts(total: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """Sum nested dicts of numbers into `total` (in place); returns it."""
+    for key, value in more.items():
+        if isinstance(value, Mapping):
+            add_counts(total.setdefault(key, {}), value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def row_counts(out: Path) -> dict[str, Any]:
+    """The sum of every prediction's `meta.counts` in a predictions file."""
+    total: dict[str, Any] = {}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            if '"counts"' in line:
+                counts = (json.loads(line).get("meta") or {}).get("counts")
+                if isinstance(counts, Mapping):
+                    add_counts(total, counts)
+    return total
+
+
+# -------------------------------------------------------------------------------------------------------
+# Resuming: validate what an earlier run left behind
+# -------------------------------------------------------------------------------------------------------
+def read_done(out: Path, expected: Sequence[tuple[str, int]]) -> int:
+    """Number of complete, valid leading rows in `out`; a torn last line is cut off the file.
+
+    Every complete line must be a JSON object whose (dialogue_id, turn_id) is the next expected row;
+    anything else means the file is not a prefix of this run's output, and it is an error.
+    """
+    if not out.exists():
+        return 0
+    with open(out, "rb") as f:
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        log.warning(
+            "%s: discarding a torn last line (%d bytes) left by an interrupted run", out, len(data) - end
+        )
+        with open(out, "r+b") as f:
+            f.truncate(end)
+    n = 0
+    for lineno, line in enumerate(data[:end].splitlines(), start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TraceDataError(
+                f"not valid JSON ({e.msg}); delete the file or rerun with --overwrite", path=out, line=lineno
+            ) from None
+        if n >= len(expected):
+            raise TraceDataError(
+                f"more rows than the split has ({len(expected)}); rerun with --overwrite",
+                path=out,
+                line=lineno,
+            )
+        key = (record.get("dialogue_id"), record.get("turn_id")) if isinstance(record, dict) else None
+        if key != expected[n]:
+            raise TraceDataError(
+                f"row {key} where {expected[n]} was expected: not a prefix of this run's output; "
+                "delete the file or rerun with --overwrite",
+                path=out,
+                line=lineno,
+            )
+        n += 1
+    return n
+
+
+# -------------------------------------------------------------------------------------------------------
+# Workers
+# -------------------------------------------------------------------------------------------------------
+_WORKER: TracePipeline | None = None
+
+
+def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: int) -> None:
+    global _WORKER
+    # N workers already use N cores: a model-backed baseline (dense, hybrid_rrf) must not also start a
+    # thread pool per worker, which oversubscribes the cores (measured: 2x the CPU time for the same work).
+    os.environ["OMP_NUM_THREADS"] = "1"
+    _WORKER = pipeline(name, kb=KnowledgeBase.load(kb_root), batch_size=batch_size, **params)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def predict_lines(
+    pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0
+) -> list[str]:
+    """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
+    rows = (r for d in dialogues for r in turn_rows(d, pool))
+    lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
+    return lines[skip:]
+
+
+def _checked_line(name: str, record: Mapping[str, Any]) -> str:
+    """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
+    and the Space accept (a run stops there rather than write a file nobody can submit)."""
+    line = dumps(record) + "\n"
+    size = len(line.encode("utf-8"))
+    if size > MAX_PREDICTION_LINE_BYTES:
+        raise TraceDataError(
+            f"{name}: the prediction of dialogue {record.get('dialogue_id')!r} turn {record.get('turn_id')} is "
+            f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
+            "trace-bench submit accepts): shorten the system's response"
+        )
+    return line
+
+
+def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, dict[str, Any]]:
+    """A chunk's lines, with this worker's pid and its summary so far (the parent keeps the latest per pid)."""
+    if _WORKER is None:
+        raise RuntimeError("worker process was not initialised")
+    dialogues, pool, skip = task
+    return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
+
+
+def dialogue_chunks(
+    dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int, size: int
+) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
+    """(dialogues, rows to skip, rows produced) for the work left after `done` rows."""
+    start, before = 0, 0
+    while start < len(dialogues) and before + counts[start] <= done:
+        before += counts[start]
+        start += 1
+    skip = done - before
+    for i in range(start, len(dialogues), size):
+        chunk = list(dialogues[i : i + size])
+        rows = sum(counts[i : i + size]) - skip
+        yield chunk, skip, rows
+        skip = 0
+
+
+# -------------------------------------------------------------------------------------------------------
+# The run
+# -------------------------------------------------------------------------------------------------------
+def run_baseline(
+    name: str,
+    data_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    split: str = "test",
+    pool: str = "closed",
+    batch_size: int = 64,
+    num_proc: int = 1,
+    params: dict[str, Any] | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    chunk_dialogues: int = DEFAULT_CHUNK_DIALOGUES,
+    kb: KnowledgeBase | None = None,
+    subset: int | None = None,
+    subset_seed: int = SEED,
+    subset_dir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """Write predictions of baseline `name` for `split` under `pool` to `out`; returns the run metadata.
+
+    `subset`: run on the seeded `subset`-dialogue subset, written by `write_subset` to `subset_dir` (default:
+    `subset-<split>-n<N>-seed<S>` beside `out`, shared by every run written there); the metadata's
+    `subset.data_dir` is the folder to score the run against.
+    """
+    if pool not in POOLS:
+        raise ValueError(f"unknown pool {pool!r}; expected one of {POOLS}")
+    if num_proc < 1:
+        raise ValueError(f"num_proc must be >= 1, got {num_proc}")
+    if chunk_dialogues < 1:
+        raise ValueError(f"chunk_dialogues must be >= 1, got {chunk_dialogues}")
+    splits = resolve_splits(split)
+    params = dict(params or {})
+    root = check_data_dir(data_dir, splits)
+    out = check_output_file(out)  # a folder, a path under a file or an unwritable place fails before any work
+    subset_meta = None
+    if subset is not None:
+        if subset_dir is None:
+            target = out.parent / subset_dirname(split, subset, subset_seed)
+            check_one_subset(out.parent, target)
+        else:
+            target = Path(subset_dir)
+        root = write_subset(root, target, subset, seed=subset_seed, split=split)
+        subset_meta = {"n": subset, "seed": subset_seed, "data_dir": str(root)}
+    kb = KnowledgeBase.load(kb_dir(root)) if kb is None else kb
+    pipe = _build(name, kb, batch_size, params)
+    replay = not pipe.session_isolated
+    if replay and num_proc > 1:
+        log.warning(
+            "%s is not session-isolated (it carries state across dialogues): running it in one process, "
+            "in corpus order, instead of %d",
+            name,
+            num_proc,
+        )
+        num_proc = 1
+
+    dialogues = list(iter_dialogues(root, splits))
+    counts = [len(system_turn_ids(d)) for d in dialogues]
+    expected = [(d["dialogue_id"], t) for d in dialogues for t in system_turn_ids(d)]
+    corpus = corpus_meta(root)
+    meta: dict[str, Any] = {
+        **pipe.describe(),
+        "split": split,
+        "pool": pool,
+        "data_files": {s: sha256_file(split_file(root, s)) for s in splits},
+        "corpus_version": corpus_version(corpus),
+        "kb_version": kb.version,
+        "n_dialogues": len(dialogues),
+        "n_rows": len(expected),
+        "trace_bench_version": TRACE_VERSION,
+        "complete": False,
+    }
+    if subset_meta is not None:
+        meta["subset"] = subset_meta
+    options = recorded_llm_options(params)
+    if options:
+        meta["llm_options"] = options
+
+    mpath = meta_path(out)
+    old: dict[str, Any] = {}
+    if overwrite:
+        for path in (out, mpath):
+            path.unlink(missing_ok=True)
+    if out.exists():
+        if not mpath.exists():
+            raise TraceDataError(
+                f"predictions file exists without its {META_SUFFIX}; delete it or rerun with --overwrite",
+                path=out,
+            )
+        old = read_json(mpath)
+        mine, theirs = run_identity(meta), run_identity(old)
+        diff = [k for k in IDENTITY_KEYS if theirs[k] != mine[k]]
+        if diff:
+            raise TraceDataError(
+                f"predictions file was started with other settings (differing: {', '.join(diff)}); "
+                "use another --out or rerun with --overwrite",
+                path=out,
+            )
+    done = read_done(out, expected)
+    done, ledger = verify_rows(out, old, done)  # the rows the run metadata vouches for (edited rows: refused)
+    earlier = (old.get("summary") or {}).get("usage_all_invocations", {}) if done else {}
+    if done:
+        log.info(
+            "%s: resuming after %d of %d rows%s",
+            out,
+            done,
+            len(expected),
+            " (replaying the rows before them: this pipeline carries state across dialogues)"
+            if replay
+            else "",
+        )
+    meta.update(ledger.record())
+    write_json(mpath, meta)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # A session-isolated pipeline skips what is done; one that is not replays it, dropping the lines.
+    tasks = list(dialogue_chunks(dialogues, counts, 0 if replay else done, chunk_dialogues))
+    drop = done if replay else 0
+    bar = _progress(total=len(expected), initial=done, desc=name, enabled=progress)
+    written = done
+    usage: dict[int, dict[str, Any]] = {}
+    with open(out, "a", encoding="utf-8", newline="\n") as f:
+        for lines, pid, summary in _results(pipe, name, kb, params, batch_size, tasks, pool, num_proc):
+            usage[pid] = summary
+            if drop:
+                cut = min(drop, len(lines))
+                lines, drop = lines[cut:], drop - cut
+            f.write("".join(lines))
+            f.flush()
+            ledger.add(lines)
+            meta.update(ledger.record())
+            write_json(mpath, meta)  # a checkpoint: these rows are now vouched for
+            written += len(lines)
+            bar.update(len(lines))
+    bar.close()
+    if written != len(expected):
+        raise RuntimeError(f"wrote {written} rows, expected {len(expected)}")  # a bug, not bad input
+    meta["complete"] = True
+    this_run: dict[str, Any] = {}
+    for summary in usage.values():
+        add_counts(this_run, summary)
+    rows = row_counts(out)
+    if rows or this_run or earlier:
+        meta["summary"] = {
+            "rows": rows,
+            "usage": this_run,
+            "usage_all_invocations": add_counts(json.loads(json.dumps(earlier)), this_run),
+        }
+        meta["summary"]["fallbacks"] = fallback_report(meta)  # the one shape every table reads
+    write_json(mpath, meta)
+    log.info("%s: %d predictions in %s", name, written, out)
+    return meta
+
+
+def _build(name: str, kb: KnowledgeBase, batch_size: int, params: dict[str, Any]) -> TracePipeline:
+    """The pipeline; a parameter it rejects (unknown name, wrong type or range) is bad input, named as such."""
+    try:
+        return pipeline(name, kb=kb, batch_size=batch_size, **params)
+    except TraceDataError:
+        raise
+    except (TypeError, ValueError) as e:
+        if not params:
+            raise
+        raise TraceDataError(f"baseline {name!r} rejects its parameters {params}: {e}") from None
+
+
+def _results(
+    pipe: TracePipeline,
+    name: str,
+    kb: KnowledgeBase,
+    params: dict[str, Any],
+    batch_size: int,
+    tasks: list[tuple[list[dict[str, Any]], int, int]],
+    pool: str,
+    num_proc: int,
+) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
+    """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or a process
+    pool's ordered imap)."""
+    if num_proc == 1 or len(tasks) <= 1:
+        for chunk, skip, _ in tasks:
+            yield predict_lines(pipe, chunk, pool, skip), os.getpid(), pipe.summary()
+        return
+    if kb.root is None:
+        raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")
+    # spawn: workers rebuild the pipeline from its name and parameters; no inherited threads or locks.
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(
+        num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
+    ) as mp:
+        yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
+
+
+def _progress(total: int, initial: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="turn", disable=not enabled, dynamic_ncols=True)
+
+
+def run_all(
+    data_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    names: Sequence[str] | None = None,
+    per_name_params: Mapping[str, dict[str, Any]] | None = None,
+    **kwargs: Any,
+) -> dict[str, dict[str, Any] | str]:
+    """Every non-LLM baseline (or `names`) into out_dir/<name>.jsonl; name -> meta, or the error text.
+    `per_name_params` replaces `params` for the baselines it names (the LLM baselines' model settings).
+
+    A baseline that fails (for example, dense without its model package, or an LLM baseline whose server
+    stays unreachable) is reported and the rest run.
+    """
+    names = list(NON_LLM_BASELINES) if names is None else list(names)
+    out_dir = Path(out_dir)
+    root = check_data_dir(data_dir, resolve_splits(kwargs.get("split", "test")))
+    kb = KnowledgeBase.load(kb_dir(root))
+    results: dict[str, dict[str, Any] | str] = {}
+    for name in names:
+        try:
+            extra = {"params": per_name_params[name]} if per_name_params and name in per_name_params else {}
+            results[name] = run_baseline(name, root, out_dir / f"{name}.jsonl", kb=kb, **{**kwargs, **extra})
+        except (ImportError, KeyError, RuntimeError, LLMError) as e:
+            log.error("baseline %s failed: %s", name, e)
+            results[name] = f"{type(e).__name__}: {e}"
+    return results
