@@ -131,9 +131,9 @@ def run_interactive_step(
     """Every baseline of `names` talks to the rules traveller seeded from each dialogue of `split` (the first `n`
     with `n`; closed pool; `trace-bench interact --system NAME [--n N]`), side by side in `workers` processes;
     runs in OUT/interactive/NAME, the interactive view printed and written beside the leaderboard."""
+    from trace_harness.leaderboard.interactive import format_interactive, interactive_rows, write_interactive
     from trace_harness.protocols.interactive.output import METRICS_FILE
     from trace_harness.protocols.interactive.run import seed_travellers
-    from trace_harness.leaderboard.interactive import format_interactive, interactive_rows, write_interactive
 
     todo = [n for n in names if not (out / n / METRICS_FILE).exists()]
     failed: dict[str, str] = {}
@@ -171,8 +171,8 @@ def run_llm_step(hydrated: Path, out: Path, split: str, seed: int, names: list[s
     runs in OUT/llm_runs (apart from OUT/runs, whose leaderboard covers the whole split), their tables printed."""
     from baselines import LLM_BASELINES
     from trace_harness.leaderboard.build import build_leaderboard, format_tables
-    from trace_harness.protocols.teacher_forced.runner import run_baseline
     from trace_harness.protocols.subsets import write_subset
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
     from trace_llm import LLMError
 
     subset = write_subset(hydrated, out / "llm_subset", DEMO_LLM_DIALOGUES, seed=seed, split=split)

@@ -24,9 +24,9 @@ from typing import Any
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
-from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
-from trace_harness.protocols.teacher_forced.runner import meta_path
 from trace_harness.protocols.subsets import subset_dirname
+from trace_harness.protocols.teacher_forced.runner import meta_path
+from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
 from trace_llm import DecodingSettings
 
 log = logging.getLogger(__name__)

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import read_json, sha256_file, write_json
+from trace_harness.protocols.teacher_forced.runner import meta_path
 from trace_harness.reproduce.config import role_model
 from trace_harness.reproduce.jobs import Context, Job, build_jobs, role_settings
-from trace_harness.protocols.teacher_forced.runner import meta_path
 
 MANIFEST_FILE = "manifest.json"
 
