@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_metrics.core.conversation import ConversationLog
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS, new_debate, run_debates
@@ -19,12 +19,17 @@ from trace_metrics.core.factors import DEFAULT_MAX_RETRIES, STATUSES, rate_facto
 from trace_metrics.core.prompts import FACTOR_IDS, PromptSet
 from trace_metrics.lib._util import mean_or_none
 
+if TYPE_CHECKING:
+    from trace_llm import LLM, DecodingSettings
+
 OVERALL = "overall"  # the debate's final score, 0-100
 FACTOR_MEAN = "factor_mean"  # mean of the rated factors, 0-4 (the paper's "CoRE (Avg.)")
 SCORE_KEYS: tuple[str, ...] = (*FACTOR_IDS, FACTOR_MEAN, OVERALL)
+DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
+DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
 
 
-def llm_usage(llm: Any) -> dict[str, int]:
+def llm_usage(llm: LLM) -> dict[str, int]:
     usage = getattr(llm, "usage", None)
     return dict(usage) if isinstance(usage, Mapping) else {}
 
@@ -43,7 +48,7 @@ def rated(record: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def score_logs(
-    llm: Any,
+    llm: LLM,
     conversations: Sequence[ConversationLog],
     prompts: PromptSet,
     *,
@@ -52,8 +57,8 @@ def score_logs(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_repairs: int = DEFAULT_MAX_REPAIRS,
-    factor_settings: Any = None,
-    debate_settings: Any = None,
+    factor_settings: DecodingSettings | dict | None = None,
+    debate_settings: DecodingSettings | dict | None = None,
     stage_usage: dict[str, dict[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per conversation, in order (module docstring).
