@@ -13,8 +13,8 @@ in `trace_metrics.lib.benchmark_items`) with fixed `arguments` (Recall@1: k=1), 
 has no item function: its aggregation takes the values of its `components` (the CGS formula on the GS or
 entailment, CD and PC means, as the paper's Tables 5, 22, 26). Every declaration has one or the other.
 
-The ids are the keys of results files, leaderboard columns and the Space; labels are the default display
-names. Every benchmark computes its declarations
+The ids are the keys of results files, leaderboard columns (`trace_metrics.tables`, which reads each
+column's label, axis and direction from here) and the Space. Every benchmark computes its declarations
 through the one loop of `trace_metrics.lib.scoring`: the Trace suite (`lib.suite`) those of benchmark
 "trace" at the levels it builds items of (`SUITE_METRICS`), the human evaluation (`lib.human`) Trace's
 `human_*`, `lib.interactive` SnipRec's and the live dialogues', `lib.collab_rec` Collab-REC's and

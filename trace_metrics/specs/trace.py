@@ -42,7 +42,7 @@ def _accuracy(
 def _judge(scale: str, label: str, description: str, novel: bool = False) -> MetricSpec:
     return _trace(
         id=f"judge_{scale}",
-        label=f"Judge: {label}",
+        label=label,  # its axis, "Judge", says it is the judge's
         family="judge",
         module="llm_judge",
         higher_is_better=True,
@@ -336,7 +336,7 @@ TRACE_SPECS: tuple[MetricSpec, ...] = (
     # -- human evaluation (App. K) ----------------------------------------------------------------------
     _trace(
         id="human_citation_precision",
-        label="Human: Cit. Prec.",
+        label="Cit. Prec.",
         family="human",
         module="human",
         higher_is_better=True,
@@ -349,7 +349,7 @@ TRACE_SPECS: tuple[MetricSpec, ...] = (
     ),
     _trace(
         id="human_informativeness",
-        label="Human: Informativeness",
+        label="Informativeness",
         family="human",
         module="human",
         higher_is_better=True,
@@ -362,7 +362,7 @@ TRACE_SPECS: tuple[MetricSpec, ...] = (
     ),
     _trace(
         id="human_naturalness",
-        label="Human: Naturalness",
+        label="Naturalness",
         family="human",
         module="human",
         higher_is_better=True,

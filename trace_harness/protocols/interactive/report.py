@@ -20,16 +20,16 @@ from trace_metrics.lib.interactive import (
     ranked_turn_overall,
     turn_metric,
 )
-from trace_metrics.tables import Column, format_value, markdown_table
+from trace_metrics.tables import Column, column, format_value, markdown_table
 
 # The per-turn table (SnipRec's Table 4 layout, its metrics' ids in trace_metrics.specs, benchmark "sniprec"):
-# the CLI's Markdown and the Space's Interactive tab.
+# the CLI's Markdown and the Space's Interactive tab. Labels and directions are the declarations'.
 TURN_COLUMNS: tuple[Column, ...] = (
-    Column("sniprec_hit@1", "Hits@1"),
-    Column("sniprec_hit@5", "Hits@5"),
-    Column("sniprec_hit@10", "Hits@10"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),
-    Column("sniprec_mrr", "Avg MRR", digits=4),
+    column("sniprec_hit@1"),
+    column("sniprec_hit@5"),
+    column("sniprec_hit@10"),
+    column("avg_position", digits=1),
+    column("sniprec_mrr", "Avg MRR", digits=4),  # Table 4's header
 )
 
 
