@@ -22,7 +22,7 @@ from spaces_app.gap import GAP_METRICS, gap_figure
 from spaces_app.leaderboard import FAMILIES, POOL_CHOICES, BestMarks, board_lines, collect_rows, sort_choices
 from spaces_app.settings import Settings
 from spaces_app.store import ResultsStore, open_store
-from trace_metrics.tables import VIEWS
+from trace_metrics.tables import BOARD_VIEWS
 
 log = logging.getLogger(__name__)
 
@@ -140,10 +140,10 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
 def leaderboard_tab(ctx: AppContext) -> None:
     import gradio as gr
 
-    first_view = next(iter(VIEWS))
+    first_view = next(iter(BOARD_VIEWS))
     first_sort = sort_choices(first_view)
     with gr.Row():
-        view = gr.Radio(list(VIEWS), value=first_view, label="Columns (paper table)", elem_id="view")
+        view = gr.Radio(list(BOARD_VIEWS), value=first_view, label="Columns", elem_id="view")
         pool = gr.Radio(list(POOL_CHOICES), value="closed", label="Candidate pool", elem_id="pool")
     with gr.Row():
         families = gr.CheckboxGroup(list(FAMILIES), value=list(FAMILIES), label="Family", elem_id="families")

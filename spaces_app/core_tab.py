@@ -103,8 +103,8 @@ def _short(model: str) -> str:
 def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """The systems' table (means and what is missing) and the per-factor means (factors x systems)."""
     from spaces_app.markup import esc
-    from trace_metrics.core.cli import MISSING_NOTE
     from trace_metrics.core.prompts import FACTOR_IDS
+    from trace_metrics.core.report import MISSING_NOTE
 
     headings = [
         Heading("System"),
@@ -155,7 +155,7 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _over(missing: int, rated: int) -> bool:
     """More than NOT_OWN_SHARE of the ratings missing (CoRE's own rule, `core score`'s table)."""
-    from trace_metrics.core.cli import missing_cell
+    from trace_metrics.core.report import missing_cell
 
     return missing_cell(missing, rated)[1]
 

@@ -209,8 +209,8 @@ def run_core_step(subset: Path, runs: Path, out: Path, split: str) -> dict[str, 
     """CoRE with the packaged model (DEMO_CORE_SETTINGS) on the LLM step's runs of DEMO_CORE_SYSTEMS: the rows
     of the Space's CoRE tab (OUT/core/NAME, what `trace-bench core score --out` writes)."""
     from trace_llm import DecodingSettings, LLMError, load_llm
-    from trace_metrics.core.cli import format_summary
     from trace_metrics.core.prompts import load_prompts
+    from trace_metrics.core.report import format_summary
     from trace_metrics.core.runner import SUMMARY_FILE, collect_logs, run_corpus
 
     failed: dict[str, str] = {}

@@ -4,8 +4,9 @@ Rows come from three places: the paper's reported numbers (reference rows: facts
 runs), the baseline runs (`trace-bench leaderboard` writes leaderboard.json) and the results store
 (submissions). `collect_rows` reads them, drops (and logs) any row the app cannot show, and recomputes the
 "not significantly different from the best" marks over the merged rows (`trace_harness.leaderboard.build.mark_best`);
-everything else only transforms. Column labels come from `trace_metrics.tables` (the paper's Tables 5, 6
-and 9); data keys stay canonical metric ids.
+everything else only transforms. Columns come from `trace_metrics.tables` (`BOARD_VIEWS`: the paper's
+Tables 5, 6 and 9, and every metric the suite computes), each from its metric's declaration; data keys stay
+canonical metric ids.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pandas as pd
 from baselines.identity import BY_NAME, IDENTITIES, identity
 from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
-from trace_metrics.tables import DECIMALS, VIEWS, Column, format_value, header
+from trace_metrics.tables import BOARD_VIEWS, DECIMALS, Column, format_value, header
 
 log = logging.getLogger(__name__)
 
@@ -291,9 +292,10 @@ def system_note(row: dict[str, Any]) -> str | None:
 
 
 def view_columns(view: str) -> tuple[Column, ...]:
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r}; expected one of {tuple(VIEWS)}")
-    return VIEWS[view]
+    """The columns of a board view: one of the paper's tables, or every metric the suite computes."""
+    if view not in BOARD_VIEWS:
+        raise ValueError(f"unknown view {view!r}; expected one of {tuple(BOARD_VIEWS)}")
+    return BOARD_VIEWS[view]
 
 
 def sort_choices(view: str) -> list[str]:

@@ -1,4 +1,5 @@
-"""Test helper: run the `>>>` examples of a metric card (README.md) so the cards cannot drift (STYLE 7)."""
+"""Test helper: run the `>>>` examples of a metric card (README.md) as tests, so that a card's examples are
+executed and cannot drift from the code."""
 
 from __future__ import annotations
 

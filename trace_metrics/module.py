@@ -1,4 +1,5 @@
-"""The shared shape of Trace's `evaluate` modules (template method, STYLE 8).
+"""The shared shape of Trace's `evaluate` modules: a template method, where the public method validates and
+orchestrates and each subclass implements one small hook.
 
 `TraceMetric.compute` (evaluate's) collects the inputs; `_compute` here checks that the inputs line up and
 that the options are known, calls the one hook `_score` (a thin call into `trace_metrics.lib`) and checks that

@@ -1,9 +1,14 @@
 """The leaderboard's columns and cells: one column type and one cell formatter for every table that shows a
 result (the `trace-bench leaderboard` text tables, its CSV and JSON files, the interactive view, the Space).
 
-Data keys are the canonical metric ids of trace_metrics.specs; these labels are the UI edge. An id prefixed
-`open:` reads the system's open-pool row. The renderers that lay the formatted cells out (plain text,
-Markdown, CSV) are the kernel's `trace_bench.tables`.
+Data keys are the canonical metric ids of trace_metrics.specs. A column is made from its metric's
+declaration (`column`): its label, its axis (the declaration's family) and its direction are the
+declaration's, so a table view lists metric ids, with a label of its own only where the paper's table prints
+a different one. An id prefixed `open:` reads the system's open-pool row (labelled "<label> Open"). The views
+are the paper's Tables 5, 6 and 9 (`VIEWS`: what `trace-bench leaderboard` prints and writes) and, on the
+Space, every metric the suite computes (`BOARD_VIEWS`, `ALL_METRICS`), where a new declaration shows with no
+second one. The renderers that lay the formatted cells out (plain text, Markdown, CSV) are the kernel's
+`trace_bench.tables`.
 """
 
 from __future__ import annotations
@@ -12,8 +17,11 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from trace_bench.tables import csv_text, markdown_table, text_table
+from trace_metrics.specs import SUITE_METRICS, MetricSpec, spec
 
 __all__ = [
+    "ALL_METRICS",
+    "BOARD_VIEWS",
     "DECIMALS",
     "OPEN_PREFIX",
     "TABLE5",
@@ -21,6 +29,9 @@ __all__ = [
     "TABLE9",
     "VIEWS",
     "Column",
+    "axis",
+    "column",
+    "column_of",
     "csv_fields",
     "csv_header",
     "csv_text",
@@ -30,6 +41,7 @@ __all__ = [
     "header",
     "heading",
     "markdown_table",
+    "metric_view",
     "text_table",
 ]
 
@@ -38,48 +50,88 @@ DECIMALS = 3  # every metric cell of the leaderboard, whatever its range (T2R in
 
 class Column(NamedTuple):
     """One column of a results table: the data key, its label, the axis it is grouped under, its direction
-    and its number format."""
+    and its number format. Made from a metric's declaration by `column`."""
 
-    metric: str  # canonical metric id (the key in a row's `metrics`)
+    metric: str  # the data key (the canonical metric id, in a row's `metrics`)
     label: str
     group: str = ""  # axis header
     higher_is_better: bool = True
     digits: int = DECIMALS  # decimals of every value (and interval) in the column
+    id: str = ""  # the declared metric it shows (`column_of`; the data key `metric` may be another name)
+
+
+OPEN_PREFIX = "open:"
+
+
+def axis(s: MetricSpec) -> str:
+    """The axis a metric's column is grouped under: its family ("Accuracy", "Grounding", ...)."""
+    return s.family.capitalize()
+
+
+def column(metric: str, label: str = "", *, key: str = "", digits: int = DECIMALS) -> Column:
+    """The column of a declared metric id (`specs.spec`; an `open:` id reads the open-pool row and is
+    labelled "<label> Open"): `column_of` its declaration."""
+    opened = metric.startswith(OPEN_PREFIX)
+    declared = spec(metric.removeprefix(OPEN_PREFIX))
+    if not label and opened:
+        label = declared.label + " Open"
+    return column_of(declared, label, key=key or (metric if opened else ""), digits=digits)
+
+
+def column_of(declared: MetricSpec, label: str = "", *, key: str = "", digits: int = DECIMALS) -> Column:
+    """The column of a declaration: its label, axis and direction. `label`: the table's own header where it
+    prints a different one; `key`: the data key where the rows store the value under another name than the
+    id (an `open:` id, the interactive rows' "success")."""
+    return Column(
+        key or declared.id,
+        label or declared.label,
+        axis(declared),
+        declared.higher_is_better,
+        digits,
+        declared.id,
+    )
+
+
+def metric_view(metrics: Sequence[MetricSpec]) -> tuple[Column, ...]:
+    """A view of every metric given, in their order, each column from its declaration."""
+    return tuple(column_of(m) for m in metrics)
 
 
 # Table 5: the closed-set headline, grouped by axis
 TABLE5 = (
-    Column("recall@1", "R@1", "Accuracy"),
-    Column("recall@3", "R@3", "Accuracy"),
-    Column("mrr", "MRR", "Accuracy"),
-    Column("bleu4", "BLEU-4", "Text"),
-    Column("rouge_l", "ROUGE-L", "Text"),
-    Column("cgs", "CGS", "Grounding"),
-    Column("citation_density", "Cite. D.", "Grounding"),
-    Column("tsr", "TSR", "Recovery"),
-    Column("t2r", "T2R", "Recovery", higher_is_better=False),
+    column("recall@1"),
+    column("recall@3"),
+    column("mrr"),
+    column("bleu4"),
+    column("rouge_l"),
+    column("cgs"),
+    column("citation_density", "Cite. D."),  # the paper's header (the declaration's label is "CD")
+    column("tsr"),
+    column("t2r"),
 )
 # Table 6: per-axis stressors
 TABLE6 = (
-    Column("open:recall@1", "R@1 Open", "Accuracy"),
-    Column("grounding_score", "GS", "Grounding"),
-    Column("provenance_coverage", "PC", "Grounding"),
-    Column("entailment", "NLI", "Grounding"),
-    Column("rejection_recovery", "Rej. Rec.", "Recovery"),
+    column("open:recall@1"),
+    column("grounding_score"),
+    column("provenance_coverage"),
+    column("entailment"),
+    column("rejection_recovery"),
 )
 # Table 9: practical value
 TABLE9 = (
-    Column("spatial_coherence@2km", "Spatial Coh.", "Practical"),
-    Column("price_alignment", "Price Align.", "Practical"),
-    Column("itinerary_diversity", "Itin. Div.", "Practical"),
-    Column("grounding_score", "GS", "Grounding"),
+    column("spatial_coherence@2km"),
+    column("price_alignment"),
+    column("itinerary_diversity"),
+    column("grounding_score"),
 )
 VIEWS: dict[str, tuple[Column, ...]] = {
     "Table 5: headline": TABLE5,
     "Table 6: stress tests": TABLE6,
     "Table 9: practical value": TABLE9,
 }
-OPEN_PREFIX = "open:"
+# The Space's board also offers every metric the suite computes (docs/leaderboard.md, "Columns")
+ALL_METRICS = "All Trace metrics"
+BOARD_VIEWS: dict[str, tuple[Column, ...]] = {**VIEWS, ALL_METRICS: metric_view(SUITE_METRICS)}
 
 
 def header(column: Column) -> str:

@@ -168,7 +168,7 @@ def test_path_like_model_options_are_one_line_errors(world, tmp_path, capsys, ar
 def test_evaluate_passes_the_llm_options_to_the_judge_and_to_core(world, tmp_path, capsys, monkeypatch):
     """`evaluate --core SPEC` took no --llm-* options: a hanging judge server cost ~25 min per request."""
     import trace_llm
-    import trace_metrics.core.cli as core_cli
+    import trace_metrics.core.runner as core_runner
 
     seen = {}
 
@@ -181,7 +181,7 @@ def test_evaluate_passes_the_llm_options_to_the_judge_and_to_core(world, tmp_pat
         raise UsageError("core captured")
 
     monkeypatch.setattr(trace_llm, "load_llm", judge)
-    monkeypatch.setattr(core_cli, "run_for_evaluate", core)
+    monkeypatch.setattr(core_runner, "run_for_evaluate", core)
     options = [
         "--llm-timeout",
         "2",

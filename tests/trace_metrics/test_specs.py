@@ -77,10 +77,8 @@ def test_declarations_are_well_formed():
         assert high is None or low < high, s.id
         assert s.label and s.description and s.paper and s.benchmark in specs.BENCHMARKS, s.id
         assert s.module is None or s.module in MODULES, s.id
-        # computed from the declaration (an item function or components), or by a named function that exists
-        assert s.computed != bool(s.computed_by), s.id
-        if s.computed_by:
-            assert callable(_resolve(s.computed_by)), s.id
+        # computed from the declaration: a per-item function or components, never both
+        assert (s.item is None) == bool(s.components), s.id
         for c in s.components:
             assert c in seen, f"{s.id}: component {c} must be declared before it"
         # every keyword of its functions is a fixed argument or a declared option

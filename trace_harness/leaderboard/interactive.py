@@ -20,54 +20,64 @@ from trace_dataset.io import TraceDataError, read_json, write_json, write_text
 from trace_harness import fallbacks as fb
 from trace_harness.protocols.interactive.output import METRICS_FILE, PREDICTIONS_FILE
 from trace_harness.protocols.teacher_forced.runner import row_counts
-from trace_metrics.tables import Column, csv_fields, csv_header, csv_text, format_cell, heading, text_table
+from trace_metrics.specs import spec
+from trace_metrics.tables import (
+    Column,
+    column,
+    csv_fields,
+    csv_header,
+    csv_text,
+    format_cell,
+    heading,
+    text_table,
+)
 
 log = logging.getLogger(__name__)
 
 BOARD_FILE = "leaderboard.interactive.json"
 
 
-# The `trace` protocol: the traveler's success, then the Trace metrics of the live system turns.
+# The `trace` protocol: the traveler's success, then the Trace metrics of the live system turns. Labels,
+# axes and directions are the declarations' (trace_metrics.specs); a label here is the view's own header.
 TRACE_COLUMNS: tuple[Column, ...] = (
-    Column("success", "Live success (TSR)"),
-    Column("turns_to_success", "Turns to success", higher_is_better=False, digits=2),
-    Column("hit@1", "Live Hit@1"),
-    Column("mrr", "Live MRR"),
-    Column("t2r", "Live T2R", higher_is_better=False, digits=2),
-    Column("rejection_recovery", "Live rej. rec."),
-    Column("cgs", "Live CGS"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),  # every ranked turn, ties at random
+    column("success_rate", "Live success (TSR)", key="success"),  # stored as "success" in the rows
+    column("turns_to_success", digits=2),
+    column("hit@1", "Live Hit@1"),
+    column("mrr", "Live MRR"),
+    column("t2r", "Live T2R", digits=2),
+    column("rejection_recovery", "Live rej. rec."),
+    column("cgs", "Live CGS"),
+    column("avg_position", digits=1),  # every ranked turn, ties at random
 )
 # SnipRec's protocol: the target venue's position over every ranked turn (its Table 4, all turns pooled);
 # its ids (trace_metrics.specs, benchmark "sniprec") are not Trace's top-k `hit@k` / `mrr`.
 SNIPREC_COLUMNS: tuple[Column, ...] = (
-    Column("sniprec_hit@1", "Hits@1"),
-    Column("sniprec_hit@5", "Hits@5"),
-    Column("sniprec_hit@10", "Hits@10"),
-    Column("sniprec_mrr", "MRR"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),
+    column("sniprec_hit@1"),
+    column("sniprec_hit@5"),
+    column("sniprec_hit@10"),
+    column("sniprec_mrr"),
+    column("avg_position", digits=1),
 )
 VIEWS: dict[str, tuple[Column, ...]] = {"trace": TRACE_COLUMNS, "sniprec": SNIPREC_COLUMNS}
-# Where metrics.json holds a column's value: (section, key). "dialogue" and "overall" hold {mean, ci_low,
-# ci_high}; "trace" holds `values` and `ci`. Columns not listed are the `trace` section's key of the same id
-# (`trace` protocol) or the "overall" section's (`sniprec`).
-SOURCES: dict[tuple[str, str], tuple[str, str]] = {
-    ("trace", "success"): ("dialogue", "success_rate"),
-    ("trace", "turns_to_success"): ("dialogue", "turns_to_success"),
-    ("trace", "avg_position"): ("overall", "avg_position"),
-}
+# Where metrics.json holds a metric's value, by its benchmark: "dialogue" (the live dialogues) and "overall"
+# (SnipRec's ranked turns) hold {mean, ci_low, ci_high}; "trace" (Trace's metrics of the live turns) holds
+# `values` and `ci`.
+SECTIONS: dict[str, str] = {"live": "dialogue", "sniprec": "overall", "trace": "trace"}
 # Teacher-forced metrics shown beside a `trace` row (leaderboard metric ids), and their labels.
 TF_COLUMNS: tuple[Column, ...] = (
-    Column("hit@1", "TF Hit@1"),
-    Column("tsr", "TF TSR"),
-    Column("rejection_recovery", "TF rej. rec."),
+    column("hit@1", "TF Hit@1"),
+    column("tsr", "TF TSR"),
+    column("rejection_recovery", "TF rej. rec."),
 )
 
 
-def source(protocol: str, column: Column) -> tuple[str, str]:
-    """(section, key) of `column`'s value in a metrics.json of `protocol`."""
-    default = ("trace" if protocol == "trace" else "overall", column.metric)
-    return SOURCES.get((protocol, column.metric), default)
+def source(protocol: str, col: Column) -> tuple[str, str]:
+    """(section, key) of a column's value in a metrics.json of `protocol` (SnipRec's: every column in
+    "overall")."""
+    metric = col.id or col.metric
+    if protocol != "trace":
+        return "overall", metric
+    return SECTIONS[spec(metric).benchmark], metric
 
 
 def find_interactive_runs(root: str | os.PathLike) -> list[Path]:

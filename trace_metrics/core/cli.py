@@ -18,11 +18,8 @@ from typing import Any
 
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
-from trace_dataset.constants import NOT_OWN_SHARE, SPLITS
-from trace_metrics.tables import text_table
-
-DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
-DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
+from trace_dataset.constants import SPLITS
+from trace_metrics.core.scoring import DEFAULT_DEBATE_TOKENS, DEFAULT_FACTOR_TOKENS
 
 
 def register(subparsers: Any) -> None:
@@ -129,70 +126,6 @@ def _log_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
-
-
-MISSING_NOTE = (
-    f"† more than {NOT_OWN_SHARE:.0%} of these ratings are missing (no valid rating after the "
-    "retries): the mean is not the evaluator's result on this set"
-)
-
-
-def missing_cell(missing: int, n: int) -> tuple[str, bool]:
-    """("k (s%)", over): the missing count with its share of n + missing; over the NOT_OWN_SHARE limit or not."""
-    total = missing + n
-    if not total:
-        return "0", False
-    share = missing / total
-    return f"{missing} ({100 * share:.0f}%)", share > NOT_OWN_SHARE
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The per-factor table of a CoRE run (what `core score` and `evaluate --core` print): every mean beside
-    its missing ratings (count and share); a row whose share is over NOT_OWN_SHARE is marked with a dagger and
-    a footnote, as the mean of the few ratings the model did give is not the evaluator's result on the set."""
-    rows, marked = [], False
-    for f, s in summary["factors"].items():
-        cell, over = missing_cell(s["n_missing"], s["n"])
-        marked |= over
-        rows.append([f + (" †" if over else ""), _fmt(s["mean"]), str(s["n"]), cell])
-    r = summary["ratings"]
-    cell, over = missing_cell(r["missing"], r["ok"])
-    marked |= over
-    rows.append(
-        [
-            "factor_mean (0-4)" + (" †" if over else ""),
-            _fmt(summary["factor_mean"]["mean"]),
-            str(summary["factor_mean"]["n"]),
-            cell,
-        ]
-    )
-    if "overall" in summary:
-        o = summary["overall"]
-        cell, over = missing_cell(o["n_failed"], o["n"])
-        marked |= over
-        rows.append(
-            ["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell]
-        )
-    text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
-    if marked:
-        text += "\n" + MISSING_NOTE
-    r = summary["ratings"]
-    text += f"\nratings: {r['ok']} of {r['total']} valid; missing by reason: " + ", ".join(
-        f"{k} {v}" for k, v in r["by_status"].items() if k != "ok"
-    )
-    if "overall" in summary:
-        o = summary["overall"]
-        text += (
-            f"\ndebates: consensus in {_fmt(o['consensus_rate'])} of them; rounds {o['rounds']}; "
-            f"{o['failed_messages']} of {o['messages']} debater replies unusable"
-        )
-    return text
-
-
 def _llm_settings(args: argparse.Namespace):
     from trace_llm.cli import settings_from_args
 
@@ -204,6 +137,7 @@ def _score(args: argparse.Namespace) -> int:
     from trace_dataset.io import check_output_dir
     from trace_llm import llm_from_args
     from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.report import format_summary
     from trace_metrics.core.runner import RUN_FILE, collect_logs, run_corpus
     from trace_metrics.core.scoring import check_factors
 
@@ -261,68 +195,10 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_meta(result: dict[str, Any]) -> str:
-    """The agreement table of a meta-evaluation result."""
-    header = ["factor", "n", "missing", "QWK", "Spearman", "Kendall tau_b", "CoRE mean", "human mean"]
-    rows = []
-    for f, s in result["factors"].items():
-        rows.append(
-            [
-                f,
-                str(s["n"]),
-                str(s["n_missing_core"]),
-                _fmt(s["qwk"]),
-                _fmt(s["spearman"]),
-                _fmt(s["kendall_tau_b"]),
-                _fmt(s["core_mean"], 2),
-                _fmt(s["human_mean"], 2),
-            ]
-        )
-    p, m = result["pooled"], result["macro"]
-    rows.append(
-        [
-            "pooled (all factors)",
-            str(p["n"]),
-            "",
-            _fmt(p["qwk"]),
-            _fmt(p["spearman"]),
-            _fmt(p["kendall_tau_b"]),
-            "",
-            "",
-        ]
-    )
-    rows.append(
-        ["mean over factors", "", "", _fmt(m["qwk"]), _fmt(m["spearman"]), _fmt(m["kendall_tau_b"]), "", ""]
-    )
-    for name, s in result["overall"].items():
-        label = "overall: debate" if name == "multi_agent" else "overall: factor mean"
-        rows.append(
-            [
-                label,
-                str(s["n"]),
-                str(s["n_missing_core"]),
-                "",
-                _fmt(s["spearman"]),
-                _fmt(s["kendall_tau_b"]),
-                _fmt(s["core_mean"], 2),
-                _fmt(s["human_mean"], 2),
-            ]
-        )
-    c = result["coupling"]
-    rank = result["ranking"]["overall"]
-    return (
-        f"{result['n']['shared_logs']} logs rated by both (QWK over labels {result['label_set']})\n"
-        + text_table(header, rows)
-        + f"\nfactor coupling, mean |Kendall tau_b|: CoRE {_fmt(c['core']['mean_abs'])}, human "
-        f"{_fmt(c['human']['mean_abs'])} (paper: humans 0.22, LLM evaluators 0.25-0.36)"
-        + f"\nsystem ranking agreement (overall, Kendall tau_b): {_fmt(rank['kendall_tau_b'])} over "
-        f"{len(rank['systems'])} systems"
-    )
-
-
 def _meta(args: argparse.Namespace) -> int:
     from trace_dataset.io import check_output_dir, check_output_file, write_json
     from trace_metrics.core.meta import meta_evaluate_files
+    from trace_metrics.core.report import format_meta
 
     if args.out is not None:
         check_output_file(args.out)
@@ -370,38 +246,3 @@ def _show(args: argparse.Namespace) -> int:
     )
     print(logs[0].render(evidence=args.evidence))
     return 0
-
-
-def core_out_dir(out: Path) -> Path:
-    """Where `trace-bench evaluate --out FILE --core SPEC` keeps CoRE's outputs: FILE's stem + ".core"."""
-    return out.with_name(out.stem + ".core")
-
-
-def run_for_evaluate(
-    data_dir: Path, predictions: Path, split: str, llm_spec: str, out_dir: Path, **llm_options: Any
-) -> dict[str, Any]:
-    """`trace-bench evaluate --core LLM_SPEC`: CoRE with its defaults on the same predictions; per-dialogue
-    outputs in `out_dir` (resumable); returns the run's summary, identity and usage. `llm_options`: the
-    `load_llm` keywords of evaluate's --llm-* options (cache path, timeout, concurrency...)."""
-    from trace_llm import DecodingSettings, load_llm
-    from trace_metrics.core.prompts import load_prompts
-    from trace_metrics.core.runner import collect_logs, run_corpus
-
-    logs, source = collect_logs(predictions, data_dir, split=split)
-    factor_settings = DecodingSettings(max_new_tokens=DEFAULT_FACTOR_TOKENS)
-    with load_llm(llm_spec, settings=factor_settings, **llm_options) as llm:
-        result = run_corpus(
-            llm,
-            logs,
-            out_dir,
-            load_prompts(),
-            source=source,
-            factor_settings=factor_settings,
-            debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS),
-        )
-    return {
-        "summary": {k: v for k, v in result["summary"].items() if k != "identity"},
-        "identity": result["summary"]["identity"],
-        "usage": result["usage"],
-        "out_dir": str(out_dir),
-    }

@@ -11,7 +11,7 @@ from trace_metrics.core.conversation import ConversationLog, LogTurn
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES
 from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
-from trace_metrics.core.scoring import score_logs, summarize
+from trace_metrics.core.scoring import DEFAULT_DEBATE_TOKENS, DEFAULT_FACTOR_TOKENS, score_logs, summarize
 
 _DESCRIPTION = """\
 CoRE rates a conversation log on twelve user-centric factors (coherence, recoverability, proactiveness,
@@ -45,9 +45,6 @@ Returns:
     core_overall (0-100, mean debate score), n_items, n_ratings, n_missing_ratings, n_overall,
     n_debate_failed, llm_backend, llm_model, prompts_version, prompts_sha256.
 """
-
-DEFAULT_FACTOR_TOKENS = 1024
-DEFAULT_DEBATE_TOKENS = 512
 
 
 def _turns(turns) -> tuple[LogTurn, ...]:

@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_metrics.core.conversation import ConversationLog
 from trace_metrics.core.prompts import PromptSet, Role
+
+if TYPE_CHECKING:
+    from trace_llm import LLM, DecodingSettings
 
 DEFAULT_MAX_ROUNDS = 4
 DEFAULT_MAX_REPAIRS = 2
@@ -223,7 +226,10 @@ def new_debate(
 
 
 def run_debates(
-    llm: Any, states: Sequence[DebateState], settings: Any = None, max_repairs: int = DEFAULT_MAX_REPAIRS
+    llm: LLM,
+    states: Sequence[DebateState],
+    settings: DecodingSettings | dict | None = None,
+    max_repairs: int = DEFAULT_MAX_REPAIRS,
 ) -> None:
     """Run every debate to its end; each round of all unfinished debates is one `generate_json_batch` call."""
     active = [s for s in states if not s.done]

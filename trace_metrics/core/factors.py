@@ -30,10 +30,13 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_metrics.core.conversation import ConversationLog
 from trace_metrics.core.prompts import FACTOR_IDS, Factor, PromptSet
+
+if TYPE_CHECKING:
+    from trace_llm import LLM, DecodingSettings
 
 log = logging.getLogger(__name__)
 
@@ -162,13 +165,13 @@ def rating_constraint() -> Any:
 
 
 def rate_factors(
-    llm: Any,
+    llm: LLM,
     conversations: Sequence[ConversationLog],
     prompts: PromptSet,
     *,
     factors: Sequence[str] = FACTOR_IDS,
     max_retries: int = DEFAULT_MAX_RETRIES,
-    settings: Any = None,
+    settings: DecodingSettings | dict | None = None,
 ) -> list[dict[str, dict[str, Any]]]:
     """Per conversation (in order), {factor_id: result} with score (0-4 or None), status, rationale, attempts."""
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:

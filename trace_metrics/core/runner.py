@@ -21,7 +21,7 @@ import os
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_dataset.io import (
     TraceDataError,
@@ -36,7 +36,17 @@ from trace_metrics.core.conversation import DEFAULT_TOP_K, ConversationLog, buil
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES
 from trace_metrics.core.prompts import FACTOR_IDS, PromptSet
-from trace_metrics.core.scoring import llm_usage, score_logs, score_rows, summarize
+from trace_metrics.core.scoring import (
+    DEFAULT_DEBATE_TOKENS,
+    DEFAULT_FACTOR_TOKENS,
+    llm_usage,
+    score_logs,
+    score_rows,
+    summarize,
+)
+
+if TYPE_CHECKING:
+    from trace_llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +208,7 @@ def _delta(after: Mapping[str, int], before: Mapping[str, int]) -> dict[str, int
     return {k: after.get(k, 0) - before.get(k, 0) for k in USAGE_KEYS if k in after}
 
 
-def _identity(llm: Any, prompts: PromptSet, options: Mapping[str, Any], source: Mapping[str, Any]) -> dict:
+def _identity(llm: LLM, prompts: PromptSet, options: Mapping[str, Any], source: Mapping[str, Any]) -> dict:
     described = llm.describe() if hasattr(llm, "describe") else {"backend": type(llm).__name__}
     # the spec and base URL are left out: the same model behind another port answers the same (cache key too)
     model = {k: described.get(k) for k in ("backend", "model", "settings")}
@@ -235,7 +245,7 @@ def prepare_out_dir(out_dir: Path, identity: Mapping[str, Any], overwrite: bool)
 
 
 def run_corpus(
-    llm: Any,
+    llm: LLM,
     conversations: Sequence[ConversationLog],
     out_dir: str | os.PathLike,
     prompts: PromptSet,
@@ -303,3 +313,37 @@ def _settings_dict(settings: Any) -> Any:
     if settings is None or isinstance(settings, dict):
         return settings
     return settings.to_dict() if hasattr(settings, "to_dict") else str(settings)
+
+
+def core_out_dir(out: Path) -> Path:
+    """Where `trace-bench evaluate --out FILE --core SPEC` keeps CoRE's outputs: FILE's stem + ".core"."""
+    return out.with_name(out.stem + ".core")
+
+
+def run_for_evaluate(
+    data_dir: Path, predictions: Path, split: str, llm_spec: str, out_dir: Path, **llm_options: Any
+) -> dict[str, Any]:
+    """`trace-bench evaluate --core LLM_SPEC`: CoRE with its defaults on the same predictions; per-dialogue
+    outputs in `out_dir` (resumable); returns the run's summary, identity and usage. `llm_options`: the
+    `load_llm` keywords of evaluate's --llm-* options (cache path, timeout, concurrency...)."""
+    from trace_llm import DecodingSettings, load_llm
+    from trace_metrics.core.prompts import load_prompts
+
+    logs, source = collect_logs(predictions, data_dir, split=split)
+    factor_settings = DecodingSettings(max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    with load_llm(llm_spec, settings=factor_settings, **llm_options) as llm:
+        result = run_corpus(
+            llm,
+            logs,
+            out_dir,
+            load_prompts(),
+            source=source,
+            factor_settings=factor_settings,
+            debate_settings=factor_settings.replace(max_new_tokens=DEFAULT_DEBATE_TOKENS),
+        )
+    return {
+        "summary": {k: v for k, v in result["summary"].items() if k != "identity"},
+        "identity": result["summary"]["identity"],
+        "usage": result["usage"],
+        "out_dir": str(out_dir),
+    }

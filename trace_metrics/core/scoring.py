@@ -4,27 +4,37 @@ A record (one per log) is what `trace-bench core score` writes per dialogue:
 `{"id", "dialogue_id", "system", "factors": {factor: {"score", "status", "rationale", ...}}, "factor_mean",
 "n", "n_missing", "overall", "debate", "usage", "conversation"}`; `overall` is the debate's final score
 (0-100, None without a debate or when it failed) and `factor_mean` the mean of the rated factors (CoRE "Avg.").
-`score_rows` turns records into the `{"id", "factor", "score"}` rows the meta-evaluation reads.
+`score_rows` turns records into the `{"id", "factor", "score"}` rows the meta-evaluation reads; `summarize`
+computes CoRE's declarations (`trace_metrics.specs`, benchmark "core": `factor_mean`, and `overall` with a
+debate) from the records through `lib.scoring`, beside the per-factor means and the debates' counts.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_metrics.core.conversation import ConversationLog
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS, new_debate, run_debates
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES, STATUSES, rate_factors
 from trace_metrics.core.prompts import FACTOR_IDS, PromptSet
+from trace_metrics.lib import scoring
 from trace_metrics.lib._util import mean_or_none
+from trace_metrics.specs import MetricSpec, of_benchmark
+
+if TYPE_CHECKING:
+    from trace_llm import LLM, DecodingSettings
 
 OVERALL = "overall"  # the debate's final score, 0-100
 FACTOR_MEAN = "factor_mean"  # mean of the rated factors, 0-4 (the paper's "CoRE (Avg.)")
 SCORE_KEYS: tuple[str, ...] = (*FACTOR_IDS, FACTOR_MEAN, OVERALL)
+CORE_METRICS: tuple[MetricSpec, ...] = of_benchmark("core")
+DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
+DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
 
 
-def llm_usage(llm: Any) -> dict[str, int]:
+def llm_usage(llm: LLM) -> dict[str, int]:
     usage = getattr(llm, "usage", None)
     return dict(usage) if isinstance(usage, Mapping) else {}
 
@@ -43,7 +53,7 @@ def rated(record: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def score_logs(
-    llm: Any,
+    llm: LLM,
     conversations: Sequence[ConversationLog],
     prompts: PromptSet,
     *,
@@ -52,8 +62,8 @@ def score_logs(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     max_retries: int = DEFAULT_MAX_RETRIES,
     max_repairs: int = DEFAULT_MAX_REPAIRS,
-    factor_settings: Any = None,
-    debate_settings: Any = None,
+    factor_settings: DecodingSettings | dict | None = None,
+    debate_settings: DecodingSettings | dict | None = None,
     stage_usage: dict[str, dict[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per conversation, in order (module docstring).
@@ -119,8 +129,11 @@ def score_rows(records: Iterable[Mapping[str, Any]], debate: bool = True) -> lis
     return rows
 
 
-def summarize(records: Sequence[Mapping[str, Any]], debate: bool = True) -> dict[str, Any]:
-    """Means and counts over records: per factor (mean, n, missing by status), factor_mean, overall, debates."""
+def summarize(
+    records: Sequence[Mapping[str, Any]], debate: bool = True, metrics: Sequence[MetricSpec] = CORE_METRICS
+) -> dict[str, Any]:
+    """Means and counts over records: per factor (mean, n, missing by status), then each declaration
+    (`metrics`: factor_mean, and overall with a debate) as {mean, n}, the debates' counts beside `overall`."""
     out: dict[str, Any] = {"n_logs": len(records), "factors": {}}
     statuses: Counter[str] = Counter()
     factors = rated(records[0]) if records else ()
@@ -142,20 +155,21 @@ def summarize(records: Sequence[Mapping[str, Any]], debate: bool = True) -> dict
         "missing": total - statuses.get("ok", 0),
         "by_status": {s: statuses.get(s, 0) for s in STATUSES},
     }
-    out[FACTOR_MEAN] = {
-        "mean": mean_or_none(r["factor_mean"] for r in records),
-        "n": sum(r["factor_mean"] is not None for r in records),
-    }
+    metrics = [m for m in metrics if debate or m.needs != "debate"]
+    scoring.check(metrics, ("conversation_log",))
+    scores = scoring.score(metrics, {"conversation_log": records})
+    for m in metrics:
+        out[m.id] = {"mean": scores.values[m.id], "n": scores.n[m.id]}
     if debate:
         debates = [r["debate"] for r in records if r.get("debate")]
         rounds = Counter(d["rounds"] for d in debates)
-        out[OVERALL] = {
-            "mean": mean_or_none(r["overall"] for r in records),
-            "n": sum(r["overall"] is not None for r in records),
-            "n_failed": sum(r["overall"] is None for r in records),
-            "consensus_rate": (sum(d["consensus"] for d in debates) / len(debates)) if debates else None,
-            "rounds": {str(k): rounds[k] for k in sorted(rounds)},
-            "failed_messages": sum(d["n_failed_messages"] for d in debates),
-            "messages": sum(d["n_messages"] for d in debates),
-        }
+        out.setdefault(OVERALL, {}).update(
+            {
+                "n_failed": sum(r["overall"] is None for r in records),
+                "consensus_rate": (sum(d["consensus"] for d in debates) / len(debates)) if debates else None,
+                "rounds": {str(k): rounds[k] for k in sorted(rounds)},
+                "failed_messages": sum(d["n_failed_messages"] for d in debates),
+                "messages": sum(d["n_messages"] for d in debates),
+            }
+        )
     return out

@@ -19,14 +19,14 @@ import hashlib
 import logging
 import math
 import os
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from trace_bench.errors import TraceBenchError, sqlite_cache
+from trace_bench.errors import TraceBenchError
 from trace_bench.shell import pip_install_command, script_executable
 from trace_llm.cache import default_cache_dir  # the one trace-bench cache folder
+from trace_metrics.lib.nli_cache import CACHE_FILE, NLICache
 from trace_metrics.lib.sentences import CATEGORIES, categorize, claim_text, split_sentences
 
 if TYPE_CHECKING:
@@ -40,9 +40,7 @@ DEFAULT_BATCH_SIZE = 32
 DEFAULT_MAX_LENGTH = 512
 THRESHOLD_SWEEP: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7)  # App. L "NLI threshold sensitivity"
 ENTAILMENT_LABELS: frozenset[str] = frozenset({"entailment", "entailed", "entails"})
-CACHE_FILE = "nli.sqlite"  # beside the LLM response cache, in $TRACE_BENCH_CACHE or ~/.cache/trace-bench
 CHUNK_BATCHES = 64  # batches per chunk: pairs are sorted by length within a chunk and cached after it
-_SQL_VARS = 500
 
 
 def how_to_supply(
@@ -61,6 +59,15 @@ def how_to_supply(
 
 class NLIModelError(TraceBenchError, RuntimeError):
     """The NLI model cannot be loaded or is not an NLI model; the message says how to supply one."""
+
+
+class EntailmentScorer(Protocol):
+    """What `entailment_scores` needs of a scorer (`NLIScorer`, or a stand-in in tests): its threshold and the
+    entailment probability of each (premise, claim) pair, in order."""
+
+    threshold: float
+
+    def entailment_probs(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
 
 
 def entailment_label_index(id2label: dict[Any, str]) -> int:
@@ -84,52 +91,6 @@ def _sha256_files(folder: Path) -> str:
             while chunk := f.read(1 << 20):
                 h.update(chunk)
     return h.hexdigest()[:16]
-
-
-class NLICache:
-    """Persistent (model key, premise, claim) -> entailment probability, one SQLite table."""
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._guard():
-            self._conn = sqlite3.connect(self.path, timeout=120)
-            # WAL: under `accelerate launch` the main process writes each chunk while the others read the file
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            with self._conn:
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"
-                )
-
-    def _guard(self):
-        """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""
-        return sqlite_cache(self.path, "NLI cache", "set TRACE_BENCH_CACHE to another folder")
-
-    @staticmethod
-    def key(model_key: str, premise: str, claim: str) -> str:
-        return hashlib.sha256("\x1f".join((model_key, premise, claim)).encode("utf-8")).hexdigest()[:32]
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, float]:
-        found: dict[str, float] = {}
-        for start in range(0, len(keys), _SQL_VARS):
-            part = keys[start : start + _SQL_VARS]
-            marks = ",".join("?" * len(part))
-            with self._guard():
-                found.update(
-                    self._conn.execute(f"SELECT key, prob FROM nli WHERE key IN ({marks})", part).fetchall()
-                )
-        return found
-
-    def put_many(self, items: Iterable[tuple[str, float]]) -> None:
-        with self._guard(), self._conn:
-            self._conn.executemany("INSERT OR REPLACE INTO nli (key, prob) VALUES (?, ?)", list(items))
-
-    def __len__(self) -> int:
-        with self._guard():
-            return self._conn.execute("SELECT COUNT(*) FROM nli").fetchone()[0]
-
-    def close(self) -> None:
-        self._conn.close()
 
 
 class NLIScorer:
@@ -375,7 +336,7 @@ def cited_premises(response: str, sources: Sequence[str | None], scope: str = "c
 def entailment_scores(
     responses: Sequence[str],
     premises: Sequence[Sequence[str | None]],
-    scorer: NLIScorer,
+    scorer: EntailmentScorer,
     threshold: float | None = None,
     premise_scope: str = "cited",
 ) -> list[dict]:
@@ -424,7 +385,7 @@ def entailment_scores(
     return results
 
 
-def rescore(results: Sequence[dict], threshold: float) -> list[float]:
+def rescore(results: Sequence[Mapping[str, Any]], threshold: float) -> list[float]:
     """Per-response entailment at another threshold, from the stored claim probabilities (no model call)."""
     out = []
     for r in results:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from trace_dataset.io import TraceDataError, read_jsonl
+from trace_metrics.lib import scoring
 from trace_metrics.lib._util import mean_or_none
 from trace_metrics.lib.human_format import (
     CITATION_LABELS,
@@ -44,8 +45,11 @@ from trace_metrics.lib.human_format import (
     check_annotations,
     load_annotations,
 )
+from trace_metrics.specs import MetricSpec, by_family
 
 log = logging.getLogger(__name__)
+
+HUMAN_METRICS: tuple[MetricSpec, ...] = by_family("human")
 
 # tie-break order for the majority label: the first (least favourable) of the tied labels wins
 _TIE_ORDER: tuple[str, ...] = ("Not supported", "Partial", "Supported")
@@ -114,14 +118,20 @@ def item_scores(rows: Sequence[dict]) -> dict[str, dict]:
     return out
 
 
-def _aggregate(items: Sequence[dict]) -> dict:
+def human_scores(items: Sequence[dict], metrics: Sequence[MetricSpec] = HUMAN_METRICS) -> dict[str, Any]:
+    """The human evaluation's declarations (`trace_metrics.specs`, family "human") over annotated responses
+    (`item_scores` values) and their quotes' majority labels, through `lib.scoring`."""
+    scoring.check(metrics, ("human_item", "human_quote"))
+    quotes = [label for i in items for label in i["majority_labels"] if label is not None]
+    return scoring.score(metrics, {"human_item": items, "human_quote": quotes}).values
+
+
+def _aggregate(items: Sequence[dict], metrics: Sequence[MetricSpec] = HUMAN_METRICS) -> dict:
     supported = sum(i["supported"] for i in items)
     labelled = supported + sum(i["partial"] + i["not_supported"] for i in items)
     answered = [i for i in items if i["errors_answered"]]
     return {
-        "human_citation_precision": supported / labelled if labelled else None,
-        "human_informativeness": mean_or_none(i["human_informativeness"] for i in items),
-        "human_naturalness": mean_or_none(i["human_naturalness"] for i in items),
+        **human_scores(items, metrics),
         "citation_precision_item_mean": mean_or_none(i["human_citation_precision"] for i in items),
         "error_free_rate": mean_or_none(i["error_free_rate"] for i in items),
         "supported": supported,
@@ -368,16 +378,19 @@ def paired_baseline_tests(
 # ---------------------------------------------------------------------------------------------------
 
 
-def human_metrics_from_rows(rows: Sequence[dict], auto_scores=None) -> dict:
-    """`human_metrics` on already loaded rows (each passed through `validate_annotation`)."""
+def human_metrics_from_rows(
+    rows: Sequence[dict],
+    auto_scores: str | os.PathLike | Mapping[str, Mapping[str, float]] | None = None,
+    metrics: Sequence[MetricSpec] = HUMAN_METRICS,
+) -> dict:
+    """`human_metrics` on already loaded rows (each passed through `validate_annotation`); `metrics`: the
+    declarations to compute (default the registry's, family "human")."""
     check_annotations(rows)
     items = item_scores(rows)
     baselines = sorted({i["baseline"] for i in items.values()})
-    overall = _aggregate(list(items.values()))
+    overall = _aggregate(list(items.values()), metrics)
     result: dict[str, Any] = {
-        "values": {
-            k: overall[k] for k in ("human_citation_precision", "human_informativeness", "human_naturalness")
-        },
+        "values": {m.id: overall[m.id] for m in metrics},
         "n": {
             "items": len(items),
             "annotators": len({r["annotator"] for r in rows}),
@@ -386,7 +399,9 @@ def human_metrics_from_rows(rows: Sequence[dict], auto_scores=None) -> dict:
             "dialogues": len({i["dialogue_id"] for i in items.values()}),
         },
         "overall": overall,
-        "per_baseline": {b: _aggregate([i for i in items.values() if i["baseline"] == b]) for b in baselines},
+        "per_baseline": {
+            b: _aggregate([i for i in items.values() if i["baseline"] == b], metrics) for b in baselines
+        },
         "alpha": agreement(rows),
         "alpha_levels": dict(ALPHA_LEVELS),
         "leave_one_out": leave_one_out(rows),
@@ -400,7 +415,10 @@ def human_metrics_from_rows(rows: Sequence[dict], auto_scores=None) -> dict:
     return result
 
 
-def human_metrics(annotations_path: str | os.PathLike, auto_scores=None) -> dict:
+def human_metrics(
+    annotations_path: str | os.PathLike,
+    auto_scores: str | os.PathLike | Mapping[str, Mapping[str, float]] | None = None,
+) -> dict:
     """All human-evaluation numbers of App. K from an annotation file (format in the module docstring).
 
     `auto_scores`: optional per-item automatic scores (mapping item_id -> {metric: value} or a JSON-lines

@@ -14,8 +14,13 @@ Per turn (SnipRec §5.1, Table 4; also the `trace` protocol's turns):
   mean position. Their ids are their own: `hit@k` and `mrr` are Trace's top-k metrics of the ranked list
   (`trace_metrics.lib.accuracy`), which the `trace` protocol also reports on live turns. They are declared in
   `trace_metrics.specs` (benchmark "sniprec"), and the per-turn table and the overall figures loop over those
-  declarations.
-Values per turn index are means over the dialogues that have a ranking at that turn (`n` says how many).
+  declarations (`lib.scoring`).
+Values per turn index are means over the dialogues that have a ranking at that turn (`n` says how many);
+`ranked_turn_overall` gives each over every ranked turn with its interval.
+
+The live dialogues of the `trace` protocol (benchmark "live"): success (the traveller accepted), system turns
+up to the acceptance, system turns per dialogue, each a declaration computed from the dialogue records
+(`live_outcomes`) with its interval.
 
 The Trace metrics of the live system turns (accuracy, TSR, T2R, rejection recovery, GS / CD / PC / CGS,
 practical value) come from the suite's `evaluate_predictions` on the logs (dialogue records whose system
@@ -29,12 +34,17 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_dataset.constants import SEED
 from trace_metrics import specs
+from trace_metrics.lib import scoring
+
+if TYPE_CHECKING:
+    from trace_dataset.kb.store import KnowledgeBase
 
 SNIPREC_METRICS: tuple[specs.MetricSpec, ...] = specs.of_benchmark("sniprec")
+LIVE_METRICS: tuple[specs.MetricSpec, ...] = specs.of_benchmark("live")
 TURN_IDS: tuple[str, ...] = tuple(m.id for m in SNIPREC_METRICS)
 _FORMER_IDS: dict[str, str] = {m.id: m.former_id for m in SNIPREC_METRICS if m.former_id}
 
@@ -118,37 +128,71 @@ def target_position(
     raise AssertionError("unreachable: a target is a candidate")
 
 
-def position_scores(position: int | None) -> dict[str, float | None]:
+def position_scores(
+    position: int | None, metrics: Sequence[specs.MetricSpec] = SNIPREC_METRICS
+) -> dict[str, float | None]:
     """sniprec_hit@k, sniprec_mrr and the position itself for one turn (all None without a position)."""
-    return {m.id: m.item_function(position, **m.arguments) for m in SNIPREC_METRICS}
+    return {k: v[0] for k, v in scoring.score(metrics, {"ranked_turn": [position]}).per_item.items()}
 
 
 def turn_rng(seed: int, dialogue_id: str, turn: int) -> random.Random:
     return random.Random(f"{seed}:ties:{dialogue_id}:{turn}")
 
 
-def per_turn_table(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows {turn, n, sniprec_hit@k..., sniprec_mrr, avg_position} from items {dialogue_id, turn, position},
-    by turn index.
+def per_turn_table(
+    items: Sequence[Mapping[str, Any]], metrics: Sequence[specs.MetricSpec] = SNIPREC_METRICS
+) -> list[dict[str, Any]]:
+    """Rows {turn, n, n_undefined, sniprec_hit@k..., sniprec_mrr, avg_position} from items {dialogue_id, turn,
+    position}, by turn index: the declarations' values over the turn's ranked turns.
 
     Items without a position (no target among the candidates) are counted in `n_undefined`, not averaged.
     """
+    scoring.check(metrics, ("ranked_turn",))
     by_turn: dict[int, list[int | None]] = {}
     for it in items:
         by_turn.setdefault(int(it["turn"]), []).append(it["position"])
     rows = []
     for turn in sorted(by_turn):
         positions = by_turn[turn]
-        scored = [position_scores(p) for p in positions]
         row: dict[str, Any] = {
             "turn": turn,
             "n": sum(p is not None for p in positions),
             "n_undefined": sum(p is None for p in positions),
         }
-        for m in SNIPREC_METRICS:
-            row[m.id] = m.aggregate([s[m.id] for s in scored])
+        row.update(scoring.score(metrics, {"ranked_turn": positions}).values)
         rows.append(row)
     return rows
+
+
+def ranked_turn_overall(
+    items: Sequence[Mapping[str, Any]],
+    n_boot: int = 10_000,
+    seed: int = SEED,
+    metrics: Sequence[specs.MetricSpec] = SNIPREC_METRICS,
+) -> dict[str, dict[str, Any]]:
+    """Every SnipRec declaration over all ranked turns (items as `per_turn_table`'s), each with its
+    cluster-bootstrap interval over dialogues (`mean_ci`: the mean is the bootstrap's, of the same values)."""
+    scoring.check(metrics, ("ranked_turn",))
+    per_item = scoring.score(metrics, {"ranked_turn": [it["position"] for it in items]}).per_item
+    ids = [it["dialogue_id"] for it in items]
+    return {m: mean_ci(vals, ids, n_boot=n_boot, seed=seed) for m, vals in per_item.items()}
+
+
+def live_outcomes(
+    records: Sequence[Mapping[str, Any]],
+    n_boot: int = 10_000,
+    seed: int = SEED,
+    metrics: Sequence[specs.MetricSpec] = LIVE_METRICS,
+) -> dict[str, dict[str, Any]]:
+    """metrics.json's `dialogue` section: each live declaration over the dialogue records, its value (`mean`)
+    with the cluster-bootstrap interval of its per-dialogue values (`mean_ci`)."""
+    scoring.check(metrics, ("live_dialogue",))
+    scores = scoring.score(metrics, {"live_dialogue": records})
+    ids = [r["dialogue_id"] for r in records]
+    return {
+        m: {**mean_ci(scores.per_item[m], ids, n_boot=n_boot, seed=seed), "mean": value}
+        for m, value in scores.values.items()
+    }
 
 
 def mean_ci(
@@ -183,7 +227,7 @@ def mean_ci(
 def live_trace_metrics(
     dialogues: Sequence[dict],
     predictions: Mapping[tuple[str, int], dict],
-    kb: Any,
+    kb: KnowledgeBase,
     n_boot: int = 10_000,
     seed: int = SEED,
     **options: Any,

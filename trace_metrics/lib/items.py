@@ -1,5 +1,5 @@
-"""What the metric declarations (`trace_metrics.specs`) score: the items of each level, and one per-item
-function per metric.
+"""What the Trace suite's metric declarations (`trace_metrics.specs`) score: the items of each level, and one
+per-item function per metric.
 
 A per-item function takes one item and then the metric's parameters, named as the declared options or fixed
 arguments and without defaults (the scoring loop passes the values the options resolve to, `specs.OPTIONS`,
@@ -11,9 +11,10 @@ float, or None when the metric is undefined on that item (left out of the mean a
   BLEU-4 and ROUGE-L (`text_scores`), and, when an NLI model or an LLM judge ran, their per-turn results;
 - `DialogueItem`: a dialogue with its recommended POIs (`points`), their pairwise distances, the user's price
   ceiling and the (action, hit) sequence recovery reads;
-- `EpisodeItem`: a reject_and_refine episode that has a following recommend/compare turn;
-- a live ranked turn's target position (an int, or None without a target among the candidates): SnipRec's
-  per-turn metrics.
+- `EpisodeItem`: a reject_and_refine episode that has a following recommend/compare turn.
+
+The other benchmarks' items and per-item functions (SnipRec, live dialogues, Collab-REC, CoRE, the human
+evaluation) are in `lib.benchmark_items`.
 
 Composite metrics (`cgs`, `cgs_ent`) have no per-item function: their aggregation is the CGS formula applied
 to their components' values (`cgs_of_means`).
@@ -349,18 +350,3 @@ def turns_to_first_hit(item: DialogueItem, compare_hit: CompareHit, t2r: T2RRead
 
 def rejection_recovered(item: EpisodeItem, compare_hit: CompareHit) -> float:
     return 1.0 if item.dialogue.rejection_hits(compare_hit)[item.position] else 0.0
-
-
-# ---------------------------------------------------------------------------------------------------
-# Live ranked turns: the target's position among every candidate (SnipRec §5.1, `lib.interactive`)
-# ---------------------------------------------------------------------------------------------------
-def position_hit(position: int | None, k: int) -> float | None:
-    return None if position is None else float(position <= k)
-
-
-def position_reciprocal_rank(position: int | None) -> float | None:
-    return None if position is None else 1.0 / position
-
-
-def position_value(position: int | None) -> float | None:
-    return None if position is None else float(position)

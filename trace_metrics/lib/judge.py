@@ -21,11 +21,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_dataset.constants import REVIEW_MAX_CHARS
 from trace_llm.prompts import Prompt, load_prompt
 from trace_metrics.lib._util import mean_or_none
+
+if TYPE_CHECKING:
+    from trace_llm import LLM, DecodingSettings
 
 log = logging.getLogger(__name__)
 
@@ -128,9 +131,9 @@ def parse_ratings(obj: Any) -> dict[str, int]:
 
 
 def judge_turns(
-    llm: Any,
+    llm: LLM,
     items: Sequence[Mapping[str, Any]],
-    settings: Any = None,
+    settings: DecodingSettings | dict | None = None,
     max_repairs: int = DEFAULT_MAX_REPAIRS,
 ) -> list[dict]:
     """Rate each item (fields in `judge_messages`) with `llm.generate_json_batch`; one record per item, in order:

@@ -23,10 +23,8 @@ import hashlib
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from functools import partial
-from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import trace_metrics.specs as specs  # not `from trace_metrics import`: that package imports this module
 from trace_dataset.constants import REVIEWS_FILE, SCHEMA_VERSION, resolve_splits
@@ -40,8 +38,10 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
-from trace_metrics.lib import conventions, items, selection, suite_optional, sweeps, text
+from trace_metrics.lib import conventions, items, scoring, selection, suite_optional, text
+from trace_metrics.lib import sweeps as sweeps_lib
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
+from trace_metrics.lib.suite_optional import NLI, Judge
 from trace_metrics.lib.tokenize import BLEU_TOKENIZER, ROUGE_TOKENIZER
 from trace_metrics.specs import MetricSpec
 
@@ -80,25 +80,9 @@ def _cyclic_gc_paused(pause: bool = True) -> Iterator[None]:
 
 
 def check_metrics(metrics: Sequence[MetricSpec]) -> None:
-    """The declarations the suite can compute: an item function or components (listed before them) at a
-    level the suite has, options that are declared."""
-    seen: set[str] = set()
-    for m in metrics:
-        if not m.computed:
-            raise ValueError(f"metric {m.id!r} has neither a per-item function nor components")
-        if m.item is not None and m.level not in (*GROUPS.values(), "grounded_turn"):
-            raise ValueError(f"metric {m.id!r}: the suite has no items of level {m.level!r}")
-        missing = [c for c in m.components if c not in seen]
-        if missing:
-            raise ValueError(f"metric {m.id!r} combines {missing}, which must be computed before it")
-        taken = {*m.item_parameter_names, *specs.keyword_only(m.aggregate)}
-        unknown = taken - set(m.arguments) - set(specs.SUITE_OPTIONS)
-        if unknown:
-            raise ValueError(
-                f"metric {m.id!r}: keyword(s) {sorted(unknown)} are neither fixed arguments nor "
-                f"declared options {specs.SUITE_OPTIONS}"
-            )
-        seen.add(m.id)
+    """The declarations the suite can compute (`scoring.check`): per-item functions at a level the suite has
+    (`specs.SUITE_LEVELS`), components listed before them, options that are declared."""
+    scoring.check(metrics, specs.SUITE_LEVELS, specs.SUITE_OPTIONS)
 
 
 def evaluate_predictions(
@@ -106,8 +90,8 @@ def evaluate_predictions(
     predictions: Mapping[tuple[str, int], dict],
     kb: KnowledgeBase,
     *,
-    nli: Any = None,
-    judge: Any = None,
+    nli: NLI | None = None,
+    judge: Judge | None = None,
     sweeps: bool = False,
     with_std: bool = True,
     metrics: Sequence[MetricSpec] | None = None,
@@ -122,40 +106,74 @@ def evaluate_predictions(
     metrics = specs.SUITE_METRICS if metrics is None else tuple(metrics)
     check_metrics(metrics)
     with _cyclic_gc_paused(nli is None and judge is None):
-        return _evaluate_predictions(
-            dialogues,
-            predictions,
-            kb,
-            opts,
-            metrics,
-            nli=nli,
-            judge=judge,
-            run_sweeps=sweeps,
-            with_std=with_std,
-        )
+        found = _items(dialogues, predictions, kb, opts["grounding_turns"])
+        aggregates, models = _run_models(found, dialogues, nli, judge, sweeps)
+        have = {"nli": nli is not None, "judge": judge is not None}
+        scores = scoring.score([m for m in metrics if m.needs is None or have[m.needs]], found.levels, opts)
+        per_item = found.per_item_ids()
+        for m in metrics:
+            key = scores.keys.get(m.id)
+            if key in scores.per_item:
+                per_item[found.group_of[m.level]][key] = scores.per_item[key]
+        return _result(found, scores, per_item, aggregates, models, opts, sweeps=sweeps, with_std=with_std)
+
+
+class _SuiteItems(NamedTuple):
+    """The items of one run, by level and by per-item group of the result."""
+
+    joined: list[selection.EvalDialogue]
+    sources: items.Sources
+    system: list[items.TurnItem]
+    recommendation: list[items.TurnItem]
+    grounded: list[items.TurnItem]
+    dialogues: list[items.DialogueItem]
+    episodes: list[items.EpisodeItem]
+    without_followup: int  # rejection episodes with no later recommend/compare turn (counted, not scored)
+
+    @property
+    def levels(self) -> dict[str, list]:
+        return {
+            "recommendation_turn": self.recommendation,
+            "grounded_turn": self.grounded,
+            "system_turn": self.system,
+            "dialogue": self.dialogues,
+            "rejection_episode": self.episodes,
+        }
+
+    @property
+    def group_of(self) -> dict[str, str]:
+        """Level -> its per-item group; grounded turns go to the group of the turns `grounding_turns` names."""
+        out = {level: group for group, level in GROUPS.items()}
+        out["grounded_turn"] = "system_turns" if self.grounded is self.system else "recommendation_turns"
+        return out
+
+    def per_item_ids(self) -> dict[str, dict[str, list]]:
+        """Each group's item ids (the values follow them)."""
+        return {
+            "recommendation_turns": _turn_ids(self.recommendation),
+            "system_turns": _turn_ids(self.system),
+            "dialogues": {"dialogue_id": [d.dialogue.dialogue_id for d in self.dialogues]},
+            "rejection_episodes": {
+                "dialogue_id": [e.dialogue_id for e in self.episodes],
+                "turn_id": [e.turn_id for e in self.episodes],
+            },
+        }
 
 
 def _turn_ids(turns: Sequence[items.TurnItem]) -> dict[str, list]:
     return {"dialogue_id": [x.turn.dialogue_id for x in turns], "turn_id": [x.turn.turn_id for x in turns]}
 
 
-def _evaluate_predictions(
+def _items(
     dialogues: Sequence[dict],
     predictions: Mapping[tuple[str, int], dict],
     kb: KnowledgeBase,
-    opts: Mapping[str, Any],
-    metrics: Sequence[MetricSpec],
-    *,
-    nli: Any,
-    judge: Any,
-    run_sweeps: bool,
-    with_std: bool,
-) -> dict:
+    grounding_turns: Any,
+) -> _SuiteItems:
     joined = selection.join(dialogues, predictions)
     sources = items.Sources(kb)
     sys_turns = [items.TurnItem(t, sources) for d in joined for t in d.system_turns]
     rec = [x for x in sys_turns if x.recommending]
-    grounded = items.grounded_items(rec, sys_turns, opts["grounding_turns"])
     points: dict = {}
     dlg = [items.DialogueItem(d, kb, points) for d in joined]
     episodes: list[items.EpisodeItem] = []
@@ -164,33 +182,25 @@ def _evaluate_predictions(
         found, missing = items.episodes(d, src["turns"])
         episodes.extend(found)
         without_followup += missing
-    by_group: dict[str, list] = {
-        "recommendation_turns": rec,
-        "system_turns": sys_turns,
-        "dialogues": dlg,
-        "rejection_episodes": episodes,
-    }
-    per_item: dict[str, dict[str, list]] = {
-        "recommendation_turns": _turn_ids(rec),
-        "system_turns": _turn_ids(sys_turns),
-        "dialogues": {"dialogue_id": [d.dialogue.dialogue_id for d in dlg]},
-        "rejection_episodes": {
-            "dialogue_id": [e.dialogue_id for e in episodes],
-            "turn_id": [e.turn_id for e in episodes],
-        },
-    }
-    group_of = {level: group for group, level in GROUPS.items()}
-    group_of["grounded_turn"] = "system_turns" if grounded is sys_turns else "recommendation_turns"
+    grounded = items.grounded_items(rec, sys_turns, grounding_turns)
+    return _SuiteItems(joined, sources, sys_turns, rec, grounded, dlg, episodes, without_followup)
 
+
+def _run_models(
+    found: _SuiteItems, dialogues: Sequence[dict], nli: NLI | None, judge: Judge | None, sweeps: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run the NLI model and the judge when given: their per-turn results go onto the turns; returns the
+    result's `aggregates` (the NLI threshold sweep) and `models` (what ran)."""
     extra: dict[str, Any] = {}
     models: dict[str, Any] = {}
+    grounded, rec = found.grounded, found.recommendation
     if nli is not None:
         ent, ent_raw, models["nli"] = suite_optional.run_nli(
             nli, [x.turn.response for x in grounded], [x.cited_texts for x in grounded]
         )
         for x, e in zip(grounded, ent, strict=True):
             x.entailment = e
-        if run_sweeps:
+        if sweeps:
             extra["nli_threshold_sweep"] = suite_optional.nli_threshold_sweep(ent_raw)
     if judge is not None:
         by_id = {d["dialogue_id"]: d for d in dialogues}
@@ -199,67 +209,61 @@ def _evaluate_predictions(
         )
         for x, r in zip(rec, ratings, strict=True):
             x.judge = r
-    have = {"nli": nli is not None, "judge": judge is not None}
+    return extra, models
 
-    values: dict[str, float | None] = {}
-    n: dict[str, int] = {}
-    keys: dict[str, str] = {}  # metric id -> its results key under these options
-    for m in metrics:
-        if m.needs is not None and not have[m.needs]:
-            continue
-        key = keys[m.id] = m.key(opts)
-        aggregate = partial(m.aggregate, **{p: opts[p] for p in specs.keyword_only(m.aggregate)})
-        if m.components:
-            parts = [keys[c] for c in m.components]
-            values[key] = aggregate(*(values[p] for p in parts))
-            n[key] = n[parts[0]]
-            continue
-        group = group_of[m.level]
-        given = {**opts, **m.arguments}
-        positional, keyword = specs.item_parameters(m.item)
-        item = partial(m.item_function, **{p: given[p] for p in keyword}) if keyword else m.item_function
-        vals = per_item[group][key] = list(
-            map(item, by_group[group], *(repeat(given[p]) for p in positional))
-        )
-        values[key] = aggregate(vals)
-        n[key] = len(vals) - vals.count(None)
 
-    analyses = [x.analysis for x in grounded]
+def _counts(found: _SuiteItems) -> dict[str, int]:
+    analyses = [x.analysis for x in found.grounded]
+    rec = found.recommendation
+    return {
+        "dialogues": len(found.joined),
+        "system_turns": len(found.system),
+        "recommendation_turns": len(rec),
+        "recommendation_turns_without_gold": sum(1 for x in rec if not x.turn.gold),
+        "rejection_episodes": len(found.episodes) + found.without_followup,
+        "rejection_episodes_without_followup": found.without_followup,
+        "quotes": sum(len(a.supports) for a in analyses),
+        "unresolved_labels": sum(a.unresolved_labels for a in analyses),
+        "unknown_review_ids": len(found.sources.unknown_review_ids),
+        "dialogues_with_budget": sum(1 for d in found.dialogues if d.ceiling is not None),
+    }
+
+
+def _result(
+    found: _SuiteItems,
+    scores: scoring.Scores,
+    per_item: dict[str, dict[str, list]],
+    aggregates: dict[str, Any],
+    models: dict[str, Any],
+    opts: Mapping[str, Any],
+    *,
+    sweeps: bool,
+    with_std: bool,
+) -> dict[str, Any]:
     result: dict[str, Any] = {
-        "values": values,
-        "n": n,
-        "aggregates": extra,
-        "counts": {
-            "dialogues": len(joined),
-            "system_turns": len(sys_turns),
-            "recommendation_turns": len(rec),
-            "recommendation_turns_without_gold": sum(1 for x in rec if not x.turn.gold),
-            "rejection_episodes": len(episodes) + without_followup,
-            "rejection_episodes_without_followup": without_followup,
-            "quotes": sum(len(a.supports) for a in analyses),
-            "unresolved_labels": sum(a.unresolved_labels for a in analyses),
-            "unknown_review_ids": len(sources.unknown_review_ids),
-            "dialogues_with_budget": sum(1 for d in dlg if d.ceiling is not None),
-        },
+        "values": scores.values,
+        "n": scores.n,
+        "aggregates": aggregates,
+        "counts": _counts(found),
         "models": models,
         "per_item": per_item,
     }
-    if sources.unknown_review_ids:
+    unknown = found.sources.unknown_review_ids
+    if unknown:
         log.warning(
             "%d cited review id(s) are not in the knowledge base (first: %s); their quotes count as unsupported",
-            len(sources.unknown_review_ids),
-            sorted(sources.unknown_review_ids)[:3],
+            len(unknown),
+            sorted(unknown)[:3],
         )
     if with_std:
-        try:
-            result["std"] = suite_optional.item_stds(per_item, tuple(values))
-        except RuntimeError as e:
-            log.warning("no standard deviations in this result: %s", e)
-            result["std_unavailable"] = str(e)
-    if run_sweeps:
+        result["std"] = suite_optional.item_stds(per_item, tuple(scores.values))
+    if sweeps:
+        analyses = [x.analysis for x in found.grounded]
         result["sweeps"] = {
-            **sweeps.grounding_sweeps(analyses, opts["fuzzy_threshold"], opts["cd_gate"], opts["pc_window"]),
-            "spatial_radius_km": sweeps.spatial_sweep([d.distances for d in dlg]),
+            **sweeps_lib.grounding_sweeps(
+                analyses, opts["fuzzy_threshold"], opts["cd_gate"], opts["pc_window"]
+            ),
+            "spatial_radius_km": sweeps_lib.spatial_sweep([d.distances for d in found.dialogues]),
         }
     return result
 
@@ -269,8 +273,8 @@ def evaluate_run(
     predictions_path: str | os.PathLike,
     split: str = "test",
     pool: str = "closed",
-    nli: Any = None,
-    judge: Any = None,
+    nli: NLI | None = None,
+    judge: Judge | None = None,
     **options: Any,
 ) -> dict:
     """The leaderboard row of one predictions file on one split and pool of a Trace data directory.
@@ -302,7 +306,6 @@ RESULT_ORDER = (
     "values",
     "n",
     "std",
-    "std_unavailable",
     "aggregates",
     "counts",
     "versions",
@@ -330,8 +333,8 @@ def evaluate_rows(
     rows: Sequence[dict],
     split: str = "test",
     pool: str = "closed",
-    nli: Any = None,
-    judge: Any = None,
+    nli: NLI | None = None,
+    judge: Judge | None = None,
     *,
     sweeps: bool = False,
     check_pool: bool = True,

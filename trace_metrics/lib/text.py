@@ -122,42 +122,51 @@ def _bleu4(h: list[bytes], r: list[bytes]) -> float:
             m2 -= _excess(grams, ref_text)
     logs.append(_log_precision(m2, hl - 1))
     m3 = m4 = 0
-    at3: list[int] = []  # with repeats: start positions of the matching trigrams and 4-grams
-    at4: list[int] = []
     if m2 > 1 and hl > 2:
-        for run in _RUNS.finditer(present):  # bigram positions s .. e-1, tokens s .. e
-            s, e = run.span()
-            if b" " + b" ".join(h[s : e + 1]) + b" " in ref_text:
-                m3 += e - s - 1
-                m4 += e - s - 2
-                if repeats:
-                    at3.extend(range(s, e - 1))
-                    at4.extend(range(s, e - 2))
-                continue
-            previous = False
-            for i in range(s, e - 1):
-                found = b" " + b" ".join(h[i : i + 3]) + b" " in ref_text
-                if found:
-                    m3 += 1
-                    if repeats:
-                        at3.append(i)
-                    if previous and b" " + b" ".join(h[i - 1 : i + 3]) + b" " in ref_text:
-                        m4 += 1
-                        if repeats:
-                            at4.append(i - 1)
-                previous = found
-        if repeats:
-            for n, at in ((3, at3), (4, at4)):
-                if len(at) > 1:
-                    grams = [tuple(h[i : i + n]) for i in at]
-                    if len(set(grams)) != len(grams):
-                        if n == 3:
-                            m3 -= _excess(grams, ref_text)
-                        else:
-                            m4 -= _excess(grams, ref_text)
+        m3, m4 = _trigram_4gram_matches(h, present, ref_text, repeats)
     logs.append(_log_precision(m3, hl - 2) if hl >= 3 else _NO_NGRAMS)
     logs.append(_log_precision(m4, hl - 3) if hl >= 4 else _NO_NGRAMS)
     return bp * _exp(_fsum(logs))
+
+
+def _trigram_4gram_matches(h: list[bytes], present: bytes, ref_text: bytes, repeats: bool) -> tuple[int, int]:
+    """Clipped trigram and 4-gram matches of `h`, found inside its runs of matching bigrams (`_bleu4`):
+    `present` marks the bigrams the reference holds, `ref_text` is the space-joined reference, `repeats` says
+    whether a matching bigram repeats (only then can a longer one need clipping)."""
+    m3 = m4 = 0
+    at3: list[int] = []  # with repeats: start positions of the matching trigrams and 4-grams
+    at4: list[int] = []
+    for run in _RUNS.finditer(present):  # bigram positions s .. e-1, tokens s .. e
+        s, e = run.span()
+        if b" " + b" ".join(h[s : e + 1]) + b" " in ref_text:
+            m3 += e - s - 1
+            m4 += e - s - 2
+            if repeats:
+                at3.extend(range(s, e - 1))
+                at4.extend(range(s, e - 2))
+            continue
+        previous = False
+        for i in range(s, e - 1):
+            found = b" " + b" ".join(h[i : i + 3]) + b" " in ref_text
+            if found:
+                m3 += 1
+                if repeats:
+                    at3.append(i)
+                if previous and b" " + b" ".join(h[i - 1 : i + 3]) + b" " in ref_text:
+                    m4 += 1
+                    if repeats:
+                        at4.append(i - 1)
+            previous = found
+    if repeats:
+        for n, at in ((3, at3), (4, at4)):
+            if len(at) > 1:
+                grams = [tuple(h[i : i + n]) for i in at]
+                if len(set(grams)) != len(grams):
+                    if n == 3:
+                        m3 -= _excess(grams, ref_text)
+                    else:
+                        m4 -= _excess(grams, ref_text)
+    return m3, m4
 
 
 def bleu4_tokens(hypothesis: Sequence[Hashable], reference: Sequence[Hashable]) -> float:

@@ -129,9 +129,9 @@ def _dialogue(did: str, split: str, difficulty: str, turns: list[dict], poi_type
     }
 
 
-def toy_dialogues() -> list[dict]:
-    """The four toy dialogues (three test, one train)."""
-    d1 = [
+def _d1() -> list[dict]:
+    """Toy dialogue 1's turns: a rejection, then an accepted recommendation (New Orleans seafood)."""
+    return [
         _turn(0, "user", "greet_and_seek", "Hi! We're in New Orleans and want a cheap place for seafood."),
         _turn(1, "system", "ask_preference", "Happy to help! Do you prefer a quiet spot or a lively one?"),
         _turn(2, "user", "provide_preference", "Somewhere lively, please."),
@@ -164,7 +164,11 @@ def toy_dialogues() -> list[dict]:
         _turn(6, "user", "accept", "Perfect, thanks!"),
         _turn(7, "system", "farewell", "Enjoy your dinner at Bayou Grill!"),
     ]
-    d2 = [
+
+
+def _d2() -> list[dict]:
+    """Toy dialogue 2's turns: a compare turn, a rejection and a vegan recommendation."""
+    return [
         _turn(0, "user", "greet_and_seek", "Looking for a romantic dinner, upscale is fine."),
         _turn(
             1,
@@ -195,7 +199,11 @@ def toy_dialogues() -> list[dict]:
         _turn(4, "user", "accept", "Sounds great."),
         _turn(5, "system", "farewell", "Have a lovely evening!"),
     ]
-    d3 = [
+
+
+def _d3() -> list[dict]:
+    """Toy dialogue 3's turns: two recommendations, pizza then oysters."""
+    return [
         _turn(0, "user", "greet_and_seek", "Where can I get pizza near Canal Street?"),
         _turn(
             1,
@@ -219,17 +227,25 @@ def toy_dialogues() -> list[dict]:
         _turn(4, "user", "accept", "Great."),
         _turn(5, "system", "farewell", "Enjoy!"),
     ]
-    d4 = [
+
+
+def _d4() -> list[dict]:
+    """Toy dialogue 4's turns: one recommendation without citations (the train split)."""
+    return [
         _turn(0, "user", "greet_and_seek", "Any good tacos?"),
         _turn(1, "system", "recommend", "City Park Tacos is a budget favourite.", refs=["r07"], gold=["r07"]),
         _turn(2, "user", "accept", "Thanks."),
         _turn(3, "system", "farewell", "Bye!"),
     ]
+
+
+def toy_dialogues() -> list[dict]:
+    """The four toy dialogues (three test, one train)."""
     return [
-        _dialogue("toy_00001", "test", "Easy", d1),
-        _dialogue("toy_00002", "test", "Medium", d2),
-        _dialogue("toy_00003", "test", "Easy", d3),
-        _dialogue("toy_00004", "train", "Easy", d4),
+        _dialogue("toy_00001", "test", "Easy", _d1()),
+        _dialogue("toy_00002", "test", "Medium", _d2()),
+        _dialogue("toy_00003", "test", "Easy", _d3()),
+        _dialogue("toy_00004", "train", "Easy", _d4()),
     ]
 
 

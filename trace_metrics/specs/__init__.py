@@ -1,19 +1,25 @@
-"""The registry of metrics: one keyword-only declaration per canonical id, and it drives scoring (STYLE 1, 2,
-16, 17).
+"""The registry of metrics: one keyword-only declaration per canonical id, and it drives scoring.
+
+The habit: a metric's definition lives apart from what runs it (its id, parameters, direction, description and
+paper reference declared once, as plain data), its id is the data key everywhere (display labels are mapped at
+the edge only), and the declaration carries its computation (its per-item function and aggregation), so
+every scoring loop iterates over declarations instead of listing ids again.
 
 A declaration (`MetricSpec`) says what the metric is (id, label, direction, range, description, paper
-reference, benchmark, level of its items) and how it is computed: its per-item function (`item`, in
-`trace_metrics.lib.items`: one item and the metric's parameters in, a float or None out) with fixed
-`arguments` (Recall@1: k=1), and its aggregation (`aggregate`, by default `mean_or_none`: the mean of the
-defined item values). A composite (`cgs`, `cgs_ent`) has no item function: its aggregation takes the values of
-its `components` (the CGS formula on the GS or entailment, CD and PC means, as the paper's Tables 5, 22, 26).
+reference, benchmark, level of its items) and how it is computed: its per-item function (`item`: one item and
+the metric's parameters in, a float or None out; Trace's in `trace_metrics.lib.items`, the other benchmarks'
+in `trace_metrics.lib.benchmark_items`) with fixed `arguments` (Recall@1: k=1), and its aggregation
+(`aggregate`, by default `mean_or_none`: the mean of the defined item values). A composite (`cgs`, `cgs_ent`)
+has no item function: its aggregation takes the values of its `components` (the CGS formula on the GS or
+entailment, CD and PC means, as the paper's Tables 5, 22, 26). Every declaration has one or the other.
 
-The ids are the keys of results files, leaderboard columns and the Space; labels are the default display
-names. The Trace suite (`trace_metrics.lib.suite`) loops over the declarations of benchmark "trace" that have
-an item function or components, so a metric is added by one declaration plus its per-item function
-(docs/development.md, "Adding a metric"). Metrics whose inputs the suite does not have (annotations, a
-Collab-REC run, CoRE's LLM ratings, live dialogues) name the function that computes them (`computed_by`);
-SnipRec's per-turn ranks are computed from their declarations by `trace_metrics.lib.interactive`.
+The ids are the keys of results files, leaderboard columns (`trace_metrics.tables`, which reads each
+column's label, axis and direction from here) and the Space. Every benchmark computes its declarations
+through the one loop of `trace_metrics.lib.scoring`: the Trace suite (`lib.suite`) those of benchmark
+"trace" at the levels it builds items of (`SUITE_METRICS`), the human evaluation (`lib.human`) Trace's
+`human_*`, `lib.interactive` SnipRec's and the live dialogues', `lib.collab_rec` Collab-REC's and
+`core.scoring` CoRE's; so a metric is added by one declaration plus its per-item function
+(docs/development.md, "Adding a metric").
 
 A metric's parameters are those of its functions (after the item, and keyword-only ones of its aggregation)
 that are not fixed `arguments`. Each is declared once in `OPTIONS` (`Option`: type, admissible values, help):
@@ -34,6 +40,7 @@ from typing import Any
 from trace_metrics.specs.benchmarks import BENCHMARK_SPECS
 from trace_metrics.specs.metric import (
     BENCHMARKS,
+    SUITE_LEVELS,
     Benchmark,
     Family,
     Level,
@@ -51,6 +58,7 @@ __all__ = [
     "METRIC_IDS",
     "MODEL_FREE_METRIC_IDS",
     "OPTIONS",
+    "SUITE_LEVELS",
     "SUITE_METRICS",
     "SUITE_OPTIONS",
     "Benchmark",
@@ -75,8 +83,11 @@ __all__ = [
 _SPECS: tuple[MetricSpec, ...] = (*TRACE_SPECS, *BENCHMARK_SPECS)
 METRICS: Mapping[str, MetricSpec] = MappingProxyType({s.id: s for s in _SPECS})
 METRIC_IDS: tuple[str, ...] = tuple(METRICS)
-# what the Trace suite computes from the declarations, in results order
-SUITE_METRICS: tuple[MetricSpec, ...] = tuple(s for s in _SPECS if s.benchmark == "trace" and s.computed)
+# what the Trace suite computes from the declarations, in results order (the human evaluation's are computed
+# from annotations, `lib.human`)
+SUITE_METRICS: tuple[MetricSpec, ...] = tuple(
+    s for s in _SPECS if s.benchmark == "trace" and s.level in SUITE_LEVELS
+)
 # the Trace metrics a run without an NLI model, a judge or annotations reports (`trace-bench evaluate`'s
 # default)
 MODEL_FREE_METRIC_IDS: tuple[str, ...] = tuple(s.id for s in SUITE_METRICS if s.needs is None)
@@ -145,6 +156,5 @@ def to_dict(s: MetricSpec) -> dict[str, Any]:
         "novel": s.novel,
         "components": list(s.components),
         "needs": s.needs,
-        "computed_by": s.computed_by or None,
         "former_id": s.former_id or None,
     }

@@ -1,18 +1,17 @@
 """The declarations of the other benchmarks' metrics: SnipRec's per-turn ranks, the live dialogues of the
-`trace` protocol, Collab-REC and CoRE."""
+`trace` protocol, Collab-REC and CoRE. Their per-item functions are in `lib.benchmark_items`; each
+benchmark's driver (`lib.interactive`, `lib.collab_rec`, `core.scoring`) computes them with `lib.scoring`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from trace_metrics.lib import items
+from trace_metrics.lib import benchmark_items as items
+from trace_metrics.lib import exposure
 from trace_metrics.specs.metric import MetricSpec
 
 _UNIT = (0.0, 1.0)
-_COLLAB = "trace_metrics.lib.collab_rec:collab_rec_scores"
-_LIVE = "trace_harness.protocols.interactive.report:dialogue_outcomes"
-_CORE = "trace_metrics.core.scoring:summarize"
 
 
 def _sniprec(
@@ -88,8 +87,8 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="outcome",
         higher_is_better=True,
         range=_UNIT,
-        level="dialogue",
-        computed_by=_LIVE,
+        level="live_dialogue",
+        item=items.accepted,
         paper="App. J (TSR, read live)",
         description="share of dialogues in which the simulated traveller accepts a recommendation",
     ),
@@ -100,8 +99,8 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="outcome",
         higher_is_better=False,
         range=(1.0, None),
-        level="dialogue",
-        computed_by=_LIVE,
+        level="live_dialogue",
+        item=items.turns_to_acceptance,
         paper="App. J (T2R, read live)",
         description="system turns up to the traveller's acceptance (successful dialogues)",
     ),
@@ -112,8 +111,8 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="outcome",
         higher_is_better=False,
         range=(1.0, None),
-        level="dialogue",
-        computed_by=_LIVE,
+        level="live_dialogue",
+        item=items.system_turns,
         paper="(this package)",
         description="system turns per live dialogue",
     ),
@@ -127,7 +126,8 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         range=_UNIT,
         level="query",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.offer_success,
+        aggregate=items.mean_in_order,
         paper="Collab-REC Eq. 12; Table 2",
         description="per query, the mean share of the query's filters each recommended item satisfies",
     ),
@@ -138,9 +138,10 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="exposure",
         higher_is_better=False,
         range=_UNIT,
-        level="catalogue",
+        level="catalogue_item",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.exposure,
+        aggregate=exposure.gini,
         paper="Collab-REC Table 3",
         description="Gini index of how often each catalogue item is recommended",
     ),
@@ -151,9 +152,10 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="exposure",
         higher_is_better=True,
         range=_UNIT,
-        level="catalogue",
+        level="catalogue_item",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.exposure,
+        aggregate=exposure.normalised_entropy,
         paper="Collab-REC Table 3",
         description="normalised Shannon entropy of the catalogue's exposure",
     ),
@@ -164,9 +166,10 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="exposure",
         higher_is_better=True,
         range=_UNIT,
-        level="catalogue",
+        level="catalogue_item",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.exposure,
+        aggregate=exposure.coverage,
         paper="Collab-REC Table 3",
         description="share of catalogue items recommended at least once",
     ),
@@ -177,9 +180,10 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         family="exposure",
         higher_is_better=True,
         range=(1.0, None),
-        level="catalogue",
+        level="catalogue_item",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.exposure,
+        aggregate=exposure.recs_per_covered_item,
         paper="Collab-REC Table 3 (its header marks it ↑)",
         description="recommendations per catalogue item recommended at least once",
     ),
@@ -192,7 +196,7 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         range=_UNIT,
         level="agent_round",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.agent_reliability,
         paper="Collab-REC Eq. 10",
         description="mean agent reliability d over agents and rounds",
     ),
@@ -205,7 +209,7 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         range=_UNIT,
         level="agent_round",
         module="collab_rec",
-        computed_by=_COLLAB,
+        item=items.agent_hallucination,
         paper="Collab-REC Eq. 11",
         description="mean agent hallucination rate h over agents and rounds",
     ),
@@ -219,7 +223,7 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         range=(0.0, 4.0),
         level="conversation_log",
         module="core",
-        computed_by=_CORE,
+        item=items.core_factor_mean,
         paper="CoRE Table 2 (Avg.)",
         description="mean of the twelve factor ratings of a conversation (0-4)",
     ),
@@ -232,7 +236,8 @@ BENCHMARK_SPECS: tuple[MetricSpec, ...] = (
         range=(0.0, 100.0),
         level="conversation_log",
         module="core",
-        computed_by=_CORE,
+        item=items.core_debate_score,
+        needs="debate",
         paper="CoRE §3.3 (debate)",
         description="the multi-agent debate's final score of a conversation (0-100)",
     ),

@@ -38,13 +38,25 @@ Level = Literal[
     "dialogue",
     "rejection_episode",  # a reject_and_refine turn with a following recommend/compare turn
     "human_item",  # an annotated response
-    "ranked_turn",  # a live system turn asked for a ranking
-    "query",  # a Collab-REC query
+    "human_quote",  # a quote of an annotated response, with its majority label
+    "ranked_turn",  # a live system turn asked for a ranking (its target's position)
+    "live_dialogue",  # a live dialogue's record (the `trace` protocol)
+    "query",  # a Collab-REC query: one system's final list
+    "catalogue_item",  # a Collab-REC catalogue item: how often the lists recommend it (its exposure)
     "agent_round",  # a Collab-REC agent in one round
-    "catalogue",  # the whole catalogue at once (exposure): no per-item value
-    "conversation_log",  # a conversation CoRE rates
+    "conversation_log",  # a conversation CoRE rates (its record)
 ]
-Need = Literal["nli", "judge"]
+# the levels the Trace suite builds items of (`lib.suite`): the Trace metrics it computes are those at them
+SUITE_LEVELS: tuple[str, ...] = (
+    "recommendation_turn",
+    "grounded_turn",
+    "system_turn",
+    "dialogue",
+    "rejection_episode",
+)
+Need = Literal[
+    "nli", "judge", "debate"
+]  # computed only when the run has an NLI model, a judge, CoRE's debate
 
 
 @cache
@@ -78,20 +90,24 @@ class MetricSpec:
     level: Level  # what one item is
     description: str
     paper: str  # where the paper defines or reports it
-    item: Callable[..., float | None] | None = None  # per-item function (lib.items): (item, **parameters)
+    item: Callable[..., float | None] | None = None  # per-item function: (item, *parameters)
     arguments: Mapping[str, Any] = field(default_factory=dict)  # fixed keyword arguments of `item`
     aggregate: Callable[..., float | None] = mean_or_none  # item values (or component values) -> the value
     components: tuple[str, ...] = ()  # ids whose values `aggregate` combines (a formula of means)
-    needs: Need | None = None  # computed only when the suite has an NLI model / an LLM judge
+    needs: Need | None = None  # computed only when the run has it (an NLI model, an LLM judge, a debate)
     result_id: Callable[..., str] | None = None  # the results key when a parameter is part of it
     module: str | None = None  # the evaluate module (trace_metrics/<module>/) that reports it
-    computed_by: str = ""  # without `item` or `components`: the function that computes it
     settings: tuple[str, ...] = ()  # options outside the suite that shape it (NLI model and threshold)
     constants: Mapping[str, Any] = field(default_factory=dict)  # fixed settings of the definition, shown
     novel: bool = False  # marked novel (star) in the paper's Table 7
     former_id: str = ""  # its key in results files of earlier versions (docs/metrics.md, "Changed ids")
 
     def __post_init__(self) -> None:
+        if (self.item is None) == (not self.components):
+            raise ValueError(
+                f"metric {self.id!r}: declare a per-item function (`item`) or the `components` its "
+                "aggregation combines, not both and not neither"
+            )
         object.__setattr__(self, "arguments", MappingProxyType(dict(self.arguments)))
         object.__setattr__(self, "constants", MappingProxyType(dict(self.constants)))
 
@@ -109,15 +125,10 @@ class MetricSpec:
 
     @property
     def item_function(self) -> Callable[..., float | None]:
-        """Its per-item function; TypeError for a metric without one (components, or computed elsewhere)."""
+        """Its per-item function; TypeError for a composite (it has components instead)."""
         if self.item is None:
             raise TypeError(f"metric {self.id} has no per-item function")
         return self.item
-
-    @property
-    def computed(self) -> bool:
-        """Whether the scoring loop computes it from this declaration (an item function or components)."""
-        return self.item is not None or bool(self.components)
 
     def key(self, options: Mapping[str, Any]) -> str:
         """Its results key under `options` (`spatial_coherence@1.5km` with radius_km=1.5)."""

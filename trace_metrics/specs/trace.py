@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trace_metrics.lib import items
+from trace_metrics.lib import benchmark_items, items
 from trace_metrics.lib.practical import spatial_id
 from trace_metrics.lib.text import BLEU_EPSILON, BLEU_MAX_ORDER
 from trace_metrics.specs.metric import MetricSpec
@@ -19,7 +19,6 @@ def _trace(**kw: Any) -> MetricSpec:
 _UNIT, _LIKERT = (0.0, 1.0), (1.0, 5.0)
 _REC, _GROUNDED = "recommendation_turn", "grounded_turn"
 _GS_CD_PC = ("grounding_score", "citation_density", "provenance_coverage")
-_HUMAN = "trace_metrics.lib.human:human_metrics_from_rows"
 
 
 def _accuracy(
@@ -43,7 +42,7 @@ def _accuracy(
 def _judge(scale: str, label: str, description: str, novel: bool = False) -> MetricSpec:
     return _trace(
         id=f"judge_{scale}",
-        label=f"Judge: {label}",
+        label=label,  # its axis, "Judge", says it is the judge's
         family="judge",
         module="llm_judge",
         higher_is_better=True,
@@ -337,38 +336,40 @@ TRACE_SPECS: tuple[MetricSpec, ...] = (
     # -- human evaluation (App. K) ----------------------------------------------------------------------
     _trace(
         id="human_citation_precision",
-        label="Human: Cit. Prec.",
+        label="Cit. Prec.",
         family="human",
         module="human",
         higher_is_better=True,
         range=_UNIT,
-        level="human_item",
-        computed_by=_HUMAN,
+        level="human_quote",
+        item=benchmark_items.quote_supported,
         novel=True,
         paper="§7.1; App. K; Table 10",
         description="share of quotes whose majority label is Supported",
     ),
     _trace(
         id="human_informativeness",
-        label="Human: Informativeness",
+        label="Informativeness",
         family="human",
         module="human",
         higher_is_better=True,
         range=_LIKERT,
         level="human_item",
-        computed_by=_HUMAN,
+        item=benchmark_items.annotator_mean,
+        arguments={"scale": "informativeness"},
         paper="App. K; Table 10",
         description="annotators' Likert mean: useful and specific (1-5)",
     ),
     _trace(
         id="human_naturalness",
-        label="Human: Naturalness",
+        label="Naturalness",
         family="human",
         module="human",
         higher_is_better=True,
         range=_LIKERT,
         level="human_item",
-        computed_by=_HUMAN,
+        item=benchmark_items.annotator_mean,
+        arguments={"scale": "naturalness"},
         paper="App. K; Table 10",
         description="annotators' Likert mean: conversational quality (1-5)",
     ),

@@ -9,9 +9,9 @@ import random
 import pytest
 
 from baselines.collab_rec.moderator import ModeratorConfig
-from trace_harness.protocols.collab_rec.metrics import compute_metrics, early_stopping
+from trace_harness.protocols.collab_rec.metrics import compute_metrics
 from trace_metrics.lib._util import mean_or_none
-from trace_metrics.lib.collab_rec import collab_rec_scores
+from trace_metrics.lib.collab_rec import collab_rec_scores, early_stopping
 from trace_metrics.lib.exposure import (
     coverage,
     exposure_counts,

@@ -1,4 +1,9 @@
-"""metrics.json of an interactive run, and the tables the CLI prints (SnipRec Table 4 layout per turn)."""
+"""metrics.json of an interactive run, and the tables the CLI prints (SnipRec Table 4 layout per turn).
+
+The run's logs are read into items here (`turn_items`: the ranked turns; the dialogue records; the
+predictions indexed by turn), with what the run itself counts (lost turns, the travellers' decisions); every
+metric is computed in `trace_metrics.lib.interactive` from its declaration in `trace_metrics.specs`
+(benchmarks "sniprec", "live" and, on the live turns, "trace")."""
 
 from __future__ import annotations
 
@@ -9,23 +14,22 @@ from typing import Any
 from trace_dataset.constants import SEED
 from trace_dataset.kb.store import KnowledgeBase
 from trace_metrics.lib.interactive import (
-    TURN_IDS,
+    live_outcomes,
     live_trace_metrics,
-    mean_ci,
     per_turn_table,
-    position_scores,
+    ranked_turn_overall,
     turn_metric,
 )
-from trace_metrics.tables import Column, format_value, markdown_table
+from trace_metrics.tables import Column, column, format_value, markdown_table
 
 # The per-turn table (SnipRec's Table 4 layout, its metrics' ids in trace_metrics.specs, benchmark "sniprec"):
-# the CLI's Markdown and the Space's Interactive tab.
+# the CLI's Markdown and the Space's Interactive tab. Labels and directions are the declarations'.
 TURN_COLUMNS: tuple[Column, ...] = (
-    Column("sniprec_hit@1", "Hits@1"),
-    Column("sniprec_hit@5", "Hits@5"),
-    Column("sniprec_hit@10", "Hits@10"),
-    Column("avg_position", "Avg Pos", higher_is_better=False, digits=1),
-    Column("sniprec_mrr", "Avg MRR", digits=4),
+    column("sniprec_hit@1"),
+    column("sniprec_hit@5"),
+    column("sniprec_hit@10"),
+    column("avg_position", digits=1),
+    column("sniprec_mrr", "Avg MRR", digits=4),  # Table 4's header
 )
 
 
@@ -80,35 +84,6 @@ def traveler_counts(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def overall(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
-    """Every per-turn metric over all ranked turns, with a cluster-bootstrap CI over dialogues."""
-    scored = [position_scores(it["position"]) for it in items]
-    ids = [it["dialogue_id"] for it in items]
-    return {m: mean_ci([s[m] for s in scored], ids, n_boot=n_boot, seed=seed) for m in TURN_IDS}
-
-
-def dialogue_outcomes(items: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
-    """Success (the traveler accepted), system turns until the acceptance, system turns per dialogue."""
-    success, to_success, lengths, ids = [], [], [], []
-    for it in items:
-        rec = it["record"]
-        system = [t for t in rec["turns"] if t["role"] == "system"]
-        accepted = next(
-            (i for i, t in enumerate(rec["turns"]) if t["role"] == "user" and t["action"] == "accept"), None
-        )
-        ids.append(rec["dialogue_id"])
-        success.append(1.0 if accepted is not None else 0.0)
-        to_success.append(
-            None if accepted is None else float(sum(t["role"] == "system" for t in rec["turns"][:accepted]))
-        )
-        lengths.append(float(len(system)))
-    return {
-        "success_rate": mean_ci(success, ids, n_boot=n_boot, seed=seed),
-        "turns_to_success": mean_ci(to_success, ids, n_boot=n_boot, seed=seed),
-        "system_turns": mean_ci(lengths, ids, n_boot=n_boot, seed=seed),
-    }
-
-
 def build_metrics(
     items: Sequence[Mapping[str, Any]],
     kb: KnowledgeBase,
@@ -126,12 +101,12 @@ def build_metrics(
         "run": dict(run),
         "n_dialogues": len(items),
         "per_turn": per_turn_table(titems),
-        "overall": overall(titems, n_boot, seed),
+        "overall": ranked_turn_overall(titems, n_boot, seed),
         "lost_turns": lost_counts(predictions),
         "travelers": traveler_counts(items),
     }
     if protocol == "trace":
-        out["dialogue"] = dialogue_outcomes(items, n_boot, seed)
+        out["dialogue"] = live_outcomes([it["record"] for it in items], n_boot, seed)
         index = {(p["dialogue_id"], p["turn_id"]): p for p in predictions}
         out["trace"] = live_trace_metrics([it["record"] for it in items], index, kb, n_boot=n_boot, seed=seed)
     return out
