@@ -16,6 +16,7 @@ from trace_llm.cache import Completion, ResponseCache, default_cache_dir, defaul
 from trace_llm.cli import add_llm_argument, llm_from_args
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
 from trace_llm.loading import HF_OPTIONS, OPENAI_OPTIONS, load_llm
+from trace_llm.options import CONFIG_OPTIONS, SECRET_OPTIONS, TRANSPORT_OPTIONS, check_options
 from trace_llm.settings import DecodingSettings
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS, LLMSpec, parse_spec
 
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_SPEC",
     "LLM",
     "VALID_FORMS",
+    "CONFIG_OPTIONS",
     "CachePath",
     "Completion",
     "DecodingSettings",
@@ -34,8 +36,11 @@ __all__ = [
     "LLMOutputError",
     "LLMSpec",
     "ResponseCache",
+    "SECRET_OPTIONS",
+    "TRANSPORT_OPTIONS",
     "add_llm_argument",
     "check_messages",
+    "check_options",
     "default_cache_dir",
     "default_cache_path",
     "llm_from_args",

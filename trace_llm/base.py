@@ -17,7 +17,7 @@ import os
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
@@ -105,6 +105,14 @@ def request_bar(total: int, desc: str, *, hidden: bool = False) -> tqdm:
     )
 
 
+class Progress(Protocol):
+    """Where an LLM reports its requests instead of its own bar (trace_llm.progress.RequestProgress)."""
+
+    def served_from_cache(self, n: int) -> None: ...
+
+    def answered(self, completion: Completion) -> None: ...
+
+
 class LLM(ABC):
     """One model behind one interface. Build it with `load_llm(spec)`; record `describe()` with results."""
 
@@ -133,7 +141,7 @@ class LLM(ABC):
         self._usage = dict.fromkeys(USAGE_KEYS, 0)
         self._usage_lock = threading.Lock()
         # a part's request bar (trace_llm.progress.RequestProgress): when set, it replaces the per-call bar
-        self.progress: Any = None
+        self.progress: Progress | None = None
 
     # ---- the one hook backends implement -------------------------------------------------------------
     @abstractmethod
@@ -253,40 +261,66 @@ class LLM(ABC):
         settings = self._resolve_settings(settings)
         convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
         settings_dict = settings.to_dict()
-        probed: Completion | None = None
-        if constraint is None or self.structured == PROMPT:
-            dialect, fell_back = PROMPT, False
-        else:
-            dialect, fell_back = self._dialect_for(constraint)
-            if dialect == "":  # not known yet (a server not asked before): find it out with these requests
-                dialect, fell_back, probed = self._learn_dialect(convs, settings, constraint)
+        dialect, fell_back, probed = self._batch_dialect(convs, settings, constraint)
         keys = [self._key(c, settings_dict, dialect, constraint) for c in convs]
-        results: dict[str, Completion] = self.cache.get_many(keys) if self.cache is not None else {}
-        newly = 0
-        if probed is not None and keys[0] not in results:  # the request that found the dialect out
-            results[keys[0]] = probed
-            newly = 1
-            if self.cache is not None:
-                self.cache.put(keys[0], self.backend, self.cache_model, settings_dict, probed)
+        results, newly = self._cached_answers(keys, settings_dict, probed)
         todo: list[str] = [k for k in dict.fromkeys(keys) if k not in results]
         first: dict[str, list[Message]] = {}
         for key, conv in zip(keys, convs, strict=True):
             first.setdefault(key, conv)
         self._count(cache_hits=len(keys) - len(todo) - newly)
-        progress = self.progress
-        if progress is not None:
-            progress.served_from_cache(len(keys) - len(todo) - newly)
+        if self.progress is not None:
+            self.progress.served_from_cache(len(keys) - len(todo) - newly)
             if newly and probed is not None:
-                progress.answered(probed)
-        if not todo:
-            return [results[k] for k in keys], dialect
-        log.debug(
-            "%s %s: %d requests (%d answered from cache)",
-            self.backend,
-            self.model,
-            len(todo),
-            len(keys) - len(todo),
-        )
+                self.progress.answered(probed)
+        if todo:
+            log.debug(
+                "%s %s: %d requests (%d answered from cache)",
+                self.backend,
+                self.model,
+                len(todo),
+                len(keys) - len(todo),
+            )
+            self._send_batch(todo, first, settings, results, constraint, dialect, fell_back)
+        return [results[k] for k in keys], dialect
+
+    def _batch_dialect(
+        self, convs: list[list[Message]], settings: DecodingSettings, constraint: Constraint | None
+    ) -> tuple[str, bool, Completion | None]:
+        """(dialect, fell_back, the answer to convs[0] that found the dialect out, if one was needed)."""
+        if constraint is None or self.structured == PROMPT:
+            return PROMPT, False, None
+        dialect, fell_back = self._dialect_for(constraint)
+        if dialect == "":  # not known yet (a server not asked before): find it out with these requests
+            return self._learn_dialect(convs, settings, constraint)
+        return dialect, fell_back, None
+
+    def _cached_answers(
+        self, keys: list[str], settings_dict: dict[str, Any], probed: Completion | None
+    ) -> tuple[dict[str, Completion], int]:
+        """The answers the cache holds for `keys`, with the probe's (cached now; counted as new: the int)."""
+        results: dict[str, Completion] = self.cache.get_many(keys) if self.cache is not None else {}
+        if probed is None or keys[0] in results:
+            return results, 0
+        results[keys[0]] = probed  # the request that found the dialect out
+        if self.cache is not None:
+            self.cache.put(keys[0], self.backend, self.cache_model, settings_dict, probed)
+        return results, 1
+
+    def _send_batch(
+        self,
+        todo: list[str],
+        first: dict[str, list[Message]],
+        settings: DecodingSettings,
+        results: dict[str, Completion],
+        constraint: Constraint | None,
+        dialect: str,
+        fell_back: bool,
+    ) -> None:
+        """Ask the backend for the conversations of `todo` (cache keys), each answer into `results` and the cache
+        as it arrives; LLMError when one is missing."""
+        settings_dict = settings.to_dict()
+        progress = self.progress
         bar = request_bar(len(todo), f"{self.backend} {self.model}", hidden=progress is not None)
 
         def on_done(index: int, completion: Completion) -> None:
@@ -319,7 +353,6 @@ class LLM(ABC):
             raise LLMError(
                 f"{self.backend} {self.model}: no answer for {len(missing)} of {len(todo)} requests"
             )
-        return [results[k] for k in keys], dialect
 
     def generate_batch(
         self, conversations: Sequence[list[Message]], settings: DecodingSettings | dict | None = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,12 +195,18 @@ def read_output_lines(lines: Iterable[str], where: str) -> Iterator[tuple[int, d
         yield lineno, record
 
 
+BodyParser = Callable[[dict[str, Any]], Completion]
+_Answer = tuple[
+    str, dict[str, Any], Completion, Mapping[str, Any], str
+]  # key, settings, answer, index, label
+
+
 def import_batch_output(
     lines: Iterable[str],
     where: str,
     indexes: Mapping[str, Mapping[str, Any]],
     cache: ResponseCache,
-    parse: Any,
+    parse: BodyParser,
 ) -> ImportReport:
     """Check one batch output file against the exported shards it answers and write its answers to `cache`.
 
@@ -209,8 +215,29 @@ def import_batch_output(
     which some ids are not answered, an answer from another model than the one exported. Lines the engine
     failed (an `error`, a status other than 200) are reported and left for the next round.
     """
-    records = list(read_output_lines(lines, where))
-    unknown, duplicate, seen = [], [], {}
+    seen = _answered_ids(read_output_lines(lines, where), where, indexes)
+    report = ImportReport(shards=_complete_shards(seen, where, indexes))
+    answers = _answers(seen, where, indexes, parse, report)
+    for key, settings, completion, index, label in answers:
+        cache.put(key, index["backend"], index["cache_model"], settings, completion)
+        report.prompt_tokens += completion.prompt_tokens
+        report.completion_tokens += completion.completion_tokens
+        tally = report.per_label.setdefault(
+            label, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
+        tally["requests"] += 1
+        tally["prompt_tokens"] += completion.prompt_tokens
+        tally["completion_tokens"] += completion.completion_tokens
+    report.imported = len(answers)
+    return report
+
+
+def _answered_ids(
+    records: Iterable[tuple[int, dict[str, Any]]], where: str, indexes: Mapping[str, Mapping[str, Any]]
+) -> dict[str, tuple[tuple[str, int], dict[str, Any]]]:
+    """custom_id -> ((shard, n), line); BatchFileError for an id no export holds or one answered twice."""
+    unknown, duplicate = [], []
+    seen: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
     for lineno, record in records:
         cid = record["custom_id"]
         parts = split_custom_id(cid)
@@ -228,6 +255,15 @@ def import_batch_output(
         )
     if duplicate:
         raise BatchFileError(f"{where}: custom_id(s) answered twice: {', '.join(duplicate[:SHOW])}")
+    return seen
+
+
+def _complete_shards(
+    seen: Mapping[str, tuple[tuple[str, int], dict[str, Any]]],
+    where: str,
+    indexes: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """The shards the file answers, each wholly (BatchFileError naming the requests without a line)."""
     shards = sorted({parts[0] for parts, _ in seen.values()})
     missing = [
         f"{s}-{n:06d}"
@@ -241,8 +277,19 @@ def import_batch_output(
             f"line: {', '.join(missing[:SHOW])}{' ...' if len(missing) > SHOW else ''}; import the "
             "complete output file"
         )
-    report = ImportReport(shards=shards)
-    answers: list[tuple[str, dict[str, Any], Completion, Mapping[str, Any], str]] = []
+    return shards
+
+
+def _answers(
+    seen: Mapping[str, tuple[tuple[str, int], dict[str, Any]]],
+    where: str,
+    indexes: Mapping[str, Mapping[str, Any]],
+    parse: BodyParser,
+    report: ImportReport,
+) -> list[_Answer]:
+    """The answered lines, read; failed lines go to `report.failed`, the models and fingerprints to `report`;
+    BatchFileError when an answer comes from another model than the exported one."""
+    answers: list[_Answer] = []
     wrong: list[str] = []
     models, fingerprints = set(), set()
     for cid, ((shard, n), record) in seen.items():
@@ -266,26 +313,15 @@ def import_batch_output(
     if wrong:
         raise BatchFileError(
             f"{where}: {len(wrong)} answer(s) are from another model than the exported "
-            f"{indexes[shards[0]]['model']!r}: {'; '.join(wrong[:SHOW])}; export and answer with the "
+            f"{indexes[report.shards[0]]['model']!r}: {'; '.join(wrong[:SHOW])}; export and answer with the "
             "model of the config"
         )
-    for key, settings, completion, index, label in answers:
-        cache.put(key, index["backend"], index["cache_model"], settings, completion)
-        report.prompt_tokens += completion.prompt_tokens
-        report.completion_tokens += completion.completion_tokens
-        tally = report.per_label.setdefault(
-            label, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        )
-        tally["requests"] += 1
-        tally["prompt_tokens"] += completion.prompt_tokens
-        tally["completion_tokens"] += completion.completion_tokens
-    report.imported = len(answers)
     report.models = sorted(models)
     report.system_fingerprints = sorted(fingerprints)
-    return report
+    return answers
 
 
-def openai_body_parser(llm: LLM) -> Any:
+def openai_body_parser(llm: LLM) -> BodyParser:
     """`parse(body) -> Completion` through the openai backend's own response parser."""
     import httpx
 

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench import SEED
-from trace_bench.options import byte_size, number_in, positive_seconds
-from trace_llm.hf import DTYPES
+from trace_bench.options import number_in
+from trace_llm.options import add_flags, from_args
 from trace_llm.settings import DEFAULT_MAX_NEW_TOKENS, DEFAULT_TEMPERATURE, DEFAULT_TOP_P
 from trace_llm.spec import DEFAULT_SPEC, VALID_FORMS
-from trace_llm.structured import DEFAULT_STRUCTURED, STRUCTURED_MODES
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +73,7 @@ def add_llm_argument(
 
 def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The cache and backend options (no model, no decoding): for a command whose models are named by options
-    of their own (`evaluate --judge SPEC --core SPEC`)."""
+    of their own (`evaluate --judge SPEC --core SPEC`). The backend flags come from trace_llm.options."""
     group.add_argument(
         "--llm-cache",
         type=Path,
@@ -83,103 +82,12 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
     )
     group.add_argument("--no-llm-cache", action="store_true", help="send every request, store nothing")
-    group.add_argument(
-        "--llm-batch-size",
-        type=number_in(int, 1),
-        default=None,
-        help="hf/smollm2: prompts per batch (default: 8)",
-    )
-    group.add_argument(
-        "--llm-concurrency",
-        type=number_in(int, 1),
-        default=None,
-        help="openai: requests in flight at once (default: 64)",
-    )
-    group.add_argument(
-        "--llm-timeout",
-        type=positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="openai: deadline of one request, answer included, before it is retried (default: 300)",
-    )
-    group.add_argument(
-        "--llm-device", default=None, help="hf/smollm2: auto, cpu, cuda, cuda:N, mps (default: auto)"
-    )
-    group.add_argument(
-        "--llm-threads",
-        type=number_in(int, 1),
-        default=None,
-        help="hf, llamacpp, smollm2: CPU threads (default: torch's; llama.cpp: half the cores generating, all "
-        "reading the prompt); 1 helps on a machine busy with other jobs",
-    )
-    group.add_argument(
-        "--llm-prompt-cache",
-        type=number_in(int, 0),
-        default=None,
-        metavar="MB",
-        help="llamacpp, smollm2 run by llama.cpp: RAM for the states kept so that a prompt starting like an "
-        "earlier one reads only the rest (default: 1024; 0: none)",
-    )
-    group.add_argument(
-        "--llm-dtype",
-        default=None,
-        choices=DTYPES,
-        help="hf/smollm2: weights dtype (default: bf16/fp16 on GPU, fp32 on CPU); llamacpp/smollm2 run by "
-        "llama.cpp: the GGUF weights rewritten once in that type (default: the file's own; float16 reads long "
-        "prompts faster on a CPU, docs/llm.md)",
-    )
-    group.add_argument(
-        "--llm-flash-attn",
-        action="store_true",
-        default=None,
-        help="llamacpp/smollm2 run by llama.cpp: flash attention (faster at reading long prompts; replies may "
-        "differ where two tokens are nearly tied, so the model's label names it)",
-    )
-    group.add_argument(
-        "--llm-instances",
-        type=number_in(int, 1),
-        default=None,
-        metavar="N",
-        help="llamacpp, smollm2 run by llama.cpp: copies of the model answering a batch side by side, the cores "
-        "shared between them (default: 1; 2 keeps both cores of a 2-core machine busy, same replies: docs/llm.md)",
-    )
-    group.add_argument(
-        "--llm-max-response-bytes",
-        type=byte_size,
-        default=None,
-        metavar="BYTES",
-        help="openai: a longer answer fails its request, read no further (default: 4M; suffixes K, M, G)",
-    )
-    add_structured_argument(group)
-
-
-def add_structured_argument(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
-    """`--structured MODE`: how JSON answers are constrained (trace_llm.structured; docs/llm.md)."""
-    group.add_argument(
-        "--structured",
-        choices=STRUCTURED_MODES,
-        default=None,
-        help="JSON answers: auto = a grammar in process, the server's response_format dialect with a counted "
-        "fallback to prompt + repair; json_schema / json_object = that server dialect only; prompt = no "
-        f"constraint (default: {DEFAULT_STRUCTURED})",
-    )
+    add_flags(group)
 
 
 def llm_options(args: argparse.Namespace) -> dict[str, Any]:
     """The backend options the --llm flags give (for load_llm(**options); None values mean the default)."""
-    return {
-        "batch_size": args.llm_batch_size,
-        "concurrency": args.llm_concurrency,
-        "timeout": getattr(args, "llm_timeout", None),
-        "device": args.llm_device,
-        "dtype": args.llm_dtype,
-        "threads": args.llm_threads,
-        "prompt_cache": getattr(args, "llm_prompt_cache", None),
-        "flash_attn": getattr(args, "llm_flash_attn", None),
-        "instances": getattr(args, "llm_instances", None),
-        "max_response_bytes": getattr(args, "llm_max_response_bytes", None),
-        "structured": getattr(args, "structured", None),
-    }
+    return from_args(args)
 
 
 def settings_from_args(args: argparse.Namespace):

@@ -32,10 +32,11 @@ what each server says about itself (`/models`, vLLM's `/version`, the `server` h
 
 Structured outputs (`structured=`, trace_llm.structured): a request under a JSON constraint carries the
 `response_format` of its dialect. In `auto`, the first constrained request to a server (its base URLs) is sent
-alone, trying `json_schema`, then `json_object`, then prompt, moving on when the server refuses the field (HTTP
-400/422 naming it) or accepts it and answers something the schema refuses (it ignored the field: a constrained
-reply that ends before max_tokens always validates); the dialect it accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a
-batch whose every answer is already cached under one dialect needs no server at all.
+alone, in each server dialect in the order of `trace_llm.structured.DIALECTS`, then by prompt, moving on when
+the server refuses the field (HTTP 400/422 naming it) or accepts it and answers something the schema refuses
+(it ignored the field: a constrained reply that ends before max_tokens always validates); the dialect it
+accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a batch whose every answer is already
+cached under one dialect needs no server at all.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from trace_llm.http_clients import ClientPool, run_sync
 from trace_llm.server_checks import DEFAULT_ERROR_WINDOW, DEFAULT_MAX_ERROR_RATE, ServerChecks
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import (
+    AUTO,
     DEFAULT_STRUCTURED,
     PROMPT,
     SERVER_DIALECT_MEMORY,
@@ -179,7 +181,7 @@ class OpenAILLM(ServerChecks, LLM):
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
         if constraint is None or constraint.kind != "json":
             return PROMPT, False  # a grammar constraint has no portable server dialect: answered by prompt
-        if self.structured != "auto":
+        if self.structured != AUTO:
             return self.structured, False
         known = SERVER_DIALECT_MEMORY.get(self.server_key)
         if known is None:
@@ -190,7 +192,7 @@ class OpenAILLM(ServerChecks, LLM):
         self, conversations: list[list[Message]], settings: DecodingSettings, constraint: Constraint
     ) -> tuple[str, bool, Completion | None]:
         """`auto` on a server not asked before: the first conversation, sent alone in each dialect in turn."""
-        candidates = dialects_to_try("auto")
+        candidates = dialects_to_try(AUTO)
         if not conversations:
             return candidates[0], False, None
         if self.cache is not None:  # a rerun answered wholly from the cache needs no server

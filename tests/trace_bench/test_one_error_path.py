@@ -59,8 +59,11 @@ def test_number_in_refuses_non_finite_and_out_of_range_values():
 
 def test_the_llm_layer_reuses_the_kernel_helpers():
     import trace_llm.cli as llm_cli
+    import trace_llm.options as llm_options
 
-    assert llm_cli.number_in is number_in and llm_cli.positive_seconds is positive_seconds
+    # the decoding flags' types, and the backend flags' (declared in trace_llm.options)
+    assert llm_cli.number_in is number_in
+    assert llm_options.number_in is number_in and llm_options.positive_seconds is positive_seconds
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,13 @@ from trace_harness.protocols.teacher_forced.runner import llm_identity
 from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
 from trace_llm.cli import add_llm_argument, llm_options
 
-SHORT = DecodingSettings(max_new_tokens=32)
-CATALOGUE = "\n".join(f"Place {i} | a quiet cafe with a garden, {20 + i} reviews" for i in range(12))
-PROMPTS = [
-    [{"role": "user", "content": f"Agent {a}. Catalogue:\n{CATALOGUE}\nPick the best place."}] for a in "ABC"
-] + [[{"role": "user", "content": "Name a museum in Tampa."}]]
+SHORT = DecodingSettings(max_new_tokens=8)
+JSON_SHORT = DecodingSettings(max_new_tokens=24)
+CATALOGUE = "\n".join(f"Place {i} | a quiet cafe, {20 + i} reviews" for i in range(3))
+# three requests: copy 0 answers the first and the third (its prompt cache then holds the first), copy 1 the second
+PROMPTS = [[{"role": "user", "content": f"Catalogue:\n{CATALOGUE}\nAgent {a}: pick one."}] for a in "AB"] + [
+    [{"role": "user", "content": "Name a museum in Tampa."}]
+]
 SCHEMA = {
     "type": "object",
     "properties": {"place": {"type": "string", "maxLength": 20}},
@@ -46,28 +48,30 @@ def test_instances_must_be_a_positive_whole_number(bad):
 def test_two_copies_answer_like_one(tmp_path):
     needs_llama_cpp()
     runs = {}
-    for n in (1, 2):
-        llm = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / f"cache{n}.sqlite", instances=n)
+    for n in (1, 2):  # one thread a copy: llama.cpp's default threads crawl on a machine busy with other jobs
+        llm = load_llm(
+            "smollm2:llamacpp", SHORT, cache_path=tmp_path / f"cache{n}.sqlite", instances=n, threads=1
+        )
         replies = llm.generate_batch(PROMPTS)
-        answers = [repr(a) for a in llm.generate_json_batch(PROMPTS[:3], SCHEMA)]
+        answers = [repr(a) for a in llm.generate_json_batch(PROMPTS[:2], SCHEMA, JSON_SHORT, max_repairs=0)]
         runs[n] = replies, answers, llm.usage, llm.describe()
         assert len(llm._llamas) == n
         llm.close()
     (one, one_json, one_usage, one_described), (two, two_json, two_usage, two_described) = runs[1], runs[2]
     assert two == one and two_json == one_json
-    assert two_usage == one_usage and two_usage["requests"] >= 7 and two_usage["constrained"] >= 3
+    assert two_usage == one_usage and two_usage["requests"] == 5 and two_usage["constrained"] == 2
     assert "instances" not in one_described and two_described["instances"] == 2
     assert llm_identity(two_described) == llm_identity(one_described)  # a run resumes with another count
     # answered by the second copy too: its own response cache holds every reply, in its place
-    again = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "cache2.sqlite", instances=2)
+    again = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "cache2.sqlite", instances=2, threads=1)
     assert again.generate_batch(PROMPTS) == one and again.usage["cache_hits"] == len(PROMPTS)
     again.close()
 
 
 def test_a_failed_request_raises_in_the_callers_thread(tmp_path):
     needs_llama_cpp()
-    # a catalogue prompt does not fit a 96-token context; the short one does
-    llm = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "c.sqlite", instances=2, context=96)
+    # a catalogue prompt does not fit a 48-token context; the short one does
+    llm = load_llm("smollm2:llamacpp", SHORT, cache_path=tmp_path / "c.sqlite", instances=2, context=48)
     with pytest.raises(LLMError, match="SmolLM2-135M-Instruct"):
-        llm.generate_batch([PROMPTS[3], PROMPTS[0], PROMPTS[3]])
+        llm.generate_batch([PROMPTS[2], PROMPTS[0], PROMPTS[2]])
     llm.close()

@@ -5,13 +5,24 @@ remembered per server and counted), the dialect in the cache key, and grammar-co
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from tests.support.stub_server import StubOpenAI
 from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
 from trace_llm.jsonout import validation_errors
-from trace_llm.structured import SERVER_DIALECT_MEMORY, Constraint, is_refusal, response_format
+from trace_llm.options import OPTIONS
+from trace_llm.structured import (
+    DIALECTS,
+    SERVER_DIALECT_MEMORY,
+    STRUCTURED_MODES,
+    Constraint,
+    dialect_table,
+    dialects_to_try,
+    is_refusal,
+    response_format,
+)
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 USER = [{"role": "user", "content": "Name one cafe."}]
@@ -60,6 +71,24 @@ def test_response_formats_of_the_two_server_dialects():
     assert not is_refusal(500, "internal error")
     with pytest.raises(LLMConfigError, match="gbnf"):
         Constraint("gbnf", grammar="no start rule")
+
+
+def test_one_row_per_dialect_gives_the_modes_autos_order_the_refusals_and_the_docs():
+    names = tuple(d.name for d in DIALECTS)
+    assert STRUCTURED_MODES == ("auto", *names, "prompt") == OPTIONS["structured"].choices
+    assert dialects_to_try("auto") == (*names, "prompt") and dialects_to_try(names[-1]) == (names[-1],)
+    assert " / ".join(names) in OPTIONS["structured"].help  # --structured's help names each one
+    for d in DIALECTS:
+        sent = response_format(d.name, Constraint.json(SCHEMA))
+        assert sent is not None and sent["type"] == d.type and d.servers
+        assert is_refusal(400, f"unsupported type {d.type!r}")
+    assert (
+        response_format("json_schema", Constraint.gbnf('root ::= "a"')) is None
+    )  # no server takes a grammar
+    with pytest.raises(LLMConfigError, match="no response_format for dialect 'grammar'"):
+        response_format("grammar", Constraint.json(SCHEMA))
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "llm.md").read_text(encoding="utf-8")
+    assert dialect_table() in docs
 
 
 def test_auto_uses_json_schema_where_the_server_takes_it(tmp_path):

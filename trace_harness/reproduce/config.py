@@ -24,6 +24,7 @@ from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
 from trace_harness.reproduce.fields import Fields
+from trace_llm import CONFIG_OPTIONS, LLMConfigError, check_options
 
 PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "interactive", "nli", "judge")
 DEFAULT_PARTS: tuple[str, ...] = ("table5", "table6", "table9")
@@ -41,20 +42,8 @@ PAPER_SYSTEMS: tuple[str, ...] = (
     "rag_citation",
     "multi_review_synthesis",
 )
-TRANSPORT_KEYS: tuple[str, ...] = (
-    "concurrency",
-    "timeout",
-    "connect_timeout",
-    "max_retries",
-    "backoff",
-    "max_error_rate",
-    "error_window",
-    "api_key_env",
-    "batch_size",
-    "device",
-    "dtype",
-    "threads",
-)
+# the backend options a config's `transport:` and `models.*.options` may set: every option but the secret ones
+TRANSPORT_KEYS: tuple[str, ...] = CONFIG_OPTIONS  # (trace_llm.options; an API key goes by `api_key_env`)
 EXAMPLES: tuple[str, ...] = ("offline", "paper")
 EXAMPLES_DIR = "configs"  # beside this module
 
@@ -247,7 +236,7 @@ def _model(f: Fields, role: str) -> ModelConfig | None:
             f"{g.where}llm: missing; expected an LLM spec (openai:BASE_URL#MODEL, hf:PATH, smollm2)",
             path=f.path,
         )
-    from trace_llm import LLMConfigError, parse_spec
+    from trace_llm import parse_spec
 
     try:
         parse_spec(llm)
@@ -262,6 +251,7 @@ def _model(f: Fields, role: str) -> ModelConfig | None:
         raise TraceDataError(
             f"{g.where}options: unknown {unknown}; expected some of {', '.join(TRANSPORT_KEYS)}", path=f.path
         )
+    options = _checked_options(options, f"{g.where}options.", f.path)
     return ModelConfig(
         llm=llm,
         temperature=g.number("temperature", None, float, 0, 5, none=True),
@@ -273,6 +263,14 @@ def _model(f: Fields, role: str) -> ModelConfig | None:
         price_output=price.number("output", None, float, none=True),
         options=dict(options),
     )
+
+
+def _checked_options(values: dict[str, Any], where: str, path: Path) -> dict[str, Any]:
+    """Backend options checked as their --llm-* flags check them (trace_llm.options)."""
+    try:
+        return check_options(values, where)
+    except LLMConfigError as e:
+        raise TraceDataError(str(e), path=path) from None
 
 
 TOP_KEYS: tuple[str, ...] = (
@@ -320,7 +318,7 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         if problem:
             raise TraceDataError(f"system_params.{name}: {problem.replace('--param ', '')}", path=path)
     t = f.sub("transport", TRANSPORT_KEYS)
-    transport = dict(t.data)
+    transport = _checked_options(t.data, t.where, path)
     i = f.sub(
         "interactive", ("systems", "simulator", "split", "n", "turns", "pool", "batch_dialogues", "seed")
     )

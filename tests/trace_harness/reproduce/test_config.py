@@ -89,6 +89,14 @@ def test_toml_reads_as_yaml_does(tmp_path):
         ({"parts": ["core"]}, r"models\.core: missing; .*\(or models\.judge, which CoRE uses too\)"),
         ({"system_params": {"tfidf": {"alpha": 1}}}, r"system_params\.tfidf: .*no parameter 'alpha'"),
         ({"transport": {"speed": 3}}, r"unknown key\(s\) transport\.speed"),
+        (
+            {"transport": {"timeout": 0}},
+            r"transport\.timeout: expected a finite number of seconds > 0, got '0'",
+        ),
+        (
+            {"models": {"systems": {"llm": f"openai:{URL}#m", "options": {"instances": 1.5}}}},
+            r"models\.systems\.options\.instances: expected an integer, got '1\.5'",
+        ),
         ({"core": {"factors": ["charm"]}}, r"core\.factors: unknown 'charm'"),
         ({"nli": {"processes": 0}}, r"nli\.processes: 0; expected a positive integer or auto"),
         (

@@ -62,7 +62,7 @@ from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import fallback_report
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
 from trace_harness.protocols.teacher_forced.resume import verify_rows
-from trace_llm import LLMError
+from trace_llm import SECRET_OPTIONS, TRANSPORT_OPTIONS, LLMError
 
 log = logging.getLogger(__name__)
 
@@ -85,21 +85,8 @@ ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # Nor is how the requests travel (deadlines, retries, requests in flight, batch size, CPU threads, llama.cpp's
 # prompt cache and copies of the model): a run resumed with another --llm-timeout or --llm-concurrency asks the same model the same
 # prompts. They stay recorded in the metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
-TRANSPORT_KEYS: tuple[str, ...] = (
-    "concurrency",
-    "timeout",
-    "connect_timeout",
-    "max_retries",
-    "backoff",
-    "batch_size",
-    "threads",
-    "prompt_cache",
-    "instances",
-    "max_response_bytes",
-    "max_error_rate",
-    "error_window",
-)
-SECRET_KEYS: tuple[str, ...] = ("api_key",)  # never written to the metadata
+TRANSPORT_KEYS: tuple[str, ...] = TRANSPORT_OPTIONS  # declared in trace_llm.options (`transport=True`)
+SECRET_KEYS: tuple[str, ...] = SECRET_OPTIONS  # never written to the metadata
 
 
 def meta_path(out: str | os.PathLike) -> Path:
