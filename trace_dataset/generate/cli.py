@@ -16,12 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.options import number_in
-from trace_dataset.constants import GENERATOR_BACKENDS, SEED, SPLITS
+from trace_dataset.constants import GENERATOR_BACKENDS, LLM_FALLBACKS, LLM_MAX_NEW_TOKENS, SEED, SPLITS
 
 log = logging.getLogger(__name__)
-
-LLM_FALLBACKS = ("template", "error")
-LLM_MAX_NEW_TOKENS = 3072  # a whole dialogue as JSON
 
 
 def register(subparsers: Any) -> None:
