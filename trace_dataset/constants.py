@@ -101,6 +101,10 @@ CLOSING_ACTION = "farewell"
 # Dialogue shape and difficulty (§2.2, App. G, Table 3)
 # ---------------------------------------------------------------------------------------------------
 GENERATOR_BACKENDS: tuple[str, ...] = ("template", "llm")  # how stage 3 writes a dialogue's text (App. C)
+# the llm backend: what a dialogue the model keeps failing gets (the template text of its plan, or a stop),
+# and the reply budget of one answer (a whole dialogue as JSON)
+LLM_FALLBACKS: tuple[str, ...] = ("template", "error")
+LLM_MAX_NEW_TOKENS = 3072
 MIN_TURNS, MAX_TURNS = 6, 12
 MIN_DISTINCT_RECOMMENDED = 3
 CANDIDATES_PER_DIALOGUE = 8

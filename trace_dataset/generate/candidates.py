@@ -7,12 +7,18 @@ one that revises an earlier constraint), then selects the 8 candidates (the POIs
 distractors by stratified rating/category sampling, most of them meeting only part of the constraints),
 computes each turn's acceptable alternatives from the candidates, and draws the 16 / 32 pools and the open
 set. Everything is set arithmetic on the cell's constraint bitsets.
+
+Every choice is drawn from the dialogue's own RNG in one fixed order: the rejections, the skeleton
+(`skeleton.make_skeleton`), the persona's detail modifier and wants, the opening turns, then slot by slot the
+gold, the comparison partner and the user's reply, then the candidates, the pools and the persona text. The
+corpus bytes depend on that order: a change that draws one more number, or draws earlier, changes the
+dialogues even where the logic is the same.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from trace_dataset.constants import CANDIDATES_PER_DIALOGUE, POOL_SIZES, REJECTIONS_PER_TIER
 from trace_dataset.generate.difficulty import target_constraints
@@ -26,17 +32,8 @@ from trace_dataset.generate.preferences.constraints import (
     violation_is_explicit,
 )
 from trace_dataset.generate.scenario import Assignment, persona_text, pick_modifier
+from trace_dataset.generate.skeleton import Skeleton, make_skeleton
 
-# dialogue length in (user, system) pairs, per (tier, rejections): turns = 2 * pairs
-PAIR_WEIGHTS: dict[tuple[str, int], dict[int, float]] = {
-    ("Easy", 1): {4: 0.50, 5: 0.35, 6: 0.15},
-    ("Medium", 1): {4: 0.25, 5: 0.40, 6: 0.35},
-    ("Medium", 2): {5: 0.50, 6: 0.50},
-    ("Hard", 2): {5: 0.45, 6: 0.55},
-    ("Expert", 2): {5: 0.40, 6: 0.60},
-    ("Expert", 3): {6: 1.0},
-}
-COMPARE_AFTER_REJECTION = 0.35  # share of post-rejection recommendation turns that are comparisons
 PARTNER_FULL_SHARE = 0.1  # share of comparisons whose partner also meets every constraint
 FULL_DISTRACTOR_SHARE = 0.05  # share of distractors drawn among POIs that satisfy some turn's constraints
 # a persona without a price want still states a budget this often (restaurants and hotels carry price
@@ -58,62 +55,13 @@ INCOMPATIBLE: frozenset[frozenset[str]] = frozenset(
 )
 
 
+# what `_feasible` weighs a slot's gold against: (outcome, extra_new, active, rejected, remaining, revision)
+_Step = tuple[str, bool, list[Constraint], int, int, bool]
+
 _INCOMPATIBLE_WITH: dict[str, frozenset[str]] = {}
 for _pair in INCOMPATIBLE:
     for _k in _pair:
         _INCOMPATIBLE_WITH[_k] = _INCOMPATIBLE_WITH.get(_k, frozenset()) | (_pair - {_k})
-
-
-@dataclass
-class Skeleton:
-    pairs: int
-    asks: int
-    greet_new: int
-    outcomes: list[str]  # per recommendation slot: "reject" | "extra" | "accept" (last)
-    extra_new: list[bool]  # per slot: does the following extra user turn add a constraint
-    actions: list[str]  # per slot: "recommend" | "compare"
-    revision_slot: int | None  # the slot whose rejection revises an earlier constraint (Expert)
-
-
-def _weighted_order(weights: dict[int, float], rng: random.Random) -> list[int]:
-    keys = list(weights)
-    return sorted(keys, key=lambda k: rng.random() ** (1.0 / weights[k]), reverse=True)
-
-
-def make_skeleton(tier: str, rejections: int, constraints: int, rng: random.Random) -> Skeleton:
-    for pairs in _weighted_order(PAIR_WEIGHTS[(tier, rejections)], rng):
-        for asks in (1, 2):
-            slots = pairs - 1 - asks
-            if slots < rejections + 1:
-                continue
-            extras = slots - 1 - rejections
-            need = constraints - rejections
-            if not 1 + asks <= need <= 2 + asks + extras:
-                continue
-            rem = need - 1 - asks
-            greet2 = 1 if rem > extras or (rem > 0 and rng.random() < 0.6) else 0
-            extra_added = rem - greet2
-            positions = list(range(slots - 1))
-            reject_at = set(rng.sample(positions, rejections))
-            outcomes = ["reject" if i in reject_at else "extra" for i in positions] + ["accept"]
-            extra_slots = [i for i in positions if i not in reject_at]
-            adds = set(rng.sample(extra_slots, extra_added))
-            extra_new = [i in adds for i in range(slots)]
-            actions = []
-            for i in range(slots):
-                if i == 0:
-                    actions.append("recommend")
-                elif outcomes[i - 1] == "extra":
-                    actions.append("compare")
-                else:
-                    actions.append("compare" if rng.random() < COMPARE_AFTER_REJECTION else "recommend")
-            if "compare" not in actions:
-                actions[-1] = "compare"
-            revision = None
-            if tier == "Expert":
-                revision = rng.choice(sorted(reject_at))
-            return Skeleton(pairs, asks, 1 + greet2, outcomes, extra_new, actions, revision)
-    raise PlanError("no_skeleton", f"tier {tier} with {rejections} rejections and {constraints} constraints")
 
 
 class Planner:
@@ -245,6 +193,13 @@ class Planner:
         return self._pick(self.wants, active, rej, 1 + remaining_after, exclude=gold) is not None
 
     # -- the plan ------------------------------------------------------------------------------
+    # One Planner builds one plan; while it does: the turns so far, the constraints in force, the
+    # rejected POIs (a bitmask over the cell) and the rejections still to come.
+    turns: list[PlannedTurn]
+    active: list[Constraint]
+    rejected: int
+    remaining: int
+
     def plan(self) -> DialoguePlan:
         a, cell, rng = self.a, self.cell, self.rng
         rejections = rng.randint(*REJECTIONS_PER_TIER[a.tier])
@@ -252,143 +207,19 @@ class Planner:
         sk = make_skeleton(a.tier, rejections, max(target_constraints(a.tier, rng), rejections + 2), rng)
         modifier = pick_modifier(a.persona_type, a.poi_type, set(cell.universe), rng)
         self.wants = self._wants(modifier.want if modifier else None)
-        pid = cell.ids
-        turns: list[PlannedTurn] = []
-        active: list[Constraint] = []
-        rejected = 0  # bitmask
-        remaining = rejections
-
-        def add_user(action, new=(), revised=(), focus=None, pois=()):
-            turns.append(
-                PlannedTurn(
-                    "user",
-                    action,
-                    tuple(new),
-                    tuple(revised),
-                    focus,
-                    tuple(pois),
-                    active=tuple(active),
-                    rejected=tuple(pid[i] for i in cell.members(rejected)),
-                )
-            )
-
-        # greet: for Expert the first constraint is a revisable kind where possible, so that the later
-        # revision has a target
-        greet: list[Constraint] = []
-        for j in range(sk.greet_new):
-            kinds = REVISABLE_KINDS if (a.tier == "Expert" and j == 0) else None
-            room = (rejections + 4, rejections + 3, rejections + 2, rejections + 1)
-            c = self._relaxed(room, active, rejected, kinds=kinds) if kinds else None
-            c = c or self._relaxed(room, active, rejected)
-            if c is None:
-                raise PlanError("no_constraint", "greeting")
-            active.append(c)
-            greet.append(c)
-        add_user("greet_and_seek", new=greet)
-        for _ in range(sk.asks):
-            c = self._relaxed(
-                (rejections + 4, rejections + 3, rejections + 2, rejections + 1), active, rejected
-            )
-            if c is None:
-                raise PlanError("no_constraint", "answer to ask_preference")
-            turns.append(PlannedTurn("system", "ask_preference", focus=c, active=tuple(active)))
-            active.append(c)
-            add_user("provide_preference", new=[c])
-
-        named: list[int] = []  # POIs recommended so far, in order
-        prev_gold: int | None = None
-        for s, (action, outcome) in enumerate(zip(sk.actions, sk.outcomes, strict=True)):
-            pool = self._left(active, rejected)
-            if not pool:
-                raise PlanError("no_gold", f"slot {s}")
-            members = cell.members(pool)
-            after_extra = s > 0 and sk.outcomes[s - 1] == "extra"
-            revision = sk.revision_slot == s
-            # choose the gold (favoured POI)
-            fresh = [i for i in members if i not in named] or members
-            rng.shuffle(fresh)
-            order = fresh
-            if after_extra and prev_gold in members and rng.random() < 0.5:
-                order = [prev_gold] + [i for i in fresh if i != prev_gold]
-            step = (outcome, sk.extra_new[s], active, rejected, remaining, revision)
-            gold = next((i for i in order[:12] if self._feasible(i, *step)), None)
-            if gold is None:
-                raise PlanError("no_rejectable_gold" if outcome == "reject" else "no_gold", f"slot {s}")
-            pois = [gold]
-            if action == "compare":
-                if after_extra and gold != prev_gold:
-                    partner = prev_gold  # the user asked how the last recommendation compares
-                else:
-                    partner = self._partner(gold, active, rejected)
-                if (
-                    partner is not None
-                    and cell.satisfies_all(active, partner)
-                    and self._better(partner, gold)
-                ):
-                    # both fit: the favoured one must be the better rated (ties: more reviews) so the text is
-                    # true; swap when the partner can carry the rest of the plan, else take a near miss
-                    if self._feasible(partner, *step):
-                        gold, partner = partner, gold
-                    elif after_extra:
-                        raise PlanError("compare_order", f"slot {s}")
-                    else:
-                        partner = self._partner(gold, active, rejected, near_only=True)
-                if partner is None:
-                    raise PlanError("no_compare_partner", f"slot {s}")
-                pois = [gold, partner]
-            turns.append(
-                PlannedTurn(
-                    "system",
-                    action,
-                    pois=tuple(pid[i] for i in pois),
-                    gold=(pid[gold],),
-                    active=tuple(active),
-                    rejected=tuple(pid[i] for i in cell.members(rejected)),
-                )
-            )
-            named.extend(i for i in pois if i not in named)
-            prev_gold = gold
-            if outcome == "reject":
-                remaining -= 1
-                rejected |= 1 << gold
-                if revision:
-                    rev = self._revision(active, rejected, gold, 1 + remaining)
-                    if rev is None:
-                        raise PlanError("no_revision", f"slot {s}")
-                    active.remove(rev[0])
-                    active.append(rev[1])
-                    add_user("reject_and_refine", revised=[rev], pois=[pid[gold]])
-                else:
-                    c = self._relaxed(
-                        (2 + remaining, 1 + remaining), active, rejected, exclude=gold, prefer_explicit=True
-                    )
-                    if c is None:
-                        raise PlanError("no_rejection_constraint", f"slot {s}")
-                    active.append(c)
-                    add_user("reject_and_refine", new=[c], pois=[pid[gold]])
-            elif outcome == "extra":
-                if sk.extra_new[s]:
-                    c = self._relaxed((2 + remaining, 1 + remaining), active, rejected, include=gold)
-                    if c is None:
-                        raise PlanError("no_constraint", f"extra after slot {s}")
-                    active.append(c)
-                    add_user("provide_preference", new=[c], pois=[pid[gold]])
-                else:
-                    add_user("provide_preference", focus=rng.choice(active), pois=[pid[gold]])
-            else:
-                add_user("accept", pois=[pid[gold]])
-        assert prev_gold is not None  # every plan recommends at least once before the farewell
-        turns.append(
+        self.turns, self.active, self.rejected, self.remaining = [], [], 0, rejections
+        self._opening(sk)
+        named, last_gold = self._recommendations(sk)
+        self.turns.append(
             PlannedTurn(
                 "system",
                 "farewell",
-                pois=(pid[prev_gold],),
-                active=tuple(active),
-                rejected=tuple(pid[i] for i in cell.members(rejected)),
+                pois=(cell.ids[last_gold],),
+                active=tuple(self.active),
+                rejected=self._rejected_ids(),
             )
         )
-
-        plan = DialoguePlan(a.index, a.city, a.poi_type, a.tier, a.persona_type, "", "", "", "", turns)
+        plan = DialoguePlan(a.index, a.city, a.poi_type, a.tier, a.persona_type, "", "", "", "", self.turns)
         if len(plan.recommended) < 3:
             raise PlanError("too_few_pois", f"{len(plan.recommended)} distinct POIs recommended")
         self._choose_candidates(plan, named)
@@ -398,6 +229,159 @@ class Planner:
         plan.persona, plan.persona_name, plan.travel_context = persona, name, context
         plan.modifier = used_modifier.text if used_modifier else ""
         return plan
+
+    def _rejected_ids(self) -> tuple[str, ...]:
+        return tuple(self.cell.ids[i] for i in self.cell.members(self.rejected))
+
+    def _add_user(
+        self,
+        action: str,
+        new: Iterable[Constraint] = (),
+        revised: Iterable[tuple[Constraint, Constraint]] = (),
+        focus: Constraint | None = None,
+        pois: Iterable[str] = (),
+    ) -> None:
+        self.turns.append(
+            PlannedTurn(
+                "user",
+                action,
+                tuple(new),
+                tuple(revised),
+                focus,
+                tuple(pois),
+                active=tuple(self.active),
+                rejected=self._rejected_ids(),
+            )
+        )
+
+    def _opening(self, sk: Skeleton) -> None:
+        """The greeting's constraints, then each ask_preference and its answer. For Expert the first
+        constraint is a revisable kind where possible, so that the later revision has a target."""
+        room = tuple(self.remaining + k for k in (4, 3, 2, 1))
+        greet: list[Constraint] = []
+        for j in range(sk.greet_new):
+            kinds = REVISABLE_KINDS if (self.a.tier == "Expert" and j == 0) else None
+            c = self._relaxed(room, self.active, self.rejected, kinds=kinds) if kinds else None
+            c = c or self._relaxed(room, self.active, self.rejected)
+            if c is None:
+                raise PlanError("no_constraint", "greeting")
+            self.active.append(c)
+            greet.append(c)
+        self._add_user("greet_and_seek", new=greet)
+        for _ in range(sk.asks):
+            c = self._relaxed(room, self.active, self.rejected)
+            if c is None:
+                raise PlanError("no_constraint", "answer to ask_preference")
+            self.turns.append(PlannedTurn("system", "ask_preference", focus=c, active=tuple(self.active)))
+            self.active.append(c)
+            self._add_user("provide_preference", new=[c])
+
+    def _recommendations(self, sk: Skeleton) -> tuple[list[int], int]:
+        """Every recommendation slot of the skeleton and the user turn after it; returns the POIs named (in
+        order) and the last gold."""
+        cell = self.cell
+        named: list[int] = []  # POIs recommended so far, in order
+        prev_gold: int | None = None
+        for s, (action, outcome) in enumerate(zip(sk.actions, sk.outcomes, strict=True)):
+            pool = self._left(self.active, self.rejected)
+            if not pool:
+                raise PlanError("no_gold", f"slot {s}")
+            after_extra = s > 0 and sk.outcomes[s - 1] == "extra"
+            revision = sk.revision_slot == s
+            step = (outcome, sk.extra_new[s], self.active, self.rejected, self.remaining, revision)
+            gold = self._gold(s, cell.members(pool), named, prev_gold if after_extra else None, step)
+            pois = [gold]
+            if action == "compare":
+                pois = self._compared(s, gold, prev_gold, after_extra, step)
+                gold = pois[0]
+            self.turns.append(
+                PlannedTurn(
+                    "system",
+                    action,
+                    pois=tuple(cell.ids[i] for i in pois),
+                    gold=(cell.ids[gold],),
+                    active=tuple(self.active),
+                    rejected=self._rejected_ids(),
+                )
+            )
+            named.extend(i for i in pois if i not in named)
+            prev_gold = gold
+            self._user_reply(s, outcome, sk.extra_new[s], gold, revision)
+        assert prev_gold is not None  # every plan recommends at least once before the farewell
+        return named, prev_gold
+
+    def _gold(self, s: int, members: list[int], named: list[int], stay: int | None, step: _Step) -> int:
+        """The slot's gold (favoured POI): a POI not named yet where possible, able to carry what follows;
+        after a refinement (`stay`: the previous gold) the same POI half of the time when it still fits."""
+        fresh = [i for i in members if i not in named] or members
+        self.rng.shuffle(fresh)
+        order = fresh
+        if stay is not None and stay in members and self.rng.random() < 0.5:
+            order = [stay] + [i for i in fresh if i != stay]
+        gold = next((i for i in order[:12] if self._feasible(i, *step)), None)
+        if gold is None:
+            raise PlanError("no_rejectable_gold" if step[0] == "reject" else "no_gold", f"slot {s}")
+        return gold
+
+    def _compared(
+        self, s: int, gold: int, prev_gold: int | None, after_extra: bool, step: _Step
+    ) -> list[int]:
+        """A compare turn's [favoured, partner]."""
+        if after_extra and gold != prev_gold:
+            partner = prev_gold  # the user asked how the last recommendation compares
+        else:
+            partner = self._partner(gold, self.active, self.rejected)
+        if (
+            partner is not None
+            and self.cell.satisfies_all(self.active, partner)
+            and self._better(partner, gold)
+        ):
+            # both fit: the favoured one must be the better rated (ties: more reviews) so the text is
+            # true; swap when the partner can carry the rest of the plan, else take a near miss
+            if self._feasible(partner, *step):
+                gold, partner = partner, gold
+            elif after_extra:
+                raise PlanError("compare_order", f"slot {s}")
+            else:
+                partner = self._partner(gold, self.active, self.rejected, near_only=True)
+        if partner is None:
+            raise PlanError("no_compare_partner", f"slot {s}")
+        return [gold, partner]
+
+    def _user_reply(self, s: int, outcome: str, extra_new: bool, gold: int, revision: bool) -> None:
+        """The user turn after slot `s`: a rejection (adding or revising a constraint), a refinement or the
+        acceptance."""
+        gold_id = [self.cell.ids[gold]]
+        if outcome == "reject":
+            self.remaining -= 1
+            self.rejected |= 1 << gold
+            if revision:
+                rev = self._revision(self.active, self.rejected, gold, 1 + self.remaining)
+                if rev is None:
+                    raise PlanError("no_revision", f"slot {s}")
+                self.active.remove(rev[0])
+                self.active.append(rev[1])
+                self._add_user("reject_and_refine", revised=[rev], pois=gold_id)
+                return
+            room = (2 + self.remaining, 1 + self.remaining)
+            c = self._relaxed(room, self.active, self.rejected, exclude=gold, prefer_explicit=True)
+            if c is None:
+                raise PlanError("no_rejection_constraint", f"slot {s}")
+            self.active.append(c)
+            self._add_user("reject_and_refine", new=[c], pois=gold_id)
+        elif outcome == "extra":
+            if not extra_new:
+                self._add_user("provide_preference", focus=self.rng.choice(self.active), pois=gold_id)
+                return
+            c = self._relaxed(
+                (2 + self.remaining, 1 + self.remaining), self.active, self.rejected, include=gold
+            )
+            if c is None:
+                raise PlanError("no_constraint", f"extra after slot {s}")
+            self.active.append(c)
+            self._add_user("provide_preference", new=[c], pois=gold_id)
+        else:
+            self._add_user("accept", pois=gold_id)
 
     def _better(self, i: int, j: int) -> bool:
         pi, pj = self.cell.profiles[i].poi, self.cell.profiles[j].poi

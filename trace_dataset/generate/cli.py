@@ -1,4 +1,4 @@
-"""`trace-bench corpus generate|stats` (and `release|hydrate`, added by trace_dataset.release.cli when present).
+"""`trace-bench corpus generate|stats` (and `release|hydrate`, whose parsers trace_dataset.release.cli adds).
 
     trace-bench corpus generate --kb KB_DIR --out CORPUS_DIR [--n 10000] [--backend template|llm] [--seed 42]
     trace-bench corpus stats CORPUS_DIR [--json]
@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_bench.options import number_in
-from trace_dataset.constants import GENERATOR_BACKENDS, SEED, SPLITS
+from trace_dataset.constants import GENERATOR_BACKENDS, LLM_FALLBACKS, LLM_MAX_NEW_TOKENS, SEED, SPLITS
+from trace_dataset.release.cli import add_parsers as add_release_parsers
+from trace_llm.cli import add_llm_argument, llm_from_args
 
-log = logging.getLogger(__name__)
-
-LLM_FALLBACKS = ("template", "error")
-LLM_MAX_NEW_TOKENS = 3072  # a whole dialogue as JSON
+if TYPE_CHECKING:
+    from trace_llm import LLM
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +31,12 @@ def register(subparsers: Any) -> None:
         "validation, difficulty), its statistics, and the [Q:N] release / hydration.",
     )
     sub = p.add_subparsers(dest="corpus_command", metavar="COMMAND", required=True)
+    _add_generate(sub)
+    _add_stats(sub)
+    add_release_parsers(sub)
 
+
+def _add_generate(sub: Any) -> None:
     g = sub.add_parser(
         "generate",
         help="generate dialogues into a Trace data directory",
@@ -82,16 +86,11 @@ def register(subparsers: Any) -> None:
         "(default; counted in corpus.json and marked in metadata.backend) or stop with an error",
     )
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    try:
-        from trace_llm.cli import add_llm_argument
-    except ImportError:  # the LLM layer is optional for the template backend
-        g.add_argument(
-            "--llm", default="smollm2", metavar="SPEC", help="llm backend: which LLM (default: smollm2)"
-        )
-    else:
-        add_llm_argument(g, max_new_tokens=LLM_MAX_NEW_TOKENS)
+    add_llm_argument(g, max_new_tokens=LLM_MAX_NEW_TOKENS)
     g.set_defaults(func=run_generate)
 
+
+def _add_stats(sub: Any) -> None:
     s = sub.add_parser(
         "stats",
         help="print the dialogue statistics (paper Table 3) of a data directory",
@@ -105,25 +104,11 @@ def register(subparsers: Any) -> None:
     s.add_argument("--json", action="store_true", help="print JSON instead of the table")
     s.set_defaults(func=run_stats)
 
-    try:
-        from trace_dataset.release.cli import add_parsers
-    except ImportError:
-        log.debug("trace_dataset.release.cli not available: no `corpus release|hydrate`")
-    else:
-        add_parsers(sub)
-
 
 def run_generate(args: argparse.Namespace) -> int:
     from trace_dataset.generate.pipeline import generate_corpus
 
-    llm: Any = None
-    if args.backend == "llm":
-        try:
-            from trace_llm.cli import llm_from_args
-        except ImportError:
-            llm = args.llm
-        else:
-            llm = llm_from_args(args)
+    llm: LLM | None = llm_from_args(args) if args.backend == "llm" else None
     report = generate_corpus(
         args.kb,
         args.out,

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trace_dataset.constants import (
     CORPUS_META_FILE,
@@ -52,6 +52,9 @@ from trace_dataset.io import (
     write_json,
 )
 from trace_dataset.kb.store import KnowledgeBase
+
+if TYPE_CHECKING:
+    from trace_llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +93,31 @@ def _run_template(ctx: Context, workers: int, progress) -> Iterator[Result]:
         _CTX = None
 
 
+def _run_llm(
+    ctx: Context,
+    llm: LLM | str | None,
+    progress: Any,
+    *,
+    attempts: int,
+    fallback: str,
+    batch_size: int,
+    json_repairs: int,
+) -> tuple[list[Result], dict[str, Any]]:
+    """The llm backend's results (in-process, in index order) and its part of the report."""
+    from trace_dataset.generate.llm_backend import run_llm
+
+    run = run_llm(
+        ctx,
+        llm,
+        attempts=attempts,
+        fallback=fallback,
+        batch_size=batch_size,
+        json_repairs=json_repairs,
+        progress=progress,
+    )
+    return run.results, run.report()
+
+
 def _check_out_dir(out_dir: Path) -> None:
     """Before any work: refuse a file, an unwritable place, or a non-empty folder that is not a corpus. A
     corpus holds corpus.json; a folder holding only data/ and knowledge_base/ is one a killed run began (the
@@ -116,7 +144,7 @@ def generate_corpus(
     n: int = 10000,
     backend: str = "template",
     seed: int = 42,
-    llm: Any = None,
+    llm: LLM | str | None = None,
     workers: int | None = None,
     *,
     max_attempts: int = MAX_ATTEMPTS,
@@ -130,26 +158,13 @@ def generate_corpus(
     returns the corpus.json report.
 
     backend "template" is offline and deterministic; "llm" writes turn text with `llm` (a spec for
-    trace_llm.load_llm such as "smollm2", or a loaded LLM object), validates it, retries up to
+    trace_llm.load_llm such as "smollm2", or a loaded trace_llm.LLM), validates it, retries up to
     `llm_attempts` times and then falls back to the template text for that dialogue ("template") or fails
     ("error"); fallbacks are counted in the report and marked in each dialogue's metadata.backend.
     """
     from tqdm.auto import tqdm
 
-    if backend not in GENERATOR_BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {GENERATOR_BACKENDS}")
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if max_attempts < 1:
-        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-    kb_dir, out_dir = Path(kb_dir), Path(out_dir)
-    if not kb_dir.is_dir():
-        raise TraceDataError(
-            "knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_dir
-        )
-    if out_dir.resolve() == kb_dir.resolve() or (out_dir / KB_DIRNAME).resolve() == kb_dir.resolve():
-        raise TraceDataError("output folder must differ from the knowledge base folder", path=out_dir)
-    _check_out_dir(out_dir)
+    kb_dir, out_dir = _check_arguments(kb_dir, out_dir, n, backend, max_attempts)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir)
     if workers is None:
@@ -159,26 +174,21 @@ def generate_corpus(
     # the llm backend runs in-process (a loaded model must not be forked): index in-process too
     ctx = build_context(kb, n, seed, max_attempts, workers=workers if backend == "template" else 1)
     llm_info: dict[str, Any] | None = None
-    results: list[Result] = []
     t1 = time.perf_counter()
     disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
     with tqdm(total=n, desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
         if backend == "template":
-            results.extend(_run_template(ctx, workers, bar))
+            results = list(_run_template(ctx, workers, bar))
         else:
-            from trace_dataset.generate.llm_backend import run_llm
-
-            llm_run = run_llm(
+            results, llm_info = _run_llm(
                 ctx,
                 llm,
+                bar,
                 attempts=llm_attempts,
                 fallback=llm_fallback,
                 batch_size=llm_batch_size,
                 json_repairs=llm_json_repairs,
-                progress=bar,
             )
-            results.extend(llm_run.results)
-            llm_info = llm_run.report()
     gen_s = time.perf_counter() - t1
     log.info(
         "generated %d dialogues in %.1fs (%.0f dialogues/s, %d workers)",
@@ -187,8 +197,51 @@ def generate_corpus(
         n / max(gen_s, 1e-9),
         workers if backend == "template" else 1,
     )
+    files = _write_data(out_dir, kb_dir, results)
+    corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
+    by_llm = backend == "llm"
+    params = {
+        "n": n,
+        "seed": seed,
+        "backend": backend,
+        "max_attempts": max_attempts,
+        "llm": llm_info["describe"] if llm_info else None,
+        "llm_attempts": llm_attempts if by_llm else None,
+        "llm_json_repairs": llm_json_repairs if by_llm else None,
+        "llm_fallback": llm_fallback if by_llm else None,
+    }
+    report = _report(ctx, results, files, corpus_version, backend, llm_info, params)
+    write_json(out_dir / CORPUS_META_FILE, report)
+    _write_card(out_dir)
+    log.info("wrote %s in %.1fs total (corpus %s)", out_dir, time.perf_counter() - t0, corpus_version[:12])
+    return report
 
-    # -- write ---------------------------------------------------------------------------------------
+
+def _check_arguments(
+    kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int, backend: str, max_attempts: int
+) -> tuple[Path, Path]:
+    """Before any work: the options, the knowledge base folder and the output folder."""
+    if backend not in GENERATOR_BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {GENERATOR_BACKENDS}")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+    kb_path, out_path = Path(kb_dir), Path(out_dir)
+    if not kb_path.is_dir():
+        raise TraceDataError(
+            "knowledge base folder not found (build one with `trace-bench kb build`)", path=kb_path
+        )
+    if out_path.resolve() == kb_path.resolve() or (out_path / KB_DIRNAME).resolve() == kb_path.resolve():
+        raise TraceDataError("output folder must differ from the knowledge base folder", path=out_path)
+    _check_out_dir(out_path)
+    return kb_path, out_path
+
+
+def _write_data(out_dir: Path, kb_dir: Path, results: list[Result]) -> dict[str, str]:
+    """The split files (the results' lines in index order) and byte copies of the knowledge base's files;
+    returns the split files' SHA-256s. corpus.json and the card come after, so a folder holding only these
+    is one a killed run began (`_check_out_dir`)."""
     by_split: dict[str, list[str]] = {s: [] for s in SPLITS}
     for r in results:
         by_split[r.split].append(r.line)
@@ -202,34 +255,11 @@ def generate_corpus(
     # zlib releases the GIL while it compresses, so the three files compress side by side
     with ThreadPoolExecutor(len(SPLITS)) as pool:
         digests = list(pool.map(write_split, SPLITS))
-    files = {f"{DATA_DIRNAME}/{split}.jsonl.gz": d for split, d in zip(SPLITS, digests, strict=True)}
     for name in KB_FILES:
         src = kb_dir / name
         if src.exists():
             copy_file(src, out_dir / KB_DIRNAME / name)
-    corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
-    report = _report(
-        ctx,
-        results,
-        files,
-        corpus_version,
-        backend,
-        llm_info,
-        {
-            "n": n,
-            "seed": seed,
-            "backend": backend,
-            "max_attempts": max_attempts,
-            "llm": llm_info["describe"] if llm_info else None,
-            "llm_attempts": llm_attempts if backend == "llm" else None,
-            "llm_json_repairs": llm_json_repairs if backend == "llm" else None,
-            "llm_fallback": llm_fallback if backend == "llm" else None,
-        },
-    )
-    write_json(out_dir / CORPUS_META_FILE, report)
-    _write_card(out_dir)
-    log.info("wrote %s in %.1fs total (corpus %s)", out_dir, time.perf_counter() - t0, corpus_version[:12])
-    return report
+    return {f"{DATA_DIRNAME}/{split}.jsonl.gz": d for split, d in zip(SPLITS, digests, strict=True)}
 
 
 def _report(ctx: Context, results: list[Result], files, corpus_version, backend, llm_info, params) -> dict:

@@ -276,7 +276,68 @@ def build_kb(
     hasher = IdHasher(seed, "review")
     log.info("streaming reviews: %d candidates, %d tracked", len(candidates), len(tracked))
     counts, heaps, n_lines = stream_reviews(bundle, candidates, tracked, hasher, malformed, progress=progress)
+    selected = _select(bundle, ordered, counts, heaps, hasher, per_cell, min_reviews)
 
+    available = {
+        b.business_id: min(counts[b.business_id], len(heaps[b.business_id]))
+        for chosen in selected.values()
+        for b in chosen
+    }
+    n_pois = len(available)
+    target_total = round(n_pois * KB_TARGET_REVIEWS_PER_POI)
+    quotas, cap = review_quotas(available, min_reviews, target_total, IdHasher(seed, "extra"))
+    pois, index_rows, review_rows, n_truncated = _kb_rows(selected, heaps, quotas)
+    heaps.clear()
+
+    head: dict[str, Any] = {
+        "source": bundle.source,
+        "schema_version": SCHEMA_VERSION,
+        "builder_version": BUILDER_VERSION,
+        "parameters": {
+            "per_cell": per_cell,
+            "min_reviews": min_reviews,
+            "seed": seed,
+            "target_reviews_per_poi": round(KB_TARGET_REVIEWS_PER_POI, 4),
+            "target_reviews": target_total,
+            "review_cap": cap,
+            "reservoir": RESERVOIR,
+            "max_review_chars": REVIEW_MAX_CHARS,
+        },
+        "input": {
+            "container": bundle.container,
+            **business_info,
+            "review_lines": n_lines,
+            "candidate_reviews": sum(counts.values()),
+            "malformed_lines": malformed.total,
+            "synthetic_manifest": bundle.manifest,
+        },
+        "stats": table3_stats(pois, n_truncated),
+    }
+    tables = {POIS_FILE: pois, REVIEW_INDEX_FILE: index_rows, REVIEWS_FILE: review_rows}
+    with staged_dir(out_dir, KB_MARKERS, what="knowledge base") as stage:
+        meta = write_kb_files(stage, tables, head)
+    log.info(
+        "knowledge base %s: %d POIs, %d reviews -> %s",
+        meta["kb_version"][:12],
+        n_pois,
+        len(index_rows),
+        out_dir,
+    )
+    return meta
+
+
+def _select(
+    bundle: YelpBundle,
+    ordered: dict[Cell, list[YelpBusiness]],
+    counts: Counter,
+    heaps: dict[str, list],
+    hasher: IdHasher,
+    per_cell: int,
+    min_reviews: int,
+) -> dict[Cell, list[YelpBusiness]]:
+    """Step 4: the first `per_cell` usable candidates of each cell's order. Where that reaches past the
+    tracked prefix, another pass over the reviews collects those POIs' reviews (into `counts`, `heaps`)
+    and the selection is made again, until every selected POI's reviews are in hand."""
     while True:
         selected: dict[Cell, list[YelpBusiness]] = {}
         short: dict[Cell, int] = {}
@@ -289,7 +350,7 @@ def build_kb(
             raise _shortfall_error(short, per_cell, bundle.path)
         needed = {b.business_id for chosen in selected.values() for b in chosen if b.business_id not in heaps}
         if not needed:
-            break
+            return selected
         # rare: selection reached past the tracked prefix (many candidates without reviews in the file)
         log.warning(
             "%d selected POIs lie past the tracked prefix: another pass over the reviews", len(needed)
@@ -299,15 +360,12 @@ def build_kb(
         for bid in needed:
             counts[bid] = recount[bid]
 
-    available = {
-        b.business_id: min(counts[b.business_id], len(heaps[b.business_id]))
-        for chosen in selected.values()
-        for b in chosen
-    }
-    n_pois = len(available)
-    target_total = round(n_pois * KB_TARGET_REVIEWS_PER_POI)
-    quotas, cap = review_quotas(available, min_reviews, target_total, IdHasher(seed, "extra"))
 
+def _kb_rows(
+    selected: dict[Cell, list[YelpBusiness]], heaps: dict[str, list], quotas: dict[str, int]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Step 5's rows, cell by cell in city x type order: (POI rows, review-index rows, review rows, reviews
+    truncated). Each POI keeps its quota of smallest-hash reviews, listed by date, then id."""
     pois: list[dict[str, Any]] = []
     index_rows: list[dict[str, Any]] = []
     review_rows: list[dict[str, Any]] = []
@@ -323,47 +381,19 @@ def build_kb(
                     index_rows.append(index_row)
                     review_rows.append(review_row)
                     n_truncated += length > REVIEW_MAX_CHARS
-    heaps.clear()
+    return pois, index_rows, review_rows, n_truncated
 
-    with staged_dir(out_dir, KB_MARKERS, what="knowledge base") as stage:
-        write_jsonl(stage / POIS_FILE, pois)
-        write_jsonl(stage / REVIEW_INDEX_FILE, index_rows)
-        write_jsonl(stage / REVIEWS_FILE, review_rows)
-        files = {name: sha256_file(stage / name) for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE)}
-        meta: dict[str, Any] = {
-            "source": bundle.source,
-            "schema_version": SCHEMA_VERSION,
-            "builder_version": BUILDER_VERSION,
-            "parameters": {
-                "per_cell": per_cell,
-                "min_reviews": min_reviews,
-                "seed": seed,
-                "target_reviews_per_poi": round(KB_TARGET_REVIEWS_PER_POI, 4),
-                "target_reviews": target_total,
-                "review_cap": cap,
-                "reservoir": RESERVOIR,
-                "max_review_chars": REVIEW_MAX_CHARS,
-            },
-            "input": {
-                "container": bundle.container,
-                **business_info,
-                "review_lines": n_lines,
-                "candidate_reviews": sum(counts.values()),
-                "malformed_lines": malformed.total,
-                "synthetic_manifest": bundle.manifest,
-            },
-            "stats": table3_stats(pois, n_truncated),
-            "files": files,
-            "kb_version": kb_version(files),
-        }
-        write_json(stage / KB_META_FILE, meta)  # last: its presence marks a complete knowledge base
-    log.info(
-        "knowledge base %s: %d POIs, %d reviews -> %s",
-        meta["kb_version"][:12],
-        n_pois,
-        len(index_rows),
-        out_dir,
-    )
+
+def write_kb_files(
+    stage: Path, tables: dict[str, list[dict[str, Any]]], head: dict[str, Any]
+) -> dict[str, Any]:
+    """Write each table of a knowledge base (or catalogue) as JSON lines, then kb.json: `head`, the files'
+    SHA-256s and kb_version. kb.json is written last: its presence marks a complete knowledge base."""
+    for name, rows in tables.items():
+        write_jsonl(stage / name, rows)
+    files = {name: sha256_file(stage / name) for name in tables}
+    meta = {**head, "files": files, "kb_version": kb_version(files)}
+    write_json(stage / KB_META_FILE, meta)
     return meta
 
 

@@ -40,18 +40,26 @@ from trace_dataset.constants import (
     SCHEMA_VERSION,
     SEED,
 )
-from trace_dataset.io import TraceDataError, sha256_file, staged_dir, write_json, write_jsonl
+from trace_dataset.io import TraceDataError, staged_dir
 from trace_dataset.kb.build import (
     BUILDER_VERSION,
     KB_MARKERS,
     _check_out_dir,
     _poi_record,
-    kb_version,
     review_records,
     stratified_order,
+    write_kb_files,
 )
 from trace_dataset.kb.classify import classify
-from trace_dataset.yelp.reader import MalformedLog, YelpBusiness, canonical_city, open_bundle, parse_line
+from trace_dataset.kb.reviews import review_bar
+from trace_dataset.yelp.reader import (
+    MalformedLog,
+    YelpBundle,
+    YelpBusiness,
+    canonical_city,
+    open_bundle,
+    parse_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +166,55 @@ def build_catalogue(
     bundle = open_bundle(yelp_path)
     out_dir = _check_out_dir(out_dir, bundle.path)
     malformed = MalformedLog(strict=strict)
+    chosen, n_business = _qualifying(bundle, spec, malformed)
+    log.info("catalogue: %d qualifying businesses; streaming reviews", len(chosen))
+    reviews, user_counts, n_lines = _collect_reviews(bundle, chosen, malformed, progress)
+    tables = _catalogue_rows(chosen, reviews, user_counts, spec, seed)
+    pois, index_rows = tables[POIS_FILE], tables[REVIEW_INDEX_FILE]
+    if not pois:
+        raise TraceDataError(
+            f"no qualifying business has {spec.min_reviews} reviews in the review file",
+            path=bundle.label("review"),
+        )
+    head: dict[str, Any] = {
+        "source": bundle.source,
+        "kind": CATALOGUE_KIND,
+        "schema_version": SCHEMA_VERSION,
+        "builder_version": BUILDER_VERSION,
+        "parameters": {
+            **asdict(spec),
+            "cities": list(spec.cities),
+            "poi_types": list(spec.poi_types),
+            "seed": seed,
+            "max_review_chars": REVIEW_MAX_CHARS,
+        },
+        "input": {
+            "container": bundle.container,
+            "businesses": n_business,
+            "qualifying_businesses": len(chosen),
+            "review_lines": n_lines,
+            "malformed_lines": malformed.total,
+            "synthetic_manifest": bundle.manifest,
+        },
+        "stats": catalogue_stats(pois, len(index_rows), len({v["user_id"] for v in tables[VOTES_FILE]})),
+    }
+    with staged_dir(out_dir, KB_MARKERS, what="catalogue") as stage:
+        meta = write_kb_files(stage, tables, head)
+    log.info(
+        "catalogue %s: %d POIs, %d reviews -> %s",
+        meta["kb_version"][:12],
+        len(pois),
+        len(index_rows),
+        out_dir,
+    )
+    return meta
+
+
+def _qualifying(
+    bundle: YelpBundle, spec: CatalogueSpec, malformed: MalformedLog
+) -> tuple[dict[str, tuple[YelpBusiness, str]], int]:
+    """Every business that qualifies (business id -> the business and its POI type; the first line of a
+    repeated id wins) and the number of well-formed business lines."""
     label = bundle.label("business")
     chosen: dict[str, tuple[YelpBusiness, str]] = {}
     n_business = 0
@@ -171,19 +228,24 @@ def build_catalogue(
             chosen[b.business_id] = (b, kind)
     if not chosen:
         raise TraceDataError(f"no business qualifies for the catalogue {asdict(spec)}", path=bundle.path)
-    log.info("catalogue: %d qualifying businesses; streaming reviews", len(chosen))
+    return chosen, n_business
 
-    reviews: dict[str, list[tuple]] = defaultdict(
-        list
-    )  # bid -> (date, review_id, stars, text, length, user, useful)
+
+# one review of a chosen POI: (date, review_id, stars, text[:500], original length, user_id, useful votes)
+_Row = tuple[str, str, float, str, int, str, int]
+
+
+def _collect_reviews(
+    bundle: YelpBundle, chosen: dict[str, Any], malformed: MalformedLog, progress: bool
+) -> tuple[dict[str, list[_Row]], Counter, int]:
+    """One pass over the review file: every review of a chosen POI, the number of reviews of every user in
+    the whole file (what SnipRec's seeding selects on), and the number of non-blank lines. A line is
+    parsed only when it is a chosen POI's or its ids cannot be read off its bytes."""
+    reviews: dict[str, list[_Row]] = defaultdict(list)
     user_counts: Counter = Counter()
     rlabel = bundle.label("review")
     n_lines = 0
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
+    bar = review_bar(progress)
     with bundle.open("review") as f:
         for lineno, raw in enumerate(f, start=1):
             if not raw.strip():
@@ -203,22 +265,33 @@ def build_catalogue(
             if uid is None or bid is None:
                 user_counts[r.user_id.encode()] += 1
             if r.business_id in chosen:
-                reviews[r.business_id].append(
-                    (
-                        r.date,
-                        r.review_id,
-                        r.stars,
-                        r.text[:REVIEW_MAX_CHARS],
-                        len(r.text),
-                        r.user_id,
-                        r.useful,
-                    )
+                row = (
+                    r.date,
+                    r.review_id,
+                    r.stars,
+                    r.text[:REVIEW_MAX_CHARS],
+                    len(r.text),
+                    r.user_id,
+                    r.useful,
                 )
+                reviews[r.business_id].append(row)
     if bar is not None:
         bar.close()
     if n_lines == 0:
         raise TraceDataError("empty file: expected JSON lines of Yelp review records", path=rlabel)
+    return reviews, user_counts, n_lines
 
+
+def _catalogue_rows(
+    chosen: dict[str, tuple[YelpBusiness, str]],
+    reviews: dict[str, list[_Row]],
+    user_counts: Counter,
+    spec: CatalogueSpec,
+    seed: int,
+) -> dict[str, list[dict[str, Any]]]:
+    """The catalogue's tables (file name -> rows): the POIs with `min_reviews` reviews, cell by cell in
+    (city, type) order, each cell in the stratified order of the balanced build (its first `per_cell`);
+    each POI's reviews (its `max_reviews_per_poi` smallest seeded hashes) by date, then id."""
     by_cell: dict[tuple[str, str], list[YelpBusiness]] = defaultdict(list)
     for business_id, (b, kind) in chosen.items():
         if len(reviews.get(business_id, ())) >= spec.min_reviews:
@@ -244,53 +317,7 @@ def build_catalogue(
                         "user_reviews": user_counts.get(user.encode(), 0),
                     }
                 )
-    if not pois:
-        raise TraceDataError(
-            f"no qualifying business has {spec.min_reviews} reviews in the review file", path=rlabel
-        )
-    reviewers = len({v["user_id"] for v in vote_rows})
-    with staged_dir(out_dir, KB_MARKERS, what="catalogue") as stage:
-        write_jsonl(stage / POIS_FILE, pois)
-        write_jsonl(stage / REVIEW_INDEX_FILE, index_rows)
-        write_jsonl(stage / REVIEWS_FILE, review_rows)
-        write_jsonl(stage / VOTES_FILE, vote_rows)
-        files = {
-            name: sha256_file(stage / name)
-            for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, VOTES_FILE)
-        }
-        meta: dict[str, Any] = {
-            "source": bundle.source,
-            "kind": CATALOGUE_KIND,
-            "schema_version": SCHEMA_VERSION,
-            "builder_version": BUILDER_VERSION,
-            "parameters": {
-                **asdict(spec),
-                "cities": list(spec.cities),
-                "poi_types": list(spec.poi_types),
-                "seed": seed,
-                "max_review_chars": REVIEW_MAX_CHARS,
-            },
-            "input": {
-                "container": bundle.container,
-                "businesses": n_business,
-                "qualifying_businesses": len(chosen),
-                "review_lines": n_lines,
-                "malformed_lines": malformed.total,
-                "synthetic_manifest": bundle.manifest,
-            },
-            "stats": catalogue_stats(pois, len(index_rows), reviewers),
-            "files": files,
-            "kb_version": kb_version(files),
-        }
-        write_json(stage / KB_META_FILE, meta)
-    log.info(
-        "catalogue %s: %d POIs, %d reviews -> %s",
-        meta["kb_version"][:12],
-        len(pois),
-        len(index_rows),
-        out_dir,
-    )
-    return meta
+    return {POIS_FILE: pois, REVIEW_INDEX_FILE: index_rows, REVIEWS_FILE: review_rows, VOTES_FILE: vote_rows}
 
 
 def catalogue_meta(path: str | os.PathLike) -> dict[str, Any] | None:

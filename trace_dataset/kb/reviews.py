@@ -8,6 +8,7 @@ import hashlib
 import heapq
 import re
 from collections import Counter
+from typing import Any
 
 from trace_dataset.constants import REVIEW_MAX_CHARS
 from trace_dataset.io import TraceDataError
@@ -36,6 +37,9 @@ class IdHasher:
 # 3. one streaming pass over the reviews
 # ---------------------------------------------------------------------------------------------------
 _Entry = tuple[int, str, float, str, str, int]  # (-hash, review_id, stars, date, text[:500], original length)
+ReviewCore = tuple[
+    str, str, float, str, str
+]  # parse_review_core: (review_id, business_id, stars, date, text)
 
 
 def stream_reviews(
@@ -58,16 +62,8 @@ def stream_reviews(
     counts: Counter = Counter()
     heaps: dict[str, list[_Entry]] = {bid: [] for bid in tracked}
     label = bundle.label("review")
-    key = hasher.key
-    blake2b = hashlib.blake2b
-    from_bytes = int.from_bytes
-    heappush, heapreplace = heapq.heappush, heapq.heapreplace
-    n_bid, n_rid = len(_BID), len(_RID)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
+    n_bid = len(_BID)
+    bar = review_bar(progress)
     lineno = n_lines = 0
     with bundle.open("review") as f:
         for raw in f:
@@ -95,43 +91,66 @@ def stream_reviews(
                 bid = core[1]
             counts[bid] += 1
             heap = heaps.get(bid)
-            if heap is None:
-                continue
-            h = None
-            rid_b = None
-            if core is None:
-                i = raw.find(_RID)
-                if i >= 0:
-                    j = i + n_rid
-                    rid_b = raw[j : raw.find(b'"', j)]
-                    if b"\\" not in rid_b:
-                        h = from_bytes(blake2b(rid_b, digest_size=8, key=key).digest(), "big")
-                        if len(heap) >= RESERVOIR and -h <= heap[0][0]:
-                            continue  # cannot enter a full reservoir: no parse
-                core = parse_review_core(raw, label, lineno, malformed)
-                if core is None:
-                    counts[bid] -= 1
-                    continue
-                if core[1] != bid:
-                    malformed.add(label, lineno, "ambiguous business_id (the key appears more than once)")
-                    counts[bid] -= 1
-                    continue
-            rid, _, stars, date, text = core
-            if h is None or rid.encode("utf-8") != rid_b:
-                h = from_bytes(blake2b(rid.encode("utf-8"), digest_size=8, key=key).digest(), "big")
-                if len(heap) >= RESERVOIR and -h <= heap[0][0]:
-                    continue
-            entry = (-h, rid, stars, date, text[:REVIEW_MAX_CHARS], len(text))
-            if len(heap) < RESERVOIR:
-                heappush(heap, entry)
-            else:
-                heapreplace(heap, entry)
+            if heap is not None and not _offer(heap, raw, core, bid, hasher.key, label, lineno, malformed):
+                counts[bid] -= 1  # a malformed line after all
     if bar is not None:
         bar.update(n_lines & 0xFFFF)
         bar.close()
     if n_lines == 0:
         raise TraceDataError("empty file: expected JSON lines of Yelp review records", path=label)
     return counts, heaps, n_lines
+
+
+def review_bar(progress: bool) -> Any:
+    """The progress bar of a pass over a review file (a tqdm), or None without `progress`."""
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(desc="reviews", unit=" lines", unit_scale=True, mininterval=1.0)
+
+
+def _offer(
+    heap: list[_Entry],
+    raw: bytes,
+    core: ReviewCore | None,
+    bid: str,
+    key: bytes,
+    label: str,
+    lineno: int,
+    malformed: MalformedLog,
+) -> bool:
+    """Offer a tracked POI's review line to its reservoir (`core`: the line parsed, or None when only its
+    business id was read). The line is parsed only if its hash can enter the reservoir. False: the line is
+    malformed, or its business_id key appears twice; it is then not counted."""
+    h = None
+    rid_b = None
+    if core is None:
+        i = raw.find(_RID)
+        if i >= 0:
+            j = i + len(_RID)
+            rid_b = raw[j : raw.find(b'"', j)]
+            if b"\\" not in rid_b:
+                h = int.from_bytes(hashlib.blake2b(rid_b, digest_size=8, key=key).digest(), "big")
+                if len(heap) >= RESERVOIR and -h <= heap[0][0]:
+                    return True  # cannot enter a full reservoir: no parse
+        core = parse_review_core(raw, label, lineno, malformed)
+        if core is None:
+            return False
+        if core[1] != bid:
+            malformed.add(label, lineno, "ambiguous business_id (the key appears more than once)")
+            return False
+    rid, _, stars, date, text = core
+    if h is None or rid.encode("utf-8") != rid_b:
+        h = int.from_bytes(hashlib.blake2b(rid.encode("utf-8"), digest_size=8, key=key).digest(), "big")
+        if len(heap) >= RESERVOIR and -h <= heap[0][0]:
+            return True
+    entry = (-h, rid, stars, date, text[:REVIEW_MAX_CHARS], len(text))
+    if len(heap) < RESERVOIR:
+        heapq.heappush(heap, entry)
+    else:
+        heapq.heapreplace(heap, entry)
+    return True
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -86,6 +86,8 @@ class _Release:
 
 
 def _read_release(root: Path) -> _Release:
+    """The release's rows, review index and tally, every placeholder and span checked (a clear error naming
+    file and line where the release is not one)."""
     from trace_dataset.release.card import DialogueTally
 
     if not root.is_dir():
@@ -98,26 +100,7 @@ def _read_release(root: Path) -> _Release:
         raise TraceDataError(
             f"not a Trace release: missing split or knowledge-base file(s) {missing}", path=root
         )
-
-    index_path = root / KB_DIRNAME / REVIEW_INDEX_FILE
-    index: list[dict[str, Any]] = []
-    index_ids: set[str] = set()
-    quotable: dict[str, int] = {}  # review id -> characters a quote can reach (the knowledge base's text)
-    for lineno, rec in iter_numbered_jsonl(index_path):
-        rid = rec.get("review_id")
-        if not isinstance(rid, str) or not isinstance(rec.get("business_id"), str):
-            raise TraceDataError(
-                "review index record: expected string review_id and business_id", path=index_path, line=lineno
-            )
-        if rid in index_ids:
-            raise TraceDataError(
-                f"duplicate review_id {rid!r} in the review index", path=index_path, line=lineno
-            )
-        index_ids.add(rid)
-        index.append(rec)
-        length = rec.get("length")
-        quotable[rid] = min(length, REVIEW_MAX_CHARS) if type(length) is int else REVIEW_MAX_CHARS
-
+    index, quotable = _read_index(root / KB_DIRNAME / REVIEW_INDEX_FILE)
     release = _Release(root, {}, index, DialogueTally())
     seen: set[str] = set()
     for split in SPLITS:
@@ -129,43 +112,75 @@ def _read_release(root: Path) -> _Release:
             if did in seen:
                 raise TraceDataError(f"duplicate dialogue_id {did!r}", path=path, line=lineno)
             seen.add(did)
-            spans = d["quote_spans"]
-            found = [int(m.group(1)) for t in d["turns"] for m in PLACEHOLDER_RE.finditer(t["text"])]
-            if sorted(found) != list(range(1, len(spans) + 1)):
-                extra = sorted(set(found) - set(range(1, len(spans) + 1)))
-                raise TraceDataError(
-                    f"dialogue {did!r}: placeholder(s) {[f'[Q:{n}]' for n in extra]} have no quote span"
-                    if extra
-                    else f"dialogue {did!r}: placeholders {[f'[Q:{n}]' for n in found]} in the turns do not match its "
-                    f"{len(spans)} quote span(s); each span needs exactly one placeholder",
-                    path=path,
-                    line=lineno,
+            found = _placeholders(d, path, lineno)
+            for span in d["quote_spans"]:
+                _check_span(span, did, quotable, path, lineno)
+                release.max_end[span["review_id"]] = max(
+                    release.max_end.get(span["review_id"], 0), span["end"]
                 )
-            for span in spans:
-                rid = span["review_id"]
-                if rid not in index_ids:
-                    raise TraceDataError(
-                        f"dialogue {did!r} quote {span['quote_id']}: unknown review id {rid!r} "
-                        f"(not in {KB_DIRNAME}/{REVIEW_INDEX_FILE})",
-                        path=path,
-                        line=lineno,
-                    )
-                if span["end"] > quotable[rid]:
-                    raise TraceDataError(
-                        f"dialogue {did!r} quote {span['quote_id']}: span [{span['start']}:{span['end']}] lies past "
-                        f"the {quotable[rid]} quotable characters of review {rid!r} (its {KB_DIRNAME}/"
-                        f"{REVIEW_INDEX_FILE} length, at most {REVIEW_MAX_CHARS}): the release is corrupt, not built "
-                        "from another Yelp version; get a fresh copy of the release",
-                        path=path,
-                        line=lineno,
-                    )
-                release.max_end[rid] = max(release.max_end.get(rid, 0), span["end"])
             # In place only when every "[Q:" of the line belongs to one of the turns' placeholders.
             in_place = line.count("[Q:") == len(found)
-            rows.append(_Row(line, did, spans, None if in_place else d))
+            rows.append(_Row(line, did, d["quote_spans"], None if in_place else d))
             release.tally.add(split, d)
         release.rows[split] = rows
     return release
+
+
+def _read_index(path: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The review index's records, and per review id the characters a quote can reach (the knowledge
+    base's text: the review's length, at most REVIEW_MAX_CHARS)."""
+    index: list[dict[str, Any]] = []
+    quotable: dict[str, int] = {}
+    for lineno, rec in iter_numbered_jsonl(path):
+        rid = rec.get("review_id")
+        if not isinstance(rid, str) or not isinstance(rec.get("business_id"), str):
+            raise TraceDataError(
+                "review index record: expected string review_id and business_id", path=path, line=lineno
+            )
+        if rid in quotable:
+            raise TraceDataError(f"duplicate review_id {rid!r} in the review index", path=path, line=lineno)
+        index.append(rec)
+        length = rec.get("length")
+        quotable[rid] = min(length, REVIEW_MAX_CHARS) if type(length) is int else REVIEW_MAX_CHARS
+    return index, quotable
+
+
+def _placeholders(d: dict[str, Any], path: Path, lineno: int) -> list[int]:
+    """The [Q:N] numbers of a dialogue's turns, in order; each quote span must have exactly one."""
+    did, spans = d["dialogue_id"], d["quote_spans"]
+    found = [int(m.group(1)) for t in d["turns"] for m in PLACEHOLDER_RE.finditer(t["text"])]
+    if sorted(found) != list(range(1, len(spans) + 1)):
+        extra = sorted(set(found) - set(range(1, len(spans) + 1)))
+        raise TraceDataError(
+            f"dialogue {did!r}: placeholder(s) {[f'[Q:{n}]' for n in extra]} have no quote span"
+            if extra
+            else f"dialogue {did!r}: placeholders {[f'[Q:{n}]' for n in found]} in the turns do not match its "
+            f"{len(spans)} quote span(s); each span needs exactly one placeholder",
+            path=path,
+            line=lineno,
+        )
+    return found
+
+
+def _check_span(span: dict[str, Any], did: str, quotable: dict[str, int], path: Path, lineno: int) -> None:
+    """A quote span names an indexed review and lies within its quotable characters."""
+    rid = span["review_id"]
+    if rid not in quotable:
+        raise TraceDataError(
+            f"dialogue {did!r} quote {span['quote_id']}: unknown review id {rid!r} "
+            f"(not in {KB_DIRNAME}/{REVIEW_INDEX_FILE})",
+            path=path,
+            line=lineno,
+        )
+    if span["end"] > quotable[rid]:
+        raise TraceDataError(
+            f"dialogue {did!r} quote {span['quote_id']}: span [{span['start']}:{span['end']}] lies past "
+            f"the {quotable[rid]} quotable characters of review {rid!r} (its {KB_DIRNAME}/"
+            f"{REVIEW_INDEX_FILE} length, at most {REVIEW_MAX_CHARS}): the release is corrupt, not built "
+            "from another Yelp version; get a fresh copy of the release",
+            path=path,
+            line=lineno,
+        )
 
 
 def _review_bundle(path: Path):
@@ -255,54 +270,8 @@ def hydrate_release(
     t_read = time.perf_counter()
     found, scan = _scan_reviews(yelp_path, release.wanted)
     t_scan = time.perf_counter()
-
-    # -- verify, per review then per span -----------------------------------------------------
-    missing = release.wanted - set(found)
-    version_mismatch: dict[str, str] = {}
-    for rec in release.index:
-        review = found.get(rec["review_id"])
-        if review is None:
-            continue
-        if review.business_id != rec["business_id"]:
-            version_mismatch[rec["review_id"]] = f"business {review.business_id!r} != {rec['business_id']!r}"
-        elif isinstance(rec.get("length"), int) and len(review.text) != rec["length"]:
-            version_mismatch[rec["review_id"]] = f"{len(review.text)} characters, index says {rec['length']}"
-    fills: dict[str, dict[int, str]] = {}  # dialogue id -> quote id -> span text
-    bad_checksum: dict[str, int] = {}  # review id -> spans that failed
-    unhydrated = 0
-    n_quotes = 0
-    for split in SPLITS:
-        for row in release.rows[split]:
-            spans = fills.setdefault(row.dialogue_id, {})
-            for span in row.spans:
-                n_quotes += 1
-                review = found.get(span["review_id"])
-                if review is None:
-                    unhydrated += 1
-                    continue
-                text = review.text[span["start"] : span["end"]]
-                if span["end"] > len(review.text) or span_checksum(text) != span["checksum"]:
-                    bad_checksum[span["review_id"]] = bad_checksum.get(span["review_id"], 0) + 1
-                    unhydrated += 1
-                    continue
-                spans[span["quote_id"]] = text
-    problems = []
-    if missing:
-        problems.append(
-            f"{len(missing)} referenced review(s) not in the Yelp bundle (first: {_first(missing)})"
-        )
-    if bad_checksum:
-        problems.append(
-            f"{sum(bad_checksum.values())} quote checksum mismatch(es) in {len(bad_checksum)} review(s) "
-            f"(first: {_first(bad_checksum)})"
-        )
-    if version_mismatch:
-        first = _first(version_mismatch)
-        problems.append(
-            f"{len(version_mismatch)} review(s) differ from the review index (first: "
-            + ", ".join(f"{r} ({version_mismatch[r]})" for r in first)
-            + ")"
-        )
+    check = _verify(release, found)
+    problems = check.problems()
     if problems and not allow_partial:
         raise TraceDataError(
             "cannot hydrate exactly: " + "; ".join(problems) + ". The bundle is probably another Yelp Open "
@@ -310,45 +279,22 @@ def hydrate_release(
             "matches and leave the rest as visible [Q:N] placeholders.",
             path=Path(yelp_path),
         )
-
-    # -- write ---------------------------------------------------------------------------------
     out_dir = Path(out_dir)
-    counts: dict[str, int] = {}
     with staged_dir(out_dir, HYDRATION_META_FILE, protect=(root,)) as stage:
-        # gzip compression dominates the write and zlib releases the GIL: one thread per output file
-        # (the bytes do not depend on it).
-        (stage / KB_DIRNAME).mkdir(parents=True)
-        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-            reviews_job = pool.submit(
-                write_jsonl, stage / KB_DIRNAME / REVIEWS_FILE, _review_records(release.index, found)
-            )
-            split_jobs = {
-                split: pool.submit(_write_rows, split_file(stage, split), release.rows[split], fills)
-                for split in SPLITS
-            }
-            for split, job in split_jobs.items():
-                counts[split], release.tally.split_bytes[split] = job.result()
-            n_reviews = reviews_job.result()
-        for name in (POIS_FILE, REVIEW_INDEX_FILE, KB_META_FILE):
-            if (root / KB_DIRNAME / name).exists():
-                copy_bytes(root / KB_DIRNAME / name, stage / KB_DIRNAME / name)
-        for name in (CORPUS_META_FILE, RELEASE_META_FILE):
-            if (root / name).exists():
-                copy_bytes(root / name, stage / name)
-        identical = _compare(stage, root / RELEASE_META_FILE)
+        counts, n_reviews = _write_hydrated(stage, release, found, check.fills)
         report: dict[str, Any] = {
             "release": str(root),
             "dialogues": counts,
-            "quotes": n_quotes,
-            "quotes_hydrated": n_quotes - unhydrated,
-            "quotes_unhydrated": unhydrated,
+            "quotes": check.quotes,
+            "quotes_hydrated": check.quotes - check.unhydrated,
+            "quotes_unhydrated": check.unhydrated,
             "partial": bool(problems),
             "referenced_reviews": len(release.wanted),
             "reviews_written": n_reviews,
-            "missing_reviews": sorted(missing),
-            "checksum_mismatches": dict(sorted(bad_checksum.items())),
-            "version_mismatches": dict(sorted(version_mismatch.items())),
-            "byte_identical": identical,
+            "missing_reviews": sorted(check.missing),
+            "checksum_mismatches": dict(sorted(check.bad_checksum.items())),
+            "version_mismatches": dict(sorted(check.version_mismatch.items())),
+            "byte_identical": _compare(stage, root / RELEASE_META_FILE),
             "scan": {k: v for k, v in scan.items() if k in ("source", "lines_read", "malformed_lines")},
         }
         write_json(stage / HYDRATION_META_FILE, report)  # no timings on disk: same inputs, same bytes
@@ -362,12 +308,113 @@ def hydrate_release(
     }
     if problems:
         log.warning(
-            "partial hydration: %d of %d quotes left as [Q:N]; %s", unhydrated, n_quotes, "; ".join(problems)
+            "partial hydration: %d of %d quotes left as [Q:N]; %s",
+            check.unhydrated,
+            check.quotes,
+            "; ".join(problems),
         )
     log.info(
-        "hydrated %s into %s: %s dialogues, %d quotes, %d reviews", root, out_dir, counts, n_quotes, n_reviews
+        "hydrated %s into %s: %s dialogues, %d quotes, %d reviews",
+        root,
+        out_dir,
+        counts,
+        check.quotes,
+        n_reviews,
     )
     return report
+
+
+@dataclass
+class _Check:
+    """What the bundle gives: the span texts that verified (dialogue id -> quote id -> text), and what
+    failed: referenced reviews not found, spans whose checksum fails (per review), reviews that differ from
+    the index."""
+
+    fills: dict[str, dict[int, str]]
+    missing: set[str]
+    bad_checksum: dict[str, int]
+    version_mismatch: dict[str, str]
+    quotes: int
+    unhydrated: int
+
+    def problems(self) -> list[str]:
+        problems = []
+        if self.missing:
+            problems.append(
+                f"{len(self.missing)} referenced review(s) not in the Yelp bundle (first: {_first(self.missing)})"
+            )
+        if self.bad_checksum:
+            problems.append(
+                f"{sum(self.bad_checksum.values())} quote checksum mismatch(es) in {len(self.bad_checksum)} "
+                f"review(s) (first: {_first(self.bad_checksum)})"
+            )
+        if self.version_mismatch:
+            first = _first(self.version_mismatch)
+            problems.append(
+                f"{len(self.version_mismatch)} review(s) differ from the review index (first: "
+                + ", ".join(f"{r} ({self.version_mismatch[r]})" for r in first)
+                + ")"
+            )
+        return problems
+
+
+def _verify(release: _Release, found: dict[str, Any]) -> _Check:
+    """Check the found reviews against the review index, then every span against its checksum."""
+    version_mismatch: dict[str, str] = {}
+    for rec in release.index:
+        review = found.get(rec["review_id"])
+        if review is None:
+            continue
+        if review.business_id != rec["business_id"]:
+            version_mismatch[rec["review_id"]] = f"business {review.business_id!r} != {rec['business_id']!r}"
+        elif isinstance(rec.get("length"), int) and len(review.text) != rec["length"]:
+            version_mismatch[rec["review_id"]] = f"{len(review.text)} characters, index says {rec['length']}"
+    check = _Check({}, release.wanted - set(found), {}, version_mismatch, 0, 0)
+    for split in SPLITS:
+        for row in release.rows[split]:
+            spans = check.fills.setdefault(row.dialogue_id, {})
+            for span in row.spans:
+                check.quotes += 1
+                review = found.get(span["review_id"])
+                if review is None:
+                    check.unhydrated += 1
+                    continue
+                text = review.text[span["start"] : span["end"]]
+                if span["end"] > len(review.text) or span_checksum(text) != span["checksum"]:
+                    check.bad_checksum[span["review_id"]] = check.bad_checksum.get(span["review_id"], 0) + 1
+                    check.unhydrated += 1
+                    continue
+                spans[span["quote_id"]] = text
+    return check
+
+
+def _write_hydrated(
+    stage: Path, release: _Release, found: dict[str, Any], fills: dict[str, dict[int, str]]
+) -> tuple[dict[str, int], int]:
+    """The hydrated split files and reviews.jsonl.gz, and the release's other files byte for byte; returns
+    the dialogues per split and the reviews written. gzip compression dominates the write and zlib releases
+    the GIL: one thread per output file (the bytes do not depend on it)."""
+    root = release.root
+    counts: dict[str, int] = {}
+    (stage / KB_DIRNAME).mkdir(parents=True)
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        reviews_job = pool.submit(
+            write_jsonl, stage / KB_DIRNAME / REVIEWS_FILE, _review_records(release.index, found)
+        )
+        split_jobs = {
+            split: pool.submit(_write_rows, split_file(stage, split), release.rows[split], fills)
+            for split in SPLITS
+        }
+        for split, job in split_jobs.items():
+            counts[split], release.tally.split_bytes[split] = job.result()
+        n_reviews = reviews_job.result()
+    for name in (POIS_FILE, REVIEW_INDEX_FILE, KB_META_FILE):
+        if (root / KB_DIRNAME / name).exists():
+            copy_bytes(root / KB_DIRNAME / name, stage / KB_DIRNAME / name)
+    for name in (CORPUS_META_FILE, RELEASE_META_FILE):
+        if (root / name).exists():
+            copy_bytes(root / name, stage / name)
+    return counts, n_reviews
 
 
 def _fill(dialogue: dict[str, Any], spans: dict[int, str]) -> dict[str, Any]:

@@ -151,19 +151,7 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
 
     corpus_dir = check_data_dir(corpus_dir)
     kb = kb_dir(corpus_dir)
-    for name in (POIS_FILE, REVIEW_INDEX_FILE):
-        if not (kb / name).exists():
-            raise TraceDataError(f"missing {KB_DIRNAME}/{name}", path=corpus_dir)
-    texts = _load_review_texts(kb)
-    index_ids = {r["review_id"] for r in read_jsonl(kb / REVIEW_INDEX_FILE)}
-    unindexed = sorted(set(texts) - index_ids)
-    if unindexed:
-        raise TraceDataError(
-            f"{len(unindexed)} review(s) of {REVIEWS_FILE} are missing from {REVIEW_INDEX_FILE} "
-            f"(first: {unindexed[:3]}); hydration could not restore them",
-            path=kb,
-        )
-
+    texts, index_ids = _read_corpus_kb(corpus_dir, kb)
     counts: dict[str, int] = {}
     n_quotes = 0
     quoted: set[str] = set()
@@ -171,31 +159,8 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
     tally = DialogueTally()
     with staged_dir(out_dir, RELEASE_META_FILE, protect=(corpus_dir,)) as stage:
         for split in SPLITS:
-            src = split_file(corpus_dir, split)
-            released = []
-            for lineno, d in tqdm(
-                iter_numbered_jsonl(src),
-                desc=f"release {split}",
-                unit=" dialogues",
-                disable=None,
-                leave=False,
-            ):
-                check_dialogue(d, path=src, line=lineno)
-                if d["split"] != split:
-                    raise TraceDataError(
-                        f"dialogue {d['dialogue_id']!r} has split {d['split']!r} but sits in "
-                        f"the {split!r} file",
-                        path=src,
-                        line=lineno,
-                    )
-                if d["dialogue_id"] in seen:
-                    raise TraceDataError(
-                        f"duplicate dialogue_id {d['dialogue_id']!r} (also in {seen[d['dialogue_id']]})",
-                        path=src,
-                        line=lineno,
-                    )
-                seen[d["dialogue_id"]] = f"{src.name}:{lineno}"
-                released.append(release_dialogue(d, texts, path=src, line=lineno))
+            released = _release_split(split_file(corpus_dir, split), split, texts, seen)
+            for d in released:  # release_dialogue leaves quote_spans as they were
                 n_quotes += len(d["quote_spans"])
                 quoted.update(s["review_id"] for s in d["quote_spans"])
             counts[split], tally.split_bytes[split] = _write_lines(split_file(stage, split), released)
@@ -235,3 +200,51 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
             )
     log.info("release written to %s: %s dialogues, %d quotes", out_dir, counts, n_quotes)
     return meta
+
+
+def _read_corpus_kb(corpus_dir: Path, kb: Path) -> tuple[dict[str, str], set[str]]:
+    """The corpus knowledge base's review texts and review-index ids (every text must be indexed)."""
+    for name in (POIS_FILE, REVIEW_INDEX_FILE):
+        if not (kb / name).exists():
+            raise TraceDataError(f"missing {KB_DIRNAME}/{name}", path=corpus_dir)
+    texts = _load_review_texts(kb)
+    index_ids = {r["review_id"] for r in read_jsonl(kb / REVIEW_INDEX_FILE)}
+    unindexed = sorted(set(texts) - index_ids)
+    if unindexed:
+        raise TraceDataError(
+            f"{len(unindexed)} review(s) of {REVIEWS_FILE} are missing from {REVIEW_INDEX_FILE} "
+            f"(first: {unindexed[:3]}); hydration could not restore them",
+            path=kb,
+        )
+    return texts, index_ids
+
+
+def _release_split(
+    src: Path, split: str, texts: dict[str, str], seen: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The released dialogues of one split file, each checked (its split, a dialogue id seen nowhere
+    before: `seen` maps ids to file:line across the splits)."""
+    released = []
+    for lineno, d in tqdm(
+        iter_numbered_jsonl(src),
+        desc=f"release {split}",
+        unit=" dialogues",
+        disable=None,
+        leave=False,
+    ):
+        check_dialogue(d, path=src, line=lineno)
+        if d["split"] != split:
+            raise TraceDataError(
+                f"dialogue {d['dialogue_id']!r} has split {d['split']!r} but sits in the {split!r} file",
+                path=src,
+                line=lineno,
+            )
+        if d["dialogue_id"] in seen:
+            raise TraceDataError(
+                f"duplicate dialogue_id {d['dialogue_id']!r} (also in {seen[d['dialogue_id']]})",
+                path=src,
+                line=lineno,
+            )
+        seen[d["dialogue_id"]] = f"{src.name}:{lineno}"
+        released.append(release_dialogue(d, texts, path=src, line=lineno))
+    return released

@@ -202,28 +202,7 @@ def open_bundle(path: str | os.PathLike) -> YelpBundle:
             "Yelp bundle not found: expected a folder, a .tar, a .zip or .json(.gz) files", path=path
         )
     if path.is_dir():
-        found: dict[str, str] = {}
-        for kind, fname in FILES.items():
-            for candidate in (path / fname, path / (fname + ".gz")):
-                if candidate.is_file():
-                    found[kind] = str(candidate)
-                    break
-        if not found:
-            archives = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_ARCHIVE_SUFFIXES))
-            if len(archives) == 1:
-                return open_bundle(archives[0])
-        if len(found) < len(FILES):
-            raise _missing_error(path, found, "folder")
-        for kind, file in found.items():
-            if os.path.getsize(file) == 0:
-                raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=file)
-        manifest_path = path / SYNTHETIC_MANIFEST
-        manifest = (
-            _read_manifest_bytes(manifest_path.read_bytes(), str(manifest_path))
-            if manifest_path.is_file()
-            else None
-        )
-        return YelpBundle(path, "folder", found, manifest)
+        return _open_folder(path)
     name = path.name
     if name.endswith((".json", ".json.gz")):
         base = name[: -len(".gz")] if name.endswith(".gz") else name
@@ -233,49 +212,83 @@ def open_bundle(path: str | os.PathLike) -> YelpBundle:
             )
         return open_bundle(path.parent)
     if name.endswith((".tar", ".tar.gz", ".tgz")):
-        try:
-            with tarfile.open(path, "r:*") as tar:
-                names = [m.name for m in tar.getmembers() if m.isfile()]
-                found, manifest_name = _match(names)
-                manifest = None
-                if manifest_name is not None:
-                    fm = tar.extractfile(manifest_name)
-                    manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{manifest_name}]")
-        except (tarfile.TarError, OSError, EOFError) as e:
-            raise TraceDataError(f"not a readable tar archive ({e})", path=path) from None
-        if len(found) < len(FILES):
-            raise _missing_error(path, found, "tar archive")
-        return YelpBundle(path, "tar", found, manifest)
+        return _open_tar(path)
     if name.endswith(".zip"):
-        try:
-            with zipfile.ZipFile(path) as zf:
-                names = [i.filename for i in zf.infolist() if not i.is_dir()]
-                found, manifest_name = _match(names)
-                manifest = None
-                if manifest_name is not None:
-                    manifest = _read_manifest_bytes(zf.read(manifest_name), f"{path}[{manifest_name}]")
-                if len(found) == len(FILES):
-                    return YelpBundle(path, "zip", found, manifest)
-                tars = [n for n in names if n.endswith((".tar", ".tar.gz", ".tgz")) and "/._" not in "/" + n]
-                if len(tars) == 1:
-                    with zf.open(tars[0]) as inner, tarfile.open(fileobj=inner, mode="r:*") as tar:
-                        inner_found, inner_manifest = _match([m.name for m in tar.getmembers() if m.isfile()])
-                        if inner_manifest is not None and manifest is None:
-                            fm = tar.extractfile(inner_manifest)
-                            manifest = _read_manifest_bytes(
-                                fm.read() if fm else b"", f"{path}[{inner_manifest}]"
-                            )
-                    if len(inner_found) == len(FILES):
-                        members = {k: f"{tars[0]}::{v}" for k, v in inner_found.items()}
-                        return YelpBundle(path, "zip+tar", members, manifest)
-                    found = inner_found
-        except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
-            raise TraceDataError(f"not a readable zip archive ({e})", path=path) from None
-        raise _missing_error(path, found, "zip archive")
+        return _open_zip(path)
     raise TraceDataError(
         "unrecognised Yelp bundle: expected a folder, a .tar/.tar.gz, a .zip, or the Yelp .json/.json.gz files",
         path=path,
     )
+
+
+def _open_folder(path: Path) -> YelpBundle:
+    """An extracted bundle (the JSON files, or their .gz), or a folder holding just one archive."""
+    found: dict[str, str] = {}
+    for kind, fname in FILES.items():
+        for candidate in (path / fname, path / (fname + ".gz")):
+            if candidate.is_file():
+                found[kind] = str(candidate)
+                break
+    if not found:
+        archives = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(_ARCHIVE_SUFFIXES))
+        if len(archives) == 1:
+            return open_bundle(archives[0])
+    if len(found) < len(FILES):
+        raise _missing_error(path, found, "folder")
+    for kind, file in found.items():
+        if os.path.getsize(file) == 0:
+            raise TraceDataError(f"empty file: expected JSON lines of Yelp {kind} records", path=file)
+    manifest_path = path / SYNTHETIC_MANIFEST
+    manifest = (
+        _read_manifest_bytes(manifest_path.read_bytes(), str(manifest_path))
+        if manifest_path.is_file()
+        else None
+    )
+    return YelpBundle(path, "folder", found, manifest)
+
+
+def _open_tar(path: Path) -> YelpBundle:
+    """Yelp's yelp_dataset.tar (or .tar.gz): its members are read where they lie."""
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            names = [m.name for m in tar.getmembers() if m.isfile()]
+            found, manifest_name = _match(names)
+            manifest = None
+            if manifest_name is not None:
+                fm = tar.extractfile(manifest_name)
+                manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{manifest_name}]")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise TraceDataError(f"not a readable tar archive ({e})", path=path) from None
+    if len(found) < len(FILES):
+        raise _missing_error(path, found, "tar archive")
+    return YelpBundle(path, "tar", found, manifest)
+
+
+def _open_zip(path: Path) -> YelpBundle:
+    """A .zip holding the JSON files, or one holding Yelp's tar."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = [i.filename for i in zf.infolist() if not i.is_dir()]
+            found, manifest_name = _match(names)
+            manifest = None
+            if manifest_name is not None:
+                manifest = _read_manifest_bytes(zf.read(manifest_name), f"{path}[{manifest_name}]")
+            if len(found) == len(FILES):
+                return YelpBundle(path, "zip", found, manifest)
+            tars = [n for n in names if n.endswith((".tar", ".tar.gz", ".tgz")) and "/._" not in "/" + n]
+            if len(tars) == 1:
+                with zf.open(tars[0]) as inner, tarfile.open(fileobj=inner, mode="r:*") as tar:
+                    inner_found, inner_manifest = _match([m.name for m in tar.getmembers() if m.isfile()])
+                    if inner_manifest is not None and manifest is None:
+                        fm = tar.extractfile(inner_manifest)
+                        manifest = _read_manifest_bytes(fm.read() if fm else b"", f"{path}[{inner_manifest}]")
+                if len(inner_found) == len(FILES):
+                    members = {k: f"{tars[0]}::{v}" for k, v in inner_found.items()}
+                    return YelpBundle(path, "zip+tar", members, manifest)
+                found = inner_found
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
+        raise TraceDataError(f"not a readable zip archive ({e})", path=path) from None
+    raise _missing_error(path, found, "zip archive")
 
 
 def _as_bundle(path: str | os.PathLike | YelpBundle) -> YelpBundle:

@@ -129,17 +129,28 @@ def test_stats_definitions():
     assert "29.4%" in format_stats(s)
 
 
-def test_corpus_parser_without_the_release_area(monkeypatch):
-    """`corpus generate|stats` register even where trace_dataset.release.cli cannot be imported."""
+def test_corpus_group_has_its_four_commands():
+    """`corpus` holds generate and stats, and release and hydrate from trace_dataset.release.cli."""
     import argparse
-    import sys
 
     from trace_dataset.generate.cli import register
 
-    monkeypatch.setitem(sys.modules, "trace_dataset.release.cli", None)  # import -> ImportError
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["corpus", "stats", "somewhere"])
-    assert args.func.__name__ == "run_stats"
+    commands = {
+        "generate": ["--kb", "kb", "--out", "out"],
+        "stats": ["somewhere"],
+        "release": ["--corpus", "corpus", "--out", "out"],
+        "hydrate": ["--release", "release", "--yelp", "yelp", "--out", "out"],
+    }
+    funcs = {
+        name: parser.parse_args(["corpus", name, *argv]).func.__name__ for name, argv in commands.items()
+    }
+    assert funcs == {
+        "generate": "run_generate",
+        "stats": "run_stats",
+        "release": "run_release",
+        "hydrate": "run_hydrate",
+    }
     with pytest.raises(SystemExit):
-        parser.parse_args(["corpus", "release", "--corpus", "x", "--out", "y"])
+        parser.parse_args(["corpus", "publish"])

@@ -11,7 +11,8 @@ import pytest
 
 from tests.support.llm import ScriptedLLM
 from trace_dataset.generate.attempts import build_context, plan_for
-from trace_dataset.generate.llm_backend import PromptBuilder, parse_turns, run_llm, snap_quote
+from trace_dataset.generate.llm_backend import PromptBuilder, run_llm
+from trace_dataset.generate.llm_parse import parse_turns, snap_quote
 from trace_dataset.generate.template_backend import render_template
 from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
@@ -185,5 +186,5 @@ def test_generate_corpus_llm_backend_end_to_end(fixture_kb, tmp_path, ctx):
     assert report["llm"]["dialogues_written_by_llm"] == N
     assert report["parameters"]["llm"]["model"] == "fake-llm-1"
     assert report["parameters"]["llm_fallback"] == "template"
-    with pytest.raises(TypeError, match="generate_json"):
+    with pytest.raises(TypeError, match="a spec string or a trace_llm.LLM, got object"):
         generate_corpus(fixture_kb, tmp_path / "d", n=N, backend="llm", llm=object(), progress=False)
