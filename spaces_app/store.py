@@ -5,8 +5,9 @@ Layout (both backends, the requests/results pattern of Hugging Face leaderboards
     history/<key>/v<NNNN>.json            every version of that row ever stored, the current one included
     requests/<key>/v<NNNN>.jsonl[.gz]     the predictions file each version was scored from, in its own format
 A stored row carries `version`, `request` (the path of its predictions file), `owner` (spaces_app.owners)
-and `submitted_at`. `put` runs only after the submission validated and scored; it checks the owner and
-writes the three files under one lock (local: temp file + rename each, result last; Hub: one commit on top
+and `submitted_at`. `put` runs only after the submission validated and scored; it repeats the caller's check
+against the rows stored now (the look-alike names of spaces_app.submissions), checks the owner and writes the
+three files under one lock (local: temp file + rename each, result last; Hub: one commit on top
 of the revision it read), so a refused or failed submission changes nothing and readers never see half a file.
 """
 
@@ -21,13 +22,22 @@ import shutil
 import threading
 import time
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from spaces_app.names import lookalike_key, mixed_script_word, slug
+from spaces_app.names import (
+    default_ignorable,
+    describe,
+    lookalike_key,
+    mixed_script_word,
+    needed_invisible,
+    slug,
+    too_new_char,
+)
 from spaces_app.owners import Owner, OwnerError, check_replace, owner_record
+from spaces_app.unicode_data import confusables_version
 from trace_dataset.io import atomic_open, write_json
 
 log = logging.getLogger(__name__)
@@ -38,7 +48,7 @@ RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
 HISTORY_DIR = "history"
 REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
-_ALLOWED_FORMAT = {"\u200d"}  # zero-width joiner: emoji sequences; every other format character is refused
+RowsCheck = Callable[[list[dict[str, Any]]], None]  # raises to refuse a row, given the rows stored now
 
 
 def slugify(name: str) -> str:
@@ -51,12 +61,18 @@ def forbidden_char(text: str, allow: str = "") -> str | None:
     """The first character that may not appear in a shown text, as 'U+XXXX', or None.
 
     Refused: controls (C0, DEL, C1), format characters such as the bidirectional overrides and isolates
-    (U+202A-U+202E, U+2066-U+2069) and zero-width marks, surrogates, private-use and unassigned code
-    points, and line/paragraph separators; `allow` lists exceptions (a description may hold newlines).
+    (U+202A-U+202E, U+2066-U+2069), surrogates, private-use and unassigned code points, line/paragraph
+    separators, and every default-ignorable code point (variation selectors, joiners, fillers, zero-width
+    characters) that no script or emoji sequence needs where it stands (spaces_app.names.needed_invisible);
+    `allow` lists exceptions (a description may hold newlines).
     """
-    for c in text:
-        if c in allow or c in _ALLOWED_FORMAT:
+    for i, c in enumerate(text):
+        if c in allow:
             continue
+        if default_ignorable(c):
+            if needed_invisible(text, i):
+                continue
+            return f"U+{ord(c):04X}"
         category = unicodedata.category(c)
         if category[0] == "C" or category in ("Zl", "Zp"):
             return f"U+{ord(c):04X}"
@@ -71,10 +87,23 @@ def check_name(name: str | None) -> str:
     if len(name) > NAME_MAX_CHARS:
         raise ValueError(f"system name is {len(name)} characters; at most {NAME_MAX_CHARS} are allowed")
     bad = forbidden_char(name)
+    if bad and default_ignorable(char := chr(int(bad[2:], 16))):
+        raise ValueError(
+            f"system name contains an invisible character ({describe(char)}) where no "
+            "script or emoji sequence needs one: variation selectors, joiners, fillers, zero-width and "
+            "bidirectional formatting characters are not allowed (a ZWNJ or ZWJ is, where a script joins "
+            "letters with it)"
+        )
     if bad:
         raise ValueError(
             f"system name contains a control or formatting character ({bad}: controls, "
             "bidirectional overrides and invisible characters are not allowed)"
+        )
+    new = too_new_char(name)
+    if new:
+        raise ValueError(
+            f"system name contains {new}, newer than Unicode {confusables_version()} (the version of the "
+            "look-alike data): it cannot be checked against other names yet; leave it out"
         )
     slugify(name)
     mixed = mixed_script_word(name)
@@ -181,7 +210,12 @@ def _parse_current(data: bytes, path: str) -> dict[str, Any]:
 class ResultsStore(Protocol):
     def rows(self) -> list[dict[str, Any]]: ...
     def put(
-        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+        self,
+        row: dict[str, Any],
+        predictions_path: str | Path,
+        owner: Owner,
+        suffix: str = ".jsonl",
+        check: RowsCheck | None = None,
     ) -> dict[str, Any]: ...
     def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]: ...
     def request_file(self, row: dict[str, Any]) -> Path: ...
@@ -229,13 +263,21 @@ class LocalStore:
         return _read_rows(sorted((self.root / RESULTS_DIR).glob("*.json")), "")
 
     def put(
-        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+        self,
+        row: dict[str, Any],
+        predictions_path: str | Path,
+        owner: Owner,
+        suffix: str = ".jsonl",
+        check: RowsCheck | None = None,
     ) -> dict[str, Any]:
         """Store `row` as the next version of its system and pool; returns the stored row (OwnerError when
-        another submitter owns the name)."""
+        another submitter owns the name). `check` sees the rows stored now, under the lock, and raises to
+        refuse: of two submissions racing for look-alike names, the second to take the lock sees the first."""
         target = self.root / result_path(row)
         record = owner_record(owner)  # hashing a token takes a while: not under the lock
         with self.lock():
+            if check is not None:
+                check(self.rows())
             current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
             stored = stored_row(row, current, owner, suffix, record)
             with (
@@ -315,9 +357,26 @@ class HubStore:
         except EntryNotFoundError:
             return None
 
+    def _rows_at(self, revision: str) -> list[dict[str, Any]]:
+        """The rows of the repository at `revision` (not the cached ones: the check before a commit)."""
+        local = self.api.snapshot_download(
+            repo_id=self.repo_id,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=[f"{RESULTS_DIR}/*.json"],
+        )
+        return _read_rows(sorted(Path(local, RESULTS_DIR).glob("*.json")), f" in {self.repo_id}")
+
     def put(
-        self, row: dict[str, Any], predictions_path: str | Path, owner: Owner, suffix: str = ".jsonl"
+        self,
+        row: dict[str, Any],
+        predictions_path: str | Path,
+        owner: Owner,
+        suffix: str = ".jsonl",
+        check: RowsCheck | None = None,
     ) -> dict[str, Any]:
+        """As LocalStore.put; `check` sees the rows at the head revision the commit is made on top of, so a
+        commit that another writer overtook fails (409/412) instead of landing unchecked."""
         from huggingface_hub import CommitOperationAdd
         from huggingface_hub.errors import HfHubHTTPError
 
@@ -327,6 +386,8 @@ class HubStore:
                 self.api.create_repo(repo_id=self.repo_id, repo_type="dataset", exist_ok=True)
                 self._repo_ready = True
             head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
+            if check is not None:
+                check(self._rows_at(head))
             current_file = self._download(result_path(row), revision=head)
             current = (
                 None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))

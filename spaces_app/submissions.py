@@ -51,9 +51,11 @@ def submit(
     `owner`: who submits (spaces_app.owners); only the owner of an existing row of the same name and pool
     replaces it. `reserved`: system names of rows that are not submissions (baselines, paper rows); a
     submission whose name has the same slug, or looks like one of them or like a stored row of another name
-    (spaces_app.names: TR39 skeletons), is refused. `kb`: an already loaded KnowledgeBase of
-    `settings.data_dir`. `before_store`: called once the file has scored, just before the row is written (the
-    CLI shows a new submitter token there); when it raises, nothing is stored.
+    (spaces_app.names: TR39 skeletons), is refused: before the scoring, and again by the store under its lock
+    just before the row is written, so of two look-alikes submitted at the same moment one is stored. `kb`: an
+    already loaded KnowledgeBase of `settings.data_dir`. `before_store`: called once the file has scored, before
+    the store is asked for the row (the CLI shows a new submitter token there); when it raises, nothing is
+    stored.
     """
     try:
         name = check_name(name)
@@ -62,7 +64,7 @@ def submit(
         raise SubmissionError(str(e)) from None
     if slugify(name) in {slugify(r) for r in reserved}:
         raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
-    _refuse_lookalike(name, store, reserved)
+    refuse_lookalike(name, store.rows(), reserved)  # early, before the scoring; again under the store's lock
     if pool not in SUBMIT_POOLS:
         raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
     if settings.data_dir is None:
@@ -93,16 +95,23 @@ def submit(
         if before_store is not None:
             before_store()
         try:
-            stored = store.put(row, path, owner, suffix=upload.suffix)
+            stored = store.put(
+                row,
+                path,
+                owner,
+                suffix=upload.suffix,
+                check=lambda rows: refuse_lookalike(name, rows, reserved),
+            )
         except OwnerError as e:
             raise SubmissionError(str(e)) from None
     log.info("stored submission %r (%s pool), version %s", name, pool, stored.get("version"))
     return stored
 
 
-def _refuse_lookalike(name: str, store: ResultsStore, reserved: Collection[str]) -> None:
-    """SubmissionError when `name` looks like a reserved name or a stored row's name but is another system."""
-    other = lookalike_of(name, [{"system": r} for r in reserved]) or lookalike_of(name, store.rows())
+def refuse_lookalike(name: str, rows: list[dict[str, Any]], reserved: Collection[str] = ()) -> None:
+    """SubmissionError when `name` looks like a reserved name or one of the stored `rows`' names but is
+    another system (spaces_app.names.lookalike_key)."""
+    other = lookalike_of(name, [{"system": r} for r in reserved]) or lookalike_of(name, rows)
     if other is not None:
         raise SubmissionError(
             f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
