@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -221,32 +222,45 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _show_new_token(owner, token_file: Path | None) -> None:
-    """A new submitter token, printed (and written to `token_file`) before the row is stored: a pipe that
-    closes or a kill after the commit can no longer leave a row whose token exists nowhere. When the token
-    cannot be shown, SubmissionError stops the submission before anything is stored."""
+    """A new submitter token, written to `token_file` (when given) and printed, before the row is stored: a
+    pipe that closes or a kill after the commit can no longer leave a row whose token exists nowhere. When the
+    token cannot be written or shown (stdout closed with `>&-`, a reader gone as in `| head -0`, an unwritable
+    file), SubmissionError stops the submission before anything is stored."""
     from spaces_app.submissions import SubmissionError
 
     if not owner.token_is_new:
         return
+    text = (
+        f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
+        f"{TOKEN_ENV}; the store keeps only its hash)\n"
+    )
     try:
         if token_file is not None:
             fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 os.fchmod(fd, 0o600)
                 f.write(owner.token + "\n")
-        print(
-            f"submitter token: {owner.token}\n(keep it: it is needed to replace this row, with --token or "
-            f"{TOKEN_ENV}; the store keeps only its hash)",
-            flush=True,
-        )
-    except (OSError, ValueError) as e:  # a closed pipe (BrokenPipeError), an unwritable token file
-        if isinstance(e, BrokenPipeError):  # as the root command does: no second failure at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _write_whole(sys.stdout, text)
+    except (OSError, ValueError) as e:  # a closed pipe (BrokenPipeError), a closed stdout, an unwritable file
         raise SubmissionError(
             f"the new submitter token could not be shown ({type(e).__name__}: {e}), so nothing "
             "was stored; rerun where the output can be read, or choose a token yourself "
             "(--token, at least 16 characters)"
         ) from None
+
+
+def _write_whole(stream, text: str) -> None:
+    """`text` written and flushed as one write (a reader sees all of it or none); OSError when the stream is
+    closed or its reader gone, after pointing it at the null device so that the exit's flush cannot fail too."""
+    if stream is None:  # started with the descriptor closed (`>&-`): Python has no stream for it
+        raise OSError("standard output is closed")
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        raise
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -73,6 +73,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def say_error(line: str) -> None:
+    """`line` on stderr or, when stderr is closed or its reader gone, on stdout; nowhere when neither takes it
+    (the exit code still tells). A stream that failed is pointed at the null device, so the exit's flush does
+    not fail again."""
+    for stream in (sys.stderr, sys.stdout):
+        if stream is None:  # the descriptor was closed when Python started (`2>&-`)
+            continue
+        try:
+            stream.write(line + "\n")  # one write: a reader gets the whole line or none of it
+            stream.flush()
+            return
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError):
+                pass
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -80,7 +98,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         rc = args.func(args)
     except TraceBenchError as e:  # one line, whatever the message holds
-        print(f"trace-bench: error: {' '.join(str(e).splitlines())}", file=sys.stderr)
+        say_error(f"trace-bench: error: {' '.join(str(e).splitlines())}")
         return 2
     except (
         OSError
