@@ -25,7 +25,8 @@ from baselines.collab_rec.moderator import ModeratorConfig, Rejection, Stopping
 from baselines.collab_rec.negotiation import LLM_STRATEGIES, QueryResult, run_mami, run_sasi
 from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, trace_task
 from baselines.toolkit.constraints import CategoryMatcher
-from baselines.toolkit.responses import EvidenceIndex, template_response
+from baselines.toolkit.output import TurnOutput, turn_output
+from baselines.toolkit.responses import EvidenceIndex, turn_response
 from trace_dataset.constants import SEED
 from trace_llm import DEFAULT_SPEC, LLM, load_llm
 
@@ -198,7 +199,7 @@ class CollabRecBaseline(TracePipeline):
                     results[i] = result
         return [r for r in results if r is not None]
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         todo = [
             i
             for i, inp in enumerate(inputs)
@@ -222,28 +223,8 @@ class CollabRecBaseline(TracePipeline):
                 meta = self._meta(result, system, turn)
             elif inp["action"] in RANKED_ACTIONS and inp["candidates"]:
                 ranked, meta = list(inp["candidates"]), {"system": "single_candidate"}  # nothing to negotiate
-            response = template_response(
-                inp["action"],
-                kb=self.kb,
-                evidence=self.evidence,
-                ranked=ranked,
-                terms=inp["terms"],
-                city=inp["city"],
-                poi_type=inp["poi_type"],
-                state=inp["state"],
-                n_candidates=len(inp["candidates"]),
-            )
-            outputs.append(
-                {
-                    "dialogue_id": inp["dialogue_id"],
-                    "turn_id": inp["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": response.text,
-                    "citations": response.citations,
-                    "meta": meta,
-                    "scores": scores,
-                }
-            )
+            response = turn_response(inp, ranked, kb=self.kb, evidence=self.evidence)
+            outputs.append(turn_output(inp, ranked, response.text, response.citations, meta, scores))
         return outputs
 
     def _meta(self, result: QueryResult, system: str, turn: TurnQuery) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from baselines.llm.prompting import (
     load_prompt,
     response_citations,
 )
+from baselines.toolkit.output import TurnOutput, turn_output
 from baselines.toolkit.text import user_turns
 from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import SEED
@@ -279,17 +280,15 @@ class LLMPipeline(TracePipeline):
         return inp
 
     # -- fallback and outputs ------------------------------------------------------------------------
-    def fallback(
-        self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def fallback(self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None) -> TurnOutput:
         """The Popularity baseline's answer for this turn (its defaults, as `trace-bench run popularity`),
         flagged and counted."""
         out = self._popularity._forward([self._popularity.preprocess(inp["row"])])[0]
+        p = out.prediction
         meta = dict(meta or {})
         meta.update(fallback="popularity", fallback_reason=reason[:ERROR_CHARS])
         add_count(meta, "fallback_popularity")
-        out["meta"] = meta
-        return out
+        return turn_output(inp, p.ranked_poi_ids, p.response, p.citations, meta, out.scores)
 
     def output(
         self,
@@ -299,24 +298,15 @@ class LLMPipeline(TracePipeline):
         labels: LabelMap,
         meta: dict[str, Any],
         scores: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> TurnOutput:
         """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
         sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        out = {
-            "dialogue_id": inp["dialogue_id"],
-            "turn_id": inp["turn_id"],
-            "ranked_poi_ids": list(ranked),
-            "response": response,
-            "citations": citations,
-            "meta": meta,
-        }
-        if scores is not None and ranked:
-            out["scores"] = dict(scores)
-        return out
+        kept = dict(scores) if scores is not None and ranked else None
+        return turn_output(inp, ranked, response, citations, meta, kept)
 
     def ask_json(
         self, conversations: Sequence[list[dict[str, str]]], schemas: Sequence[dict[str, Any]]
@@ -393,7 +383,7 @@ class ZeroShotPipeline(LLMPipeline):
             conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked
         )
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         self.prefilter_batch(inputs)
         self.prepare(inputs)
         built = [self.build(inp) for inp in inputs]
@@ -404,7 +394,7 @@ class ZeroShotPipeline(LLMPipeline):
         """What every prediction of this baseline carries in `meta` besides the answer (Memory-Aug.: hits)."""
         return {}
 
-    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> dict[str, Any]:
+    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> TurnOutput:
         meta = self.turn_meta(inp)
         if isinstance(answer, LLMOutputError):
             return self.fallback(inp, failure_text(answer), meta)

@@ -42,6 +42,7 @@ from baselines.toolkit.constraints import (
     check_constraint,
     text_mentions,
 )
+from baselines.toolkit.output import TurnOutput
 from trace_dataset.constants import NOISE_LEVELS
 from trace_llm import LLMOutputError
 
@@ -246,7 +247,7 @@ class DSTBaseline(LLMPipeline):
         )
         return messages(self.prompt.render("extract_system"), user)
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         # 1. every user turn's delta, each distinct request once
         requests: dict[str, list[dict[str, str]]] = {}
         per_input: list[list[str]] = []

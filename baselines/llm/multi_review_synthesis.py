@@ -37,6 +37,7 @@ from baselines.toolkit.aspect import (
     query_aspect_weights,
     split_clauses,
 )
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import poi_name
 from baselines.toolkit.text import tokenize, user_turns
 
@@ -250,7 +251,7 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
             meta["top_is_rejected"] = True  # no adaptation: the user turned it down earlier
         return conversation, (ranked, labels, meta, scores)
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         built = [self.build(inp) for inp in inputs]
         texts = self.llm.generate_batch([conversation for conversation, _ in built])
         outputs = []

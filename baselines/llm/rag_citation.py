@@ -41,6 +41,7 @@ from baselines.llm.common import (
     ranking_schema,
 )
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, poi_header
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import EvidenceIndex, poi_name
 from baselines.toolkit.text import content_tokens
 from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes
@@ -168,7 +169,7 @@ class RAGCitationBaseline(LLMPipeline):
         conv = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
         return conv, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, shown_text
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         self.prefilter_batch(inputs)
         built = [self.build(inp) for inp in inputs]
         convs = [b[0] for b in built]

@@ -32,7 +32,6 @@ from baselines.toolkit.responses import (
     quote,
     recommend_text,
     rejection_ack,
-    template_response,
     type_noun,
 )
 from baselines.toolkit.tfidf import TfidfScorer
@@ -93,17 +92,7 @@ class ItineraryBaseline(RankingPipeline):
         action = inp["action"]
         if action == "compare" and len(ranked) >= 2:
             a, b = self.kb.pois[ranked[0]], self.kb.pois[ranked[1]]
-            base = template_response(
-                action,
-                kb=self.kb,
-                evidence=self.evidence,
-                ranked=ranked,
-                terms=inp["terms"],
-                city=inp["city"],
-                poi_type=inp["poi_type"],
-                state=inp["state"],
-                n_candidates=len(inp["candidates"]),
-            )
+            base = super().respond(inp, ranked)
             if has_coords(a) and has_coords(b):
                 gap = format_distance(poi_distance_m(a, b))
                 return Response(f"{base.text} They are {gap} apart.", base.citations, base.poi_ids)

@@ -9,6 +9,7 @@ import pytest
 
 from baselines import BASELINES, NON_LLM_BASELINES, identity, pipeline
 from baselines.base import RankingPipeline, TracePipeline, rank_by_score
+from baselines.toolkit.output import turn_output
 from baselines.toolkit.state import dialogue_state
 from tests.support.baselines import SMALL_POIS, SMALL_REVIEWS, row, sample_dialogues, turn, write_kb
 from tests.support.llm import ScriptedLLM
@@ -165,17 +166,7 @@ class _EchoLLMPipeline(TracePipeline):
 
     def _forward(self, inputs):
         self.calls.append(len(inputs))
-        return [
-            {
-                "dialogue_id": i["dialogue_id"],
-                "turn_id": i["turn_id"],
-                "ranked_poi_ids": i["candidates"],
-                "response": "ok",
-                "citations": {},
-                "meta": {"raw": f"<{i['action']}>"},
-            }
-            for i in inputs
-        ]
+        return [turn_output(i, i["candidates"], "ok", {}, {"raw": f"<{i['action']}>"}) for i in inputs]
 
 
 def test_llm_shaped_subclass_fits_the_contract(small_kb):
