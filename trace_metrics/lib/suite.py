@@ -40,6 +40,7 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_metrics.lib import conventions, items, selection, suite_optional, sweeps, text
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
 from trace_metrics.lib.tokenize import BLEU_TOKENIZER, ROUGE_TOKENIZER
@@ -103,7 +104,7 @@ def check_metrics(metrics: Sequence[MetricSpec]) -> None:
 
 def evaluate_predictions(
     dialogues: Sequence[dict],
-    predictions: Mapping[tuple[str, int], dict],
+    predictions: Mapping[tuple[str, int], Prediction],
     kb: KnowledgeBase,
     *,
     nli: Any = None,
@@ -113,7 +114,7 @@ def evaluate_predictions(
     metrics: Sequence[MetricSpec] | None = None,
     **options: Any,
 ) -> dict:
-    """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`.
+    """Score validated predictions ({(dialogue_id, turn_id): record}) against `dialogues`; see `evaluate_run`.
 
     `options`: the suite options (`specs.SUITE_OPTIONS`), each defaulting to its declaration; `metrics`: the
     declarations to compute (default `specs.SUITE_METRICS`; those that need an absent NLI model or judge are
@@ -141,7 +142,7 @@ def _turn_ids(turns: Sequence[items.TurnItem]) -> dict[str, list]:
 
 def _evaluate_predictions(
     dialogues: Sequence[dict],
-    predictions: Mapping[tuple[str, int], dict],
+    predictions: Mapping[tuple[str, int], Prediction],
     kb: KnowledgeBase,
     opts: Mapping[str, Any],
     metrics: Sequence[MetricSpec],
