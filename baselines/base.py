@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 64
+# Scores computed in floating point (embedding cosines, weighted sums) are rounded to this many decimals before
+# ranking, so that bits that depend on batching or summation order cannot reorder two equal candidates.
+SCORE_DECIMALS = 6
 # Fields of schema.TURN_ROW_FEATURES a pipeline reads; the rest (gold, reference) it must never use.
 REQUIRED_ROW_FIELDS: tuple[str, ...] = (
     "dialogue_id",

@@ -27,13 +27,12 @@ from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, tra
 from baselines.toolkit.constraints import CategoryMatcher
 from baselines.toolkit.output import TurnOutput, turn_output
 from baselines.toolkit.responses import EvidenceIndex, turn_response
-from trace_dataset.constants import SEED
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_llm import DEFAULT_SPEC, LLM, load_llm
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
-RANKED_ACTIONS = ("recommend", "compare")
 DEFAULT_TRACE_K = 5
 
 
@@ -203,7 +202,7 @@ class CollabRecBaseline(TracePipeline):
         todo = [
             i
             for i, inp in enumerate(inputs)
-            if inp["action"] in RANKED_ACTIONS and len(inp["candidates"]) > 1
+            if inp["action"] in RECOMMENDATION_ACTIONS and len(inp["candidates"]) > 1
         ]
         turns = {}
         for i in todo:
@@ -221,7 +220,7 @@ class CollabRecBaseline(TracePipeline):
                 ranked = full_ranking(result, system, turn)
                 scores = ranking_scores(result, system, turn)
                 meta = self._meta(result, system, turn)
-            elif inp["action"] in RANKED_ACTIONS and inp["candidates"]:
+            elif inp["action"] in RECOMMENDATION_ACTIONS and inp["candidates"]:
                 ranked, meta = list(inp["candidates"]), {"system": "single_candidate"}  # nothing to negotiate
             response = turn_response(inp, ranked, kb=self.kb, evidence=self.evidence)
             outputs.append(turn_output(inp, ranked, response.text, response.citations, meta, scores))

@@ -57,18 +57,18 @@ from baselines.llm.prompting import (
 from baselines.toolkit.output import TurnOutput, turn_output
 from baselines.toolkit.text import user_turns
 from baselines.toolkit.tfidf import TfidfScorer
-from trace_dataset.constants import SEED
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
 from trace_llm.prompts import Prompt
 
 if TYPE_CHECKING:
+    from baselines.toolkit.dense import DenseIndex
     from trace_dataset.kb.store import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PREFILTER_K = 16  # App. Q: "TF-IDF top-16 prefilter"
-RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
 # The response's length bound in the schema: under constrained decoding the string must close within it, so a
 # small model that would ramble until max_new_tokens (600, App. F) still gives a complete, valid answer. A token
 # is at least one character and some tokenizers read digits one at a time (SmolLM2 rambling "2022-01-01T00:00"
@@ -224,7 +224,7 @@ class LLMPipeline(TracePipeline):
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
         self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
-        self._dense: Any = None
+        self._dense: DenseIndex | None = None
 
     # -- metadata ----------------------------------------------------------------------------------
     def get_config_dict(self) -> dict[str, Any]:
@@ -240,7 +240,7 @@ class LLMPipeline(TracePipeline):
         return {"llm_usage": self.llm.usage}
 
     # -- prefilter ---------------------------------------------------------------------------------
-    def dense_index(self) -> Any:
+    def dense_index(self) -> DenseIndex:
         if self._dense is None:
             from baselines.toolkit.dense import DenseIndex
 
@@ -377,7 +377,7 @@ class ZeroShotPipeline(LLMPipeline):
             "instruction": self.prompt.render(inp["action"]),
             **self.sections(inp, labelled),
         }
-        ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
+        ranked = inp["action"] in RECOMMENDATION_ACTIONS and bool(labelled)
         conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
         return Built(
             conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import DEFAULT_BATCH_SIZE, add_count, rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, messages
+from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS, add_count, rank_by_score
+from baselines.llm.common import LLMPipeline, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
 from baselines.toolkit.aspect import (
     ASPECTS,
@@ -40,11 +40,11 @@ from baselines.toolkit.aspect import (
 from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import poi_name
 from baselines.toolkit.text import tokenize, user_turns
+from trace_dataset.constants import RECOMMENDATION_ACTIONS
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
-SCORE_DECIMALS = 6
 DEFAULT_SENTENCES_PER_ASPECT = 2
 
 
@@ -214,13 +214,13 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
     ) -> tuple[list[dict[str, str]], tuple[list[str], LabelMap, dict, dict]]:
         """The turn's conversation and what its answer is read with (ranking, labels, meta, scores)."""
         action = inp["action"]
-        pool = self.ranked_pool(inp) if action in RANKED_ACTIONS else []
+        pool = self.ranked_pool(inp) if action in RECOMMENDATION_ACTIONS else []
         scores = self.scores(pool, inp["history"]) if pool else {}
         ranked = rank_by_score(pool, scores)
         shown = ranked[: 2 if action == "compare" else 1]
         instruction = (
             "no_candidates"
-            if action in RANKED_ACTIONS and not shown
+            if action in RECOMMENDATION_ACTIONS and not shown
             else "recommend"
             if action == "compare" and len(shown) < 2
             else action

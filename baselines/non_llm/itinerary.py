@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.geo import has_coords, poi_distance_m
-from baselines.toolkit.proximity import ProximityGraphs
+from baselines.toolkit.proximity import DEFAULT_RADIUS_M, ProximityGraphs
 from baselines.toolkit.responses import (
     Citations,
     Response,
@@ -46,7 +46,7 @@ class ItineraryBaseline(RankingPipeline):
         self,
         kb: KnowledgeBase,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        radius_m: float = 500.0,
+        radius_m: float = DEFAULT_RADIUS_M,
         max_stops: int = 3,
         **params: Any,
     ):
