@@ -26,6 +26,7 @@ from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, write_json
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_rows
 from trace_harness.protocols.interactive.loop import GENERATOR, _turn, citation_list, new_record
 from trace_harness.protocols.interactive.output import METRICS_FILE, Progress, write_outputs
@@ -94,16 +95,8 @@ class SeekerDialogue:
         self.predictions: list[dict[str, Any]] = []
         self.turns = self.record["turns"]
         self.turns.append(_turn(0, "system", "ask_preference", FIRST_QUESTION))
-        self.predictions.append(
-            {
-                "dialogue_id": goal.dialogue_id,
-                "turn_id": 0,
-                "ranked_poi_ids": [],
-                "response": FIRST_QUESTION,
-                "citations": {},
-                "meta": {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}},
-            }
-        )
+        fixed = {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}}
+        self.predictions.append(Prediction(goal.dialogue_id, 0, (), FIRST_QUESTION, {}, fixed).to_dict())
         self.question = FIRST_QUESTION
         self.log: list[dict[str, Any]] = []
 
@@ -144,15 +137,11 @@ class SeekerDialogue:
                 "ranked": len(reply.ranked_poi_ids),
             },
         }
+        ranked_kept = tuple(reply.ranked_poi_ids[:STORED_RANKS])
         self.predictions.append(
-            {
-                "dialogue_id": self.record["dialogue_id"],
-                "turn_id": tid,
-                "ranked_poi_ids": list(reply.ranked_poi_ids[:STORED_RANKS]),
-                "response": reply.response,
-                "citations": dict(reply.citations),
-                "meta": meta,
-            }
+            Prediction(
+                self.record["dialogue_id"], tid, ranked_kept, reply.response, dict(reply.citations), meta
+            ).to_dict()
         )
         self.question = reply.response
 

@@ -74,13 +74,13 @@ class PipelineSystem(System):
             self.pipe.record_scores = None
         out = []
         for row, p in zip(rows, preds, strict=True):
-            scores = recorded.get((p["dialogue_id"], p["turn_id"])) or None
+            scores = recorded.get((p.dialogue_id, p.turn_id)) or None
             reply = SystemReply(
                 row["action"],
-                list(p["ranked_poi_ids"]),
-                p["response"],
-                dict(p["citations"]),
-                dict(p.get("meta") or {}),
+                list(p.ranked_poi_ids),
+                p.response,
+                dict(p.citations),
+                dict(p.meta or {}),
                 scores,
             )
             out.append(check_reply(row, reply))

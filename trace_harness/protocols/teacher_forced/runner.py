@@ -52,12 +52,12 @@ from trace_dataset.datadir import (
 from trace_dataset.io import (
     TraceDataError,
     check_output_file,
-    dumps,
     read_json,
     sha256_file,
     write_json,
 )
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import fallback_report
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
@@ -217,14 +217,14 @@ def predict_lines(
     return lines[skip:]
 
 
-def _checked_line(name: str, record: Mapping[str, Any]) -> str:
+def _checked_line(name: str, record: Prediction) -> str:
     """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
     and the Space accept (a run stops there rather than write a file nobody can submit)."""
-    line = dumps(record) + "\n"
+    line = record.to_json() + "\n"
     size = len(line.encode("utf-8"))
     if size > MAX_PREDICTION_LINE_BYTES:
         raise TraceDataError(
-            f"{name}: the prediction of dialogue {record.get('dialogue_id')!r} turn {record.get('turn_id')} is "
+            f"{name}: the prediction of dialogue {record.dialogue_id!r} turn {record.turn_id} is "
             f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
             "trace-bench submit accepts): shorten the system's response"
         )
