@@ -12,8 +12,8 @@ from tests.support.llm_baselines import ranking_reply
 from trace_bench.cli import main
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError, read_json
-from trace_harness.protocols.teacher_forced.runner import meta_path, run_baseline, run_identity
 from trace_harness.protocols.subsets import select_subset, subset_dirname, write_subset
+from trace_harness.protocols.teacher_forced.runner import meta_path, run_baseline, run_identity
 from trace_metrics.lib.suite import evaluate_run
 
 

@@ -38,7 +38,12 @@ from trace_harness.protocols.interactive.reply import (
 from trace_harness.protocols.interactive.report import build_metrics
 from trace_harness.protocols.interactive.run import simulator_identity, system_label, system_parameters
 from trace_harness.protocols.interactive.simulator.goal import World
-from trace_harness.protocols.interactive.simulator.seeker import FIRST_QUESTION, LLMSeeker, Seeker, SeekerSimulator
+from trace_harness.protocols.interactive.simulator.seeker import (
+    FIRST_QUESTION,
+    LLMSeeker,
+    Seeker,
+    SeekerSimulator,
+)
 from trace_harness.protocols.interactive.simulator.sniprec_seeds import (
     SeedCriteria,
     SeekerContext,

@@ -60,8 +60,8 @@ from trace_dataset.io import (
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import fallback_report
-from trace_harness.protocols.teacher_forced.resume import verify_rows
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
+from trace_harness.protocols.teacher_forced.resume import verify_rows
 from trace_llm import LLMError
 
 log = logging.getLogger(__name__)

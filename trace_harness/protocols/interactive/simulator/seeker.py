@@ -28,8 +28,18 @@ from trace_harness.protocols.interactive.simulator.goal import TravelerGoal, Wor
 from trace_harness.protocols.interactive.simulator.language import UserLanguage
 from trace_harness.protocols.interactive.simulator.llm import LLMWording, generate_or_none, worded
 from trace_harness.protocols.interactive.simulator.party import SimulatedUser
-from trace_harness.protocols.interactive.simulator.policy import TravelerState, answer_to, decision_meta, topics_sha256
-from trace_harness.protocols.interactive.simulator.rules import SIMULATOR_VERSION, Traveler, UserTurn, rules_text
+from trace_harness.protocols.interactive.simulator.policy import (
+    TravelerState,
+    answer_to,
+    decision_meta,
+    topics_sha256,
+)
+from trace_harness.protocols.interactive.simulator.rules import (
+    SIMULATOR_VERSION,
+    Traveler,
+    UserTurn,
+    rules_text,
+)
 from trace_harness.protocols.interactive.simulator.sniprec_seeds import SeekerContext
 
 MAX_PREFERENCES = 8
