@@ -12,13 +12,13 @@ import pytest
 from trace_dataset.datadir import kb_dir
 from trace_dataset.io import read_json
 from trace_dataset.kb.store import KnowledgeBase
-from trace_harness.protocols.interactive.run import run_interactive
 from trace_harness.leaderboard.interactive import (
     BOARD_FILE,
     format_interactive,
     interactive_rows,
     read_interactive,
 )
+from trace_harness.protocols.interactive.run import run_interactive
 
 N = 4
 

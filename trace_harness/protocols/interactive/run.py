@@ -53,8 +53,9 @@ DEFAULT_TURNS = 8
 DEFAULT_BATCH_DIALOGUES = 64
 
 
-def load_data_kb(data_dir: str | os.PathLike) -> KnowledgeBase:
-    kb = KnowledgeBase.load(kb_dir(data_dir))
+def load_data_kb(data_dir: str | os.PathLike, kb: KnowledgeBase | None = None) -> KnowledgeBase:
+    """The knowledge base of a data directory (or `kb`, already loaded from it), refused without review texts."""
+    kb = KnowledgeBase.load(kb_dir(data_dir)) if kb is None else kb
     if not kb.has_text:
         raise TraceDataError(
             "the knowledge base has no review texts: the traveler's preferences are checked against "
@@ -78,11 +79,12 @@ def seed_goals(
 
 
 def seed_travellers(
-    data_dir: str | os.PathLike, split: str = "test", n: int | None = None
+    data_dir: str | os.PathLike, split: str = "test", n: int | None = None, kb: KnowledgeBase | None = None
 ) -> tuple[KnowledgeBase, list[TravelerGoal]]:
-    """The knowledge base and the travelers of `split` (as `run_interactive` seeds them), for several runs to
-    share (`run_interactive(..., kb=kb, goals=goals)`): the caller never touches the simulator itself."""
-    kb = load_data_kb(data_dir)
+    """The knowledge base (`kb` when given, loaded from the data directory) and the travelers of `split` (as
+    `run_interactive` seeds them), for several runs to share (`run_interactive(..., kb=kb, goals=goals)`): the
+    caller never touches the simulator itself."""
+    kb = load_data_kb(data_dir, kb)
     return kb, seed_goals(data_dir, kb, World(kb), split, n)
 
 
