@@ -33,12 +33,8 @@ from baselines.base import batched
 from trace_dataset.constants import resolve_splits
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import read_json, write_jsonl
-from trace_harness.protocols.teacher_forced.runner import (
-    DEFAULT_CHUNK_DIALOGUES,
-    dialogue_chunks,
-    meta_path,
-    system_turn_ids,
-)
+from trace_harness.protocols.teacher_forced.resume import dialogue_chunks, system_turn_ids
+from trace_harness.protocols.teacher_forced.runner import DEFAULT_CHUNK_DIALOGUES, meta_path
 from trace_harness.reproduce.jobs import Context, Job, closed_run, job_done, run_complete
 from trace_llm.cache import Completion, ResponseCache, default_cache_path
 from trace_llm.collecting import (
