@@ -453,7 +453,7 @@ def llamacpp_grammar_cost(names: list[str], threads: int) -> dict:
 
 
 def main() -> None:
-    from trace_harness.protocols.teacher_forced.cli import key_value_param
+    from trace_harness.protocols.params import key_value_param
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

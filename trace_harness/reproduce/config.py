@@ -12,6 +12,7 @@ model is named explicitly (no default model is ever called).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -198,6 +199,11 @@ def _load(path: Path, base: Path, overrides: Mapping[str, Any] | None) -> Reprod
     return parse_config(data, path, base, hashlib.sha256(blob).hexdigest())
 
 
+def keys_of(section: type) -> tuple[str, ...]:
+    """The keys of a config section: its record's fields, in their order."""
+    return tuple(f.name for f in dataclasses.fields(section))
+
+
 def _path(f: Fields, key: str, base: Path) -> Path | None:
     value = f.text(key)
     if value is None:
@@ -214,7 +220,7 @@ def _required_path(f: Fields, key: str, base: Path) -> Path:
 
 
 def _runset(f: Fields, key: str, default_subset: int | None) -> RunSet:
-    g = f.sub(key, ("split", "subset", "seed", "runs"))
+    g = f.sub(key, keys_of(RunSet))
     return RunSet(
         g.choice("split", ALL_SPLITS, (*SPLITS, ALL_SPLITS)),
         g.number("subset", default_subset, low=1, none=True),
@@ -353,10 +359,7 @@ def _system_params(f: Fields) -> dict[str, dict[str, Any]]:
 
 
 def _interactive(f: Fields, systems: tuple[str, ...]) -> InteractiveConfig:
-    i = f.sub(
-        "interactive",
-        ("systems", "simulator", "split", "n", "turns", "pool", "batch_dialogues", "seed", "workers"),
-    )
+    i = f.sub("interactive", keys_of(InteractiveConfig))
     return InteractiveConfig(
         systems=i.names("systems", systems, tuple(BASELINES)),
         simulator=i.choice("simulator", "rules", ("rules", "llm")),
@@ -370,26 +373,10 @@ def _interactive(f: Fields, systems: tuple[str, ...]) -> InteractiveConfig:
     )
 
 
-CORE_KEYS: tuple[str, ...] = (
-    "systems",
-    "split",
-    "limit",
-    "factors",
-    "debate",
-    "max_rounds",
-    "max_retries",
-    "max_repairs",
-    "max_new_tokens",
-    "debate_max_new_tokens",
-    "chunk",
-    "out",
-)
-
-
 def _core(f: Fields, systems: tuple[str, ...]) -> CoreConfig:
     from trace_metrics.core.prompts import FACTOR_IDS
 
-    c = f.sub("core", CORE_KEYS)
+    c = f.sub("core", keys_of(CoreConfig))
     factors = c.data.get("factors")
     out = c.folder("out", DEFAULT_CORE_OUT)
     placeholders = set(re.findall(r"{([^{}]*)}", out))
@@ -414,7 +401,7 @@ def _core(f: Fields, systems: tuple[str, ...]) -> CoreConfig:
 
 
 def _nli(f: Fields) -> NLIConfig:
-    n = f.sub("nli", ("model", "processes", "batch_size", "dtype"))
+    n = f.sub("nli", keys_of(NLIConfig))
     processes = n.data.get("processes", 1)
     if processes != "auto" and (
         isinstance(processes, bool) or not isinstance(processes, int) or processes < 1

@@ -85,7 +85,9 @@ def run_live(
     return board
 
 
-def finish_from_cache(ctx: Context, llm_of: Any, source: str, batch: dict[str, Any] | None) -> dict[str, Any]:
+def finish_from_cache(
+    ctx: Context, llm_of: execute.LlmOf, source: str, batch: dict[str, Any] | None
+) -> dict[str, Any]:
     """The leaderboard and the manifest of a run whose every request is in the cache (the batch path's end)."""
     judge = llm_of("judge") if ctx.config.wants("judge") else None
     board = execute.leaderboard(ctx, judge=judge, nli=_nli(ctx, source))
