@@ -131,7 +131,7 @@ def job_stages(
     stages: list[Stage] = []
     todo = [j for j in jobs if j.kind not in ("judge", "nli")]
     forked = [j for j in todo if j.kind == "interactive" and not j.roles]
-    if ctx.config.interactive.workers == 1 or len(forked) < 2:
+    if ctx.config.interactive.workers == 1:
         forked = []
     for job in todo:
         if job in forked:
