@@ -43,6 +43,7 @@ from trace_harness.protocols.interactive.reply import (
     check_reply,
     not_unicode,
 )
+from trace_llm import LLM
 from trace_llm.prompts import Prompt, load_prompt
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def mentioned(text: str, names: Mapping[str, str]) -> list[str]:
 class ChatSystem(System):
     """An external system behind an OpenAI-compatible chat endpoint (an LLM spec `openai:BASE_URL#MODEL`)."""
 
-    def __init__(self, llm: Any, kb: KnowledgeBase):
+    def __init__(self, llm: LLM, kb: KnowledgeBase):
         self.llm, self.kb = llm, kb
         self.name = getattr(llm, "spec", "chat")
         self.prompt = load_chat_prompt()
