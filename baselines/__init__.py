@@ -23,6 +23,8 @@ _TABLE: dict[str, tuple[str, str]] = {i.name: (i.module, i.cls) for i in IDENTIT
 NON_LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "non_llm")
 LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "llm")
 SYSTEM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "system")
+# The systems that ask an LLM on every run (the LLM baselines and Collab-REC); SnipRec's take one optionally.
+LLM_SYSTEMS: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.llm == "always")
 
 
 class _Registry(Mapping[str, "type[TracePipeline]"]):
@@ -70,6 +72,7 @@ __all__ = [
     "BASELINES",
     "IDENTITIES",
     "LLM_BASELINES",
+    "LLM_SYSTEMS",
     "NON_LLM_BASELINES",
     "SYSTEM_BASELINES",
     "BaselineIdentity",

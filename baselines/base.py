@@ -2,8 +2,9 @@
 
     rows (turns config) --preprocess--> inputs --_forward (batched)--> outputs --postprocess--> predictions
 
-`TracePipeline` validates rows, reads the dialogue state and the pool, batches, and writes prediction
-records; a baseline implements `_forward`. `RankingPipeline` is the template for the non-LLM baselines:
+`TracePipeline` validates rows, reads the dialogue state and the pool, batches, and returns one
+`trace_dataset.prediction.Prediction` per row; a baseline implements `_forward`, which returns one
+`baselines.toolkit.output.TurnOutput` per input, built with `turn_output` (the record and its scores). `RankingPipeline` is the template for the non-LLM baselines:
 they implement `score` (and optionally `respond` / `meta`); ranking, tie-breaking, rejection exclusion and
 template responses with verbatim quotes come from here. LLM baselines subclass `TracePipeline` directly,
 batch their generation in `_forward`, put raw output in `meta`, and keep their model in `self.llm`, whose
@@ -27,11 +28,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.identity import BY_NAME
-from baselines.toolkit.responses import EvidenceIndex, Response, template_response
+from baselines.toolkit.output import TurnOutput, turn_output
+from baselines.toolkit.responses import EvidenceIndex, Response, turn_response
 from baselines.toolkit.state import DialogueState, dialogue_state
 from baselines.toolkit.text import query_terms, user_query
 from trace_dataset.constants import POOLS, REVIEWS_FILE, SYSTEM_ACTIONS
 from trace_dataset.io import TraceDataError
+from trace_dataset.prediction import Prediction
 
 if TYPE_CHECKING:
     import datasets
@@ -41,6 +44,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 64
+# Scores computed in floating point (embedding cosines, weighted sums) are rounded to this many decimals before
+# ranking, so that bits that depend on batching or summation order cannot reorder two equal candidates.
+SCORE_DECIMALS = 6
 # Fields of schema.TURN_ROW_FEATURES a pipeline reads; the rest (gold, reference) it must never use.
 REQUIRED_ROW_FIELDS: tuple[str, ...] = (
     "dialogue_id",
@@ -165,27 +171,18 @@ class TracePipeline:
             "candidates": [pid for pid in pool_ids if pid not in rejected],
         }
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Batched: rank (and, for LLM baselines, generate) for every input; one output per input."""
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
+        """Batched: rank (and, for LLM baselines, generate) for every input; one output per input
+        (`baselines.toolkit.output.turn_output`)."""
         raise NotImplementedError(f"{type(self).__name__} must implement _forward")
 
-    def postprocess(self, output: Mapping[str, Any]) -> dict[str, Any]:
-        """-> one prediction record: dialogue_id, turn_id, ranked_poi_ids, response, citations[, meta]."""
-        record = {
-            "dialogue_id": str(output["dialogue_id"]),
-            "turn_id": int(output["turn_id"]),
-            "ranked_poi_ids": [str(p) for p in output["ranked_poi_ids"]],
-            "response": str(output["response"]),
-            "citations": {str(k): str(v) for k, v in output["citations"].items()},
-        }
-        meta = output.get("meta")
-        if meta:
-            record["meta"] = dict(meta)
-        return record
+    def postprocess(self, output: TurnOutput) -> Prediction:
+        """-> the turn's prediction record (dialogue_id, turn_id, ranked_poi_ids, response, citations, meta)."""
+        return output.prediction
 
     def __call__(
         self, rows: datasets.Dataset | Iterable[Mapping[str, Any]], batch_size: int | None = None
-    ) -> Iterator[dict[str, Any]]:
+    ) -> Iterator[Prediction]:
         """Predictions for `rows` (a `turns` Dataset or any iterable of turn rows), in row order."""
         size = self.batch_size if batch_size is None else batch_size
         if not isinstance(size, int) or size < 1:
@@ -199,9 +196,8 @@ class TracePipeline:
                 )
             for output in outputs:
                 if self.record_scores is not None:
-                    self.record_scores[(str(output["dialogue_id"]), int(output["turn_id"]))] = output.get(
-                        "scores"
-                    )
+                    p = output.prediction
+                    self.record_scores[(p.dialogue_id, p.turn_id)] = output.scores
                 yield self.postprocess(output)
 
     # -- configuration -----------------------------------------------------------------------------
@@ -269,18 +265,7 @@ class RankingPipeline(TracePipeline):
         return rank_by_score(candidates, scores), scores
 
     def respond(self, inp: Mapping[str, Any], ranked: list[str]) -> Response:
-        return template_response(
-            inp["action"],
-            kb=self.kb,
-            evidence=self.evidence,
-            ranked=ranked,
-            terms=inp["terms"],
-            city=inp["city"],
-            poi_type=inp["poi_type"],
-            state=inp["state"],
-            n_candidates=len(inp["candidates"]),
-            notes=self.notes(inp, ranked),
-        )
+        return turn_response(inp, ranked, kb=self.kb, evidence=self.evidence, notes=self.notes(inp, ranked))
 
     def notes(self, inp: Mapping[str, Any], ranked: list[str]) -> dict[str, str]:
         """Short annotations after POI names in the response (none by default)."""
@@ -290,23 +275,24 @@ class RankingPipeline(TracePipeline):
         """Free-form per-turn details for the prediction's `meta` (ignored by metrics)."""
         return {}
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         outputs = []
         for inp in inputs:
             ranked, scores = ([], {}) if inp["action"] == "farewell" else self.rank_with_scores(inp)
             response = self.respond(inp, ranked)
             outputs.append(
-                {
-                    "dialogue_id": inp["dialogue_id"],
-                    "turn_id": inp["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": response.text,
-                    "citations": response.citations,
-                    "meta": self.meta(inp, ranked),
-                    "scores": scores,
-                }
+                turn_output(inp, ranked, response.text, response.citations, self.meta(inp, ranked), scores)
             )
         return outputs
 
 
-__all__ = ["DialogueState", "RankingPipeline", "TracePipeline", "batched", "rank_by_score"]
+__all__ = [
+    "DialogueState",
+    "Prediction",
+    "RankingPipeline",
+    "TracePipeline",
+    "TurnOutput",
+    "batched",
+    "rank_by_score",
+    "turn_output",
+]

@@ -9,6 +9,8 @@
     family   "non-LLM" | "LLM" (Table 8's groups; a SnipRec run without an LLM records "non-LLM")
     paper    where the paper defines it
     session_isolated   False for a system that remembers across dialogues (Memory-Aug.): reported apart
+    llm      "always": it asks an LLM on every run (the LLM baselines, Collab-REC); "optional": it takes the
+             --llm options but runs offline without them (SnipRec and its comparison systems); "": never
     notes    why its row reads as it does, where that needs saying (shown beside its name in the Space)
 
 The runner (run metadata), the leaderboard (labels and row order), the Space (labels, notes, reserved
@@ -39,6 +41,7 @@ class BaselineIdentity:
     paper: str
     session_isolated: bool = True
     notes: str = ""
+    llm: str = ""
 
     @property
     def group(self) -> str:
@@ -57,8 +60,12 @@ def _b(
     *,
     session_isolated: bool = True,
     notes: str = "",
+    llm: str = "",
 ) -> BaselineIdentity:
-    return BaselineIdentity(name, f"baselines.{module}", cls, label, family, paper, session_isolated, notes)
+    llm = llm or ("always" if module.startswith("llm.") else "")  # the LLM baselines ask one on every run
+    return BaselineIdentity(
+        name, f"baselines.{module}", cls, label, family, paper, session_isolated, notes, llm
+    )
 
 
 IDENTITIES: tuple[BaselineIdentity, ...] = (
@@ -161,7 +168,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         session_isolated=False,
     ),
     # The seed systems of the other papers, run on Trace
-    _b("sniprec", "sniprec.pipeline", "SnipRecBaseline", "SnipRec", "LLM", f"{SNIPREC}, §3"),
+    _b("sniprec", "sniprec.pipeline", "SnipRecBaseline", "SnipRec", "LLM", f"{SNIPREC}, §3", llm="optional"),
     _b(
         "sniprec_snippet",
         "sniprec.variants",
@@ -169,6 +176,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "SnipRec-Snippet",
         "LLM",
         f"{SNIPREC}, §5.1 (Snippet)",
+        llm="optional",
     ),
     _b(
         "sniprec_sentence",
@@ -177,6 +185,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "SnipRec-Sentence",
         "LLM",
         f"{SNIPREC}, §5.1 (Sentence)",
+        llm="optional",
     ),
     _b(
         "sniprec_document",
@@ -185,6 +194,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "SnipRec-Document",
         "LLM",
         f"{SNIPREC}, §5.1 (Document)",
+        llm="optional",
     ),
     _b(
         "collab_rec",
@@ -193,6 +203,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "Collab-REC",
         "LLM",
         f"{COLLAB_REC}, §3",
+        llm="always",
     ),
 )
 BY_NAME: dict[str, BaselineIdentity] = {i.name: i for i in IDENTITIES}

@@ -33,6 +33,7 @@ import time
 
 from trace_dataset.constants import ASPECT_TERMS, CITIES, POI_TYPES, PRICE_KEYWORDS
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.records import Poi, Review
 from trace_metrics.lib import suite
 from trace_metrics.lib.predictions import validate_predictions
@@ -200,13 +201,7 @@ def build_corpus(kb: KnowledgeBase, n_dialogues: int, rng: random.Random) -> tup
             else:
                 text, cites = t["text"] if rng.random() < 0.5 else _sentence(rng, 10), {}
             preds.append(
-                {
-                    "dialogue_id": dialogues[-1]["dialogue_id"],
-                    "turn_id": t["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": text,
-                    "citations": cites,
-                }
+                Prediction(dialogues[-1]["dialogue_id"], t["turn_id"], tuple(ranked), text, cites).to_dict()
             )
     return dialogues, preds
 

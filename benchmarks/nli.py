@@ -22,6 +22,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trace_metrics.lib.entailment import NLIScorer
 
 
 def synthetic_pairs(n: int, seed: int = 42) -> list[tuple[str, str]]:
@@ -37,7 +41,7 @@ def synthetic_pairs(n: int, seed: int = 42) -> list[tuple[str, str]]:
     return pairs
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", help="NLI model: local folder or Hub id")
@@ -57,96 +61,128 @@ def main(argv: list[str] | None = None) -> int:
         "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def _nli_scorer(model: str, args: argparse.Namespace, cache: Path) -> NLIScorer:
+    from trace_metrics.lib.entailment import NLIScorer
+
+    return NLIScorer(
+        model,
+        args.batch_size,
+        cache_path=cache,
+        device=args.device,
+        dtype=args.dtype,
+        max_length=args.max_length,
+        show_progress=False,
+    )
+
+
+def _synchronize(scorer: NLIScorer) -> None:
+    """Wait for the device's queued work and for every accelerate process."""
+    import torch
+
+    if scorer.device.type == "cuda":
+        torch.cuda.synchronize()
+    scorer._state.wait_for_everyone()
+
+
+def _cold_run(
+    scorer: NLIScorer, pairs: list[tuple[str, str]], args: argparse.Namespace
+) -> tuple[list, float]:
+    """The pairs' entailment probabilities after an untimed warm-up batch, and the seconds they took."""
+    scorer.entailment_probs(synthetic_pairs(args.batch_size, args.seed + 1))  # warm-up, not timed
+    _synchronize(scorer)
+    t0 = time.perf_counter()
+    probs = scorer.entailment_probs(pairs)
+    _synchronize(scorer)
+    return probs, time.perf_counter() - t0
+
+
+def _figures(
+    args: argparse.Namespace,
+    model: str,
+    scorer: NLIScorer,
+    rerun: NLIScorer,
+    pairs: list[tuple[str, str]],
+    seconds: dict[str, float],
+) -> dict[str, Any]:
+    import torch
+
+    state = scorer._state
+    tokens = [
+        len(ids)
+        for ids in scorer.tokenizer([p for p, _ in pairs[:500]], [c for _, c in pairs[:500]])["input_ids"]
+    ]
+    load_s, cold_s, cached_s = seconds["load_s"], seconds["cold_s"], seconds["cached_s"]
+    return {
+        "model": "tiny random DeBERTa-v2"
+        if args.tiny
+        else "random DeBERTa-v3-base architecture"
+        if args.random_base
+        else model,
+        "device": str(scorer.device)
+        if state.num_processes == 1
+        else f"{state.num_processes} x {scorer.device.type}",
+        "device_name": torch.cuda.get_device_name(scorer.device) if scorer.device.type == "cuda" else "cpu",
+        "torch_threads": torch.get_num_threads(),
+        "dtype": scorer.dtype,
+        "processes": state.num_processes,
+        "batch_size": args.batch_size,
+        "pairs": len(pairs),
+        "mean_tokens_per_pair": sum(tokens) / len(tokens),
+        "load_s": round(load_s, 2),
+        "cold_s": round(cold_s, 3),
+        "cold_pairs_per_s": round(len(pairs) / cold_s, 1),
+        "cached_s": round(cached_s, 3),
+        "cached_pairs_per_s": round(len(pairs) / cached_s, 1),
+        "model_calls_on_rerun": rerun.model_calls,
+    }
+
+
+def _benchmark(args: argparse.Namespace, tmp: Path) -> int:
+    """Load, score cold, rescore from the cache, check the rerun, print (main process) and write the figures."""
+    from trace_metrics.lib.entailment import NLIScorer  # noqa: F401  (imported before the timed load)
+    from trace_metrics.lib.tiny_nli import write_tiny_nli_model
+
+    model = args.model
+    if model is None:
+        model = str(write_tiny_nli_model(tmp / "model", base_architecture=args.random_base))
+    cache = tmp / "nli.sqlite"
+    pairs = synthetic_pairs(args.pairs, args.seed)
+    t0 = time.perf_counter()
+    scorer = _nli_scorer(model, args, cache)
+    load_s = time.perf_counter() - t0
+    probs, cold_s = _cold_run(scorer, pairs, args)
+    rerun = _nli_scorer(model, args, cache)
+    t0 = time.perf_counter()
+    again = rerun.entailment_probs(pairs)
+    cached_s = time.perf_counter() - t0
+    if again != probs or rerun.model_calls:
+        print("cached rerun differs from the cold run", file=sys.stderr)
+        return 1
+    seconds = {"load_s": load_s, "cold_s": cold_s, "cached_s": cached_s}
+    figures = _figures(args, model, scorer, rerun, pairs, seconds)
+    if scorer._state.is_main_process:
+        for key, value in figures.items():
+            print(f"{key}: {value}")
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    scorer.close()
+    rerun.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
     import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from trace_metrics.lib.entailment import NLIScorer
-    from trace_metrics.lib.tiny_nli import write_tiny_nli_model
-
     with tempfile.TemporaryDirectory() as tmp:
-        model = args.model
-        if model is None:
-            model = str(write_tiny_nli_model(Path(tmp) / "model", base_architecture=args.random_base))
-        cache = Path(tmp) / "nli.sqlite"
-        pairs = synthetic_pairs(args.pairs, args.seed)
-        t0 = time.perf_counter()
-        scorer = NLIScorer(
-            model,
-            args.batch_size,
-            cache_path=cache,
-            device=args.device,
-            dtype=args.dtype,
-            max_length=args.max_length,
-            show_progress=False,
-        )
-        load_s = time.perf_counter() - t0
-        state = scorer._state
-        scorer.entailment_probs(synthetic_pairs(args.batch_size, args.seed + 1))  # warm-up, not timed
-        if scorer.device.type == "cuda":
-            torch.cuda.synchronize()
-        state.wait_for_everyone()
-        t0 = time.perf_counter()
-        probs = scorer.entailment_probs(pairs)
-        if scorer.device.type == "cuda":
-            torch.cuda.synchronize()
-        state.wait_for_everyone()
-        cold_s = time.perf_counter() - t0
-        rerun = NLIScorer(
-            model,
-            args.batch_size,
-            cache_path=cache,
-            device=args.device,
-            dtype=args.dtype,
-            max_length=args.max_length,
-            show_progress=False,
-        )
-        t0 = time.perf_counter()
-        again = rerun.entailment_probs(pairs)
-        cached_s = time.perf_counter() - t0
-        if again != probs or rerun.model_calls:
-            print("cached rerun differs from the cold run", file=sys.stderr)
-            return 1
-        tokens = [
-            len(ids)
-            for ids in scorer.tokenizer([p for p, _ in pairs[:500]], [c for _, c in pairs[:500]])["input_ids"]
-        ]
-        figures = {
-            "model": "tiny random DeBERTa-v2"
-            if args.tiny
-            else "random DeBERTa-v3-base architecture"
-            if args.random_base
-            else model,
-            "device": str(scorer.device)
-            if state.num_processes == 1
-            else f"{state.num_processes} x {scorer.device.type}",
-            "device_name": torch.cuda.get_device_name(scorer.device)
-            if scorer.device.type == "cuda"
-            else "cpu",
-            "torch_threads": torch.get_num_threads(),
-            "dtype": scorer.dtype,
-            "processes": state.num_processes,
-            "batch_size": args.batch_size,
-            "pairs": len(pairs),
-            "mean_tokens_per_pair": sum(tokens) / len(tokens),
-            "load_s": round(load_s, 2),
-            "cold_s": round(cold_s, 3),
-            "cold_pairs_per_s": round(len(pairs) / cold_s, 1),
-            "cached_s": round(cached_s, 3),
-            "cached_pairs_per_s": round(len(pairs) / cached_s, 1),
-            "model_calls_on_rerun": rerun.model_calls,
-        }
-        if state.is_main_process:
-            for key, value in figures.items():
-                print(f"{key}: {value}")
-            if args.json:
-                args.json.write_text(json.dumps(figures, indent=2) + "\n")
-        scorer.close()
-        rerun.close()
-    return 0
+        return _benchmark(args, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -244,7 +244,7 @@ def llama_server(gguf: str, threads: int | None, log: Path):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from trace_harness.protocols.teacher_forced.cli import key_value_param
+    from trace_harness.protocols.params import key_value_param
 
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -16,7 +16,7 @@
     HF_TOKEN                   token with write access to TRACE_SPACE_RESULTS_REPO
 
 When TRACE_SPACE_DATA is not set and `runs/demo/hydrated` exists (the output of `trace-bench demo`), the demo's
-folders are used for every setting that is not given, so `trace-bench serve` right after the demo just works.
+folders (`trace_harness.main_job.layout.demo_layout`) are used for every setting that is not given, so `trace-bench serve` right after the demo just works.
 The default interactive and CoRE folders (runs/interactive, runs/core) are always read too, after the given
 ones; folders that do not exist yet are read when they appear (on a page load or Refresh), so a run made
 while the app serves shows up.
@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import SPLITS
+from trace_harness.main_job.layout import DEFAULT_OUT as DEFAULT_DEMO_DIR
+from trace_harness.main_job.layout import demo_layout
 
 DEFAULT_MAX_UPLOAD_MB = 50
 DEFAULT_RESULTS_DIR = Path("runs/space")
-DEFAULT_DEMO_DIR = Path("runs/demo")
 DEFAULT_INTERACTIVE_DIRS: tuple[Path, ...] = (Path("runs/interactive"),)
 DEFAULT_CORE_DIRS: tuple[Path, ...] = (Path("runs/core"),)
 ENV_VARS: tuple[str, ...] = (
@@ -142,15 +143,3 @@ class Settings:
         ):
             values[key] = tuple(dict.fromkeys((*(values.get(key) or ()), *defaults)))
         return cls(**{k: v for k, v in values.items() if v is not None})
-
-
-def demo_layout(demo_dir: Path) -> dict[str, Path]:
-    """Where `trace-bench demo --out DEMO_DIR` puts what the app reads."""
-    return {
-        "data_dir": demo_dir / "hydrated",
-        "results_dir": demo_dir / "space",
-        "runs_dir": demo_dir / "runs" / "closed",
-        "baselines_file": demo_dir / "leaderboard" / "leaderboard.json",
-        "interactive_dir": demo_dir / "interactive",
-        "core_dir": demo_dir / "core",
-    }

@@ -12,6 +12,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 
 from trace_bench.errors import TraceBenchError
@@ -61,6 +62,14 @@ def configure_logging(verbose: int = 0, quiet: bool = False) -> None:
     )
     for noisy in ("httpx", "urllib3", "filelock", "fsspec", "matplotlib"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+
+
+def run_command(argv: Sequence[str]) -> int:
+    """Run one `trace-bench` command in this process, found through the command registry (the entry-point
+    group): a package reaches a command of a package above it this way without importing it (the main job's
+    `--serve` starts the Space's `serve`). Errors propagate to the caller's command."""
+    args = build_parser().parse_args(list(argv))
+    return int(args.func(args) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -164,7 +164,8 @@ TURN_ROW_FEATURES = Features(
 )
 
 # ---------------------------------------------------------------------------------------------------
-# Predictions: one JSON line per evaluated system turn.
+# Predictions: one JSON line per evaluated system turn, the record `trace_dataset.prediction.Prediction`
+# (whose fields are these, in this order, then `meta`; tests/trace_dataset/test_prediction.py ties them).
 #   {"dialogue_id": ..., "turn_id": 3, "ranked_poi_ids": [...], "response": "...",
 #    "citations": {"R1": "<review_id>", ...}, "meta": {...optional, free-form, ignored by metrics}}
 # In Features form `citations` is a list of {label, review_id} (Arrow has no free-keyed maps).
@@ -178,11 +179,5 @@ PREDICTION_FEATURES = Features(
         "citations": [{"label": _str, "review_id": _str}],
     }
 )
-PREDICTION_REQUIRED_FIELDS: tuple[str, ...] = (
-    "dialogue_id",
-    "turn_id",
-    "ranked_poi_ids",
-    "response",
-    "citations",
-)
+PREDICTION_REQUIRED_FIELDS: tuple[str, ...] = tuple(PREDICTION_FEATURES)
 PREDICTION_OPTIONAL_FIELDS: tuple[str, ...] = ("meta",)

@@ -21,13 +21,15 @@ that every table showing the run reads (docs/leaderboard.md "Fallbacks and failu
 
 `fallback_report(meta)` reads a run's `.meta.json` (the runner stores it as `summary.fallbacks`, the leaderboard
 reads it through `run_fallbacks`); the interactive view gives `report_of(counts, rows)` the counters of an
-interactive run's predictions (`runner.row_counts`). `mark`, `describe`, `csv_fields` and `LEGEND` are what the CLI tables,
+interactive run's predictions (`row_counts`, which the runner sums into `summary.rows` too). `mark`, `describe`, `csv_fields` and `LEGEND` are what the CLI tables,
 the CSV/JSON files, the Space's hover and the gap plot show: one reading of one shape.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import NOT_OWN_SHARE
@@ -240,3 +242,25 @@ LEGEND = (
     "(Popularity fallback, failed state extraction, failed agent call), so the row's numbers are not the "
     "system's own result, and it is marked against no other row"
 )
+
+
+def add_counts(total: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """Sum nested dicts of numbers into `total` (in place); returns it."""
+    for key, value in more.items():
+        if isinstance(value, Mapping):
+            add_counts(total.setdefault(key, {}), value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value
+    return total
+
+
+def row_counts(out: Path) -> dict[str, Any]:
+    """The sum of every prediction's `meta.counts` in a predictions file."""
+    total: dict[str, Any] = {}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            if '"counts"' in line:
+                counts = (json.loads(line).get("meta") or {}).get("counts")
+                if isinstance(counts, Mapping):
+                    add_counts(total, counts)
+    return total

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from trace_metrics.lib.collab_rec import filter_success
@@ -308,20 +308,7 @@ class AgentRound:
     weight: float | None = None  # λ_r r + λ_d d - λ_h h
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "answered": self.answered,
-            "listed": self.listed,
-            "grounded": self.grounded,
-            "invalid": self.invalid,
-            "duplicates": self.duplicates,
-            "overflow": self.overflow,
-            "omitted": self.omitted,
-            "success": self.success,
-            "reliability": self.reliability,
-            "hallucination": self.hallucination,
-            "weight": self.weight,
-        }
+        return asdict(self)  # the fields, in order
 
 
 @dataclass

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines.collab_rec.agents import Task
+from baselines.collab_rec.catalogue import LEVELS
 from baselines.toolkit.constraints import CategoryMatcher, negated
 from baselines.toolkit.geo import has_coords, haversine_m
 from baselines.toolkit.responses import poi_name, type_noun
@@ -36,7 +37,6 @@ from trace_dataset.records import Poi
 from trace_metrics.lib.practical import DEFAULT_RADIUS_KM
 
 LEXICON_FILE = Path(__file__).with_name("trace_filters.json")
-LEVELS = ("low", "medium", "high")
 
 
 @cache

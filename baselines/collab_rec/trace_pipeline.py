@@ -25,14 +25,14 @@ from baselines.collab_rec.moderator import ModeratorConfig, Rejection, Stopping
 from baselines.collab_rec.negotiation import LLM_STRATEGIES, QueryResult, run_mami, run_sasi
 from baselines.collab_rec.trace_filters import TurnQuery, popularity_levels, trace_task
 from baselines.toolkit.constraints import CategoryMatcher
-from baselines.toolkit.responses import EvidenceIndex, template_response
-from trace_dataset.constants import SEED
+from baselines.toolkit.output import TurnOutput, turn_output
+from baselines.toolkit.responses import EvidenceIndex, turn_response
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_llm import DEFAULT_SPEC, LLM, load_llm
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
-RANKED_ACTIONS = ("recommend", "compare")
 DEFAULT_TRACE_K = 5
 
 
@@ -198,11 +198,11 @@ class CollabRecBaseline(TracePipeline):
                     results[i] = result
         return [r for r in results if r is not None]
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         todo = [
             i
             for i, inp in enumerate(inputs)
-            if inp["action"] in RANKED_ACTIONS and len(inp["candidates"]) > 1
+            if inp["action"] in RECOMMENDATION_ACTIONS and len(inp["candidates"]) > 1
         ]
         turns = {}
         for i in todo:
@@ -220,30 +220,10 @@ class CollabRecBaseline(TracePipeline):
                 ranked = full_ranking(result, system, turn)
                 scores = ranking_scores(result, system, turn)
                 meta = self._meta(result, system, turn)
-            elif inp["action"] in RANKED_ACTIONS and inp["candidates"]:
+            elif inp["action"] in RECOMMENDATION_ACTIONS and inp["candidates"]:
                 ranked, meta = list(inp["candidates"]), {"system": "single_candidate"}  # nothing to negotiate
-            response = template_response(
-                inp["action"],
-                kb=self.kb,
-                evidence=self.evidence,
-                ranked=ranked,
-                terms=inp["terms"],
-                city=inp["city"],
-                poi_type=inp["poi_type"],
-                state=inp["state"],
-                n_candidates=len(inp["candidates"]),
-            )
-            outputs.append(
-                {
-                    "dialogue_id": inp["dialogue_id"],
-                    "turn_id": inp["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": response.text,
-                    "citations": response.citations,
-                    "meta": meta,
-                    "scores": scores,
-                }
-            )
+            response = turn_response(inp, ranked, kb=self.kb, evidence=self.evidence)
+            outputs.append(turn_output(inp, ranked, response.text, response.citations, meta, scores))
         return outputs
 
     def _meta(self, result: QueryResult, system: str, turn: TurnQuery) -> dict[str, Any]:

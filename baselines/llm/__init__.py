@@ -15,6 +15,10 @@ the run metadata) and uses App. F's decoding by default. Design choices are in d
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trace_llm import LLM
 
 # App. F's decoding (§5 and the NeurIPS checklist): "DSPy/litellm defaults (no explicit temperature override, single
 # response, default retry, max_tokens=600); reasoning models (gpt-5.4-mini) use temperature=1.0 and
@@ -46,10 +50,10 @@ def is_reasoning_model(model: str) -> bool:
 
 
 def app_f_decoding(
-    llm: object, temperature: float | None = None, max_new_tokens: int | None = None
+    llm: str | LLM | None, temperature: float | None = None, max_new_tokens: int | None = None
 ) -> tuple[float, int]:
-    """App. F's (temperature, max_new_tokens) for the model `llm` names (a spec string; anything else is not a
-    reasoning model here), each replaced by the value given, if any."""
+    """App. F's (temperature, max_new_tokens) for the model `llm` names (a spec string; a loaded LLM or None is
+    not a reasoning model here), each replaced by the value given, if any."""
     reasoning = isinstance(llm, str) and bool(llm) and is_reasoning_model(llm)
     return (
         (REASONING_TEMPERATURE if reasoning else APP_F_TEMPERATURE) if temperature is None else temperature,

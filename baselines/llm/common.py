@@ -54,20 +54,21 @@ from baselines.llm.prompting import (
     load_prompt,
     response_citations,
 )
+from baselines.toolkit.output import TurnOutput, turn_output
 from baselines.toolkit.text import user_turns
 from baselines.toolkit.tfidf import TfidfScorer
-from trace_dataset.constants import SEED
+from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
 from trace_llm.prompts import Prompt
 
 if TYPE_CHECKING:
+    from baselines.toolkit.dense import DenseIndex
     from trace_dataset.kb.store import KnowledgeBase
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PREFILTER_K = 16  # App. Q: "TF-IDF top-16 prefilter"
-RANKED_ACTIONS: tuple[str, ...] = ("recommend", "compare")
 # The response's length bound in the schema: under constrained decoding the string must close within it, so a
 # small model that would ramble until max_new_tokens (600, App. F) still gives a complete, valid answer. A token
 # is at least one character and some tokenizers read digits one at a time (SmolLM2 rambling "2022-01-01T00:00"
@@ -223,7 +224,7 @@ class LLMPipeline(TracePipeline):
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
         self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
-        self._dense: Any = None
+        self._dense: DenseIndex | None = None
 
     # -- metadata ----------------------------------------------------------------------------------
     def get_config_dict(self) -> dict[str, Any]:
@@ -239,7 +240,7 @@ class LLMPipeline(TracePipeline):
         return {"llm_usage": self.llm.usage}
 
     # -- prefilter ---------------------------------------------------------------------------------
-    def dense_index(self) -> Any:
+    def dense_index(self) -> DenseIndex:
         if self._dense is None:
             from baselines.toolkit.dense import DenseIndex
 
@@ -279,17 +280,15 @@ class LLMPipeline(TracePipeline):
         return inp
 
     # -- fallback and outputs ------------------------------------------------------------------------
-    def fallback(
-        self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def fallback(self, inp: dict[str, Any], reason: str, meta: dict[str, Any] | None = None) -> TurnOutput:
         """The Popularity baseline's answer for this turn (its defaults, as `trace-bench run popularity`),
         flagged and counted."""
         out = self._popularity._forward([self._popularity.preprocess(inp["row"])])[0]
+        p = out.prediction
         meta = dict(meta or {})
         meta.update(fallback="popularity", fallback_reason=reason[:ERROR_CHARS])
         add_count(meta, "fallback_popularity")
-        out["meta"] = meta
-        return out
+        return turn_output(inp, p.ranked_poi_ids, p.response, p.citations, meta, out.scores)
 
     def output(
         self,
@@ -299,24 +298,15 @@ class LLMPipeline(TracePipeline):
         labels: LabelMap,
         meta: dict[str, Any],
         scores: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> TurnOutput:
         """A prediction: citations are the prompt's [Rn] labels the response uses; `scores`, what the ranking
         sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
             meta["unknown_labels"] = unknown
             add_count(meta, "unknown_labels", len(unknown))
-        out = {
-            "dialogue_id": inp["dialogue_id"],
-            "turn_id": inp["turn_id"],
-            "ranked_poi_ids": list(ranked),
-            "response": response,
-            "citations": citations,
-            "meta": meta,
-        }
-        if scores is not None and ranked:
-            out["scores"] = dict(scores)
-        return out
+        kept = dict(scores) if scores is not None and ranked else None
+        return turn_output(inp, ranked, response, citations, meta, kept)
 
     def ask_json(
         self, conversations: Sequence[list[dict[str, str]]], schemas: Sequence[dict[str, Any]]
@@ -387,13 +377,13 @@ class ZeroShotPipeline(LLMPipeline):
             "instruction": self.prompt.render(inp["action"]),
             **self.sections(inp, labelled),
         }
-        ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
+        ranked = inp["action"] in RECOMMENDATION_ACTIONS and bool(labelled)
         conversation = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
         return Built(
             conversation, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, ranked
         )
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         self.prefilter_batch(inputs)
         self.prepare(inputs)
         built = [self.build(inp) for inp in inputs]
@@ -404,7 +394,7 @@ class ZeroShotPipeline(LLMPipeline):
         """What every prediction of this baseline carries in `meta` besides the answer (Memory-Aug.: hits)."""
         return {}
 
-    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> dict[str, Any]:
+    def read(self, inp: dict[str, Any], built: Built, answer: Any) -> TurnOutput:
         meta = self.turn_meta(inp)
         if isinstance(answer, LLMOutputError):
             return self.fallback(inp, failure_text(answer), meta)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import add_count, rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, failure_text, messages
+from baselines.llm.common import LLMPipeline, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
 from baselines.toolkit.constraints import (
     AttributeConstraint,
@@ -42,7 +42,8 @@ from baselines.toolkit.constraints import (
     check_constraint,
     text_mentions,
 )
-from trace_dataset.constants import NOISE_LEVELS
+from baselines.toolkit.output import TurnOutput
+from trace_dataset.constants import NOISE_LEVELS, RECOMMENDATION_ACTIONS
 from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
@@ -246,8 +247,25 @@ class DSTBaseline(LLMPipeline):
         )
         return messages(self.prompt.render("extract_system"), user)
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        # 1. every user turn's delta, each distinct request once
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
+        per_input, deltas = self._deltas(inputs)  # 1. every user turn's delta, each distinct request once
+        convs, prepared = [], []
+        for inp, keys in zip(inputs, per_input, strict=True):  # 2-4. state, filters, ranking
+            state, meta = self._state([deltas[key] for key in keys])
+            conv, ranked, labels, tie_scores = self._request(inp, state, meta)
+            convs.append(conv)
+            prepared.append((ranked, labels, meta, tie_scores))
+        texts = self.llm.generate_batch(convs)  # 5. the responses in one batch
+        outputs = []
+        for inp, text, (ranked, labels, meta, tie_scores) in zip(inputs, texts, prepared, strict=True):
+            if not text.strip():
+                add_count(meta, "empty_response")
+            outputs.append(self.output(inp, ranked, text.strip(), labels, meta, tie_scores))
+        return outputs
+
+    def _deltas(self, inputs: Sequence[Mapping[str, Any]]) -> tuple[list[list[str]], dict[str, Any]]:
+        """Each input's request keys (one per user turn, in order) and every distinct request's delta (a dict,
+        or the LLMOutputError it ended with)."""
         requests: dict[str, list[dict[str, str]]] = {}
         per_input: list[list[str]] = []
         for inp in inputs:
@@ -260,72 +278,64 @@ class DSTBaseline(LLMPipeline):
                     keys.append(key)
             per_input.append(keys)
         order = list(requests)
-        deltas = dict(
-            zip(
-                order,
-                self.llm.generate_json_batch(
-                    [requests[k] for k in order], DELTA_SCHEMA, max_repairs=self.json_repairs
-                ),
-                strict=True,
-            )
+        answers = self.llm.generate_json_batch(
+            [requests[k] for k in order], DELTA_SCHEMA, max_repairs=self.json_repairs
         )
-        # 2-4. state, filters, ranking; 5. the responses in one batch
-        convs, prepared = [], []
-        for inp, keys in zip(inputs, per_input, strict=True):
-            meta: dict[str, Any] = {}
-            state = DSTState()
-            for j, key in enumerate(keys):
-                delta = deltas[key]
-                latest = j == len(keys) - 1
-                if isinstance(delta, LLMOutputError):
-                    if latest:
-                        meta["dst_delta"] = None
-                        meta["dst_delta_error"] = failure_text(delta)
-                        add_count(meta, "dst_extraction_failed")
-                    continue
-                state = merge(state, delta)
+        return per_input, dict(zip(order, answers, strict=True))
+
+    def _state(self, deltas: Sequence[Any]) -> tuple[DSTState, dict[str, Any]]:
+        """The state merged from a turn's deltas in order, and its meta (the latest delta, or why it failed)."""
+        meta: dict[str, Any] = {}
+        state = DSTState()
+        for j, delta in enumerate(deltas):
+            latest = j == len(deltas) - 1
+            if isinstance(delta, LLMOutputError):
                 if latest:
-                    meta["dst_delta"] = delta
-            cands = inp["candidates"]
-            survivors, notes = filter_candidates(
-                self.kb, cands, state, self.categories(inp["city"], inp["poi_type"])
-            )
-            scores = self.tfidf.scores(inp["query"], cands)
-            gone = [p for p in cands if p not in set(survivors)]
-            order_ids = rank_by_score(survivors, scores) + rank_by_score(gone, scores)
-            kept = set(survivors)
-            tie_scores = {p: (p in kept, scores[p]) for p in cands}  # what order_ids sorts by
-            meta.update(dst_state=state.to_dict(), dst_filter=notes)
-            action = inp["action"]
-            shown = order_ids[: 2 if action == "compare" else 1] if action in RANKED_ACTIONS else []
-            labels = LabelMap()
-            cards = self.cards.render(candidate_labels(shown), labels)
-            instruction = (
-                "no_candidates"
-                if action in RANKED_ACTIONS and not shown
-                else "recommend"
-                if action == "compare" and len(shown) < 2
-                else action
-            )
-            fields_ = {
-                "city": inp["city"],
-                "poi_type": inp["poi_type"],
-                "state": state.describe(),
-                "cards": cards,
-                "history": format_history(inp["history"]),
-                "instruction": self.prompt.render(instruction),
-            }
-            convs.append(
-                messages(
-                    self.prompt.render("respond_system", **fields_),
-                    self.prompt.render("respond_user", **fields_),
-                )
-            )
-            prepared.append((order_ids if action in RANKED_ACTIONS else [], labels, meta, tie_scores))
-        texts = self.llm.generate_batch(convs)
-        outputs = []
-        for inp, text, (ranked, labels, meta, tie_scores) in zip(inputs, texts, prepared, strict=True):
-            if not text.strip():
-                add_count(meta, "empty_response")
-            outputs.append(self.output(inp, ranked, text.strip(), labels, meta, tie_scores))
-        return outputs
+                    meta["dst_delta"] = None
+                    meta["dst_delta_error"] = failure_text(delta)
+                    add_count(meta, "dst_extraction_failed")
+                continue
+            state = merge(state, delta)
+            if latest:
+                meta["dst_delta"] = delta
+        return state, meta
+
+    def _request(
+        self, inp: Mapping[str, Any], state: DSTState, meta: dict[str, Any]
+    ) -> tuple[list[dict[str, str]], list[str], LabelMap, dict[str, Any]]:
+        """The filtered ranking (with what it sorts by) and the response request for one turn; the filter's
+        notes go to `meta`."""
+        cands = inp["candidates"]
+        survivors, notes = filter_candidates(
+            self.kb, cands, state, self.categories(inp["city"], inp["poi_type"])
+        )
+        scores = self.tfidf.scores(inp["query"], cands)
+        gone = [p for p in cands if p not in set(survivors)]
+        order_ids = rank_by_score(survivors, scores) + rank_by_score(gone, scores)
+        kept = set(survivors)
+        tie_scores = {p: (p in kept, scores[p]) for p in cands}  # what order_ids sorts by
+        meta.update(dst_state=state.to_dict(), dst_filter=notes)
+        action = inp["action"]
+        ranked_turn = action in RECOMMENDATION_ACTIONS
+        shown = order_ids[: 2 if action == "compare" else 1] if ranked_turn else []
+        labels = LabelMap()
+        cards = self.cards.render(candidate_labels(shown), labels)
+        instruction = (
+            "no_candidates"
+            if ranked_turn and not shown
+            else "recommend"
+            if action == "compare" and len(shown) < 2
+            else action
+        )
+        fields_ = {
+            "city": inp["city"],
+            "poi_type": inp["poi_type"],
+            "state": state.describe(),
+            "cards": cards,
+            "history": format_history(inp["history"]),
+            "instruction": self.prompt.render(instruction),
+        }
+        conv = messages(
+            self.prompt.render("respond_system", **fields_), self.prompt.render("respond_user", **fields_)
+        )
+        return conv, (order_ids if ranked_turn else []), labels, tie_scores

@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.llm.common import ZeroShotPipeline
-from baselines.toolkit.proximity import ProximityGraph, ProximityGraphs
+from baselines.toolkit.proximity import DEFAULT_RADIUS_M, ProximityGraph, ProximityGraphs
 from baselines.toolkit.responses import format_distance, poi_name, type_noun
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
-DEFAULT_RADIUS_M = 500.0  # App. F ItineraryBaseline
 DEFAULT_GRAPH_NEIGHBOURS = 3
 
 

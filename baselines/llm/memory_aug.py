@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE, add_count
+from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS, add_count
 from baselines.llm.common import ZeroShotPipeline
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ HALF_LIFE_HOURS = 168.0  # App. F: "a half-life of one week"
 HOURS_PER_DIALOGUE = 1.0
 DEFAULT_MEMORY_K = 3
 MEMORY_ACTIONS: tuple[str, ...] = ("greet_and_seek", "provide_preference", "reject_and_refine")
-SCORE_DECIMALS = 6
 
 
 def decay(hours_ago: float, half_life_hours: float = HALF_LIFE_HOURS) -> float:

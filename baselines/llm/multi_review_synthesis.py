@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from baselines.base import DEFAULT_BATCH_SIZE, add_count, rank_by_score
-from baselines.llm.common import RANKED_ACTIONS, LLMPipeline, messages
+from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS, add_count, rank_by_score
+from baselines.llm.common import LLMPipeline, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
 from baselines.toolkit.aspect import (
     ASPECTS,
@@ -37,13 +37,14 @@ from baselines.toolkit.aspect import (
     query_aspect_weights,
     split_clauses,
 )
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import poi_name
 from baselines.toolkit.text import tokenize, user_turns
+from trace_dataset.constants import RECOMMENDATION_ACTIONS
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
 
-SCORE_DECIMALS = 6
 DEFAULT_SENTENCES_PER_ASPECT = 2
 
 
@@ -213,13 +214,13 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
     ) -> tuple[list[dict[str, str]], tuple[list[str], LabelMap, dict, dict]]:
         """The turn's conversation and what its answer is read with (ranking, labels, meta, scores)."""
         action = inp["action"]
-        pool = self.ranked_pool(inp) if action in RANKED_ACTIONS else []
+        pool = self.ranked_pool(inp) if action in RECOMMENDATION_ACTIONS else []
         scores = self.scores(pool, inp["history"]) if pool else {}
         ranked = rank_by_score(pool, scores)
         shown = ranked[: 2 if action == "compare" else 1]
         instruction = (
             "no_candidates"
-            if action in RANKED_ACTIONS and not shown
+            if action in RECOMMENDATION_ACTIONS and not shown
             else "recommend"
             if action == "compare" and len(shown) < 2
             else action
@@ -250,7 +251,7 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
             meta["top_is_rejected"] = True  # no adaptation: the user turned it down earlier
         return conversation, (ranked, labels, meta, scores)
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         built = [self.build(inp) for inp in inputs]
         texts = self.llm.generate_batch([conversation for conversation, _ in built])
         outputs = []

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE
 from baselines.llm.common import (
-    RANKED_ACTIONS,
     LLMPipeline,
     add_count,
     complete_ranking,
@@ -41,8 +40,10 @@ from baselines.llm.common import (
     ranking_schema,
 )
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, poi_header
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import EvidenceIndex, poi_name
 from baselines.toolkit.text import content_tokens
+from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.quotes import CITATION_LABEL_RE, extract_quotes
 from trace_llm import LLMOutputError
 
@@ -164,17 +165,17 @@ class RAGCitationBaseline(LLMPipeline):
             "history": format_history(inp["history"]),
             "instruction": self.prompt.render(inp["action"]),
         }
-        ranked = inp["action"] in RANKED_ACTIONS and bool(labelled)
+        ranked = inp["action"] in RECOMMENDATION_ACTIONS and bool(labelled)
         conv = messages(self.prompt.render("system", **fields), self.prompt.render("user", **fields))
         return conv, ranking_schema([lab for lab, _ in labelled], ranked), labelled, labels, shown_text
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         self.prefilter_batch(inputs)
         built = [self.build(inp) for inp in inputs]
         convs = [b[0] for b in built]
         answers = self.ask_json(convs, [b[1] for b in built])
         checked = [
-            inp["action"] in RANKED_ACTIONS and bool(b[4]) and not isinstance(a, LLMOutputError)
+            inp["action"] in RECOMMENDATION_ACTIONS and bool(b[4]) and not isinstance(a, LLMOutputError)
             for inp, b, a in zip(inputs, built, answers, strict=True)
         ]
         attempts = [1] * len(inputs)
@@ -223,7 +224,7 @@ class RAGCitationBaseline(LLMPipeline):
                 add_count(meta, "quote_retry_invalid", int(invalid_retry[i]))
             ranked: list[str] = []
             scores = None
-            if inp["action"] in RANKED_ACTIONS and labelled:
+            if inp["action"] in RECOMMENDATION_ACTIONS and labelled:
                 by_label = dict(labelled)
                 meta["model_ranking"] = list(answer["ranked_ids"])
                 chosen = [by_label[lab] for lab in answer["ranked_ids"]]

@@ -21,6 +21,7 @@ from baselines.toolkit.dense import (
     REJECTION_WEIGHT,
     DenseIndex,
 )
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import user_turns
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class DenseBaseline(RankingPipeline):
             )
         )
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         """Encode the batch's queries in one call, then rank as every RankingPipeline does."""
         todo = [inp for inp in inputs if inp["action"] != "farewell" and inp["candidates"]]
         vectors = self.index.query_vectors([user_turns(inp["history"]) for inp in todo], self.query_mode)

@@ -32,6 +32,7 @@ from baselines.toolkit.dense import (
     DenseIndex,
     DenseUnavailable,
 )
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import user_turns
 from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.records import Poi
@@ -125,7 +126,7 @@ class HybridRRFBaseline(RankingPipeline):
             config["dense_unavailable"] = self.dense_error
         return config
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         if self.dense is not None:
             todo = [inp for inp in inputs if inp["action"] != "farewell" and inp["candidates"]]
             vectors = self.dense.query_vectors([user_turns(inp["history"]) for inp in todo], self.query_mode)

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.geo import has_coords, poi_distance_m
-from baselines.toolkit.proximity import ProximityGraphs
+from baselines.toolkit.proximity import DEFAULT_RADIUS_M, ProximityGraphs
 from baselines.toolkit.responses import (
     Citations,
     Response,
@@ -32,7 +32,6 @@ from baselines.toolkit.responses import (
     quote,
     recommend_text,
     rejection_ack,
-    template_response,
     type_noun,
 )
 from baselines.toolkit.tfidf import TfidfScorer
@@ -47,7 +46,7 @@ class ItineraryBaseline(RankingPipeline):
         self,
         kb: KnowledgeBase,
         batch_size: int = DEFAULT_BATCH_SIZE,
-        radius_m: float = 500.0,
+        radius_m: float = DEFAULT_RADIUS_M,
         max_stops: int = 3,
         **params: Any,
     ):
@@ -93,17 +92,7 @@ class ItineraryBaseline(RankingPipeline):
         action = inp["action"]
         if action == "compare" and len(ranked) >= 2:
             a, b = self.kb.pois[ranked[0]], self.kb.pois[ranked[1]]
-            base = template_response(
-                action,
-                kb=self.kb,
-                evidence=self.evidence,
-                ranked=ranked,
-                terms=inp["terms"],
-                city=inp["city"],
-                poi_type=inp["poi_type"],
-                state=inp["state"],
-                n_candidates=len(inp["candidates"]),
-            )
+            base = super().respond(inp, ranked)
             if has_coords(a) and has_coords(b):
                 gap = format_distance(poi_distance_m(a, b))
                 return Response(f"{base.text} They are {gap} apart.", base.citations, base.poi_ids)

@@ -36,6 +36,7 @@ from baselines.toolkit.constraints import (
     constraint_share,
     parse_constraints,
 )
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import user_turns
 from baselines.toolkit.tfidf import TfidfScorer
 
@@ -91,7 +92,7 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
             self._memo,
         )
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         for inp in inputs:  # parsed once per turn; score, notes and meta read them
             inp["constraints"] = self.constraints(inp)
         return super()._forward(inputs)

@@ -32,8 +32,8 @@ from trace_llm import add_llm_argument
 
 def register(subparsers: Any) -> None:
     from baselines.sniprec.llm_snippets import POST_CHECK_MODES  # light: no model or numpy-heavy imports
-    from baselines.sniprec.prompts import DEFAULT_MAX_REPAIRS
     from baselines.sniprec.units import UNIT_KINDS
+    from trace_llm.base import DEFAULT_MAX_REPAIRS
 
     parser = subparsers.add_parser(
         "sniprec", help="SnipRec: build a knowledge base's unit store ahead of runs"

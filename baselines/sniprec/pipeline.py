@@ -47,8 +47,10 @@ from baselines.sniprec.queries import (
 from baselines.sniprec.respond import SnippetEvidence, best_units, clarification_questions
 from baselines.sniprec.scoring import DEFAULT_K_MIN, DEFAULT_KAPPA, accumulate, k_for
 from baselines.sniprec.store import RulesExtractor, UnitStore
-from baselines.toolkit.responses import EvidenceIndex, Response, template_response
+from baselines.toolkit.output import TurnOutput, turn_output
+from baselines.toolkit.responses import EvidenceIndex, Response, turn_response
 from trace_dataset.constants import SEED
+from trace_dataset.prediction import Prediction
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -230,7 +232,7 @@ class SnipRecBaseline(TracePipeline):
         return out
 
     # -- a run ---------------------------------------------------------------------------------------
-    def __call__(self, rows: Any, batch_size: int | None = None) -> Iterator[dict[str, Any]]:
+    def __call__(self, rows: Any, batch_size: int | None = None) -> Iterator[Prediction]:
         """As `TracePipeline.__call__`, after one pass that builds the units and vectors of every POI the rows
         can search (their pools, farewells aside) in one go: a run encodes in large sorted parts with one
         progress bar instead of a few texts per batch, and nothing twice (the unit store and the vector cache
@@ -320,7 +322,7 @@ class SnipRecBaseline(TracePipeline):
             out[job] = [Hit(h.poi_id, h.unit, float(p)) for p, _, h in kept]
         return out
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         active = [inp for inp in inputs if inp["action"] != "farewell" and inp["candidates"]]
         if active:
             self.index.ensure(
@@ -366,17 +368,8 @@ class SnipRecBaseline(TracePipeline):
                 add_count(meta, "query_failures", sum(failed for _, _, failed in res["rows"]))
             response = self._respond(inp, ranked, res, questions.get(id(inp)), meta)
             # scores: ties for an evaluator that breaks them at random (§5.1), e.g. every never-retrieved item at 0
-            outputs.append(
-                {
-                    "dialogue_id": inp["dialogue_id"],
-                    "turn_id": inp["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": response.text,
-                    "citations": response.citations,
-                    "meta": meta,
-                    "scores": res["scores"] if res else {},
-                }
-            )
+            scores = res["scores"] if res else {}
+            outputs.append(turn_output(inp, ranked, response.text, response.citations, meta, scores))
         return outputs
 
     # -- responses -------------------------------------------------------------------------------------
@@ -400,17 +393,7 @@ class SnipRecBaseline(TracePipeline):
             add_count(meta, "clarify_fallbacks")
         units = best_units(res["turns"], self.kappa, self.store.units) if res else {}
         evidence = SnippetEvidence(self.kb, self.evidence, units)
-        response = template_response(
-            inp["action"],
-            kb=self.kb,
-            evidence=evidence,
-            ranked=ranked,
-            terms=inp["terms"],
-            city=inp["city"],
-            poi_type=inp["poi_type"],
-            state=inp["state"],
-            n_candidates=len(inp["candidates"]),
-        )
+        response = turn_response(inp, ranked, kb=self.kb, evidence=evidence)
         add_count(meta, "quote_fallbacks", evidence.fallbacks)
         return response
 

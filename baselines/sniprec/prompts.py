@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from baselines.llm import app_f_decoding
 from trace_dataset.io import TraceDataError
+from trace_llm.base import DEFAULT_MAX_REPAIRS  # the LLM layer's default for generate_json_batch
 from trace_llm.prompts import Prompt, load_prompt
 
 if TYPE_CHECKING:
@@ -122,9 +123,6 @@ def first_line(reply: str) -> str:
         if line:
             return line
     return ""
-
-
-DEFAULT_MAX_REPAIRS = 2  # the LLM layer's default for generate_json_batch
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import tokenize, user_turns
 from trace_dataset.constants import NEGATION_WINDOW, SENTIMENT_NEGATORS
 
@@ -475,7 +476,7 @@ class AspectWeightedPipeline(RankingPipeline):
             found = query_aspect_weights(user_turns(inp["history"]), self.hits_for_full_weight)
         return found
 
-    def _forward(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         for inp in inputs:  # once per turn; score and meta read them
             inp["aspect_weights"] = self.weights(inp)
         return super()._forward(inputs)

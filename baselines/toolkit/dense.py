@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from baselines.base import DEFAULT_BATCH_SIZE
+from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS
 from trace_bench.errors import TraceBenchError, sqlite_cache
 from trace_bench.shell import pip_install_command
 from trace_dataset.io import atomic_open, write_json
@@ -64,7 +64,6 @@ DEFAULT_N_REVIEWS = 3
 DEFAULT_REVIEW_CHARS = 200
 REJECTION_WEIGHT = 0.5
 REJECTION_PENALTY = 1.0
-SCORE_DECIMALS = 6
 REVIEW_ORDERS: tuple[str, ...] = ("kb", "stars")
 QUERY_MODES: tuple[str, ...] = ("concat", "turn_mean")
 DEFAULT_QUERY_MODE: Literal["concat", "turn_mean"] = "turn_mean"

@@ -13,6 +13,8 @@ from __future__ import annotations
 from baselines.toolkit.geo import has_coords, poi_distance_m
 from trace_dataset.kb.store import KnowledgeBase
 
+DEFAULT_RADIUS_M = 500.0  # App. F ItineraryBaseline: an edge between POIs within 500 m
+
 
 class ProximityGraph:
     """POIs of one city within `radius_m` of each other, same-type pairs excluded; neighbours by distance."""

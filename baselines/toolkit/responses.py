@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from baselines.toolkit.state import DialogueState
 from baselines.toolkit.text import STOP_WORDS, TOKEN_RE
@@ -422,3 +422,27 @@ def template_response(
         return Response(ack + text, dict(citations.mapping), tuple(ranked[:2]))
     text = recommend_text(kb, evidence, ranked[0], terms, citations, notes.get(ranked[0], ""))
     return Response(ack + text, dict(citations.mapping), (ranked[0],))
+
+
+def turn_response(
+    inp: Mapping[str, Any],
+    ranked: Sequence[str],
+    *,
+    kb: KnowledgeBase,
+    evidence: EvidenceSource,
+    notes: Mapping[str, str] | None = None,
+) -> Response:
+    """`template_response` for one turn's input (a `preprocess` output: its action, query terms, city, type,
+    dialogue state and usable candidates): the template every system that answers with it calls."""
+    return template_response(
+        inp["action"],
+        kb=kb,
+        evidence=evidence,
+        ranked=ranked,
+        terms=inp["terms"],
+        city=inp["city"],
+        poi_type=inp["poi_type"],
+        state=inp["state"],
+        n_candidates=len(inp["candidates"]),
+        notes=notes,
+    )

@@ -30,86 +30,30 @@ def packaged_model():
         pytest.skip(str(e))
 
 
+# the docs' first commands all run on the packaged SmolLM2 with one thread
+SMOLLM2 = ("--llm", "smollm2", "--llm-threads", "1")
+
+
 def test_first_commands_finish_with_the_packaged_model(packaged_model, tmp_path, monkeypatch, capsys):
     from tests.support.llm_baselines import write_data_dir
 
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     data = write_data_dir(tmp_path / "data")
     zs = tmp_path / "try" / "llm_zero_shot.jsonl"
-    assert (
-        main(
-            [
-                "run",
-                "llm_zero_shot",
-                "--data",
-                str(data),
-                "--subset",
-                "1",
-                "--out",
-                str(zs),
-                "--llm",
-                "smollm2",
-                "--llm-threads",
-                "1",
-            ]
-        )
-        == 0
-    )
+    zero_shot = ["run", "llm_zero_shot", "--data", str(data), "--subset", "1", "--out", str(zs), *SMOLLM2]
+    assert main(zero_shot) == 0
     meta = json.loads(zs.with_name(zs.name + ".meta.json").read_text())
     assert meta["n_rows"] > 0 and meta["summary"]["fallbacks"]["own_result"], meta["summary"]["fallbacks"]
     assert "fallbacks and failures:" in capsys.readouterr().out
 
     cr = tmp_path / "try" / "collab_rec.jsonl"
-    assert (
-        main(
-            [
-                "run",
-                "collab_rec",
-                "--data",
-                str(data),
-                "--subset",
-                "1",
-                "--out",
-                str(cr),
-                "--llm",
-                "smollm2",
-                "--llm-threads",
-                "1",
-                "--param",
-                "stopping=fixed",
-                "--param",
-                "t_max=1",
-            ]
-        )
-        == 0
-    )
+    collab_rec = ["run", "collab_rec", "--data", str(data), "--subset", "1", "--out", str(cr), *SMOLLM2]
+    assert main([*collab_rec, "--param", "stopping=fixed", "--param", "t_max=1"]) == 0
     rows = json.loads(cr.with_name(cr.name + ".meta.json").read_text())["summary"]["rows"]
     assert rows["agent_calls"] > 0 and "agent_failures" in rows  # counted, whatever the model answered
 
     core = tmp_path / "core"
-    assert (
-        main(
-            [
-                "core",
-                "score",
-                "--data",
-                str(data),
-                "--predictions",
-                str(zs),
-                "--out",
-                str(core),
-                "--llm",
-                "smollm2",
-                "--llm-threads",
-                "1",
-                "--limit",
-                "1",
-                "--factors",
-                "coherence",
-                "--no-debate",
-            ]
-        )
-        == 0
-    )
+    score = ["core", "score", "--data", str(data), "--predictions", str(zs), "--out", str(core), *SMOLLM2]
+    assert main([*score, "--limit", "1", "--factors", "coherence", "--no-debate"]) == 0
     printed = capsys.readouterr().out
     assert "CoRE factor" in printed and "missing" in printed and (core / "summary.json").is_file()

@@ -1,4 +1,5 @@
-"""`trace-bench serve` (a real server process) and `trace-bench demo` end to end on a small size."""
+"""`trace-bench serve` (a real server process) and the Space's entry point (`trace-bench demo`, the main job,
+is tested in tests/trace_harness/main_job)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from spaces_app.demo import check_settings
 from tests.support.browser import free_port
 from trace_bench.cli import main
-from trace_bench.shell import trace_bench_command
-from trace_dataset.io import TraceDataError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,14 +75,6 @@ def test_serve_command_starts_the_app(space_world, tmp_path):
 
 
 def test_help_loads_nothing_heavy():
-    out = subprocess.run(
-        [sys.executable, "-m", "trace_bench.cli", "demo", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=True,
-    ).stdout
-    assert "--per-cell" in out and "10,000" in out
     assert (
         "gradio"
         not in subprocess.run(
@@ -94,107 +84,6 @@ def test_help_loads_nothing_heavy():
             cwd=REPO,
             check=True,
         ).stdout
-    )
-
-
-@pytest.mark.slow
-def test_demo_end_to_end_small_and_resumable(tmp_path, capsys):
-    out = tmp_path / "demo"
-    args = [
-        "demo",
-        "--out",
-        str(out),
-        "--n",
-        "120",
-        "--scale",
-        "0.25",
-        "--per-cell",
-        "12",
-        "--baselines",
-        "popularity,tfidf",
-        "--workers",
-        "1",
-    ]
-    assert main(args) == 0
-    printed = capsys.readouterr().out
-    for text in (
-        "Table 5: headline — pool: closed",
-        "Table 6: stress tests — pool: open",
-        "Popularity",
-        "TF-IDF",
-        "Interactive: a simulated traveler talks to each system",
-        f"Leaderboard app: {trace_bench_command('serve', '--data', out / 'hydrated')} ",
-        f"--interactive {trace_bench_command('x', out / 'interactive').split(' x ', 1)[1]}",
-    ):
-        assert text in printed
-    for path in (
-        "hydrated/hydration.json",
-        "release/release.json",
-        "runs/closed/tfidf.jsonl",
-        "runs/open/popularity.jsonl.meta.json",
-        "leaderboard/leaderboard.json",
-        "leaderboard/table5_closed.csv",
-        "interactive/popularity/metrics.json",
-        "interactive/tfidf/metrics.json",
-        "leaderboard/leaderboard.interactive.json",
-        "leaderboard/interactive_trace.csv",
-    ):
-        assert (out / path).exists(), path
-    rows = json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"]
-    assert sorted((r["baseline"], r["pool"]) for r in rows) == [
-        ("popularity", "closed"),
-        ("popularity", "open"),
-        ("tfidf", "closed"),
-        ("tfidf", "open"),
-    ]
-    assert json.loads((out / "demo.json").read_text()) == {
-        "n": 120,
-        "scale": 0.25,
-        "per_cell": 12,
-        "seed": 42,
-        "split": "test",
-    }
-    before = {
-        p: p.stat().st_mtime_ns
-        for p in out.rglob("*")
-        if p.is_file() and "leaderboard" not in p.parts and p.name != "demo.json"
-    }
-    assert main(args) == 0  # resumes: every stage already done, nothing before the leaderboard written again
-    assert {p: p.stat().st_mtime_ns for p in before} == before
-    assert json.loads((out / "leaderboard/leaderboard.json").read_text())["rows"] == rows
-    capsys.readouterr()
-    assert main([*args[:3], "--n", "100", *args[5:]]) != 0  # other settings in the same folder: refused
-    assert "other settings (n: 120 there, 100 now)" in capsys.readouterr().err
-    with pytest.raises(TraceDataError, match="n: 120 there, 100 now"):
-        check_settings(out, {"n": 100, "scale": 0.25, "per_cell": 12, "seed": 42, "split": "test"})
-    # the app finds the demo's output by itself
-    from spaces_app.settings import Settings
-
-    settings = Settings.from_env({}, demo_dir=out)
-    assert (
-        settings.data_dir == out / "hydrated"
-        and settings.baselines_file.exists()
-        and settings.runs_dir.is_dir()
-    )
-    assert settings.interactive_dirs[0] == out / "interactive" and settings.core_dirs[0] == out / "core"
-
-
-def test_demo_defaults_are_the_full_main_job():
-    import argparse
-
-    from spaces_app.cli import register_demo
-
-    parser = argparse.ArgumentParser()
-    register_demo(parser.add_subparsers())
-    args = parser.parse_args(["demo"])
-    assert (args.n, args.scale, args.per_cell, args.baselines, args.split, args.out, args.no_interactive) == (
-        10_000,
-        1.0,
-        None,
-        "all",
-        "test",
-        Path("runs/demo"),
-        False,
     )
 
 

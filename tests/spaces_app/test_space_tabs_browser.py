@@ -32,7 +32,8 @@ NUMBER = re.compile(r"^-?\d+(?:\.(\d+))?$")
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """`trace-bench demo` at a small size: two baselines, teacher-forced and live (interactive stage)."""
-    from spaces_app.demo import DemoConfig, run_demo
+    from trace_harness.main_job.job import run_demo
+    from trace_harness.main_job.options import DemoConfig
 
     out = tmp_path_factory.mktemp("demo") / "demo"
     assert (

@@ -11,6 +11,6 @@ LAYERS: tuple[str, ...] = (
     "trace_dataset",  # data: Yelp reader, knowledge base, generator, release, datasets builder
     "trace_metrics",  # metrics and evaluators (CoRE)
     "baselines",  # the systems and the toolkit they share
-    "trace_harness",  # runner, interactive evaluation with the simulator, leaderboard building
-    "spaces_app",  # the Space and the main job
+    "trace_harness",  # the protocols (the simulator inside), the leaderboards, the job engine, the main job
+    "spaces_app",  # the Space: the app, its results store and its commands
 )

@@ -219,45 +219,51 @@ def _turn(turn_id: int, role: str, action: str, text: str, **fields: Any) -> dic
     return t
 
 
-def make_dialogue(
-    i: int,
-    split: str,
-    pois: list[dict],
+def _quoted(
+    poi: dict,
+    curly: bool,
     reviews: dict[str, dict],
     rng: random.Random,
-    quotes_per_turn: int = 2,
-) -> dict[str, Any]:
-    """One dialogue: greet, ask, prefer, recommend (quotes), reject, recommend (quotes), accept, farewell."""
-    candidates = [p["business_id"] for p in pois[:8]]
-    spans: list[dict[str, Any]] = []
+    spans: list[dict[str, Any]],
+    quotes_per_turn: int,
+) -> tuple[str, list[str], list[dict]]:
+    """A recommendation's quotes from `poi`'s reviews: the text, the review ids and the citations; each quote's
+    span is appended to `spans` (the dialogue's quote_spans)."""
+    parts, rids, cites = [], [], []
+    for k in range(quotes_per_turn):
+        rid = rng.choice(poi["review_ids"])
+        start, end = pick_span(reviews[rid]["text"], rng, n_words=6 + k)  # >= 6 words: the corpus
+        # itself holds six-word review runs, so the release's leak check has something to remove
+        span = reviews[rid]["text"][start:end]
+        spans.append(
+            {
+                "quote_id": len(spans) + 1,
+                "review_id": rid,
+                "start": start,
+                "end": end,
+                "checksum": span_checksum(span),
+            }
+        )
+        label = f"R{k + 1}"
+        mark = ("\u201c", "\u201d") if curly and k == 1 else ('"', '"')
+        parts.append(f"{mark[0]}{span}{mark[1]} [{label}]")
+        rids.append(rid)
+        cites.append({"label": label, "review_id": rid, "business_id": poi["business_id"]})
+    return " and ".join(parts), rids, cites
 
-    def quoted(poi: dict, curly: bool) -> tuple[str, list[str], list[dict]]:
-        parts, rids, cites = [], [], []
-        for k in range(quotes_per_turn):
-            rid = rng.choice(poi["review_ids"])
-            start, end = pick_span(reviews[rid]["text"], rng, n_words=6 + k)  # >= 6 words: the corpus
-            # itself holds six-word review runs, so the release's leak check has something to remove
-            span = reviews[rid]["text"][start:end]
-            spans.append(
-                {
-                    "quote_id": len(spans) + 1,
-                    "review_id": rid,
-                    "start": start,
-                    "end": end,
-                    "checksum": span_checksum(span),
-                }
-            )
-            label = f"R{k + 1}"
-            mark = ("\u201c", "\u201d") if curly and k == 1 else ('"', '"')
-            parts.append(f"{mark[0]}{span}{mark[1]} [{label}]")
-            rids.append(rid)
-            cites.append({"label": label, "review_id": rid, "business_id": poi["business_id"]})
-        return " and ".join(parts), rids, cites
 
-    first, second = pois[i % 4], pois[4 + i % 4]
-    q1, r1, c1 = quoted(first, curly=False)
-    q2, r2, c2 = quoted(second, curly=True)
-    turns = [
+def _dialogue_turns(
+    first: dict,
+    second: dict,
+    candidates: list[str],
+    quoted_first: tuple[str, list[str], list[dict]],
+    quoted_second: tuple[str, list[str], list[dict]],
+) -> list[dict[str, Any]]:
+    """The eight turns: greet, ask, prefer, recommend `first` (quotes), reject, recommend `second` (quotes),
+    accept, farewell."""
+    q1, r1, c1 = quoted_first
+    q2, r2, c2 = quoted_second
+    return [
         _turn(0, "user", "greet_and_seek", "Hi! We land tomorrow and want somewhere to eat tonight."),
         _turn(1, "system", "ask_preference", "Happy to help. What budget are you thinking about?"),
         _turn(2, "user", "provide_preference", "Something affordable, please, close to downtown."),
@@ -292,6 +298,22 @@ def make_dialogue(
         _turn(6, "user", "accept", "Perfect, booking that one."),
         _turn(7, "system", "farewell", "Enjoy your evening!"),
     ]
+
+
+def make_dialogue(
+    i: int,
+    split: str,
+    pois: list[dict],
+    reviews: dict[str, dict],
+    rng: random.Random,
+    quotes_per_turn: int = 2,
+) -> dict[str, Any]:
+    """One dialogue: greet, ask, prefer, recommend (quotes), reject, recommend (quotes), accept, farewell."""
+    candidates = [p["business_id"] for p in pois[:8]]
+    spans: list[dict[str, Any]] = []
+    first, second = pois[i % 4], pois[4 + i % 4]
+    quoted_first = _quoted(first, False, reviews, rng, spans, quotes_per_turn)
+    quoted_second = _quoted(second, True, reviews, rng, spans, quotes_per_turn)
     d = {
         "dialogue_id": f"crs_yelp_{i:05d}",
         "split": split,
@@ -307,7 +329,7 @@ def make_dialogue(
         "pool_16_poi_ids": [p["business_id"] for p in pois[:10]],
         "pool_32_poi_ids": [p["business_id"] for p in pois[:10]],
         "open_set_poi_ids": [p["business_id"] for p in pois],
-        "turns": turns,
+        "turns": _dialogue_turns(first, second, candidates, quoted_first, quoted_second),
         "quote_spans": spans,
         "metadata": {
             "generator": "tinydata",

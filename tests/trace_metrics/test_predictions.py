@@ -8,6 +8,7 @@ import json
 import pytest
 
 from trace_dataset.io import TraceDataError, write_jsonl
+from trace_dataset.prediction import Prediction
 from trace_metrics.lib.predictions import load_predictions, normalize_citations, validate_predictions
 from trace_metrics.lib.toy import reference_predictions, toy_dialogues
 
@@ -131,3 +132,23 @@ def test_label_numbers_are_bounded(rows, dialogues):
         TraceDataError, match=r"'R1000' is not of the form 'R1', 'R2', ... \(at most 'R999'\)"
     ):
         validate_predictions(rows, dialogues, split="test")
+
+
+def test_checked_rows_are_records_without_meta(rows, dialogues):
+    rows[0]["meta"] = {"counts": {"fallback_popularity": 1}}
+    index = validate_predictions(rows, dialogues, split="test")
+    record = index[("toy_00001", 1)]
+    assert isinstance(record, Prediction) and record.meta is None
+    assert record == {k: v for k, v in rows[0].items() if k != "meta"}
+
+
+def test_a_malformed_row_in_a_file_is_named_by_file_line_and_field(tmp_path, rows, dialogues):
+    rows[2] = {**rows[2], "ranked_poi_ids": [7]}
+    path = tmp_path / "run.jsonl"
+    write_jsonl(path, rows)
+    with pytest.raises(TraceDataError) as e:
+        validate_predictions(load_predictions(path), dialogues, split="test", path=path)
+    assert str(e.value) == (
+        f"{path}: 1 malformed prediction row(s): row 3: ranked_poi_ids is not a list of non-empty strings "
+        "(of at most 200 characters)"
+    )

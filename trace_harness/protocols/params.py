@@ -1,4 +1,5 @@
-"""Checking `trace-bench run` settings before anything is loaded: numbers, the baseline name, `--param`.
+"""Checking `trace-bench run` settings before anything is loaded: numbers, the baseline name, `--param`
+(`key_value_param` reads one, the argparse type of `run`'s and `interact`'s `--param`).
 
 `--param KEY=VALUE` takes a JSON value, or the bare text when VALUE is not JSON (`--param device=cuda`).
 Each KEY must be a constructor parameter of the baseline, and the value must be of the JSON type the
@@ -104,3 +105,35 @@ def usage_error(args: argparse.Namespace) -> str | None:
     if name not in BASELINES:
         return f"unknown baseline {name!r}; expected one of: {', '.join(BASELINES)}"
     return check_params(name, dict(args.param))
+
+
+def key_value_param(text: str) -> tuple[str, Any]:
+    """argparse type of `--param KEY=VALUE`: a JSON value, else the bare text; NaN and infinities are refused
+    (JSON has none, and a NaN parameter scores everything NaN)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value, parse_constant=_no_constant, parse_float=_finite_float)
+    except _NotFinite:
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}") from None
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        pass
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}")
+    return key, value  # a bare string (its type is checked by check_params)
+
+
+class _NotFinite(Exception):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):  # 1e999
+        raise _NotFinite(text)
+    return value

@@ -5,7 +5,8 @@
     trace-bench reproduce CONFIG --export-batch        # the next round of OpenAI batch files (or the finish)
     trace-bench reproduce CONFIG --import-batch FILE.. # answers of a round, into the response cache
 
-CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper). docs/reproducing.md.
+CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper, demo, demo_llm).
+docs/reproducing.md.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     from trace_bench.options import number_in
+    from trace_harness.reproduce.config import EXAMPLES
 
     p = subparsers.add_parser(
         "reproduce",
@@ -24,10 +26,13 @@ def register(subparsers: Any) -> None:
         "interactive protocol, NLI, the LLM judge) through `trace-bench run`, `interact`, `core`, `evaluate` and "
         "`leaderboard`, resumably, and end with the leaderboard (the Space's data) and OUT/manifest.json. "
         "CONFIG: a .yaml or .toml file, or a packaged example: offline (the built-in corpus and the packaged "
-        "SmolLM2, minutes), paper (every key, commented). See docs/reproducing.md.",
+        "SmolLM2, minutes), paper (every key, commented), demo and demo_llm (the main job's runs, "
+        "`trace-bench demo`). See docs/reproducing.md.",
     )
     p.add_argument(
-        "config", metavar="CONFIG", help="config file (.yaml, .toml) or packaged example: offline, paper"
+        "config",
+        metavar="CONFIG",
+        help=f"config file (.yaml, .toml) or packaged example: {', '.join(EXAMPLES)}",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(

@@ -28,18 +28,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from baselines import LLM_SYSTEMS
 from baselines.base import batched
 from trace_dataset.constants import resolve_splits
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import read_json, write_jsonl
-from trace_harness.protocols.teacher_forced.runner import (
-    DEFAULT_CHUNK_DIALOGUES,
-    dialogue_chunks,
-    meta_path,
-    system_turn_ids,
-)
-from trace_harness.reproduce.config import LLM_SYSTEMS
-from trace_harness.reproduce.jobs import Context, Job, closed_run, run_complete
+from trace_harness.protocols.teacher_forced.resume import dialogue_chunks, system_turn_ids
+from trace_harness.protocols.teacher_forced.runner import DEFAULT_CHUNK_DIALOGUES, meta_path
+from trace_harness.reproduce.jobs import Context, Job, closed_run, job_done, run_complete
 from trace_llm.cache import Completion, ResponseCache, default_cache_path
 from trace_llm.collecting import (
     SYNTHETIC_TEXT,
@@ -196,7 +192,7 @@ class Collector:
         from baselines import pipeline
         from trace_dataset.views import turn_rows
 
-        if run_complete(job.out):
+        if job_done(job):
             tally.status = "complete"
             return
         runset = self.ctx.runset(job.pool)
@@ -220,12 +216,11 @@ class Collector:
 
     def _interactive(self, job: Job, tally: JobTally) -> None:
         from trace_harness.protocols.interactive.loop import GENERATOR, converse
-        from trace_harness.protocols.interactive.output import METRICS_FILE
         from trace_harness.protocols.interactive.run import load_data_kb, travelers
         from trace_harness.protocols.interactive.systems import load_system
 
         cfg = self.ctx.config.interactive
-        if (job.out / METRICS_FILE).exists():
+        if job_done(job):
             tally.status = "complete"
             return
         kb = load_data_kb(self.ctx.config.data)
@@ -264,10 +259,10 @@ class Collector:
         from trace_harness.reproduce.execute import core_options, core_predictions
         from trace_metrics.core.conversation import safe_file_stem
         from trace_metrics.core.prompts import load_prompts
-        from trace_metrics.core.runner import DIALOGUES_DIR, SUMMARY_FILE, collect_logs
+        from trace_metrics.core.runner import DIALOGUES_DIR, collect_logs
         from trace_metrics.core.scoring import score_logs
 
-        if (job.out / SUMMARY_FILE).exists():
+        if job_done(job):
             tally.status = "complete"
             return
         with tempfile.TemporaryDirectory(prefix="trace-reproduce-") as tmp:

@@ -12,18 +12,21 @@ model is named explicitly (no default model is ever called).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES
+from baselines import BASELINES, LLM_SYSTEMS, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
-from trace_harness.reproduce.fields import Fields
+from trace_harness.reproduce.fields import Fields, read_config_file
 from trace_llm import CONFIG_OPTIONS, LLMConfigError, check_options
 
 PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "interactive", "nli", "judge")
@@ -31,9 +34,8 @@ DEFAULT_PARTS: tuple[str, ...] = ("table5", "table6", "table9")
 # Parts whose columns come from the closed-pool runs (Table 6's GS, PC, NLI and Rej. Rec. too) and the open runs.
 CLOSED_PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "nli", "judge")
 ROLES: tuple[str, ...] = ("systems", "simulator", "judge", "core")
-# Systems that answer through the systems model (SnipRec's variants run as `trace-bench run` runs them without
-# --llm: rules snippets, offline).
-LLM_SYSTEMS: tuple[str, ...] = (*LLM_BASELINES, "collab_rec")
+# The systems that answer through the systems model are baselines.LLM_SYSTEMS (the registry's `llm: always`);
+# SnipRec's variants run as `trace-bench run` runs them without --llm: rules snippets, offline.
 # The paper's 13 session-isolated baselines of Tables 5, 6 and 9 (Memory-Aug. is reported apart, App. B).
 PAPER_SYSTEMS: tuple[str, ...] = (
     *NON_LLM_BASELINES,
@@ -44,8 +46,14 @@ PAPER_SYSTEMS: tuple[str, ...] = (
 )
 # the backend options a config's `transport:` and `models.*.options` may set: every option but the secret ones
 TRANSPORT_KEYS: tuple[str, ...] = CONFIG_OPTIONS  # (trace_llm.options; an API key goes by `api_key_env`)
-EXAMPLES: tuple[str, ...] = ("offline", "paper")
+# The packaged examples: offline and paper, and the main job's two (`trace-bench demo` fills in their folders).
+EXAMPLES: tuple[str, ...] = ("offline", "paper", "demo", "demo_llm")
 EXAMPLES_DIR = "configs"  # beside this module
+# Where the runs go under `out` (jobs.py lists the whole output folder).
+DEFAULT_RUNS: dict[str, str] = {"closed": "runs/closed", "open": "runs/open"}
+DEFAULT_CORE_OUT = "core/{system}/{split}"  # a CoRE run's folder
+INTERACTIVE_DIR = "interactive"  # the interactive runs' folders: interactive/<system>/
+LEADERBOARD_DIR = "leaderboard"  # the leaderboard (leaderboard.json, the Space's data)
 
 
 @dataclass(frozen=True)
@@ -65,11 +73,13 @@ class ModelConfig:
 
 @dataclass(frozen=True)
 class RunSet:
-    """The dialogues a pool's runs cover: a split ("all": the whole corpus) and a seeded subset of it."""
+    """The dialogues a pool's runs cover: a split ("all": the whole corpus) and a seeded subset of it, and
+    the folder under `out` the runs are written to."""
 
     split: str
     subset: int | None
     seed: int = SEED
+    runs: str = DEFAULT_RUNS["closed"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +92,7 @@ class InteractiveConfig:
     pool: str = "closed"
     batch_dialogues: int = 64
     seed: int = SEED
+    workers: int | None = 1  # runs side by side in forked processes (None: the CPU count)
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class CoreConfig:
     max_new_tokens: int = 1024
     debate_max_new_tokens: int = 512
     chunk: int = 16
+    out: str = DEFAULT_CORE_OUT  # each run's folder under `out`: {system} and {split} filled in
 
 
 @dataclass(frozen=True)
@@ -142,60 +154,43 @@ class ReproduceConfig:
 # ---------------------------------------------------------------------------------------------------------
 # Reading and checking
 # ---------------------------------------------------------------------------------------------------------
-def read_config_file(path: Path) -> tuple[dict[str, Any], bytes]:
-    """The mapping a .yaml/.yml or .toml file holds."""
-    try:
-        blob = path.read_bytes()
-    except OSError as e:
-        raise TraceDataError(f"cannot read the config ({e.strerror or e})", path=path) from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".toml":
-            try:
-                import tomllib
-            except ImportError:  # Python 3.10
-                raise TraceDataError("TOML configs need Python 3.11 or later; use YAML", path=path) from None
-            data = tomllib.loads(blob.decode("utf-8"))
-        elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(blob.decode("utf-8"))
-        else:
-            raise TraceDataError("expected a .yaml, .yml or .toml file", path=path)
-    except UnicodeDecodeError:
-        raise TraceDataError("not UTF-8 text", path=path) from None
-    except ValueError as e:  # tomllib.TOMLDecodeError
-        raise TraceDataError(f"not valid TOML ({e})", path=path) from None
-    except Exception as e:  # yaml.YAMLError (no common base with ValueError); anything else is re-raised
-        import yaml
-
-        if isinstance(e, yaml.YAMLError):
-            raise TraceDataError(f"not valid YAML ({str(e).splitlines()[0]})", path=path) from None
-        raise
-    if not isinstance(data, dict):
-        raise TraceDataError(f"expected a mapping of keys at the top, got {type(data).__name__}", path=path)
-    return data, blob
-
-
 def example_path(name: str) -> Path:
     """The packaged example config `name` (offline, paper)."""
     return Path(str(resources.files("trace_harness.reproduce").joinpath(EXAMPLES_DIR, f"{name}.yaml")))
 
 
-def load_config(source: str | os.PathLike) -> ReproduceConfig:
-    """The config a file (or a packaged example's name) holds, checked whole."""
+def load_config(source: str | os.PathLike, overrides: Mapping[str, Any] | None = None) -> ReproduceConfig:
+    """The config a file (or a packaged example's name) holds, checked whole; `overrides` as `load_example`'s."""
     text = os.fspath(source)
-    packaged = text in EXAMPLES and not Path(text).exists()
-    path = example_path(text) if packaged else Path(text)
+    if text in EXAMPLES and not Path(text).is_file():  # a file of that name wins; a folder does not
+        return load_example(text, overrides)
+    path = Path(text)
     if not path.is_file():
         raise TraceDataError(
             f"config file not found; expected a .yaml or .toml file or one of the packaged examples "
             f"({', '.join(EXAMPLES)})",
             path=path,
         )
+    return _load(path, path.parent, overrides)
+
+
+def load_example(name: str, overrides: Mapping[str, Any] | None = None) -> ReproduceConfig:
+    """The packaged example `name`, its relative paths read from the current folder; `overrides` replace
+    top-level keys, and keys of a section given as a mapping (`{"interactive": {"n": 20}}`), before the check."""
+    return _load(example_path(name), Path.cwd(), overrides)
+
+
+def _load(path: Path, base: Path, overrides: Mapping[str, Any] | None) -> ReproduceConfig:
     data, blob = read_config_file(path)
-    base = Path.cwd() if packaged else path.parent
+    for key, value in (overrides or {}).items():
+        section = data.get(key)
+        data[key] = {**section, **value} if isinstance(section, dict) and isinstance(value, dict) else value
     return parse_config(data, path, base, hashlib.sha256(blob).hexdigest())
+
+
+def keys_of(section: type) -> tuple[str, ...]:
+    """The keys of a config section: its record's fields, in their order."""
+    return tuple(f.name for f in dataclasses.fields(section))
 
 
 def _path(f: Fields, key: str, base: Path) -> Path | None:
@@ -214,11 +209,12 @@ def _required_path(f: Fields, key: str, base: Path) -> Path:
 
 
 def _runset(f: Fields, key: str, default_subset: int | None) -> RunSet:
-    g = f.sub(key, ("split", "subset", "seed"))
+    g = f.sub(key, keys_of(RunSet))
     return RunSet(
         g.choice("split", ALL_SPLITS, (*SPLITS, ALL_SPLITS)),
         g.number("subset", default_subset, low=1, none=True),
         g.number("seed", SEED),
+        g.folder("runs", DEFAULT_RUNS[key]),
     )
 
 
@@ -297,85 +293,14 @@ TOP_KEYS: tuple[str, ...] = (
 def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "") -> ReproduceConfig:
     """Check a config mapping (see the module docstring); `base` resolves relative paths."""
     f = Fields(data, "", path, TOP_KEYS)
-    known = tuple(BASELINES)
-    parts = f.names("parts", DEFAULT_PARTS, PARTS)
-    systems = f.names("systems", PAPER_SYSTEMS, known)
+    parts = f.names("parts", DEFAULT_PARTS, PARTS)  # checked in the order of the keys' documentation
+    systems = f.names("systems", PAPER_SYSTEMS, tuple(BASELINES))
     m = f.sub("models", ROLES)
     models = {role: cfg for role in ROLES if (cfg := _model(m, role)) is not None}
-    params = f.get("system_params", {})
-    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
-        raise f.bad("system_params", "a mapping of system name -> {parameter: value}")
-    from trace_harness.protocols.params import check_params
-
-    for name, values in params.items():
-        if name not in known:
-            raise TraceDataError(
-                f"system_params.{name}: unknown system; expected some of {', '.join(known)}", path=path
-            )
-        if "llm" in values:
-            raise TraceDataError(f"system_params.{name}.llm: the model comes from models.systems", path=path)
-        problem = check_params(name, values)
-        if problem:
-            raise TraceDataError(f"system_params.{name}: {problem.replace('--param ', '')}", path=path)
+    system_params = _system_params(f)
     t = f.sub("transport", TRANSPORT_KEYS)
     transport = _checked_options(t.data, t.where, path)
-    i = f.sub(
-        "interactive", ("systems", "simulator", "split", "n", "turns", "pool", "batch_dialogues", "seed")
-    )
-    interactive = InteractiveConfig(
-        systems=i.names("systems", systems, known),
-        simulator=i.choice("simulator", "rules", ("rules", "llm")),
-        split=i.choice("split", "test", SPLITS),
-        n=i.number("n", 1000, low=1, none=True),
-        turns=i.number("turns", 8, low=1),
-        pool=i.choice("pool", "closed", POOLS),
-        batch_dialogues=i.number("batch_dialogues", 64, low=1),
-        seed=i.number("seed", SEED),
-    )
-    c = f.sub(
-        "core",
-        (
-            "systems",
-            "split",
-            "limit",
-            "factors",
-            "debate",
-            "max_rounds",
-            "max_retries",
-            "max_repairs",
-            "max_new_tokens",
-            "debate_max_new_tokens",
-            "chunk",
-        ),
-    )
-    from trace_metrics.core.prompts import FACTOR_IDS
-
-    factors = c.data.get("factors")
-    core = CoreConfig(
-        systems=c.names("systems", systems, known),
-        split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
-        limit=c.number("limit", None, low=1, none=True),
-        factors=None if factors is None else c.names("factors", (), FACTOR_IDS),
-        debate=c.flag("debate", True),
-        max_rounds=c.number("max_rounds", 4, low=1),
-        max_retries=c.number("max_retries", 2),
-        max_repairs=c.number("max_repairs", 2),
-        max_new_tokens=c.number("max_new_tokens", 1024, low=1),
-        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1),
-        chunk=c.number("chunk", 16, low=1),
-    )
-    n = f.sub("nli", ("model", "processes", "batch_size", "dtype"))
-    processes = n.data.get("processes", 1)
-    if processes != "auto" and (
-        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
-    ):
-        raise n.bad("processes", "a positive integer or auto (every visible GPU)")
-    nli = NLIConfig(
-        model=n.text("model"),
-        processes=processes,
-        batch_size=n.number("batch_size", 32, low=1),
-        dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")),
-    )
+    interactive, core, nli = _interactive(f, systems), _core(f, systems), _nli(f)
     b = f.sub("batch", ("max_requests", "max_bytes"))
     lb = f.sub("leaderboard", ("n_boot", "grounding_turns"))
     from trace_metrics.lib.conventions import GROUNDING_TURNS
@@ -391,7 +316,7 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         closed=_runset(f, "closed", None),
         open=_runset(f, "open", 1000),
         models=models,
-        system_params={k: dict(v) for k, v in params.items()},
+        system_params=system_params,
         transport=transport,
         interactive=interactive,
         core=core,
@@ -406,7 +331,106 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
     )
     check_models(config)
     check_core_split(config)
+    check_folders(config)
     return config
+
+
+def _system_params(f: Fields) -> dict[str, dict[str, Any]]:
+    """`system_params`: per system, its parameters as `--param` takes them (never its model)."""
+    from trace_harness.protocols.params import check_params
+
+    params = f.get("system_params", {})
+    if not isinstance(params, dict) or not all(isinstance(v, dict) for v in params.values()):
+        raise f.bad("system_params", "a mapping of system name -> {parameter: value}")
+    for name, values in params.items():
+        if name not in BASELINES:
+            raise TraceDataError(
+                f"system_params.{name}: unknown system; expected some of {', '.join(BASELINES)}", path=f.path
+            )
+        if "llm" in values:
+            raise TraceDataError(
+                f"system_params.{name}.llm: the model comes from models.systems", path=f.path
+            )
+        problem = check_params(name, values)
+        if problem:
+            raise TraceDataError(f"system_params.{name}: {problem.replace('--param ', '')}", path=f.path)
+    return {k: dict(v) for k, v in params.items()}
+
+
+def _interactive(f: Fields, systems: tuple[str, ...]) -> InteractiveConfig:
+    i = f.sub("interactive", keys_of(InteractiveConfig))
+    return InteractiveConfig(
+        systems=i.names("systems", systems, tuple(BASELINES)),
+        simulator=i.choice("simulator", "rules", ("rules", "llm")),
+        split=i.choice("split", "test", SPLITS),
+        n=i.number("n", 1000, low=1, none=True),
+        turns=i.number("turns", 8, low=1),
+        pool=i.choice("pool", "closed", POOLS),
+        batch_dialogues=i.number("batch_dialogues", 64, low=1),
+        seed=i.number("seed", SEED),
+        workers=i.number("workers", 1, low=1, none=True),
+    )
+
+
+def _core(f: Fields, systems: tuple[str, ...]) -> CoreConfig:
+    from trace_metrics.core.prompts import FACTOR_IDS
+
+    c = f.sub("core", keys_of(CoreConfig))
+    factors = c.data.get("factors")
+    out = c.folder("out", DEFAULT_CORE_OUT)
+    placeholders = set(re.findall(r"{([^{}]*)}", out))
+    if "system" not in placeholders or not placeholders <= {"system", "split"}:
+        raise c.bad(
+            "out", "a folder under out naming {system} (and {split} where CoRE scores several splits)"
+        )
+    return CoreConfig(
+        systems=c.names("systems", systems, tuple(BASELINES)),
+        split=c.choice("split", "test", (*SPLITS, ALL_SPLITS)),
+        limit=c.number("limit", None, low=1, none=True),
+        factors=None if factors is None else c.names("factors", (), FACTOR_IDS),
+        debate=c.flag("debate", True),
+        max_rounds=c.number("max_rounds", 4, low=1),
+        max_retries=c.number("max_retries", 2),
+        max_repairs=c.number("max_repairs", 2),
+        max_new_tokens=c.number("max_new_tokens", 1024, low=1),
+        debate_max_new_tokens=c.number("debate_max_new_tokens", 512, low=1),
+        chunk=c.number("chunk", 16, low=1),
+        out=out,
+    )
+
+
+def _nli(f: Fields) -> NLIConfig:
+    n = f.sub("nli", keys_of(NLIConfig))
+    processes = n.data.get("processes", 1)
+    if processes != "auto" and (
+        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
+    ):
+        raise n.bad("processes", "a positive integer or auto (every visible GPU)")
+    return NLIConfig(
+        model=n.text("model"),
+        processes=processes,
+        batch_size=n.number("batch_size", 32, low=1),
+        dtype=n.choice("dtype", None, (None, "float32", "float16", "bfloat16")),
+    )
+
+
+def check_folders(config: ReproduceConfig) -> None:
+    """The closed and the open runs go to folders of their own; CoRE's names {split} where it scores several."""
+    if config.closed.runs == config.open.runs and config.wants("table6") and config.needs_closed_runs():
+        raise TraceDataError(
+            f"open.runs: {config.open.runs!r} is closed.runs too; expected a folder of its own (the open runs "
+            "would replace the closed ones)",
+            path=config.path,
+        )
+    from trace_dataset.constants import resolve_splits
+
+    several = config.core.split == ALL_SPLITS and len(resolve_splits(config.closed.split)) > 1
+    if config.wants("core") and several and "{split}" not in config.core.out:
+        raise TraceDataError(
+            f"core.out: {config.core.out!r}; CoRE scores every split of the closed runs here, so expected a "
+            "folder naming {split}",
+            path=config.path,
+        )
 
 
 def check_core_split(config: ReproduceConfig) -> None:

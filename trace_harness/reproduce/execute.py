@@ -2,6 +2,10 @@
 `run_corpus`, and the leaderboard (`build_leaderboard`, which scores every run with `evaluate_run`, the LLM
 judge and NLI included, and writes leaderboard.json, the Space's data).
 
+Each job is a stage of the job engine (`job_stages`: its label, its output, `jobs.job_done`, `run_job`), so the
+live path, the batch path's advance and the main job run them alike. Interactive runs that need no model can
+run side by side in forked worker processes (`interactive.workers`), sharing one seeding of the travellers.
+
 `llm_of(role)` gives each job its role's LLM object: the live model (sends requests, shares the response cache)
 or a cache-only stand-in (`trace_llm.collecting.CollectingLLM`: answers from the cache, never sends). Every job
 resumes where an earlier invocation stopped, as the commands do.
@@ -11,19 +15,33 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from trace_dataset.constants import SEED, resolve_splits
+from baselines import LLM_SYSTEMS
+from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_jsonl, write_jsonl
-from trace_harness.reproduce.config import LLM_SYSTEMS
-from trace_harness.reproduce.jobs import Context, Job, closed_run, role_settings, run_complete
+from trace_harness.engine.forks import run_forked
+from trace_harness.engine.stage import Stage
+from trace_harness.reproduce.config import INTERACTIVE_DIR, LEADERBOARD_DIR
+from trace_harness.reproduce.jobs import (
+    Context,
+    Job,
+    closed_run,
+    job_done,
+    role_settings,
+    run_complete,
+)
+from trace_llm import LLM
 
 log = logging.getLogger(__name__)
 
-LlmOf = Callable[[str], Any]
-LEADERBOARD_DIR = "leaderboard"
+LlmOf = Callable[[str], LLM]
+# Interactive runs started first when they run side by side: the two that encode queries with a model take the
+# longest, so starting them first lets the workers finish together (the order changes no output).
+STARTED_FIRST: tuple[str, ...] = ("dense", "hybrid_rrf")
 
 
 def core_options(ctx: Context) -> dict[str, Any]:
@@ -81,12 +99,52 @@ def run_job(ctx: Context, job: Job, llm_of: LlmOf) -> None:
         _core(ctx, job, llm_of)
 
 
+def job_stage(
+    ctx: Context,
+    job: Job,
+    llm_of: LlmOf,
+    *,
+    may_fail: tuple[type[BaseException], ...] = (),
+    before: Callable[[Job], object] | None = None,
+) -> Stage:
+    """A job as a stage of the engine; `before(job)` runs first when the stage runs (a progress bar)."""
+
+    def run() -> None:
+        if before is not None:
+            before(job)
+        run_job(ctx, job, llm_of)
+
+    return Stage(job.label, (job.out,), partial(job_done, job), run, may_fail)
+
+
+def job_stages(
+    ctx: Context,
+    jobs: Sequence[Job],
+    llm_of: LlmOf,
+    *,
+    may_fail: tuple[type[BaseException], ...] = (),
+    before: Callable[[Job], object] | None = None,
+) -> list[Stage]:
+    """The stages of `jobs` in order (judge and NLI, done inside the leaderboard, left out); with
+    `interactive.workers` other than 1, the interactive runs that need no model become one stage that runs
+    them side by side in forked processes (`forked_interactive`)."""
+    stages: list[Stage] = []
+    todo = [j for j in jobs if j.kind not in ("judge", "nli")]
+    forked = [j for j in todo if j.kind == "interactive" and not j.roles]
+    if ctx.config.interactive.workers == 1:
+        forked = []
+    for job in todo:
+        if job in forked:
+            if job is forked[0]:
+                stages.append(forked_interactive(ctx, forked, may_fail))
+            continue
+        stages.append(job_stage(ctx, job, llm_of, may_fail=may_fail, before=before))
+    return stages
+
+
 def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
     from trace_harness.protocols.teacher_forced.runner import run_baseline
 
-    if run_complete(job.out):
-        log.info("%s: complete", job.label)
-        return
     runset = ctx.runset(job.pool)
     uses_llm = job.system in LLM_SYSTEMS
     run_baseline(
@@ -107,13 +165,9 @@ def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
 
 
 def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
-    from trace_harness.protocols.interactive.output import METRICS_FILE
     from trace_harness.protocols.interactive.run import run_interactive
     from trace_harness.protocols.interactive.systems import load_system
 
-    if (job.out / METRICS_FILE).exists():
-        log.info("%s: complete", job.label)
-        return
     cfg = ctx.config.interactive
     sim_llm = llm_of("simulator") if cfg.simulator == "llm" else None
     if sim_llm is not None:
@@ -140,13 +194,83 @@ def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
             system.close()
 
 
+def forked_interactive(
+    ctx: Context, jobs: Sequence[Job], may_fail: tuple[type[BaseException], ...] = ()
+) -> Stage:
+    """The interactive runs of `jobs` (systems that need no model) as one stage: the travellers are seeded
+    once, then the runs go side by side in `interactive.workers` forked processes (engine.forks), each
+    process sharing the knowledge base and the travellers it was forked with. A run's failure of a kind in
+    `may_fail` is collected under "<system> (interactive)"; the stage returns those failures."""
+    cfg = ctx.config.interactive
+
+    def run() -> dict[str, str]:
+        from trace_harness.protocols.interactive.run import seed_travellers
+
+        todo = sorted((j for j in jobs if not job_done(j)), key=lambda j: j.system not in STARTED_FIRST)
+        kb, goals = seed_travellers(ctx.config.data, cfg.split, cfg.n, kb=ctx.kb)
+        workers = max(1, min(cfg.workers or os.cpu_count() or 1, len(todo)))
+        log.info(
+            "[interactive runs] %s with the %s traveller, %d travellers, %d worker(s)",
+            ", ".join(j.system for j in todo),
+            cfg.simulator,
+            len(goals),
+            workers,
+        )
+        one = partial(_interactive_in_worker, ctx, kb, goals, may_fail)
+        results = run_forked(one, todo, workers)
+        return {f"{system} (interactive)": error for system, error in results if error}
+
+    return Stage(
+        "interactive runs",
+        tuple(j.out for j in jobs),
+        lambda: all(job_done(j) for j in jobs),
+        run,
+        parts_fail=True,
+    )
+
+
+def _interactive_in_worker(
+    ctx: Context, kb: Any, goals: Any, may_fail: tuple[type[BaseException], ...], job: Job
+) -> tuple[str, str]:
+    """One interactive run of a forked worker (one torch thread: the workers already fill the cores);
+    (system, error or "")."""
+    from trace_harness.protocols.interactive.run import run_interactive
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    cfg = ctx.config.interactive
+    try:
+        run_interactive(
+            job.system,
+            ctx.config.data,
+            job.out,
+            simulator=cfg.simulator,
+            turns=cfg.turns,
+            n=cfg.n,
+            split=cfg.split,
+            pool=cfg.pool,
+            seed=cfg.seed,
+            params=ctx.config.system_params.get(job.system, {}),
+            batch_dialogues=cfg.batch_dialogues,
+            progress=False,
+            kb=kb,
+            goals=goals,
+        )
+    except may_fail as e:  # e.g. dense without its model package
+        log.error("interactive run of %s failed: %s", job.system, e)
+        return job.system, f"{type(e).__name__}: {e}"
+    return job.system, ""
+
+
 def _core(ctx: Context, job: Job, llm_of: LlmOf) -> None:
     from trace_metrics.core.prompts import load_prompts
-    from trace_metrics.core.runner import SUMMARY_FILE, collect_logs, run_corpus
+    from trace_metrics.core.runner import collect_logs, run_corpus
 
-    if (job.out / SUMMARY_FILE).exists():
-        log.info("%s: complete", job.label)
-        return
     path = closed_run(ctx.config, job.system)
     if not run_complete(path):
         raise TraceDataError(
@@ -212,40 +336,53 @@ def score_nli(ctx: Context, scorer: Any) -> None:
             )
 
 
-def leaderboard(ctx: Context, judge: Any = None, nli: Any = None) -> dict[str, Any]:
-    """Score the runs (closed runs with the judge and NLI when given), write OUT/leaderboard/ and return the rows,
-    the files and the tables as text."""
-    from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
+def score_runs(ctx: Context, judge: LLM | None = None, nli: Any = None) -> list[dict[str, Any]]:
+    """Every complete run scored (the closed runs with the judge and NLI when given), the leaderboard's rows;
+    intervals and marks are drawn once over all of them (one resampling per dialogue set, so closed and open
+    runs on the same dialogues share it, as `trace-bench leaderboard` over both folders does)."""
+    from trace_harness.leaderboard.build import add_intervals, build_leaderboard
 
     config = ctx.config
     rows: list[dict[str, Any]] = []
     groups = []
     if config.needs_closed_runs():
-        groups.append((config.closed, config.out / "runs" / "closed", {"judge": judge, "nli": nli}))
+        groups.append((config.closed, config.out / config.closed.runs, {"judge": judge, "nli": nli}))
     if config.wants("table6"):
-        groups.append((config.open, config.out / "runs" / "open", {}))
+        groups.append((config.open, config.out / config.open.runs, {}))
     for runset, runs_dir, extra in groups:
         if not runs_dir.is_dir():
             continue
         options = {**scoring_options(ctx), **{k: v for k, v in extra.items() if v is not None}}
-        rows += build_leaderboard(
-            ctx.root(runset), runs_dir, split=runset.split, n_boot=config.n_boot, seed=SEED, **options
-        )
+        rows += build_leaderboard(ctx.root(runset), runs_dir, split=runset.split, n_boot=0, **options)
+    if config.n_boot > 0:
+        log.info("bootstrap intervals and significance marks (n_boot=%d, seed=%d)", config.n_boot, SEED)
+        rows = add_intervals(rows, n_boot=config.n_boot, seed=SEED)
+    return rows
+
+
+def leaderboard(ctx: Context, judge: LLM | None = None, nli: Any = None) -> dict[str, Any]:
+    """Score the runs (closed runs with the judge and NLI when given), write OUT/leaderboard/ and return the rows,
+    the files and the tables as text."""
+    from trace_harness.leaderboard.build import format_tables, write_leaderboard
+
+    config = ctx.config
+    rows = score_runs(ctx, judge, nli)
     out = config.out / LEADERBOARD_DIR
     paths = write_leaderboard(rows, out)
     text = format_tables(rows)
     if judge is not None:
         text += "\n" + format_judge(rows, judge.model)
     result: dict[str, Any] = {"rows": rows, "paths": {k: str(v) for k, v in paths.items()}, "text": text}
-    if config.wants("interactive") and (config.out / "interactive").is_dir():
+    folder = config.out / INTERACTIVE_DIR
+    if config.wants("interactive") and folder.is_dir():
         from trace_harness.leaderboard.interactive import (
             format_interactive,
             interactive_rows,
             write_interactive,
         )
 
-        live = interactive_rows(config.out / "interactive", rows)
-        written = write_interactive(live, out, config.out / "interactive")
+        live = interactive_rows(folder, rows)
+        written = write_interactive(live, out, folder)
         result["paths"].update({f"interactive_{k}": str(v) for k, v in written.items()})
         result["text"] += "\n\n" + format_interactive(live)
     return result
@@ -319,7 +456,3 @@ def launch_nli(ctx: Context, source: str, processes: int) -> None:
         raise TraceDataError(
             f"the NLI processes failed (exit code {done.returncode}); command: {' '.join(cmd)}"
         )
-
-
-def splits_of(ctx: Context) -> tuple[str, ...]:
-    return resolve_splits(ctx.config.closed.split)

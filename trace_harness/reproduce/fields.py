@@ -1,13 +1,49 @@
-"""Typed reads from the mappings of a reproduce config, each error naming the file and the dotted field."""
+"""Reading a reproduce config file (YAML or TOML), and typed reads from its mappings, each error naming the file
+and the dotted field."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from trace_dataset.io import TraceDataError
 
 T = TypeVar("T")
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The mapping a .yaml/.yml or .toml file holds, and the file's bytes."""
+    try:
+        blob = path.read_bytes()
+    except OSError as e:
+        raise TraceDataError(f"cannot read the config ({e.strerror or e})", path=path) from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".toml":
+            try:
+                import tomllib
+            except ImportError:  # Python 3.10
+                raise TraceDataError("TOML configs need Python 3.11 or later; use YAML", path=path) from None
+            data = tomllib.loads(blob.decode("utf-8"))
+        elif suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(blob.decode("utf-8"))
+        else:
+            raise TraceDataError("expected a .yaml, .yml or .toml file", path=path)
+    except UnicodeDecodeError:
+        raise TraceDataError("not UTF-8 text", path=path) from None
+    except ValueError as e:  # tomllib.TOMLDecodeError
+        raise TraceDataError(f"not valid TOML ({e})", path=path) from None
+    except Exception as e:  # yaml.YAMLError (no common base with ValueError); anything else is re-raised
+        import yaml
+
+        if isinstance(e, yaml.YAMLError):
+            raise TraceDataError(f"not valid YAML ({str(e).splitlines()[0]})", path=path) from None
+        raise
+    if not isinstance(data, dict):
+        raise TraceDataError(f"expected a mapping of keys at the top, got {type(data).__name__}", path=path)
+    return data, blob
 
 
 class Fields:
@@ -77,6 +113,14 @@ class Fields:
         value = self.data.get(key, default)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise self.bad(key, "a non-empty string")
+        return value
+
+    def folder(self, key: str, default: str) -> str:
+        """A folder under the config's `out`: a relative path that stays inside it."""
+        value = self.text(key, default) or default
+        parts = PurePosixPath(value).parts
+        if PurePosixPath(value).is_absolute() or ".." in parts or not parts or "\\" in value:
+            raise self.bad(key, "a relative folder under out (no .., not absolute)")
         return value
 
     def names(self, key: str, default: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,10 +1,11 @@
 """What a config asks for, as an ordered list of jobs, and the shared context they run in.
 
     OUT/runs/closed/<system>.jsonl      Table 5 and 9 (and Table 6's GS, PC, NLI, Rej. Rec.): `trace-bench run`
-    OUT/runs/open/<system>.jsonl        Table 6's open-set R@1 (the seeded subset, App. Q)
+                                        (the folder: closed.runs)
+    OUT/runs/open/<system>.jsonl        Table 6's open-set R@1 (the seeded subset, App. Q; open.runs)
     OUT/subsets/subset-...              the seeded subsets' data directories (subsets.write_subset)
     OUT/interactive/<system>/           `trace-bench interact` output folders
-    OUT/core/<system>/<split>/          CoRE output folders (trace_metrics.core.runner)
+    OUT/core/<system>/<split>/          CoRE output folders (trace_metrics.core.runner; core.out)
     OUT/leaderboard/                    leaderboard.json (the Space's data), per-dialogue file, CSV tables
     OUT/batch/round-NNN/                batch input files and their indexes (the batch path)
     OUT/plan.json, OUT/manifest.json    the last dry run; what the finished run used and cost
@@ -16,18 +17,19 @@ so their jobs are one per closed run (judge) and one for all of them (NLI).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
+from baselines import LLM_SYSTEMS
 from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.protocols.subsets import subset_dirname
 from trace_harness.protocols.teacher_forced.runner import meta_path
-from trace_harness.reproduce.config import LLM_SYSTEMS, ReproduceConfig, RunSet, role_model
-from trace_llm import DecodingSettings
+from trace_harness.reproduce.config import INTERACTIVE_DIR, ReproduceConfig, RunSet, role_model
+from trace_llm import LLM, DecodingSettings
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,11 @@ def closed_part(config: ReproduceConfig) -> str:
 
 
 def closed_run(config: ReproduceConfig, system: str) -> Path:
-    return config.out / "runs" / "closed" / f"{system}.jsonl"
+    return config.out / config.closed.runs / f"{system}.jsonl"
+
+
+def open_run(config: ReproduceConfig, system: str) -> Path:
+    return config.out / config.open.runs / f"{system}.jsonl"
 
 
 def _system_roles(system: str) -> tuple[str, ...]:
@@ -82,7 +88,7 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
                 "run",
                 s,
                 "open",
-                out=config.out / "runs" / "open" / f"{s}.jsonl",
+                out=open_run(config, s),
                 roles=_system_roles(s),
             )
             for s in config.systems
@@ -96,7 +102,7 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
                 s,
                 config.interactive.pool,
                 config.interactive.split,
-                out=config.out / "interactive" / s,
+                out=config.out / INTERACTIVE_DIR / s,
                 roles=_system_roles(s) + traveler,
             )
             for s in config.interactive.systems
@@ -107,7 +113,15 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
             resolve_splits(config.closed.split) if config.core.split == ALL_SPLITS else (config.core.split,)
         )
         jobs += [
-            Job("core", "core", s, "closed", sp, out=config.out / "core" / s / sp, roles=("core",))
+            Job(
+                "core",
+                "core",
+                s,
+                "closed",
+                sp,
+                out=config.out / config.core.out.format(system=s, split=sp),
+                roles=("core",),
+            )
             for s in config.core.systems
             for sp in splits
         ]
@@ -117,7 +131,7 @@ def build_jobs(config: ReproduceConfig) -> list[Job]:
             for s in config.systems
         ]
     if config.wants("nli"):
-        jobs.append(Job("nli", "nli", out=config.out / "runs" / "closed"))
+        jobs.append(Job("nli", "nli", out=config.out / config.closed.runs))
     return jobs
 
 
@@ -125,6 +139,20 @@ def run_complete(path: Path) -> bool:
     """A predictions file whose run metadata says it is complete."""
     meta = meta_path(path)
     return path.exists() and meta.exists() and bool(read_json(meta).get("complete"))
+
+
+def job_done(job: Job) -> bool:
+    """Whether a job's output is complete (a judge or NLI job is done inside the leaderboard: never here)."""
+    from trace_harness.protocols.interactive.output import METRICS_FILE
+    from trace_metrics.core.runner import SUMMARY_FILE
+
+    if job.kind == "run":
+        return run_complete(job.out)
+    if job.kind == "interactive":
+        return (job.out / METRICS_FILE).exists()
+    if job.kind == "core":
+        return (job.out / SUMMARY_FILE).exists()
+    return False
 
 
 def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
@@ -146,11 +174,11 @@ def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
 
 class Context:
     """The config, the knowledge base, the data directories of the run sets and one LLM object per model role
-    (built on first use; `close()` frees them)."""
+    (built on first use, or given: `llms` by role, e.g. scripted models in tests; `close()` frees them)."""
 
-    def __init__(self, config: ReproduceConfig):
+    def __init__(self, config: ReproduceConfig, llms: Mapping[str, LLM] | None = None):
         self.config = config
-        self._llms: dict[str, Any] = {}
+        self._llms: dict[str, LLM] = dict(llms or {})
 
     @cached_property
     def kb(self):
@@ -178,7 +206,7 @@ class Context:
     def runset(self, pool: str) -> RunSet:
         return self.config.open if pool == "open" else self.config.closed
 
-    def llm(self, role: str):
+    def llm(self, role: str) -> LLM:
         """The role's LLM object (the model it names, its decoding, the transport settings, the response cache)."""
         if role not in self._llms:
             from trace_llm import load_llm
@@ -189,7 +217,7 @@ class Context:
             self._llms[role] = load_llm(m.llm, role_settings(self.config, role), cache_path=cache, **options)
         return self._llms[role]
 
-    def built(self) -> dict[str, Any]:
+    def built(self) -> dict[str, LLM]:
         return dict(self._llms)
 
     def close(self) -> None:

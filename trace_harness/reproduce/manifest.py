@@ -17,27 +17,16 @@ leaderboard      the files written (leaderboard.json is the Space's data)
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
-import sys
 from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import read_json, sha256_file, write_json
+from trace_harness.engine.manifest import add_usage, environment
 from trace_harness.protocols.teacher_forced.runner import meta_path
 from trace_harness.reproduce.config import role_model
 from trace_harness.reproduce.jobs import Context, Job, build_jobs, role_settings
 
 MANIFEST_FILE = "manifest.json"
-
-
-def package_version() -> str:
-    try:
-        return importlib.metadata.version("trace-bench")
-    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
-        from trace_dataset import __version__
-
-        return __version__
 
 
 def data_record(ctx: Context) -> dict[str, Any]:
@@ -95,17 +84,6 @@ def _job_record(job: Job) -> tuple[dict[str, Any], dict[str, Any]]:
     return record, prompts
 
 
-def _add(total: dict[str, Any], more: dict[str, Any] | None) -> dict[str, Any]:
-    for key, value in (more or {}).items():
-        if (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and key in ("requests", "cache_hits", "prompt_tokens", "completion_tokens", "seconds")
-        ):
-            total[key] = round(total.get(key, 0) + value, 3)
-    return total
-
-
 def build_manifest(
     ctx: Context,
     *,
@@ -150,14 +128,10 @@ def build_manifest(
         parts[part] = {
             "planned": (plan or {}).get("parts", {}).get(part),
             "sent": usage.get(part),
-            "sent_all_invocations": _add(_add({}, before), usage.get(part)),
+            "sent_all_invocations": add_usage(add_usage({}, before), usage.get(part)),
         }
     manifest = {
-        "trace_bench": {
-            "version": package_version(),
-            "python": sys.version.split()[0],
-            "platform": platform.platform(),
-        },
+        "trace_bench": environment(),
         "config": {"file": str(config.path), "sha256": config.sha256, "content": config.raw},
         "mode": mode,
         "data": data_record(ctx),

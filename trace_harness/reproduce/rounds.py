@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_text
+from trace_harness.engine.stage import run_stages
 from trace_harness.reproduce import execute
 from trace_harness.reproduce.collect import Collector
 from trace_harness.reproduce.jobs import Context, build_jobs
@@ -75,8 +76,9 @@ def export_round(ctx: Context, source: str) -> dict[str, Any]:
                 waiting.append(job.label)
             elif tally.keys:
                 pending_jobs.append(job.label)
-            elif tally.status != "complete":
-                execute.run_job(ctx, job, collector.llm)  # every answer it needs is cached: it sends nothing
+            elif tally.status != "complete" and job.kind != "judge":  # the judge scores in the leaderboard
+                # every answer it needs is cached: it runs now, as a stage, sending nothing
+                run_stages([execute.job_stage(ctx, job, collector.llm)], log)
         pending = list(collector.ledger.order)
         if not pending:
             if waiting:  # pragma: no cover - a job waits only on a run that has requests pending

@@ -5,8 +5,8 @@
 2. Preflight: one one-token request to every server of every OpenAI-compatible model that has requests to send
    (`OpenAILLM.preflight`: the first server that does not answer is named, before any work); what the servers
    report about themselves goes to the manifest. A run the cache can finish sends nothing, preflight included.
-3. Jobs, in order: closed runs, open runs, interactive runs, CoRE; each through the command's own function,
-   each resumable. A server that fails more than the allowed share of requests stops the run
+3. Jobs, in order: closed runs, open runs, interactive runs, CoRE; each a stage of the job engine run through
+   the command's own function, each resumable (a complete job is skipped). A server that fails more than the allowed share of requests stops the run
    (ErrorRateExceeded); what was answered is cached and a rerun resumes.
 4. The leaderboard (the LLM judge and NLI score the closed runs inside it), the Space's leaderboard.json,
    OUT/manifest.json.
@@ -17,8 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from trace_harness.engine.stage import run_stages
 from trace_harness.reproduce import execute
-from trace_harness.reproduce.jobs import Context, build_jobs
+from trace_harness.reproduce.jobs import Context, Job, build_jobs
 from trace_harness.reproduce.manifest import write_manifest
 
 log = logging.getLogger(__name__)
@@ -57,14 +58,17 @@ def run_live(
             bars[part] = RequestProgress(part, total=total, enabled=progress)
         return bars[part]
 
+    def bars_of(job: Job) -> None:
+        for role in job.roles:
+            ctx.llm(role).progress = bar(job.part)
+
     try:
-        for job in build_jobs(config):
-            if job.kind in ("judge", "nli"):
-                continue
-            for role in job.roles:
-                ctx.llm(role).progress = bar(job.part)
-            log.info("%s", job.label)
-            execute.run_job(ctx, job, ctx.llm)
+        jobs = [j for j in build_jobs(config) if j.kind not in ("judge", "nli")]
+        for job in jobs:  # every model the jobs name and every part's bar, complete jobs' too: the manifest
+            for role in job.roles:  # records each model and what each part sent (0 for a complete part)
+                ctx.llm(role)
+                bar(job.part)
+        run_stages(execute.job_stages(ctx, jobs, ctx.llm, before=bars_of), log)
         judge = None
         if config.wants("judge"):
             judge = ctx.llm("judge")
@@ -81,7 +85,9 @@ def run_live(
     return board
 
 
-def finish_from_cache(ctx: Context, llm_of: Any, source: str, batch: dict[str, Any] | None) -> dict[str, Any]:
+def finish_from_cache(
+    ctx: Context, llm_of: execute.LlmOf, source: str, batch: dict[str, Any] | None
+) -> dict[str, Any]:
     """The leaderboard and the manifest of a run whose every request is in the cache (the batch path's end)."""
     judge = llm_of("judge") if ctx.config.wants("judge") else None
     board = execute.leaderboard(ctx, judge=judge, nli=_nli(ctx, source))

@@ -32,6 +32,7 @@ from trace_dataset.io import (
     write_json,
     write_jsonl,
 )
+from trace_dataset.prediction import Prediction
 from trace_metrics.core.conversation import DEFAULT_TOP_K, ConversationLog, build_log, safe_file_stem
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES
@@ -75,11 +76,13 @@ def system_name(predictions_path: str | os.PathLike) -> str:
     return stem
 
 
-def _index_rows(rows: Sequence[dict], dialogues: Sequence[dict], path: Path) -> dict[tuple[str, int], dict]:
+def _index_rows(
+    rows: Sequence[dict], dialogues: Sequence[dict], path: Path
+) -> dict[tuple[str, int], Prediction]:
     """Predictions for dialogue records that are not a split of a data directory (interactive logs)."""
     from trace_metrics.lib.predictions import check_row
 
-    index: dict[tuple[str, int], dict] = {}
+    index: dict[tuple[str, int], Prediction] = {}
     known = {d["dialogue_id"] for d in dialogues}
     for i, raw in enumerate(rows, start=1):
         try:
@@ -148,7 +151,7 @@ def collect_logs(
     if limit is not None:
         dialogues = dialogues[:limit]
     name = system or system_name(predictions_path)
-    by_dialogue: dict[str, dict[int, dict]] = {}
+    by_dialogue: dict[str, dict[int, Prediction]] = {}
     for (did, tid), row in index.items():
         by_dialogue.setdefault(did, {})[tid] = row
     logs = [

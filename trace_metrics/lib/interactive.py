@@ -237,9 +237,11 @@ def live_trace_metrics(
     `dialogues`: the live dialogue records (system turns carry the targets as gold_poi_ids); `predictions`:
     {(dialogue_id, turn_id): prediction row}; `options`: those of `suite.evaluate_predictions`.
     """
+    from trace_dataset.prediction import Prediction
     from trace_metrics.lib.suite import evaluate_predictions
 
-    result = evaluate_predictions(dialogues, predictions, kb, with_std=False, **options)
+    records = {key: Prediction.from_dict(p) for key, p in predictions.items()}
+    result = evaluate_predictions(dialogues, records, kb, with_std=False, **options)
     per_item = result["per_item"]
     ci: dict[str, Any] = {}
     for group in per_item.values():

@@ -1,8 +1,9 @@
 """Reading and validating a predictions file before anything is scored.
 
-One JSON line per evaluated system turn (`schema.PREDICTION_*`):
+One JSON line per evaluated system turn, the record `trace_dataset.prediction.Prediction` (`schema.PREDICTION_*`):
 `{"dialogue_id", "turn_id", "ranked_poi_ids", "response", "citations": {"R1": review_id, ...}, "meta"?}`.
-`citations` may also be the Features form, a list of `{"label", "review_id"}`.
+`citations` may also be the Features form, a list of `{"label", "review_id"}`. A checked row is the record
+(`check_row`; its `meta` dropped, as no metric reads it).
 
 Validation fails (TraceDataError) on malformed rows and unless the rows are exactly the system turns of the
 split: missing, duplicate and unknown rows are counted and the first ids named. Nothing is dropped or
@@ -14,12 +15,13 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from trace_dataset.constants import POOL_FIELDS, POOLS, resolve_splits
 from trace_dataset.io import TraceDataError, read_jsonl
+from trace_dataset.prediction import Prediction
 from trace_dataset.schema import PREDICTION_OPTIONAL_FIELDS, PREDICTION_REQUIRED_FIELDS
 
 LABEL_RE = re.compile(r"R[1-9]\d{0,2}")  # R1 .. R999
@@ -67,8 +69,8 @@ def normalize_citations(value: Any) -> dict[str, str]:
     return normalize_citations(out)
 
 
-def check_row(row: dict) -> dict:
-    """One row checked and normalised (citations as a dict, `meta` dropped); raises ValueError."""
+def check_row(row: Mapping[str, Any]) -> Prediction:
+    """One row checked and normalised into the record (citations as a dict, `meta` dropped); raises ValueError."""
     keys = row.keys()
     if not _REQUIRED <= keys:
         missing = [f for f in PREDICTION_REQUIRED_FIELDS if f not in row]
@@ -90,6 +92,13 @@ def check_row(row: dict) -> dict:
             f"turn_id {str(tid)[:20]}{'...' if len(str(tid)) > 20 else ''} is out of range; expected a "
             f"turn number of the dialogue (0..{MAX_TURN_ID})"
         )
+    _check_ranking(ranked)
+    if type(response) is not str:
+        raise ValueError(f"response is {type(response).__name__}; expected a string")
+    return Prediction(did, tid, tuple(ranked), response, normalize_citations(row["citations"]))
+
+
+def _check_ranking(ranked: Any) -> None:
     if (
         type(ranked) is not list
         or not set(map(type, ranked)) <= {str}
@@ -102,15 +111,6 @@ def check_row(row: dict) -> dict:
     if len(set(ranked)) != len(ranked):
         dup = [p for p, c in Counter(ranked).items() if c > 1]
         raise ValueError(f"ranked_poi_ids lists {dup[:SHOW]} more than once")
-    if type(response) is not str:
-        raise ValueError(f"response is {type(response).__name__}; expected a string")
-    return {
-        "dialogue_id": did,
-        "turn_id": tid,
-        "ranked_poi_ids": ranked,
-        "response": response,
-        "citations": normalize_citations(row["citations"]),
-    }
 
 
 def _first(keys: Iterable[Key]) -> str:
@@ -125,15 +125,15 @@ def expected_keys(dialogues: Iterable[dict]) -> list[Key]:
 
 
 def validate_predictions(
-    preds: Sequence[dict],
+    preds: Sequence[Mapping[str, Any]],
     dialogues: Sequence[dict],
     pool: str = "closed",
     split: str = "test",
     known_poi_ids: Collection[str] | None = None,
     check_pool: bool = True,
     path: str | os.PathLike | None = None,
-) -> dict[Key, dict]:
-    """Check rows against the system turns of `dialogues` (the `split`); return {(dialogue_id, turn_id): row}.
+) -> dict[Key, Prediction]:
+    """Check rows against the system turns of `dialogues` (the `split`); return {(dialogue_id, turn_id): record}.
 
     Fails on: malformed rows; rows missing for some system turn; duplicate rows; unknown rows (no such
     dialogue in the split, or not a system turn); with `check_pool`, ranked POIs outside the dialogue's `pool`
@@ -148,8 +148,18 @@ def validate_predictions(
             f"{len(other)} dialogue(s) are not in split {split!r} (first: {', '.join(other[:SHOW])})",
             path=path,
         )
+    rows = check_rows(preds, path)
+    _check_turns(rows, expected_keys(dialogues), split, path)
+    index = {(r.dialogue_id, r.turn_id): r for r in rows}
+    if check_pool or known_poi_ids is not None:
+        _check_ranked_ids(index, dialogues, pool, check_pool, known_poi_ids, path)
+    return index
+
+
+def check_rows(preds: Iterable[Mapping[str, Any]], path: str | os.PathLike | None = None) -> list[Prediction]:
+    """Every row as a record; TraceDataError counting the malformed ones and naming the first (row number: line)."""
     bad_rows: list[str] = []
-    rows: list[dict] = []
+    rows: list[Prediction] = []
     for i, raw in enumerate(preds, start=1):
         try:
             rows.append(check_row(raw))
@@ -162,58 +172,74 @@ def validate_predictions(
             + ("; ..." if len(bad_rows) > SHOW else ""),
             path=path,
         )
-    expected = expected_keys(dialogues)
+    return rows
+
+
+def _check_turns(
+    rows: Sequence[Prediction], expected: Sequence[Key], split: str, path: str | os.PathLike | None
+) -> None:
+    """Exactly one row per system turn: missing, duplicate and unknown rows counted, the first named."""
     expected_set = set(expected)
-    counts = Counter((r["dialogue_id"], r["turn_id"]) for r in rows)
+    counts = Counter((r.dialogue_id, r.turn_id) for r in rows)
     duplicate = [k for k, c in counts.items() if c > 1]
     unknown = [k for k in counts if k not in expected_set]
     missing = [k for k in expected if k not in counts]
-    if duplicate or unknown or missing:
-        parts = []
-        if missing:
-            parts.append(f"{len(missing)} missing (first: {_first(missing)})")
-        if duplicate:
-            parts.append(f"{len(duplicate)} duplicate (first: {_first(duplicate)})")
-        if unknown:
-            parts.append(
-                f"{len(unknown)} unknown: no such system turn in split {split!r} (first: {_first(unknown)})"
-            )
-        raise TraceDataError(
-            f"predictions do not match the {len(expected)} system turns of split {split!r}: "
-            + "; ".join(parts)
-            + ". Expected exactly one row per system turn (ask_preference, recommend, compare, farewell).",
-            path=path,
+    if not (duplicate or unknown or missing):
+        return
+    parts = []
+    if missing:
+        parts.append(f"{len(missing)} missing (first: {_first(missing)})")
+    if duplicate:
+        parts.append(f"{len(duplicate)} duplicate (first: {_first(duplicate)})")
+    if unknown:
+        parts.append(
+            f"{len(unknown)} unknown: no such system turn in split {split!r} (first: {_first(unknown)})"
         )
-    index = {(r["dialogue_id"], r["turn_id"]): r for r in rows}
+    raise TraceDataError(
+        f"predictions do not match the {len(expected)} system turns of split {split!r}: "
+        + "; ".join(parts)
+        + ". Expected exactly one row per system turn (ask_preference, recommend, compare, farewell).",
+        path=path,
+    )
+
+
+def _check_ranked_ids(
+    index: Mapping[Key, Prediction],
+    dialogues: Sequence[dict],
+    pool: str,
+    check_pool: bool,
+    known_poi_ids: Collection[str] | None,
+    path: str | os.PathLike | None,
+) -> None:
+    """Ranked POIs inside the dialogue's `pool` candidates (with `check_pool`) and the knowledge base (with
+    `known_poi_ids`); TraceDataError counting those outside and naming the first."""
+    field = POOL_FIELDS[pool]
+    known = None if known_poi_ids is None else set(known_poi_ids)
     problems: list[str] = []
     n_problems = 0
-    if check_pool or known_poi_ids is not None:
-        field = POOL_FIELDS[pool]
-        known = None if known_poi_ids is None else set(known_poi_ids)
-        for d in dialogues:
-            pool_ids = set(d[field]) if check_pool else None
-            for t in d["turns"]:
-                if t["role"] != "system":
-                    continue
-                ranked = index[(d["dialogue_id"], t["turn_id"])]["ranked_poi_ids"]
-                if (pool_ids is None or pool_ids.issuperset(ranked)) and (
-                    known is None or known.issuperset(ranked)
-                ):
-                    continue
-                for p in ranked:
-                    why = None
-                    if known is not None and p not in known:
-                        why = "not in the knowledge base"
-                    elif pool_ids is not None and p not in pool_ids:
-                        why = f"not a {pool} candidate"
-                    if why:
-                        n_problems += 1
-                        if len(problems) < SHOW:
-                            problems.append(f"{d['dialogue_id']}/{t['turn_id']}: {p!r} {why}")
+    for d in dialogues:
+        pool_ids = set(d[field]) if check_pool else None
+        for t in d["turns"]:
+            if t["role"] != "system":
+                continue
+            ranked = index[(d["dialogue_id"], t["turn_id"])].ranked_poi_ids
+            if (pool_ids is None or pool_ids.issuperset(ranked)) and (
+                known is None or known.issuperset(ranked)
+            ):
+                continue
+            for p in ranked:
+                why = None
+                if known is not None and p not in known:
+                    why = "not in the knowledge base"
+                elif pool_ids is not None and p not in pool_ids:
+                    why = f"not a {pool} candidate"
+                if why:
+                    n_problems += 1
+                    if len(problems) < SHOW:
+                        problems.append(f"{d['dialogue_id']}/{t['turn_id']}: {p!r} {why}")
     if n_problems:
         raise TraceDataError(
             f"{n_problems} ranked POI id(s) outside the {pool!r} pool or knowledge base (first: {'; '.join(problems)}). "
-            f"Rank only the dialogue's {POOL_FIELDS[pool]} (pool {pool!r}).",
+            f"Rank only the dialogue's {field} (pool {pool!r}).",
             path=path,
         )
-    return index

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.io import TraceDataError
+from trace_dataset.prediction import Prediction
 from trace_dataset.quotes import PLACEHOLDER_RE
 from trace_metrics.lib.conventions import DEFAULT_COMPARE_HIT, CompareHit, is_hit, recommended_by_turn
 
@@ -53,7 +54,7 @@ class EvalDialogue(NamedTuple):
     system_positions: tuple[int, ...]  # index into `actions` of each system turn
 
 
-def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], dict]) -> list[EvalDialogue]:
+def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], Prediction]) -> list[EvalDialogue]:
     """Pair every system turn with its (validated) prediction row."""
     out = []
     make_turn = tuple.__new__  # EvalTurn(...) without the keyword-argument parsing (a hot loop)
@@ -87,9 +88,9 @@ def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], dict])
                             text,
                             tuple(gold) if gold else (),
                             tuple(alternatives) if alternatives else (),
-                            tuple(p["ranked_poi_ids"]),
-                            p["response"],
-                            p["citations"],
+                            p.ranked_poi_ids,
+                            p.response,
+                            p.citations,
                         ),
                     )
                 )

@@ -38,6 +38,7 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_metrics.lib import conventions, items, scoring, selection, suite_optional, text
 from trace_metrics.lib import sweeps as sweeps_lib
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
@@ -87,7 +88,7 @@ def check_metrics(metrics: Sequence[MetricSpec]) -> None:
 
 def evaluate_predictions(
     dialogues: Sequence[dict],
-    predictions: Mapping[tuple[str, int], dict],
+    predictions: Mapping[tuple[str, int], Prediction],
     kb: KnowledgeBase,
     *,
     nli: NLI | None = None,
@@ -97,7 +98,7 @@ def evaluate_predictions(
     metrics: Sequence[MetricSpec] | None = None,
     **options: Any,
 ) -> dict:
-    """Score validated predictions ({(dialogue_id, turn_id): row}) against `dialogues`; see `evaluate_run`.
+    """Score validated predictions ({(dialogue_id, turn_id): record}) against `dialogues`; see `evaluate_run`.
 
     `options`: the suite options (`specs.SUITE_OPTIONS`), each defaulting to its declaration; `metrics`: the
     declarations to compute (default `specs.SUITE_METRICS`; those that need an absent NLI model or judge are
@@ -166,7 +167,7 @@ def _turn_ids(turns: Sequence[items.TurnItem]) -> dict[str, list]:
 
 def _items(
     dialogues: Sequence[dict],
-    predictions: Mapping[tuple[str, int], dict],
+    predictions: Mapping[tuple[str, int], Prediction],
     kb: KnowledgeBase,
     grounding_turns: Any,
 ) -> _SuiteItems:

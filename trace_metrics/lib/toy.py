@@ -305,6 +305,7 @@ def write_toy_data_dir(root: str | os.PathLike, *, with_text: bool = True) -> Pa
 def reference_predictions(dialogues: list[dict], pool: str = "closed") -> list[dict]:
     """The "reference copy" system: reference text and citations, gold first then the other candidates."""
     from trace_dataset.constants import POOL_FIELDS
+    from trace_dataset.prediction import Prediction
 
     rows = []
     for d in dialogues:
@@ -313,15 +314,8 @@ def reference_predictions(dialogues: list[dict], pool: str = "closed") -> list[d
                 continue
             gold = list(t["gold_poi_ids"])
             ranked = gold + [p for p in d[POOL_FIELDS[pool]] if p not in gold] if gold else []
-            rows.append(
-                {
-                    "dialogue_id": d["dialogue_id"],
-                    "turn_id": t["turn_id"],
-                    "ranked_poi_ids": ranked,
-                    "response": t["text"],
-                    "citations": {c["label"]: c["review_id"] for c in t["citations"]},
-                }
-            )
+            cites = {c["label"]: c["review_id"] for c in t["citations"]}
+            rows.append(Prediction(d["dialogue_id"], t["turn_id"], tuple(ranked), t["text"], cites).to_dict())
     return rows
 
 

@@ -48,9 +48,7 @@ _OPTIONS = ("data_dir", "split", "pool", "nli", "judge", *specs.SUITE_OPTIONS, "
 
 def _arrow_row(row: dict) -> dict:
     """A row in the Features form (citations as a list); malformed rows fail as in predictions validation."""
-    r = preds_lib.check_row(row)
-    r["citations"] = [{"label": k, "review_id": v} for k, v in r["citations"].items()]
-    return r
+    return preds_lib.check_row(row).to_features()
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -74,8 +74,23 @@ def test_real_catalogue_randrec_and_toppop(collab_rec_dir, tmp_path):
     )
 
 
-def test_collab_rec_scores_and_metrics_json():
-    records = [
+def _round(
+    number: int, success: float, reliability: float, hallucination: float, invalid: dict | None = None
+) -> dict:
+    """One round of a per-query record, with its one agent "p" (whose success is the round's)."""
+    agent = {
+        "agent": "p",
+        "success": success,
+        "reliability": reliability,
+        "hallucination": hallucination,
+        "invalid": invalid or {},
+    }
+    return {"round": number, "success": success, "agents": [agent]}
+
+
+def _per_query_records() -> list[dict]:
+    """Two queries: q1 runs 3 rounds to t_max (one hallucinated name in round 2), q2 stops ideal in round 1."""
+    return [
         {
             "query_id": "q1",
             "systems": {
@@ -83,45 +98,9 @@ def test_collab_rec_scores_and_metrics_json():
                 "M_early": {"round": 3, "offer": ["a", "c"], "success": 1.0, "fractions": [1, 1]},
             },
             "rounds": [
-                {
-                    "round": 1,
-                    "success": 0.5,
-                    "agents": [
-                        {
-                            "agent": "p",
-                            "success": 0.5,
-                            "reliability": 1.0,
-                            "hallucination": 0.0,
-                            "invalid": {},
-                        }
-                    ],
-                },
-                {
-                    "round": 2,
-                    "success": 0.5,
-                    "agents": [
-                        {
-                            "agent": "p",
-                            "success": 0.5,
-                            "reliability": 0.5,
-                            "hallucination": 0.1,
-                            "invalid": {"zz": "out_of_catalogue"},
-                        }
-                    ],
-                },
-                {
-                    "round": 3,
-                    "success": 1.0,
-                    "agents": [
-                        {
-                            "agent": "p",
-                            "success": 1.0,
-                            "reliability": 0.7,
-                            "hallucination": 0.0,
-                            "invalid": {},
-                        }
-                    ],
-                },
+                _round(1, 0.5, 1.0, 0.0),
+                _round(2, 0.5, 0.5, 0.1, {"zz": "out_of_catalogue"}),
+                _round(3, 1.0, 0.7, 0.0),
             ],
             "stop": {"round": 3, "reason": "t_max"},
             "agent_calls": 3,
@@ -133,27 +112,16 @@ def test_collab_rec_scores_and_metrics_json():
                 "M_1": {"round": 1, "offer": ["c"], "success": 1.0, "fractions": [1]},
                 "M_early": {"round": 1, "offer": ["c"], "success": 1.0, "fractions": [1]},
             },
-            "rounds": [
-                {
-                    "round": 1,
-                    "success": 1.0,
-                    "agents": [
-                        {
-                            "agent": "p",
-                            "success": 1.0,
-                            "reliability": 1.0,
-                            "hallucination": 0.0,
-                            "invalid": {},
-                        }
-                    ],
-                }
-            ],
+            "rounds": [_round(1, 1.0, 1.0, 0.0)],
             "stop": {"round": 1, "reason": "ideal"},
             "agent_calls": 1,
             "agent_failures": 1,
         },
     ]
-    m = compute_metrics(records, ["a", "b", "c", "d"], ModeratorConfig())
+
+
+def test_metrics_json_aggregates_the_per_query_records():
+    m = compute_metrics(_per_query_records(), ["a", "b", "c", "d"], ModeratorConfig())
     assert m["systems"]["M_1"]["moderator_success"] == approx(0.75)
     assert m["systems"]["M_early"]["coverage"] == 0.5 and m["systems"]["M_early"]["mean_round"] == 2.0
     assert m["agents"]["reliability"] == approx(0.6)  # rounds >= 2 only
@@ -176,7 +144,10 @@ def test_collab_rec_scores_and_metrics_json():
         "agent_failures": 1,
         "hallucinated_names": 1,
     }
-    assert early_stopping(records, "M_eq13") == {} and mean_or_none([None]) is None
+
+
+def test_collab_rec_scores_edge_cases():
+    assert early_stopping(_per_query_records(), "M_eq13") == {} and mean_or_none([None]) is None
     with pytest.raises(ValueError, match="one per list"):
         collab_rec_scores([["a"]], [], ["a"])
 

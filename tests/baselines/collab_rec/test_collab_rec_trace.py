@@ -131,7 +131,7 @@ def test_pipeline_with_recorded_outputs(data_dir, kb, tmp_path):
     from trace_dataset.io import write_jsonl
     from trace_metrics.lib.suite import evaluate_run
 
-    write_jsonl(tmp_path / "preds.jsonl", preds)
+    write_jsonl(tmp_path / "preds.jsonl", [p.to_dict() for p in preds])
     row = evaluate_run(data_dir, tmp_path / "preds.jsonl", split="test", pool="closed")
     assert row["values"]["recall@1"] == 1.0  # Green Leaf first at turn 1, Corner Cafe at turn 3: both gold
     assert row["values"]["cgs"] > 0 and row["n"]["recall@1"] == 2

@@ -27,6 +27,7 @@ from baselines.toolkit.proximity import ProximityGraph
 from tests.support.llm import ScriptedLLM
 from tests.support.llm_baselines import WordEncoder, ranking_reply
 from trace_dataset.datadir import iter_dialogues
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_rows
 from trace_llm.jsonout import validation_errors
 
@@ -206,9 +207,29 @@ def test_bad_parameters_are_refused(kb):
 
 
 def test_same_inputs_same_bytes(kb):
-    a = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
-    b = [json.dumps(p) for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
+    a = [p.to_json() for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
+    b = [p.to_json() for p in pipeline("rag_citation", kb=kb, llm=ScriptedLLM(ranking_reply()))(rows(kb))]
     assert a == b
+
+
+def test_predictions_round_trip_through_the_record(kb):
+    """What a run writes (the record's JSON line) reads back into the same record and the same bytes, meta
+    counts and citations included: half the turns fall back to Popularity, the others cite an unknown label."""
+    answers = iter(range(10_000))
+
+    def reply(conv):
+        if next(answers) % 2:
+            return "not JSON"
+        return ranking_reply(("P1",), "P1 it is [R1], as [R9] says.")(conv)
+
+    preds = list(pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(reply), json_repairs=0)(rows(kb)))
+    lines = [p.to_json() for p in preds]
+    assert any('"fallback_popularity":1' in line for line in lines)
+    assert any('"unknown_labels":1' in line for line in lines)
+    assert any('"citations":{"R1":' in line for line in lines)
+    for p, line in zip(preds, lines, strict=True):
+        again = Prediction.from_dict(json.loads(line))
+        assert again.to_json() == line and again == p and isinstance(p, Prediction)
 
 
 def test_completed_rankings_report_their_ties():
@@ -235,4 +256,4 @@ def test_llm_baselines_record_the_scores_of_their_rankings(kb, name):
     if name == "llm_zero_shot":  # one chosen, the rest of the shown cards tied
         first = pipe.record_scores[(preds[0]["dialogue_id"], preds[0]["turn_id"])]
         assert sorted(first.values(), reverse=True)[0] == (2, 0) and len(set(list(first.values())[1:])) <= 2
-    assert "scores" not in json.dumps(preds)  # never written to a prediction
+    assert "scores" not in "".join(p.to_json() for p in preds)  # never written to a prediction

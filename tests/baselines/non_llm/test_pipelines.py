@@ -93,11 +93,16 @@ def check_predictions(kb, rows, preds):
         cited = [kb.review_text(rid) for rid in pred["citations"].values()]
         for q in quotes:  # every quote is a verbatim span of a cited review
             assert any(q.text in text for text in cited), q.text
-        json.dumps(pred)
+        assert json.loads(pred.to_json()) == pred.to_dict() == pred  # the record is its JSON line
 
 
 def run(pipe, rows, **kw):
     return list(pipe(rows, **kw))
+
+
+def lines(preds):
+    """The JSON lines a run writes of these predictions."""
+    return [p.to_json() for p in preds]
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -119,13 +124,13 @@ def test_deterministic_and_session_isolated(name, cell_kb, tmp_path):
     rows = list(turn_rows(DIALOGUE, "open"))
     first = run(build(name, cell_kb, tmp_path), rows, batch_size=1)
     again = run(build(name, cell_kb, tmp_path), rows, batch_size=3)
-    assert json.dumps(first) == json.dumps(again)
+    assert lines(first) == lines(again)
     # another dialogue before this one changes nothing (no state crosses dialogues)
     other = dialogue(["p_bbq", "p_caf"], ["p_bbq", "p_caf"], ["p_bbq", "p_caf"])
     other["dialogue_id"] = "cell_0000"
     other_rows = list(turn_rows(other, "closed"))
     mixed = run(build(name, cell_kb, tmp_path), other_rows + rows)
-    assert json.dumps(mixed[len(other_rows) :]) == json.dumps(first)
+    assert lines(mixed[len(other_rows) :]) == lines(first)
     # the pool order does not matter: ties go by business_id
     shuffled = [{**r, "candidate_poi_ids": list(reversed(r["candidate_poi_ids"]))} for r in rows]
     assert [p["ranked_poi_ids"] for p in run(build(name, cell_kb, tmp_path), shuffled)] == [
@@ -155,4 +160,4 @@ def test_contract_with_the_real_model(name, cell_kb, tmp_path, minilm):
         rows = list(turn_rows(DIALOGUE, pool))
         preds = run(pipe, rows)
         check_predictions(cell_kb, rows, preds)
-        assert json.dumps(preds) == json.dumps(run(pipe, rows, batch_size=1))  # batching changes nothing
+        assert lines(preds) == lines(run(pipe, rows, batch_size=1))  # batching changes nothing

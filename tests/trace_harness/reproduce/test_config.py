@@ -54,6 +54,31 @@ def test_the_packaged_examples_load_with_paths_from_the_current_folder(tmp_path,
     }  # App. F
 
 
+def test_the_main_jobs_examples_load_and_overrides_replace_keys(tmp_path, monkeypatch):
+    from trace_harness.reproduce.config import load_example
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo").mkdir()  # a folder named like an example does not hide it
+    demo = load_config("demo")
+    assert demo.out == tmp_path / "runs/demo" and demo.open.subset is None and demo.interactive.n is None
+    assert (
+        demo.interactive.workers is None
+        and demo.closed.runs == "runs/closed"
+        and demo.open.runs == "runs/open"
+    )
+    assert [j.kind for j in build_jobs(demo)] == ["run"] * 18 + ["interactive"] * 9
+    llm = load_config("demo_llm")
+    assert llm.closed.runs == "llm_runs" and llm.core.out == "core/{system}"
+    assert [str(j.out.relative_to(tmp_path)) for j in build_jobs(llm) if j.kind == "core"] == [
+        "runs/demo/core/tfidf",
+        "runs/demo/core/llm_zero_shot",
+    ]
+    small = load_example("demo", {"out": "x", "interactive": {"n": 20}})
+    assert (
+        small.out == tmp_path / "x" and small.interactive.n == 20 and small.interactive.simulator == "rules"
+    )
+
+
 def test_relative_paths_are_read_from_the_config_folder(tmp_path):
     config = load_config(write(tmp_path, BASE))
     assert config.data == tmp_path / "data" and config.out == tmp_path / "out" and len(config.sha256) == 64
@@ -109,6 +134,29 @@ def test_toml_reads_as_yaml_does(tmp_path):
             r"core\.split: 'train'; CoRE reads the closed runs, which cover test \(closed\.split: test\): expected one "
             r"of test or all",
         ),
+        (
+            {"closed": {"runs": "../elsewhere"}},
+            r"closed\.runs: '\.\./elsewhere'; expected a relative folder under out",
+        ),
+        ({"open": {"runs": "/abs"}}, r"open\.runs: '/abs'; expected a relative folder under out"),
+        (
+            {"parts": ["table5", "table6"], "open": {"runs": "runs/closed"}},
+            r"open\.runs: 'runs/closed' is closed\.runs too; expected a folder of its own",
+        ),
+        (
+            {"core": {"out": "core/{model}"}},
+            r"core\.out: 'core/\{model\}'; expected a folder under out naming \{system\}",
+        ),
+        (
+            {
+                "parts": ["core"],
+                "models": {"systems": f"openai:{URL}#m", "core": f"openai:{URL}#c"},
+                "core": {"split": "all", "out": "core/{system}"},
+            },
+            r"core\.out: 'core/\{system\}'; CoRE scores every split of the closed runs here, so expected a folder "
+            r"naming \{split\}",
+        ),
+        ({"interactive": {"workers": 0}}, r"interactive\.workers: 0; expected an integer >= 1 or null"),
     ],
 )
 def test_bad_configs_are_refused_naming_the_field(tmp_path, change, message):
@@ -122,7 +170,9 @@ def test_not_yaml_and_missing_files_are_refused(tmp_path):
     (tmp_path / "bad.yaml").write_text("data: [unclosed\n", encoding="utf-8")
     with pytest.raises(TraceDataError, match="not valid YAML"):
         load_config(tmp_path / "bad.yaml")
-    with pytest.raises(TraceDataError, match="config file not found.*packaged examples \\(offline, paper\\)"):
+    with pytest.raises(
+        TraceDataError, match="config file not found.*packaged examples \\(offline, paper, demo, demo_llm\\)"
+    ):
         load_config(tmp_path / "none.yaml")
 
 

@@ -24,14 +24,19 @@ STRATEGIES = (
 
 
 def register(subparsers: Any) -> None:
-    from baselines.collab_rec.agents import load_settings
-    from baselines.collab_rec.moderator import CODE_BEHAVIOURS, REJECTION_TAU, STOPPING, ModeratorConfig
-
-    defaults, decoding = ModeratorConfig(), load_settings().decoding
     parser = subparsers.add_parser(
         "collab-rec", help="Collab-REC (multi-agent city recommender) on its own data"
     )
     sub = parser.add_subparsers(dest="collab_rec_command", metavar="ACTION", required=True)
+    _register_run(sub)
+    tables = sub.add_parser("tables", help="lay out finished runs as the paper's Tables 1 and 3 (Markdown)")
+    tables.add_argument("runs", nargs="+", metavar="DIR", help="folders written by `collab-rec run`")
+    tables.add_argument("--reference", action="store_true", help="also print the paper's own tables")
+    tables.set_defaults(func=_tables)
+
+
+def _register_run(sub: Any) -> None:
+    from baselines.collab_rec.agents import load_settings
 
     run = sub.add_parser(
         "run",
@@ -48,6 +53,44 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--out", required=True, metavar="DIR", help="output folder (run.json, queries/, metrics.json)"
     )
+    _add_moderator_options(run)
+    run.add_argument("--limit", type=number_in(int, 1), default=None, help="only the first N queries")
+    run.add_argument(
+        "--batch-queries",
+        type=number_in(int, 1),
+        default=None,
+        help="queries negotiated together (default: 16, or 1 for a model that answers one request at a time: "
+        "llama.cpp in process)",
+    )
+    run.add_argument(
+        "--max-repairs",
+        type=number_in(int, 0),
+        default=None,
+        help="JSON repair retries per agent call (default: 2)",
+    )
+    run.add_argument(
+        "--open-candidates",
+        action="store_true",
+        help="the paper's open list: agents may name anything (no catalogue enum in the schema); see "
+        "docs/collab_rec.md",
+    )
+    run.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    decoding = load_settings().decoding
+    add_llm_argument(
+        run,
+        temperature=decoding["temperature"],
+        top_p=decoding["top_p"],
+        max_new_tokens=decoding["max_new_tokens"],
+    )
+    run.set_defaults(func=_run)
+
+
+def _add_moderator_options(run: argparse.ArgumentParser) -> None:
+    """The moderator's settings (ModeratorConfig), each defaulting to the paper's."""
+    from baselines.collab_rec.moderator import CODE_BEHAVIOURS, REJECTION_TAU, STOPPING, ModeratorConfig
+
+    defaults = ModeratorConfig()
     run.add_argument(
         "--rejection",
         default=defaults.rejection,
@@ -104,40 +147,6 @@ def register(subparsers: Any) -> None:
         help="use the authors' code's behaviour where it differs from the paper; "
         f"repeatable: {', '.join(sorted(CODE_BEHAVIOURS))} (see docs/collab_rec.md)",
     )
-    run.add_argument("--limit", type=number_in(int, 1), default=None, help="only the first N queries")
-    run.add_argument(
-        "--batch-queries",
-        type=number_in(int, 1),
-        default=None,
-        help="queries negotiated together (default: 16, or 1 for a model that answers one request at a time: "
-        "llama.cpp in process)",
-    )
-    run.add_argument(
-        "--max-repairs",
-        type=number_in(int, 0),
-        default=None,
-        help="JSON repair retries per agent call (default: 2)",
-    )
-    run.add_argument(
-        "--open-candidates",
-        action="store_true",
-        help="the paper's open list: agents may name anything (no catalogue enum in the schema); see "
-        "docs/collab_rec.md",
-    )
-    run.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
-    run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_llm_argument(
-        run,
-        temperature=decoding["temperature"],
-        top_p=decoding["top_p"],
-        max_new_tokens=decoding["max_new_tokens"],
-    )
-    run.set_defaults(func=_run)
-
-    tables = sub.add_parser("tables", help="lay out finished runs as the paper's Tables 1 and 3 (Markdown)")
-    tables.add_argument("runs", nargs="+", metavar="DIR", help="folders written by `collab-rec run`")
-    tables.add_argument("--reference", action="store_true", help="also print the paper's own tables")
-    tables.set_defaults(func=_tables)
 
 
 def _run(args: argparse.Namespace) -> int:

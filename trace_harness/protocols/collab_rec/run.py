@@ -15,7 +15,7 @@ import hashlib
 import logging
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,10 @@ from baselines.collab_rec.negotiation import (
 )
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_jsonl
+from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.collab_rec.metrics import compute_metrics
 from trace_harness.protocols.teacher_forced.runner import llm_identity
+from trace_llm import LLM
 
 log = logging.getLogger(__name__)
 
@@ -105,13 +107,142 @@ def _query_files(tasks: Sequence[Task], queries_path: str | os.PathLike) -> dict
     return names
 
 
+class CollabRecRun(Protocol):
+    """One strategy over the queries of Collab-REC's city benchmark (module docstring): the run config's data is
+    the city knowledge base (its split and pool do not apply: the queries are one set), `limit` keeps the first
+    queries, `seed` is RandRec's."""
+
+    name = "collab_rec"
+    unit = "query"
+
+    def __init__(
+        self,
+        strategy: str,
+        config: RunConfig,
+        queries_path: str | os.PathLike,
+        out: str | os.PathLike,
+        *,
+        llm: LLM | None = None,
+        moderator: ModeratorConfig | None = None,
+        batch_queries: int | None = None,
+        overwrite: bool = False,
+        max_repairs: int | None = None,
+        catalogue_enum: bool = True,
+        progress: bool = True,
+    ):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
+        if strategy in LLM_STRATEGIES and llm is None:
+            raise ValueError(f"strategy {strategy!r} needs an LLM (--llm SPEC)")
+        if batch_queries is None:  # a model answering one request at a time gains nothing from lockstep
+            batch_queries = BATCH_QUERIES if llm is None or llm.answers_concurrently else 1
+        if batch_queries < 1:
+            raise ValueError(f"batch_queries must be >= 1, got {batch_queries}")
+        super().__init__(config, Path(out), overwrite=overwrite, progress=progress)
+        self.strategy, self.queries_path, self.llm = strategy, queries_path, llm
+        self.moderator = moderator or ModeratorConfig()
+        self.batch_queries, self.max_repairs, self.catalogue_enum = batch_queries, max_repairs, catalogue_enum
+        self.uses_llm = strategy in LLM_STRATEGIES
+
+    def start(self) -> None:
+        """The catalogue and the queries, the run's identity checked against the folder, the queries done."""
+        kb_path, queries_path = self.config.data, self.queries_path
+        self.kb = kb = load_city_kb(kb_path)
+        queries = self.config.units(load_queries(queries_path))
+        uses_llm = self.uses_llm
+        self.identity = identity = {
+            "strategy": self.strategy,
+            "config": self.moderator.to_dict(),
+            "seed": self.config.seed,
+            "kb": {"path": str(kb_path), "sha256": kb.sha256},
+            "queries": {"path": str(queries_path), "sha256": sha256_file(queries_path)},
+            "llm": _llm_identity(self.llm) if uses_llm and self.llm is not None else None,
+            "prompt_files": prompt_files() if uses_llm else None,
+        }
+        if uses_llm and not self.catalogue_enum:
+            identity["catalogue_enum"] = (
+                False  # the paper's open list (recorded only when asked: older runs resume)
+            )
+        _prepare(self.out, identity, self.overwrite)
+        self.tasks = tasks = city_tasks(kb, queries, self.moderator)
+        self.files = _query_files(tasks, queries_path)
+        self.todo = [t for t in tasks if not (self.out / QUERIES_DIR / self.files[t.id]).exists()]
+        if len(self.todo) < len(tasks):
+            log.info(
+                "%s: resuming, %d of %d queries already done",
+                self.out,
+                len(tasks) - len(self.todo),
+                len(tasks),
+            )
+        llm = self.llm if uses_llm else None  # the constructor refused an LLM strategy without one
+        self.caller = (
+            AgentCaller(llm, self.moderator, self.max_repairs, catalogue_enum=self.catalogue_enum)
+            if llm is not None
+            else None
+        )
+        self.total, self.done, self.label = (
+            len(tasks),
+            len(tasks) - len(self.todo),
+            f"collab-rec {self.strategy}",
+        )
+
+    def steps(self) -> Iterator[int]:
+        """The queries left, `batch_queries` negotiated together; each query's file written as it finishes."""
+        qdir, config = self.out / QUERIES_DIR, self.moderator
+        for start in range(0, len(self.todo), self.batch_queries):
+            chunk = self.todo[start : start + self.batch_queries]
+            if self.strategy == "randrec":
+                results = run_randrec(chunk, config.k, self.config.seed)
+            elif self.strategy == "toppop":
+                results = run_toppop(chunk, toppop_ranking(self.kb), config.k)
+            elif self.strategy == "sasi":
+                assert self.caller is not None  # sasi and mami use the LLM
+                results = run_sasi(chunk, self.caller)
+            else:
+                assert self.caller is not None
+                results = run_mami(chunk, self.caller.propose, config, self.strategy)
+            for task, result in zip(chunk, results, strict=True):
+                write_json(
+                    qdir / self.files[task.id],
+                    {
+                        "query": {"id": task.id, "text": task.text, "filters": task.filters},
+                        **result.to_dict(),
+                    },
+                )
+            yield len(chunk)
+
+    def finish(self) -> dict[str, Any]:
+        """metrics.json (and offers.jsonl) over every query's file; metrics.json's content."""
+        qdir, out = self.out / QUERIES_DIR, self.out
+        records = [_query_record(qdir / self.files[t.id], t.id) for t in self.tasks]
+        metrics = compute_metrics(records, self.kb.names, self.moderator)
+        metrics["strategy"] = self.strategy
+        if self.caller is not None and self.llm is not None:
+            metrics["llm"] = {
+                "model": self.llm.describe(),
+                "usage_this_process": self.llm.usage,
+                "prompt_files": self.identity["prompt_files"],
+                "calls_this_process": self.caller.calls,
+                "failures_this_process": self.caller.failures,
+            }
+        write_jsonl(
+            out / OFFERS_FILE,
+            [
+                {"query_id": r["query_id"], **{name: s["offer"] for name, s in r["systems"].items()}}
+                for r in records
+            ],
+        )
+        write_json(out / METRICS_FILE, metrics)
+        return metrics
+
+
 def run_benchmark(
     strategy: str,
     kb_path: str | os.PathLike,
     queries_path: str | os.PathLike,
     out_dir: str | os.PathLike,
     *,
-    llm: Any = None,
+    llm: LLM | None = None,
     config: ModeratorConfig | None = None,
     limit: int | None = None,
     batch_queries: int | None = None,
@@ -122,80 +253,20 @@ def run_benchmark(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run `strategy` on the queries, write OUT (module docstring) and return metrics.json's content."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; expected one of {STRATEGIES}")
-    if strategy in LLM_STRATEGIES and llm is None:
-        raise ValueError(f"strategy {strategy!r} needs an LLM (--llm SPEC)")
-    if batch_queries is None:  # a model answering one request at a time gains nothing from lockstep
-        batch_queries = BATCH_QUERIES if llm is None or llm.answers_concurrently else 1
-    if batch_queries < 1:
-        raise ValueError(f"batch_queries must be >= 1, got {batch_queries}")
-    config = config or ModeratorConfig()
-    kb, queries = load_city_kb(kb_path), load_queries(queries_path)
-    if limit is not None:
-        queries = queries[:limit]
-    out = Path(out_dir)
-    uses_llm = strategy in LLM_STRATEGIES
-    identity = {
-        "strategy": strategy,
-        "config": config.to_dict(),
-        "seed": seed,
-        "kb": {"path": str(kb_path), "sha256": kb.sha256},
-        "queries": {"path": str(queries_path), "sha256": sha256_file(queries_path)},
-        "llm": _llm_identity(llm) if uses_llm else None,
-        "prompt_files": prompt_files() if uses_llm else None,
-    }
-    if uses_llm and not catalogue_enum:
-        identity["catalogue_enum"] = (
-            False  # the paper's open list (recorded only when asked: older runs resume)
-        )
-    _prepare(out, identity, overwrite)
-    qdir = out / QUERIES_DIR
-    tasks = city_tasks(kb, queries, config)
-    files = _query_files(tasks, queries_path)
-    todo = [t for t in tasks if not (qdir / files[t.id]).exists()]
-    if len(todo) < len(tasks):
-        log.info("%s: resuming, %d of %d queries already done", out, len(tasks) - len(todo), len(tasks))
-    caller = AgentCaller(llm, config, max_repairs, catalogue_enum=catalogue_enum) if uses_llm else None
-    bar = _progress(len(tasks), len(tasks) - len(todo), strategy, progress)
-    for start in range(0, len(todo), batch_queries):
-        chunk = todo[start : start + batch_queries]
-        if strategy == "randrec":
-            results = run_randrec(chunk, config.k, seed)
-        elif strategy == "toppop":
-            results = run_toppop(chunk, toppop_ranking(kb), config.k)
-        elif strategy == "sasi":
-            assert caller is not None  # sasi and mami use the LLM
-            results = run_sasi(chunk, caller)
-        else:
-            assert caller is not None
-            results = run_mami(chunk, caller.propose, config, strategy)
-        for task, result in zip(chunk, results, strict=True):
-            write_json(
-                qdir / files[task.id],
-                {"query": {"id": task.id, "text": task.text, "filters": task.filters}, **result.to_dict()},
-            )
-        bar.update(len(chunk))
-    bar.close()
-    records = [_query_record(qdir / files[t.id], t.id) for t in tasks]
-    metrics = compute_metrics(records, kb.names, config)
-    metrics["strategy"] = strategy
-    if caller is not None:
-        metrics["llm"] = {
-            "model": llm.describe(),
-            "usage_this_process": llm.usage,
-            "prompt_files": identity["prompt_files"],
-            "calls_this_process": caller.calls,
-            "failures_this_process": caller.failures,
-        }
-    write_jsonl(
-        out / OFFERS_FILE,
-        [
-            {"query_id": r["query_id"], **{name: s["offer"] for name, s in r["systems"].items()}}
-            for r in records
-        ],
+    run = CollabRecRun(
+        strategy,
+        RunConfig(Path(kb_path), limit=limit, seed=seed),
+        queries_path,
+        out_dir,
+        llm=llm,
+        moderator=config,
+        batch_queries=batch_queries,
+        overwrite=overwrite,
+        max_repairs=max_repairs,
+        catalogue_enum=catalogue_enum,
+        progress=progress,
     )
-    write_json(out / METRICS_FILE, metrics)
+    metrics: dict[str, Any] = run.run()
     return metrics
 
 
@@ -214,7 +285,7 @@ def _query_record(path: Path, query_id: str) -> dict[str, Any]:
     return record
 
 
-def _llm_identity(llm: Any) -> dict[str, Any]:
+def _llm_identity(llm: LLM) -> dict[str, Any]:
     """The model and decoding (not the spec: a local server's URL changes between runs, its answers do not; nor
     the transport settings, as for `trace-bench run`)."""
     return llm_identity(llm.describe())
@@ -246,9 +317,3 @@ def _prepare(out: Path, identity: dict[str, Any], overwrite: bool) -> None:
             f"{QUERIES_DIR}/ exists without {RUN_FILE}; use another --out or --overwrite", path=out
         )
     write_json(run_file, identity)
-
-
-def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, desc=f"collab-rec {desc}", unit="query", disable=not enabled)

@@ -15,12 +15,7 @@ from typing import Any
 from trace_bench.errors import UsageError
 from trace_bench.options import byte_size, number_in, positive_seconds
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, POOLS, SPLITS
-
-
-def _param(text: str) -> tuple[str, Any]:
-    from trace_harness.protocols.teacher_forced.cli import key_value_param as parse
-
-    return parse(text)
+from trace_harness.protocols.params import key_value_param
 
 
 def _user_reviews(text: str) -> tuple[int, int]:
@@ -69,55 +64,8 @@ def register(subparsers: Any) -> None:
         choices=("rules", "llm"),
         help="rules (offline, deterministic; default) or llm (--llm SPEC words the traveler)",
     )
-    p.add_argument(
-        "--turns",
-        type=number_in(int, 1),
-        default=None,
-        help="system turns per dialogue at most (default: 8 for trace, 5 for sniprec)",
-    )
-    p.add_argument(
-        "--n",
-        type=number_in(int, 1),
-        default=None,
-        metavar="DIALOGUES",
-        help="number of dialogues (trace: the first N of --split; sniprec: N seed pairs; default: all / 1000)",
-    )
-    p.add_argument(
-        "--split", default="test", choices=SPLITS, help="split the travelers are seeded from (default test)"
-    )
-    p.add_argument("--pool", default="closed", choices=POOLS, help="trace: candidate pool (default closed)")
-    p.add_argument(
-        "--seed", type=number_in(int, 0), default=42, help="simulator and tie-breaking seed (default 42)"
-    )
-    p.add_argument(
-        "--param",
-        action="append",
-        type=_param,
-        default=[],
-        metavar="KEY=VALUE",
-        help="a parameter of the baseline (JSON value), e.g. --param llm=openai:http://host/v1#m; repeatable",
-    )
-    p.add_argument(
-        "--timeout",
-        type=positive_seconds,
-        default=30.0,
-        metavar="SECONDS",
-        help="external systems: deadline of one turn's whole reply; later replies lose the turn (default 30)",
-    )
-    p.add_argument(
-        "--concurrency",
-        type=number_in(int, 1),
-        default=8,
-        help="external systems: requests in flight (default 8)",
-    )
-    p.add_argument(
-        "--max-reply-bytes",
-        type=byte_size,
-        default=MAX_PREDICTION_LINE_BYTES,
-        metavar="BYTES",
-        help="external systems: a longer reply loses the turn, read no further (default 1M, the "
-        "prediction row limit of trace-bench submit; suffixes K, M, G)",
-    )
+    _add_dialogue_options(p)
+    _add_external_options(p)
     p.add_argument(
         "--batch-dialogues",
         type=number_in(int, 1),
@@ -142,6 +90,63 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_llm_argument(p)
     p.set_defaults(func=_run)
+
+
+def _add_dialogue_options(p: argparse.ArgumentParser) -> None:
+    """Which dialogues, how long, on which pool, with which seed and parameters."""
+    p.add_argument(
+        "--turns",
+        type=number_in(int, 1),
+        default=None,
+        help="system turns per dialogue at most (default: 8 for trace, 5 for sniprec)",
+    )
+    p.add_argument(
+        "--n",
+        type=number_in(int, 1),
+        default=None,
+        metavar="DIALOGUES",
+        help="number of dialogues (trace: the first N of --split; sniprec: N seed pairs; default: all / 1000)",
+    )
+    p.add_argument(
+        "--split", default="test", choices=SPLITS, help="split the travelers are seeded from (default test)"
+    )
+    p.add_argument("--pool", default="closed", choices=POOLS, help="trace: candidate pool (default closed)")
+    p.add_argument(
+        "--seed", type=number_in(int, 0), default=42, help="simulator and tie-breaking seed (default 42)"
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        type=key_value_param,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the baseline (JSON value), e.g. --param llm=openai:http://host/v1#m; repeatable",
+    )
+
+
+def _add_external_options(p: argparse.ArgumentParser) -> None:
+    """What an external system (HTTP or chat endpoint) runs under."""
+    p.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="external systems: deadline of one turn's whole reply; later replies lose the turn (default 30)",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=number_in(int, 1),
+        default=8,
+        help="external systems: requests in flight (default 8)",
+    )
+    p.add_argument(
+        "--max-reply-bytes",
+        type=byte_size,
+        default=MAX_PREDICTION_LINE_BYTES,
+        metavar="BYTES",
+        help="external systems: a longer reply loses the turn, read no further (default 1M, the "
+        "prediction row limit of trace-bench submit; suffixes K, M, G)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:

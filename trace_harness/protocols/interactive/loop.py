@@ -27,6 +27,7 @@ from typing import Any
 
 from trace_dataset.constants import RECOMMENDATION_ACTIONS
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_row
 from trace_harness.protocols.interactive.reply import System, SystemReply
 from trace_harness.protocols.interactive.simulator.goal import TravelerGoal, World
@@ -160,14 +161,14 @@ class LiveDialogue:
             "n_candidates": len(row["candidate_poi_ids"]),
         }
         self.predictions.append(
-            {
-                "dialogue_id": self.goal.dialogue_id,
-                "turn_id": tid,
-                "ranked_poi_ids": list(reply.ranked_poi_ids),
-                "response": reply.response,
-                "citations": dict(reply.citations),
-                "meta": meta,
-            }
+            Prediction(
+                self.goal.dialogue_id,
+                tid,
+                tuple(reply.ranked_poi_ids),
+                reply.response,
+                dict(reply.citations),
+                meta,
+            ).to_dict()
         )
         if action == "ask_preference":
             self.asks += 1

@@ -22,21 +22,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import SEED
-from trace_dataset.io import TraceDataError, write_json
+from trace_dataset.io import TraceDataError
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_rows
+from trace_harness.protocols.base import RunConfig
 from trace_harness.protocols.interactive.loop import GENERATOR, _turn, citation_list, new_record
-from trace_harness.protocols.interactive.output import METRICS_FILE, Progress, write_outputs
 from trace_harness.protocols.interactive.reply import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_REPLY_BYTES,
     DEFAULT_TIMEOUT_S,
     System,
 )
-from trace_harness.protocols.interactive.report import build_metrics
-from trace_harness.protocols.interactive.run import simulator_identity, system_label, system_parameters
+from trace_harness.protocols.interactive.session import InteractiveRun, ReplyLimits
 from trace_harness.protocols.interactive.simulator.goal import World
 from trace_harness.protocols.interactive.simulator.seeker import (
     FIRST_QUESTION,
@@ -52,7 +51,7 @@ from trace_harness.protocols.interactive.simulator.sniprec_seeds import (
     seed_pairs,
     seeker_context,
 )
-from trace_harness.protocols.interactive.systems import load_system
+from trace_llm import LLM
 from trace_metrics.lib.interactive import target_position, turn_rng
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ def load_catalogue(path: str | os.PathLike) -> KnowledgeBase:
     return kb
 
 
-def make_seeker(name: str, world: World, llm: Any = None, seed: int = SEED) -> SeekerSimulator:
+def make_seeker(name: str, world: World, llm: LLM | None = None, seed: int = SEED) -> SeekerSimulator:
     if name == "rules":
         return SeekerSimulator(world, seed)
     if name == "llm":
@@ -94,16 +93,8 @@ class SeekerDialogue:
         self.predictions: list[dict[str, Any]] = []
         self.turns = self.record["turns"]
         self.turns.append(_turn(0, "system", "ask_preference", FIRST_QUESTION))
-        self.predictions.append(
-            {
-                "dialogue_id": goal.dialogue_id,
-                "turn_id": 0,
-                "ranked_poi_ids": [],
-                "response": FIRST_QUESTION,
-                "citations": {},
-                "meta": {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}},
-            }
-        )
+        fixed = {"interactive": {"fixed_question": True, "requested_action": "ask_preference"}}
+        self.predictions.append(Prediction(goal.dialogue_id, 0, (), FIRST_QUESTION, {}, fixed).to_dict())
         self.question = FIRST_QUESTION
         self.log: list[dict[str, Any]] = []
 
@@ -144,15 +135,11 @@ class SeekerDialogue:
                 "ranked": len(reply.ranked_poi_ids),
             },
         }
+        ranked_kept = tuple(reply.ranked_poi_ids[:STORED_RANKS])
         self.predictions.append(
-            {
-                "dialogue_id": self.record["dialogue_id"],
-                "turn_id": tid,
-                "ranked_poi_ids": list(reply.ranked_poi_ids[:STORED_RANKS]),
-                "response": reply.response,
-                "citations": dict(reply.citations),
-                "meta": meta,
-            }
+            Prediction(
+                self.record["dialogue_id"], tid, ranked_kept, reply.response, dict(reply.citations), meta
+            ).to_dict()
         )
         self.question = reply.response
 
@@ -191,13 +178,113 @@ def converse_sniprec(
     return dialogues
 
 
+class SnipRecRun(InteractiveRun):
+    """SnipRec's protocol: seekers seeded from (user, venue) pairs of a catalogue, the whole catalogue ranked
+    every turn (module docstring)."""
+
+    name = "sniprec"
+    bar_prefix = "sniprec"
+    sim: SeekerSimulator
+
+    def __init__(
+        self,
+        system: str | System,
+        config: RunConfig,
+        out: str | os.PathLike,
+        *,
+        turns: int = SNIPREC_TURNS,
+        criteria: SeedCriteria | None = None,
+        **options: Any,
+    ):
+        n = config.limit
+        if turns < 1 or (n is not None and n < 1):
+            raise ValueError(f"need turns >= 1 and n >= 1; got {turns}, {n}")
+        super().__init__(system, config, Path(out), turns=turns, **options)
+        self.criteria = criteria or SeedCriteria()
+
+    def prepare(self) -> KnowledgeBase:
+        config, criteria = self.config, self.criteria
+        kb = load_catalogue(config.data)
+        world = World(kb)
+        votes = load_votes(kb)
+        by_review = {v.review_id: v for v in votes}
+        self.pairs = pairs = config.units(seed_pairs(votes, criteria, split=config.split, seed=config.seed))
+        if not pairs:
+            raise TraceDataError(
+                f"no (user, venue) seed pair meets {criteria} in split {config.split!r} (the matching has "
+                "fewer pairs than the validation slice?)",
+                path=kb.root,
+            )
+        self.units = [seeker_context(kb, p, by_review) for p in pairs]
+        self.catalogue = list(kb.pois)
+        self.sim = make_seeker(self.simulator, world, self.llm, config.seed)
+        return kb
+
+    def identity_fields(self) -> dict[str, Any]:
+        config, criteria = self.config, self.criteria
+        return {
+            "turns": self.turns,
+            "n": config.limit,
+            "seed": config.seed,
+            "criteria": {
+                "min_stars": criteria.min_stars,
+                "min_useful": criteria.min_useful,
+                "user_reviews": list(criteria.user_reviews),
+            },
+            "kb_version": self.kb.version,
+        }
+
+    def meta_fields(self) -> dict[str, Any]:
+        kb = self.kb
+        return {
+            "catalogue": str(Path(kb.root or "").absolute()),
+            "catalogue_source": kb.meta.get("source", ""),
+            "kb_version": kb.version,
+            "n_candidates": len(self.catalogue),
+            "n_seed_pairs": len(self.pairs),
+            "split": self.config.split,
+            "turns": self.turns,
+        }
+
+    def run_fields(self) -> dict[str, Any]:
+        return {
+            "split": self.config.split,
+            "turns": self.turns,
+            "seed": self.config.seed,
+            "kb_version": self.kb.version,
+            "catalogue_source": self.meta["catalogue_source"],
+            "n_candidates": len(self.catalogue),
+        }
+
+    def generator_label(self) -> str:
+        return f"{GENERATOR} (sniprec protocol, {self.sim.name} seeker)"
+
+    def unit_id(self, unit: SeekerContext) -> str:
+        return f"sniprec_{unit.pair.index + 1:05d}"
+
+    def converse(self, chunk: Sequence[SeekerContext], system: System) -> list[dict[str, Any]]:
+        dialogues = converse_sniprec(
+            system,
+            self.sim,
+            chunk,
+            self.catalogue,
+            turns=self.turns,
+            seed=self.config.seed,
+            metadata=self.metadata,
+        )
+        return [d.item() for d in dialogues]
+
+    def poi_names(self) -> dict[str, str]:
+        return {pid: self.kb.pois[pid].name for pid in self.catalogue}
+
+
 def run_sniprec(
     system: str | System,
     data: str | os.PathLike,
     out: str | os.PathLike,
     *,
     simulator: str = "rules",
-    llm: Any = None,
+    llm: LLM | None = None,
     turns: int = SNIPREC_TURNS,
     n: int | None = None,
     split: str = "test",
@@ -212,125 +299,20 @@ def run_sniprec(
     progress: bool = True,
     n_boot: int = 10_000,
 ) -> dict[str, Any]:
-    """SnipRec's protocol end to end; returns metrics.json's content."""
-    from tqdm.auto import tqdm
-
-    if turns < 1 or (n is not None and n < 1):
-        raise ValueError(f"need turns >= 1 and n >= 1; got {turns}, {n}")
-    criteria = criteria or SeedCriteria()
-    kb = load_catalogue(data)
-    world = World(kb)
-    votes = load_votes(kb)
-    by_review = {v.review_id: v for v in votes}
-    pairs = seed_pairs(votes, criteria, split=split, seed=seed)
-    if n is not None:
-        pairs = pairs[:n]
-    if not pairs:
-        raise TraceDataError(
-            f"no (user, venue) seed pair meets {criteria} in split {split!r} (the matching has "
-            "fewer pairs than the validation slice?)",
-            path=kb.root,
-        )
-    contexts = [seeker_context(kb, p, by_review) for p in pairs]
-    catalogue = list(kb.pois)
-    sim = make_seeker(simulator, world, llm, seed)
-    sys_ = (
-        system
-        if isinstance(system, System)
-        else load_system(
-            system,
-            kb,
-            params=params,
-            timeout=timeout,
-            concurrency=concurrency,
-            max_reply_bytes=max_reply_bytes,
-        )
+    """SnipRec's protocol end to end (SnipRecRun); returns metrics.json's content."""
+    run = SnipRecRun(
+        system,
+        RunConfig(Path(data), split=split, limit=n, seed=seed),
+        out,
+        turns=turns,
+        criteria=criteria,
+        simulator=simulator,
+        llm=llm,
+        params=params,
+        limits=ReplyLimits(timeout, concurrency, max_reply_bytes),
+        batch_dialogues=batch_dialogues,
+        overwrite=overwrite,
+        progress=progress,
+        n_boot=n_boot,
     )
-    try:
-        desc = sys_.describe()
-        identity = {
-            "protocol": "sniprec",
-            "system": desc.get("system"),
-            "system_parameters": system_parameters(desc),
-            "params": dict(params or {}),
-            "simulator": simulator_identity(sim),
-            "split": split,
-            "turns": turns,
-            "n": n,
-            "seed": seed,
-            "criteria": {
-                "min_stars": criteria.min_stars,
-                "min_useful": criteria.min_useful,
-                "user_reviews": list(criteria.user_reviews),
-            },
-            "kb_version": kb.version,
-        }
-        store = Progress(out, identity, overwrite=overwrite)
-        meta = {
-            "identity": identity,
-            "system": desc,
-            "system_label": system_label(desc),
-            "protocol": "sniprec",
-            "simulator": sim.describe(),
-            "generator": GENERATOR,
-            "catalogue": str(Path(kb.root or "").absolute()),
-            "catalogue_source": kb.meta.get("source", ""),
-            "kb_version": kb.version,
-            "n_candidates": len(catalogue),
-            "n_seed_pairs": len(pairs),
-            "split": split,
-            "turns": turns,
-            "trace_bench_version": TRACE_VERSION,
-            "complete": False,
-        }
-        store.write_meta(meta)
-        metadata = {
-            "generator": f"{GENERATOR} (sniprec protocol, {sim.name} seeker)",
-            "backend": sim.name,
-            "model": str(getattr(sim.llm, "model", "") or ""),
-            "seed": seed,
-            "kb_version": kb.version,
-        }
-        todo = [c for c in contexts if f"sniprec_{c.pair.index + 1:05d}" not in store.done]
-        bar = tqdm(
-            total=len(contexts),
-            initial=len(contexts) - len(todo),
-            desc=f"sniprec {sys_.name}"[:40],
-            unit="dlg",
-            disable=not progress,
-            dynamic_ncols=True,
-        )
-        chunk = (
-            batch_dialogues if sys_.session_isolated else 1
-        )  # memory across dialogues: one at a time, in order
-        for start in range(0, len(todo), chunk):
-            dialogues = converse_sniprec(
-                sys_, sim, todo[start : start + chunk], catalogue, turns=turns, seed=seed, metadata=metadata
-            )
-            store.append(d.item() for d in dialogues)
-            bar.update(len(dialogues))
-        bar.close()
-        items = [store.done[f"sniprec_{c.pair.index + 1:05d}"] for c in contexts]
-        write_outputs(out, items, {pid: kb.pois[pid].name for pid in catalogue})
-        meta.update({"system": sys_.describe(), "simulator": sim.describe(), "complete": True})
-        if sim.llm is not None:  # tokens and cache hits of this process, not resumed ones
-            meta["simulator_llm_usage_this_session"] = dict(sim.llm.usage)
-    finally:
-        if not isinstance(system, System):
-            sys_.close()
-    run = {
-        "system": desc.get("system"),
-        "system_label": meta["system_label"],
-        "simulator": sim.name,
-        "family": desc.get("family", "external"),
-        "split": split,
-        "turns": turns,
-        "seed": seed,
-        "kb_version": kb.version,
-        "catalogue_source": meta["catalogue_source"],
-        "n_candidates": len(catalogue),
-    }
-    metrics = build_metrics(items, kb, protocol="sniprec", run=run, n_boot=n_boot, seed=seed)
-    write_json(Path(out) / METRICS_FILE, metrics)
-    store.write_meta(meta)  # complete only once metrics.json is in place
-    return metrics
+    return run.run()

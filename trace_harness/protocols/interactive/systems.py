@@ -43,6 +43,7 @@ from trace_harness.protocols.interactive.reply import (
     check_reply,
     not_unicode,
 )
+from trace_llm import LLM
 from trace_llm.prompts import Prompt, load_prompt
 
 log = logging.getLogger(__name__)
@@ -74,13 +75,13 @@ class PipelineSystem(System):
             self.pipe.record_scores = None
         out = []
         for row, p in zip(rows, preds, strict=True):
-            scores = recorded.get((p["dialogue_id"], p["turn_id"])) or None
+            scores = recorded.get((p.dialogue_id, p.turn_id)) or None
             reply = SystemReply(
                 row["action"],
-                list(p["ranked_poi_ids"]),
-                p["response"],
-                dict(p["citations"]),
-                dict(p.get("meta") or {}),
+                list(p.ranked_poi_ids),
+                p.response,
+                dict(p.citations),
+                dict(p.meta or {}),
                 scores,
             )
             out.append(check_reply(row, reply))
@@ -117,7 +118,7 @@ def mentioned(text: str, names: Mapping[str, str]) -> list[str]:
 class ChatSystem(System):
     """An external system behind an OpenAI-compatible chat endpoint (an LLM spec `openai:BASE_URL#MODEL`)."""
 
-    def __init__(self, llm: Any, kb: KnowledgeBase):
+    def __init__(self, llm: LLM, kb: KnowledgeBase):
         self.llm, self.kb = llm, kb
         self.name = getattr(llm, "spec", "chat")
         self.prompt = load_chat_prompt()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from baselines import LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
+from baselines.identity import IDENTITIES
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
     APP_F_TEMPERATURE,
@@ -20,11 +20,9 @@ from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
+from trace_harness.protocols.params import key_value_param
 from trace_llm import add_llm_argument
 
-# Systems of other papers that take the --llm options (Collab-REC always uses a model; SnipRec runs without one,
-# offline, unless --llm is given: docs/sniprec.md). They keep their own papers' decoding unless a flag is given.
-LLM_SYSTEMS: tuple[str, ...] = SYSTEM_BASELINES
 # The decoding flags: None when not given (the six LLM baselines then get App. F's value, the systems their own).
 # A None temperature / max_new_tokens reaches the pipeline, which takes App. F's for its model (reasoning or not).
 DECODING_FLAGS: dict[str, tuple[str, Any]] = {
@@ -39,38 +37,6 @@ APP_F_HELP = {
     "max_new_tokens": f"tokens per answer (default for the LLM baselines: App. F's, {APP_F_MAX_NEW_TOKENS}; "
     f"{REASONING_MAX_NEW_TOKENS} for a reasoning model; collab_rec, sniprec*: their own)",
 }
-
-
-def key_value_param(text: str) -> tuple[str, Any]:
-    """argparse type of `--param KEY=VALUE`: a JSON value, else the bare text; NaN and infinities are refused
-    (JSON has none, and a NaN parameter scores everything NaN)."""
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value, parse_constant=_no_constant, parse_float=_finite_float)
-    except _NotFinite:
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}") from None
-    except (json.JSONDecodeError, RecursionError, ValueError):
-        pass
-    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {key}={value[:40]}")
-    return key, value  # a bare string (its type is checked by trace_harness.protocols.params)
-
-
-class _NotFinite(Exception):
-    pass
-
-
-def _no_constant(name: str) -> Any:
-    raise _NotFinite(name)
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):  # 1e999
-        raise _NotFinite(text)
-    return value
 
 
 def register_run(subparsers) -> None:
@@ -133,6 +99,13 @@ def register_run(subparsers) -> None:
     p.add_argument(
         "--subset-seed", type=number_in(int, 0), default=SEED, help=f"seed of --subset (default: {SEED})"
     )
+    _add_llm_options(p)
+    # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
+    p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
+
+
+def _add_llm_options(p: argparse.ArgumentParser) -> None:
+    """The --llm options, --prefilter and --snippets, with App. F's defaults named in their help."""
     llm = add_llm_argument(p, temperature=APP_F_TEMPERATURE, max_new_tokens=APP_F_MAX_NEW_TOKENS)
     llm.add_argument(
         "--prefilter",
@@ -155,15 +128,14 @@ def register_run(subparsers) -> None:
             action.dest in DECODING_FLAGS and action.help
         ):  # the help keeps App. F's value, which the six LLM baselines use
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
-    # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
-    p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
 
 
 def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """The LLM parameters the --llm options describe (the runner's workers rebuild the model from them).
 
     The six LLM baselines get every setting (App. F's decoding where no flag is given, the default model where
-    --llm is not); the systems of other papers (LLM_SYSTEMS) only what was given, so that their own defaults stand.
+    --llm is not); the systems of other papers that take them (the identity table's `llm`: Collab-REC always,
+    SnipRec's optionally) only what was given, so that their own defaults stand.
     """
     from trace_llm import DEFAULT_SPEC
     from trace_llm.cli import llm_options
@@ -260,11 +232,12 @@ def _run(args: argparse.Namespace) -> int:
         return 1 if failed else 0
     if args.prefilter and args.name not in PREFILTER_BASELINES:
         raise UsageError(f"--prefilter applies to {', '.join(PREFILTER_BASELINES)}, not {args.name}")
-    if args.name in LLM_BASELINES or args.name in LLM_SYSTEMS:
+    takes_llm = tuple(i.name for i in IDENTITIES if i.llm)  # the identity table: always, or optionally
+    if args.name in takes_llm:
         kwargs["params"] = {**llm_params(args, args.name), **kwargs["params"]}
     elif llm_given:
         raise UsageError(
-            f"{args.name} is not an LLM baseline; --llm applies to {', '.join(LLM_BASELINES + LLM_SYSTEMS)} "
+            f"{args.name} is not an LLM baseline; --llm applies to {', '.join(takes_llm)} "
             f"and --prefilter to {', '.join(PREFILTER_BASELINES)}"
         )
     meta = run_baseline(args.name, args.data, args.out, **kwargs)

@@ -1,4 +1,4 @@
-"""What a resumed run may keep: the rows its metadata vouches for.
+"""What a resumed run may keep (the rows its metadata vouches for) and the chunks of work left after them.
 
 As a run goes, `<file>.meta.json` records after every chunk how many rows the predictions file holds
 (`rows_written`) and a SHA-256 over their bytes (`rows_sha256`, a running hash). A rerun keeps the rows only
@@ -11,7 +11,9 @@ Metadata from before this record existed is trusted on the row keys alone, with 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,53 @@ log = logging.getLogger(__name__)
 
 ROWS_KEY = "rows_written"
 HASH_KEY = "rows_sha256"
+
+
+def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:
+    return [t["turn_id"] for t in dialogue["turns"] if t["role"] == "system"]
+
+
+def read_done(out: Path, expected: Sequence[tuple[str, int]]) -> int:
+    """Number of complete, valid leading rows in `out`; a torn last line is cut off the file.
+
+    Every complete line must be a JSON object whose (dialogue_id, turn_id) is the next expected row;
+    anything else means the file is not a prefix of this run's output, and it is an error.
+    """
+    if not out.exists():
+        return 0
+    with open(out, "rb") as f:
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        log.warning(
+            "%s: discarding a torn last line (%d bytes) left by an interrupted run", out, len(data) - end
+        )
+        with open(out, "r+b") as f:
+            f.truncate(end)
+    n = 0
+    for lineno, line in enumerate(data[:end].splitlines(), start=1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TraceDataError(
+                f"not valid JSON ({e.msg}); delete the file or rerun with --overwrite", path=out, line=lineno
+            ) from None
+        if n >= len(expected):
+            raise TraceDataError(
+                f"more rows than the split has ({len(expected)}); rerun with --overwrite",
+                path=out,
+                line=lineno,
+            )
+        key = (record.get("dialogue_id"), record.get("turn_id")) if isinstance(record, dict) else None
+        if key != expected[n]:
+            raise TraceDataError(
+                f"row {key} where {expected[n]} was expected: not a prefix of this run's output; "
+                "delete the file or rerun with --overwrite",
+                path=out,
+                line=lineno,
+            )
+        n += 1
+    return n
 
 
 class RowLedger:
@@ -42,7 +91,7 @@ class RowLedger:
 
 def verify_rows(out: Path, old_meta: dict[str, Any], done: int) -> tuple[int, RowLedger]:
     """(rows to keep, the ledger over them) for a predictions file whose first `done` rows have the keys this
-    run expects (`runner.read_done`); raises TraceDataError when they differ from what the run recorded."""
+    run expects (`read_done`); raises TraceDataError when they differ from what the run recorded."""
     recorded, digest = old_meta.get(ROWS_KEY), old_meta.get(HASH_KEY)
     if not done and not recorded:
         return 0, RowLedger()
@@ -82,3 +131,19 @@ def verify_rows(out: Path, old_meta: dict[str, Any], done: int) -> tuple[int, Ro
         with open(out, "r+b") as f:
             f.truncate(sum(len(line) for line in lines[:recorded]))
     return recorded, ledger
+
+
+def dialogue_chunks(
+    dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int, size: int
+) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
+    """(dialogues, rows to skip, rows produced) for the work left after `done` rows."""
+    start, before = 0, 0
+    while start < len(dialogues) and before + counts[start] <= done:
+        before += counts[start]
+        start += 1
+    skip = done - before
+    for i in range(start, len(dialogues), size):
+        chunk = list(dialogues[i : i + size])
+        rows = sum(counts[i : i + size]) - skip
+        yield chunk, skip, rows
+        skip = 0

@@ -52,16 +52,23 @@ from trace_dataset.datadir import (
 from trace_dataset.io import (
     TraceDataError,
     check_output_file,
-    dumps,
     read_json,
     sha256_file,
     write_json,
 )
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_dataset.views import turn_rows
-from trace_harness.fallbacks import fallback_report
+from trace_harness.fallbacks import add_counts, fallback_report, row_counts
+from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
-from trace_harness.protocols.teacher_forced.resume import verify_rows
+from trace_harness.protocols.teacher_forced.resume import (
+    RowLedger,
+    dialogue_chunks,
+    read_done,
+    system_turn_ids,
+    verify_rows,
+)
 from trace_llm import SECRET_OPTIONS, TRANSPORT_OPTIONS, LLMError
 
 log = logging.getLogger(__name__)
@@ -94,10 +101,6 @@ def meta_path(out: str | os.PathLike) -> Path:
     return out.with_name(out.name + META_SUFFIX)
 
 
-def system_turn_ids(dialogue: dict[str, Any]) -> list[int]:
-    return [t["turn_id"] for t in dialogue["turns"] if t["role"] == "system"]
-
-
 def llm_identity(description: Mapping[str, Any]) -> dict[str, Any]:
     """An LLM's `describe()` without where it runs and how the requests travel: what must match to resume."""
     return {k: v for k, v in description.items() if k not in ENDPOINT_KEYS + TRANSPORT_KEYS}
@@ -122,74 +125,6 @@ def recorded_llm_options(params: Mapping[str, Any]) -> dict[str, Any] | None:
     if not isinstance(options, Mapping):
         return None
     return {str(k): v for k, v in options.items() if k not in SECRET_KEYS and v is not None} or None
-
-
-def add_counts(total: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
-    """Sum nested dicts of numbers into `total` (in place); returns it."""
-    for key, value in more.items():
-        if isinstance(value, Mapping):
-            add_counts(total.setdefault(key, {}), value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            total[key] = total.get(key, 0) + value
-    return total
-
-
-def row_counts(out: Path) -> dict[str, Any]:
-    """The sum of every prediction's `meta.counts` in a predictions file."""
-    total: dict[str, Any] = {}
-    with open(out, encoding="utf-8") as f:
-        for line in f:
-            if '"counts"' in line:
-                counts = (json.loads(line).get("meta") or {}).get("counts")
-                if isinstance(counts, Mapping):
-                    add_counts(total, counts)
-    return total
-
-
-# -------------------------------------------------------------------------------------------------------
-# Resuming: validate what an earlier run left behind
-# -------------------------------------------------------------------------------------------------------
-def read_done(out: Path, expected: Sequence[tuple[str, int]]) -> int:
-    """Number of complete, valid leading rows in `out`; a torn last line is cut off the file.
-
-    Every complete line must be a JSON object whose (dialogue_id, turn_id) is the next expected row;
-    anything else means the file is not a prefix of this run's output, and it is an error.
-    """
-    if not out.exists():
-        return 0
-    with open(out, "rb") as f:
-        data = f.read()
-    end = data.rfind(b"\n") + 1
-    if end < len(data):
-        log.warning(
-            "%s: discarding a torn last line (%d bytes) left by an interrupted run", out, len(data) - end
-        )
-        with open(out, "r+b") as f:
-            f.truncate(end)
-    n = 0
-    for lineno, line in enumerate(data[:end].splitlines(), start=1):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TraceDataError(
-                f"not valid JSON ({e.msg}); delete the file or rerun with --overwrite", path=out, line=lineno
-            ) from None
-        if n >= len(expected):
-            raise TraceDataError(
-                f"more rows than the split has ({len(expected)}); rerun with --overwrite",
-                path=out,
-                line=lineno,
-            )
-        key = (record.get("dialogue_id"), record.get("turn_id")) if isinstance(record, dict) else None
-        if key != expected[n]:
-            raise TraceDataError(
-                f"row {key} where {expected[n]} was expected: not a prefix of this run's output; "
-                "delete the file or rerun with --overwrite",
-                path=out,
-                line=lineno,
-            )
-        n += 1
-    return n
 
 
 # -------------------------------------------------------------------------------------------------------
@@ -217,14 +152,14 @@ def predict_lines(
     return lines[skip:]
 
 
-def _checked_line(name: str, record: Mapping[str, Any]) -> str:
+def _checked_line(name: str, record: Prediction) -> str:
     """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
     and the Space accept (a run stops there rather than write a file nobody can submit)."""
-    line = dumps(record) + "\n"
+    line = record.to_json() + "\n"
     size = len(line.encode("utf-8"))
     if size > MAX_PREDICTION_LINE_BYTES:
         raise TraceDataError(
-            f"{name}: the prediction of dialogue {record.get('dialogue_id')!r} turn {record.get('turn_id')} is "
+            f"{name}: the prediction of dialogue {record.dialogue_id!r} turn {record.turn_id} is "
             f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
             "trace-bench submit accepts): shorten the system's response"
         )
@@ -239,25 +174,203 @@ def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, 
     return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
 
 
-def dialogue_chunks(
-    dialogues: Sequence[dict[str, Any]], counts: Sequence[int], done: int, size: int
-) -> Iterator[tuple[list[dict[str, Any]], int, int]]:
-    """(dialogues, rows to skip, rows produced) for the work left after `done` rows."""
-    start, before = 0, 0
-    while start < len(dialogues) and before + counts[start] <= done:
-        before += counts[start]
-        start += 1
-    skip = done - before
-    for i in range(start, len(dialogues), size):
-        chunk = list(dialogues[i : i + size])
-        rows = sum(counts[i : i + size]) - skip
-        yield chunk, skip, rows
-        skip = 0
-
-
 # -------------------------------------------------------------------------------------------------------
 # The run
 # -------------------------------------------------------------------------------------------------------
+class TeacherForcedRun(Protocol):
+    """One system over every system turn of the split(s), on fixed (teacher-forced) histories: one prediction
+    line per turn, in corpus order, resumable (module docstring)."""
+
+    name = "teacher_forced"
+    unit = "turn"
+
+    def __init__(
+        self,
+        system: str,
+        config: RunConfig,
+        out: str | os.PathLike,
+        *,
+        batch_size: int = 64,
+        num_proc: int = 1,
+        params: Mapping[str, Any] | None = None,
+        overwrite: bool = False,
+        progress: bool = True,
+        chunk_dialogues: int = DEFAULT_CHUNK_DIALOGUES,
+        kb: KnowledgeBase | None = None,
+        subset_dir: str | os.PathLike | None = None,
+    ):
+        if config.pool not in POOLS:
+            raise ValueError(f"unknown pool {config.pool!r}; expected one of {POOLS}")
+        if num_proc < 1:
+            raise ValueError(f"num_proc must be >= 1, got {num_proc}")
+        if chunk_dialogues < 1:
+            raise ValueError(f"chunk_dialogues must be >= 1, got {chunk_dialogues}")
+        if config.limit is not None:  # its rows are checked against the split's (resume, evaluate)
+            raise ValueError("a teacher-forced run covers its split or a seeded subset of it (subset=N)")
+        super().__init__(config, check_output_file(out), overwrite=overwrite, progress=progress)
+        self.system, self.batch_size, self.num_proc = system, batch_size, num_proc
+        self.params, self.chunk_dialogues = dict(params or {}), chunk_dialogues
+        self.kb, self.subset_dir = kb, subset_dir
+        self.meta: dict[str, Any] = {}
+
+    def start(self) -> None:
+        """The data (the seeded subset written once), the pipeline, the run metadata, and how many rows an
+        earlier run left that this one keeps."""
+        config, name = self.config, self.system
+        root = self._data()
+        kb = self.kb = KnowledgeBase.load(kb_dir(root)) if self.kb is None else self.kb
+        self.pipe = _build(name, kb, self.batch_size, self.params)
+        self.replay = not self.pipe.session_isolated
+        if self.replay and self.num_proc > 1:
+            log.warning(
+                "%s is not session-isolated (it carries state across dialogues): running it in one process, "
+                "in corpus order, instead of %d",
+                name,
+                self.num_proc,
+            )
+            self.num_proc = 1
+        splits = resolve_splits(config.split)
+        self.dialogues = self.config.units(iter_dialogues(root, splits))
+        expected = [(d["dialogue_id"], t) for d in self.dialogues for t in system_turn_ids(d)]
+        self.meta = meta = self._meta(root, splits, len(expected))
+        self.done, self.ledger, self.earlier = self._resume(expected)
+        self.total, self.label = len(expected), name
+        meta.update(self.ledger.record())
+        write_json(meta_path(self.out), meta)
+
+    def _data(self) -> Path:
+        """The data directory the run reads: the split's, or its seeded subset (written once, App. Q)."""
+        config = self.config
+        root = check_data_dir(config.data, resolve_splits(config.split))
+        if config.subset is None:
+            return root
+        if self.subset_dir is None:
+            target = self.out.parent / subset_dirname(config.split, config.subset, config.seed)
+            check_one_subset(self.out.parent, target)
+        else:
+            target = Path(self.subset_dir)
+        return write_subset(root, target, config.subset, seed=config.seed, split=config.split)
+
+    def _meta(self, root: Path, splits: Sequence[str], rows: int) -> dict[str, Any]:
+        config, kb = self.config, self.kb
+        assert kb is not None  # start() loaded it
+        meta: dict[str, Any] = {
+            **self.pipe.describe(),
+            "split": config.split,
+            "pool": config.pool,
+            "data_files": {s: sha256_file(split_file(root, s)) for s in splits},
+            "corpus_version": corpus_version(corpus_meta(root)),
+            "kb_version": kb.version,
+            "n_dialogues": len(self.dialogues),
+            "n_rows": rows,
+            "trace_bench_version": TRACE_VERSION,
+            "complete": False,
+        }
+        if config.subset is not None:
+            meta["subset"] = {"n": config.subset, "seed": config.seed, "data_dir": str(root)}
+        options = recorded_llm_options(self.params)
+        if options:
+            meta["llm_options"] = options
+        return meta
+
+    def _resume(self, expected: Sequence[tuple[str, int]]) -> tuple[int, RowLedger, dict[str, Any]]:
+        """(rows to keep, the ledger over them, the usage of the earlier invocations) of what `out` holds;
+        refused when another configuration started it."""
+        out, mpath = self.out, meta_path(self.out)
+        old: dict[str, Any] = {}
+        if self.overwrite:
+            for path in (out, mpath):
+                path.unlink(missing_ok=True)
+        if out.exists():
+            if not mpath.exists():
+                raise TraceDataError(
+                    f"predictions file exists without its {META_SUFFIX}; delete it or rerun with --overwrite",
+                    path=out,
+                )
+            old = read_json(mpath)
+            mine, theirs = run_identity(self.meta), run_identity(old)
+            diff = [k for k in IDENTITY_KEYS if theirs[k] != mine[k]]
+            if diff:
+                raise TraceDataError(
+                    f"predictions file was started with other settings (differing: {', '.join(diff)}); "
+                    "use another --out or rerun with --overwrite",
+                    path=out,
+                )
+        done = read_done(out, expected)
+        done, ledger = verify_rows(
+            out, old, done
+        )  # the rows the run metadata vouches for (edited rows: refused)
+        earlier = (old.get("summary") or {}).get("usage_all_invocations", {}) if done else {}
+        if done:
+            log.info(
+                "%s: resuming after %d of %d rows%s",
+                out,
+                done,
+                len(expected),
+                " (replaying the rows before them: this pipeline carries state across dialogues)"
+                if self.replay
+                else "",
+            )
+        return done, ledger, earlier
+
+    def steps(self) -> Iterator[int]:
+        """The chunks left, in order, appended whole and checkpointed in the metadata after each. A
+        session-isolated pipeline skips what is done; one that is not replays it, dropping the lines."""
+        counts = [len(system_turn_ids(d)) for d in self.dialogues]
+        done = self.done
+        tasks = list(
+            dialogue_chunks(self.dialogues, counts, 0 if self.replay else done, self.chunk_dialogues)
+        )
+        drop = done if self.replay else 0
+        self.written, self.usage = done, {}
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        assert self.kb is not None  # start() loaded it
+        with open(self.out, "a", encoding="utf-8", newline="\n") as f:
+            results = _results(
+                self.pipe,
+                self.system,
+                self.kb,
+                self.params,
+                self.batch_size,
+                tasks,
+                self.config.pool,
+                self.num_proc,
+            )
+            for lines, pid, summary in results:
+                self.usage[pid] = summary
+                if drop:
+                    cut = min(drop, len(lines))
+                    lines, drop = lines[cut:], drop - cut
+                f.write("".join(lines))
+                f.flush()
+                self.ledger.add(lines)
+                self.meta.update(self.ledger.record())
+                write_json(meta_path(self.out), self.meta)  # a checkpoint: these rows are now vouched for
+                self.written += len(lines)
+                yield len(lines)
+
+    def finish(self) -> dict[str, Any]:
+        """The metadata marked complete, with the run's summary (rows' counts, LLM usage, fallbacks)."""
+        meta = self.meta
+        if self.written != self.total:
+            raise RuntimeError(f"wrote {self.written} rows, expected {self.total}")  # a bug, not bad input
+        meta["complete"] = True
+        this_run: dict[str, Any] = {}
+        for summary in self.usage.values():
+            add_counts(this_run, summary)
+        rows = row_counts(self.out)
+        if rows or this_run or self.earlier:
+            meta["summary"] = {
+                "rows": rows,
+                "usage": this_run,
+                "usage_all_invocations": add_counts(json.loads(json.dumps(self.earlier)), this_run),
+            }
+            meta["summary"]["fallbacks"] = fallback_report(meta)  # the one shape every table reads
+        write_json(meta_path(self.out), meta)
+        log.info("%s: %d predictions in %s", self.system, self.written, self.out)
+        return meta
+
+
 def run_baseline(
     name: str,
     data_dir: str | os.PathLike,
@@ -282,132 +395,21 @@ def run_baseline(
     `subset-<split>-n<N>-seed<S>` beside `out`, shared by every run written there); the metadata's
     `subset.data_dir` is the folder to score the run against.
     """
-    if pool not in POOLS:
-        raise ValueError(f"unknown pool {pool!r}; expected one of {POOLS}")
-    if num_proc < 1:
-        raise ValueError(f"num_proc must be >= 1, got {num_proc}")
-    if chunk_dialogues < 1:
-        raise ValueError(f"chunk_dialogues must be >= 1, got {chunk_dialogues}")
-    splits = resolve_splits(split)
-    params = dict(params or {})
-    root = check_data_dir(data_dir, splits)
-    out = check_output_file(out)  # a folder, a path under a file or an unwritable place fails before any work
-    subset_meta = None
-    if subset is not None:
-        if subset_dir is None:
-            target = out.parent / subset_dirname(split, subset, subset_seed)
-            check_one_subset(out.parent, target)
-        else:
-            target = Path(subset_dir)
-        root = write_subset(root, target, subset, seed=subset_seed, split=split)
-        subset_meta = {"n": subset, "seed": subset_seed, "data_dir": str(root)}
-    kb = KnowledgeBase.load(kb_dir(root)) if kb is None else kb
-    pipe = _build(name, kb, batch_size, params)
-    replay = not pipe.session_isolated
-    if replay and num_proc > 1:
-        log.warning(
-            "%s is not session-isolated (it carries state across dialogues): running it in one process, "
-            "in corpus order, instead of %d",
-            name,
-            num_proc,
-        )
-        num_proc = 1
-
-    dialogues = list(iter_dialogues(root, splits))
-    counts = [len(system_turn_ids(d)) for d in dialogues]
-    expected = [(d["dialogue_id"], t) for d in dialogues for t in system_turn_ids(d)]
-    corpus = corpus_meta(root)
-    meta: dict[str, Any] = {
-        **pipe.describe(),
-        "split": split,
-        "pool": pool,
-        "data_files": {s: sha256_file(split_file(root, s)) for s in splits},
-        "corpus_version": corpus_version(corpus),
-        "kb_version": kb.version,
-        "n_dialogues": len(dialogues),
-        "n_rows": len(expected),
-        "trace_bench_version": TRACE_VERSION,
-        "complete": False,
-    }
-    if subset_meta is not None:
-        meta["subset"] = subset_meta
-    options = recorded_llm_options(params)
-    if options:
-        meta["llm_options"] = options
-
-    mpath = meta_path(out)
-    old: dict[str, Any] = {}
-    if overwrite:
-        for path in (out, mpath):
-            path.unlink(missing_ok=True)
-    if out.exists():
-        if not mpath.exists():
-            raise TraceDataError(
-                f"predictions file exists without its {META_SUFFIX}; delete it or rerun with --overwrite",
-                path=out,
-            )
-        old = read_json(mpath)
-        mine, theirs = run_identity(meta), run_identity(old)
-        diff = [k for k in IDENTITY_KEYS if theirs[k] != mine[k]]
-        if diff:
-            raise TraceDataError(
-                f"predictions file was started with other settings (differing: {', '.join(diff)}); "
-                "use another --out or rerun with --overwrite",
-                path=out,
-            )
-    done = read_done(out, expected)
-    done, ledger = verify_rows(out, old, done)  # the rows the run metadata vouches for (edited rows: refused)
-    earlier = (old.get("summary") or {}).get("usage_all_invocations", {}) if done else {}
-    if done:
-        log.info(
-            "%s: resuming after %d of %d rows%s",
-            out,
-            done,
-            len(expected),
-            " (replaying the rows before them: this pipeline carries state across dialogues)"
-            if replay
-            else "",
-        )
-    meta.update(ledger.record())
-    write_json(mpath, meta)
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # A session-isolated pipeline skips what is done; one that is not replays it, dropping the lines.
-    tasks = list(dialogue_chunks(dialogues, counts, 0 if replay else done, chunk_dialogues))
-    drop = done if replay else 0
-    bar = _progress(total=len(expected), initial=done, desc=name, enabled=progress)
-    written = done
-    usage: dict[int, dict[str, Any]] = {}
-    with open(out, "a", encoding="utf-8", newline="\n") as f:
-        for lines, pid, summary in _results(pipe, name, kb, params, batch_size, tasks, pool, num_proc):
-            usage[pid] = summary
-            if drop:
-                cut = min(drop, len(lines))
-                lines, drop = lines[cut:], drop - cut
-            f.write("".join(lines))
-            f.flush()
-            ledger.add(lines)
-            meta.update(ledger.record())
-            write_json(mpath, meta)  # a checkpoint: these rows are now vouched for
-            written += len(lines)
-            bar.update(len(lines))
-    bar.close()
-    if written != len(expected):
-        raise RuntimeError(f"wrote {written} rows, expected {len(expected)}")  # a bug, not bad input
-    meta["complete"] = True
-    this_run: dict[str, Any] = {}
-    for summary in usage.values():
-        add_counts(this_run, summary)
-    rows = row_counts(out)
-    if rows or this_run or earlier:
-        meta["summary"] = {
-            "rows": rows,
-            "usage": this_run,
-            "usage_all_invocations": add_counts(json.loads(json.dumps(earlier)), this_run),
-        }
-        meta["summary"]["fallbacks"] = fallback_report(meta)  # the one shape every table reads
-    write_json(mpath, meta)
-    log.info("%s: %d predictions in %s", name, written, out)
+    config = RunConfig(Path(data_dir), split=split, pool=pool, subset=subset, seed=subset_seed)
+    run = TeacherForcedRun(
+        name,
+        config,
+        out,
+        batch_size=batch_size,
+        num_proc=num_proc,
+        params=params,
+        overwrite=overwrite,
+        progress=progress,
+        chunk_dialogues=chunk_dialogues,
+        kb=kb,
+        subset_dir=subset_dir,
+    )
+    meta: dict[str, Any] = run.run()
     return meta
 
 
@@ -447,12 +449,6 @@ def _results(
         num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
     ) as mp:
         yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
-
-
-def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="turn", disable=not enabled, dynamic_ncols=True)
 
 
 def run_all(

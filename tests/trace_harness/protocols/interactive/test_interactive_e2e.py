@@ -123,31 +123,33 @@ def _items(out: Path) -> list[dict]:
     ]
 
 
-def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_path, capsys):
+def _interact(*args: str) -> int:
+    """`trace-bench -q interact ARGS`: the exit code."""
     from trace_bench.cli import main
+
+    return main(["-q", "interact", *args])
+
+
+def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_path, capsys):
     from trace_dataset.builder import TraceBuilder
 
     out = tmp_path / "cli"
-    rc = main(
-        [
-            "-q",
-            "interact",
-            "--system",
-            "popularity",
-            "--data",
-            str(small_corpus),
-            "--out",
-            str(out),
-            "--n",
-            "3",
-            "--no-progress",
-            "--bootstrap",
-            "100",
-            "--turns",
-            "4",
-            "--pool",
-            "pool_16",
-        ]
+    rc = _interact(
+        "--system",
+        "popularity",
+        "--data",
+        str(small_corpus),
+        "--out",
+        str(out),
+        "--n",
+        "3",
+        "--no-progress",
+        "--bootstrap",
+        "100",
+        "--turns",
+        "4",
+        "--pool",
+        "pool_16",
     )
     assert rc == 0
     printed = capsys.readouterr().out
@@ -162,58 +164,17 @@ def test_logs_load_as_the_interactive_config_and_the_cli_runs(small_corpus, tmp_
     assert all(sum(t["role"] == "system" for t in r["turns"]) <= 4 for r in ds)
     meta = read_json(out / META_FILE)
     assert meta["pool"] == "pool_16" and meta["turns"] == 4
-    # bad settings: one line and exit code 2
-    assert (
-        main(
-            [
-                "-q",
-                "interact",
-                "--system",
-                "no_such_system",
-                "--data",
-                str(small_corpus),
-                "--out",
-                str(tmp_path / "x"),
-                "--n",
-                "1",
-            ]
-        )
-        == 2
-    )
+
+
+def test_the_cli_answers_bad_settings_with_one_line_and_exit_code_2(small_corpus, tmp_path, capsys):
+    data, x = str(small_corpus), str(tmp_path / "x")
+    assert _interact("--system", "no_such_system", "--data", data, "--out", x, "--n", "1") == 2
     assert "unknown system 'no_such_system'" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "-q",
-                "interact",
-                "--system",
-                "tfidf",
-                "--data",
-                str(small_corpus),
-                "--out",
-                str(tmp_path / "z"),
-                "--param",
-                "no_such_param=1",
-            ]
-        )
-        == 2
-    )
+    z = str(tmp_path / "z")
+    assert _interact("--system", "tfidf", "--data", data, "--out", z, "--param", "no_such_param=1") == 2
     assert "no parameter 'no_such_param'" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "-q",
-                "interact",
-                "--system",
-                "tfidf",
-                "--data",
-                str(tmp_path / "missing"),
-                "--out",
-                str(tmp_path / "y"),
-            ]
-        )
-        == 2
-    )
+    missing, y = str(tmp_path / "missing"), str(tmp_path / "y")
+    assert _interact("--system", "tfidf", "--data", missing, "--out", y) == 2
 
 
 def test_logs_convert_to_core_conversation_logs(small_corpus, tmp_path):

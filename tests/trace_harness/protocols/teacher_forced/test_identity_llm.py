@@ -3,7 +3,7 @@ where it runs nor how its requests travel."""
 
 from __future__ import annotations
 
-from trace_harness.protocols.interactive.run import system_parameters
+from trace_harness.protocols.interactive.session import system_parameters
 from trace_harness.protocols.teacher_forced.runner import llm_identity
 
 LLAMACPP = {

@@ -8,6 +8,7 @@ import pytest
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError
+from trace_dataset.prediction import Prediction
 from trace_harness.protocols.teacher_forced.runner import predict_lines
 
 
@@ -21,13 +22,7 @@ class Talkative:
 
     def __call__(self, rows):
         for i, row in enumerate(rows):
-            yield {
-                "dialogue_id": row["dialogue_id"],
-                "turn_id": row["turn_id"],
-                "ranked_poi_ids": [],
-                "response": "w" * (self.size if i == 2 else 10),
-                "citations": {},
-            }
+            yield Prediction(row["dialogue_id"], row["turn_id"], (), "w" * (self.size if i == 2 else 10), {})
 
 
 def test_a_row_over_the_submission_limit_stops_the_run(world):

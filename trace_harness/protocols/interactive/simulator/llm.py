@@ -67,7 +67,7 @@ def remove_names(text: str, names: Iterable[str], threshold: int = NAME_SIMILARI
     return " ".join(kept), removed
 
 
-def generate_or_none(llm: Any, conversations: list[list[dict[str, str]]]) -> list[str | None]:
+def generate_or_none(llm: LLM, conversations: list[list[dict[str, str]]]) -> list[str | None]:
     """One text per conversation, None where the call failed (after the layer's own retries and timeouts);
     a failed batch is retried one conversation at a time so one bad request costs one answer. A server that
     cannot be reached (LLMConnectionError) stops the run (resumable) instead of being retried per conversation."""
