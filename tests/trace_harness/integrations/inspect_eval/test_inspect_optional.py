@@ -53,3 +53,17 @@ def test_the_entry_point_registers_the_tasks_under_the_benchmarks_name(name):
         ("metric", "trace_bench/trace_suite"),
     ):
         assert registry_lookup(kind, component) is not None, component
+
+
+def test_the_releases_eval_yaml_names_the_tasks_solver_and_scorer():
+    from inspect_ai._util.registry import registry_lookup
+
+    from trace_dataset.release.eval_yaml import eval_yaml
+    from trace_harness.integrations.inspect_eval import SCORER, SOLVER, TEACHER_FORCED_TASK
+
+    doc = eval_yaml()
+    for task in doc["tasks"]:
+        assert [s["name"] for s in task["solvers"]] == [SOLVER]
+        assert [s["name"] for s in task["scorers"]] == [SCORER]
+    assert registry_lookup("solver", SOLVER) is not None and registry_lookup("scorer", SCORER) is not None
+    assert f"inspect eval {TEACHER_FORCED_TASK}" in doc["description"]
