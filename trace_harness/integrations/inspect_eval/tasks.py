@@ -29,6 +29,7 @@ from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
 from baselines.llm.common import DEFAULT_PREFILTER_K
 from baselines.llm.prompting import DEFAULT_REVIEW_CHARS, DEFAULT_REVIEWS_PER_POI
 from trace_dataset.constants import SEED
+from trace_dataset.kb.store import KnowledgeBase
 from trace_harness.integrations.inspect_eval import TEACHER_FORCED_TASK
 from trace_harness.integrations.inspect_eval._namespace import named
 from trace_harness.integrations.inspect_eval.scorer import trace_scores, trace_suite
@@ -52,11 +53,13 @@ def chat_messages(messages: list[Message]) -> list[ChatMessage]:
     return [_MESSAGE_TYPES[m["role"]](content=m["content"]) for m in messages]
 
 
-def turn_sample(request: TurnRequest) -> Sample:
+def turn_sample(request: TurnRequest, kb: KnowledgeBase) -> Sample:
+    """The turn's sample; its target the gold POIs by name and id (what `inspect view` shows; no scorer reads
+    it: the scorer reads the turn row)."""
     row = request.row
     return Sample(
         input=chat_messages(request.messages),
-        target=list(row["gold_poi_ids"]),
+        target=[f"{kb.pois[p].name} ({p})" if p in kb.pois else p for p in row["gold_poi_ids"]],
         id=request.sample_id,
         metadata={
             "dialogue_id": row["dialogue_id"],
@@ -99,7 +102,7 @@ def trace(
         "json_repairs": json_repairs,
     }
     turnset = load_turns(data, split=split, pool=pool, subset=subset, seed=seed, history=history, **params)
-    samples = [turn_sample(r) for r in turnset.requests.values()]
+    samples = [turn_sample(r, turnset.kb) for r in turnset.requests.values()]
     return Task(
         dataset=MemoryDataset(samples, name=f"trace-{split}-{pool}"),
         solver=trace_answer(structured, json_repairs),
