@@ -119,6 +119,17 @@ def trace_converse(
     return solve
 
 
+def turn_line(turn: dict[str, Any]) -> str:
+    """One turn of the conversation as `inspect view` shows it: speaker, action, text, and a system turn's
+    citations (label, review, the POI it is about)."""
+    line = f"**{'traveller' if turn['role'] == 'user' else 'system'}** ({turn['action']}): {turn['text']}"
+    cited = [
+        f"[{c['label']}] review `{c['review_id']}` of `{c['business_id']}`"
+        for c in turn.get("citations") or ()
+    ]
+    return line + (f" — cites {', '.join(cited)}" if cited else "")
+
+
 @scorer(metrics=[], name=LIVE_SCORER)
 @named
 def trace_live_scores() -> Scorer:
@@ -132,7 +143,7 @@ def trace_live_scores() -> Scorer:
             value=values,
             answer=f"{'accepted' if values.get('success_rate') else 'not accepted'} after "
             f"{sum(t['role'] == 'system' for t in turns)} system turns",
-            explanation="\n".join(f"**{t['role']}** ({t['action']}): {t['text']}" for t in turns),
+            explanation="\n".join(turn_line(t) for t in turns),
             metadata={ITEM_KEY: item},
         )
 

@@ -37,7 +37,11 @@ def test_the_live_task_scores_as_trace_bench_interact(small_corpus, tmp_path):
         item = sample.store[ITEM_KEY]
         assert item["record"]["turns"] == records[sample.id]["turns"]  # the same conversation
         assert [m.text for m in sample.messages] == [t["text"] for t in item["record"]["turns"]]
-        assert sample.scores["trace_live_scores"].metadata[ITEM_KEY] == item
+        score = sample.scores["trace_live_scores"]
+        assert score.metadata[ITEM_KEY] == item
+        for turn in item["record"]["turns"]:
+            for c in turn["citations"]:
+                assert f"[{c['label']}] review `{c['review_id']}`" in score.explanation
         system_turns += sum(t["role"] == "system" for t in item["record"]["turns"])
     assert len(script.seen) == system_turns  # one request per system turn (every answer valid)
     assert read_json(tmp_path / "interact" / "metrics.json")["n_dialogues"] == TRAVELLERS

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shlex
 
 import pytest
 
@@ -22,7 +23,10 @@ def _convert(capsys, tf_run, out):
     rc, text = run_cli(capsys, "inspect", "predictions", tf_run.log_path, "--out", out / "zs.jsonl")
     assert rc == 0, text
     subset = out / f"subset-test-n{SUBSET}-seed42"  # as `trace-bench run --subset` writes it
-    assert subset.is_dir() and "score it: " in text and "evaluate" in text
+    assert subset.is_dir()
+    printed = shlex.split(text.split("score it: ", 1)[1].splitlines()[0])
+    rc, done = run_cli(capsys, *printed[printed.index("evaluate") :])  # the printed command, as printed
+    assert rc == 0 and (out / "zs.results.json").exists(), done
     return subset, text
 
 
