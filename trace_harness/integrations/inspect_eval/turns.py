@@ -31,7 +31,7 @@ from typing import Any
 
 from baselines.llm.common import Built, messages
 from baselines.llm.llm_zero_shot import LLMZeroShotBaseline
-from baselines.llm.prompting import SPEAKERS, LabelMap
+from baselines.llm.prompting import LabelMap
 from trace_dataset.constants import POOLS, SEED, resolve_splits
 from trace_dataset.datadir import check_data_dir, iter_dialogues
 from trace_dataset.io import TraceDataError
@@ -254,8 +254,3 @@ def load_turns(
             req = turns.request(row)
             requests[req.sample_id] = req
     return TurnSet(root, split, pool, subset, seed, kb, dialogues, turns, requests)
-
-
-def speaker(role: str) -> str:
-    """How the Zero-Shot prompt names a turn's speaker (Traveler / Recommender)."""
-    return SPEAKERS.get(role, role)
