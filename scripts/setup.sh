@@ -34,6 +34,13 @@ if [ ! -f "$stamp" ]; then
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" \
       "${pip[@]}" install "llama-cpp-python[server]>=0.3.16"
   fi
+  # Every Eval Ever's validator (the tests check the export with it): every-eval-ever 0.3.0 asks for Python >= 3.12
+  # and pins huggingface-hub < 2 and rich < 15, yet its validator runs on 3.11 with the versions installed here,
+  # so on 3.11 it goes in without its pins (the `inspect` extra lists it for 3.12 and later; on 3.10, where
+  # inspect-ai does not install either, the tests that need them skip).
+  if [ "$extra" = "test" ] && "$venv/bin/python" -c "import sys; sys.exit(sys.version_info[:2] != (3, 11))"; then
+    "${pip[@]}" install --no-deps --ignore-requires-python "every-eval-ever==0.3.0"
+  fi
   touch "$stamp"
 fi
 

@@ -60,6 +60,9 @@ def renders() -> dict[str, str]:
     every_section("baselines/collab_rec/prompts/collab_rec.txt", collab_rec_prompts())
     for f in sorted(SIMULATOR_PROMPTS.glob("*.txt")):
         every_section(f"trace_harness/protocols/interactive/simulator/prompts/{f.name}", load_prompt(f))
+    from trace_harness.integrations.inspect_eval.turns import PROMPT as INSPECT_TURN
+
+    every_section("trace_harness/integrations/inspect_eval/prompts/inspect_turn.txt", INSPECT_TURN)
     chat = load_chat_prompt()
     out["trace_harness/protocols/interactive/prompts/chat_system_v1.txt::system"] = chat.render(
         "system", **{k: value(k) for k in chat.placeholders("system")}

@@ -36,6 +36,7 @@ from trace_dataset.datadir import split_file
 from trace_dataset.io import TraceDataError, read_json, write_text
 from trace_dataset.release.card_text import (
     datasheet,
+    evaluation,
     introduction,
     licence,
     loading,
@@ -44,6 +45,7 @@ from trace_dataset.release.card_text import (
     synthetic_hydration,
     yelp_hydration,
 )
+from trace_dataset.release.eval_yaml import hub_tasks
 from trace_dataset.release.records import iter_numbered_jsonl
 from trace_dataset.schema import DIALOGUE_FEATURES, POI_FEATURES, REVIEW_FEATURES, REVIEW_INDEX_FEATURES
 
@@ -277,6 +279,8 @@ def render_card(stats: dict[str, Any], *, title: str = DEFAULT_TITLE) -> str:
         synthetic_hydration(stats) if synthetic else yelp_hydration(),
         "## Licence",
         licence(stats),
+        "## Evaluation",
+        evaluation(tuple(t.id for t in hub_tasks())),
         "## Fields (`dialogues`)",
         markdown_table(
             ["field", "type", "content"],

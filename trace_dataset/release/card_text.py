@@ -1,5 +1,5 @@
 """The dataset card's prose (`card.render_card` assembles it): the status note, the loading example, the
-hydration steps, the licence split and the datasheet, each a plain function of the counts
+hydration steps, the licence split, how to evaluate and the datasheet, each a plain function of the counts
 `card.collect_stats` gathers. A directory built from the synthetic bundle says so everywhere (no Yelp text,
 CC BY 4.0 throughout); one built from Yelp data says which parts Yelp's terms govern.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from trace_dataset.constants import KB_DIRNAME, OFFICIAL_HUB_DATASET, REVIEW_MAX_CHARS, REVIEWS_FILE
+from trace_dataset.release.eval_yaml import EVAL_YAML
 
 
 def introduction(stats: dict[str, Any]) -> str:
@@ -39,6 +40,22 @@ def loading(stats: dict[str, Any]) -> str:
         "```\n\n"
         "`load_trace` also serves `turns_pool_16`, `turns_pool_32` and `turns_open` (the same rows with the larger "
         "candidate pools) and the knowledge-base configs."
+    )
+
+
+def evaluation(leaderboards: tuple[str, ...]) -> str:
+    """How a system is scored on the directory, and where its numbers show on the Hub (docs/inspect.md):
+    `leaderboards` are the task ids of the release's eval.yaml (`eval_yaml.hub_tasks`)."""
+    boards = ", ".join(f"`{b}`" for b in leaderboards)
+    return (
+        "With trace-bench: `trace-bench run` and `trace-bench evaluate` (teacher-forced), `trace-bench interact` "
+        "(a simulated traveller), `trace-bench leaderboard` (the tables with their 95% cluster-bootstrap "
+        'intervals). From Inspect AI (`pip install "trace-bench[inspect]"`), with the same numbers: '
+        "`inspect eval trace_bench/trace --model MODEL -T data=PATH/TO/HYDRATED/DIR` (and `trace_bench/trace_live`)."
+        f"\n\nA release carries `{EVAL_YAML}`, its registration for the Hub's Eval Results: one leaderboard per "
+        f"headline metric on the test split ({boards}). `trace-bench leaderboard --eval-results REPO_DIR --system "
+        "LABEL` writes a model repository's `.eval_results/trace.yaml` entries for them, with the intervals in "
+        "their notes."
     )
 
 

@@ -148,6 +148,7 @@ def _load_review_texts(kb: Path) -> dict[str, str]:
 def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
     """Write the release of a generated corpus to `out_dir`; returns the release.json content."""
     from trace_dataset.release.card import DialogueTally, write_card
+    from trace_dataset.release.eval_yaml import write_eval_yaml
 
     corpus_dir = check_data_dir(corpus_dir)
     kb = kb_dir(corpus_dir)
@@ -188,6 +189,7 @@ def write_release(corpus_dir: str | os.PathLike, out_dir: str | os.PathLike) -> 
         }
         write_json(stage / RELEASE_META_FILE, meta)
         write_card(stage, tally=tally)
+        write_eval_yaml(stage, counts)  # the Hub's benchmark registration (release/eval_yaml.py)
 
         leaks = find_leaks(stage, ReviewNgrams(texts))
         if leaks:

@@ -55,12 +55,61 @@ def register(sub) -> None:
         help="also the interactive view: every `trace-bench interact` --out folder under DIR, beside the "
         "teacher-forced rows (docs/interactive.md)",
     )
+    _add_hub_arguments(p)
     p.set_defaults(func=_leaderboard)
+
+
+def _export_format(text: str) -> str:
+    from trace_harness.leaderboard.export import EXPORT_FORMATS
+
+    if text not in EXPORT_FORMATS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(EXPORT_FORMATS)}, got {text!r}")
+    return text
+
+
+def _add_hub_arguments(p: argparse.ArgumentParser) -> None:
+    """Rows from elsewhere, and the rows in the formats other harnesses read (docs/inspect.md)."""
+    from trace_dataset.constants import OFFICIAL_HUB_DATASET
+
+    g = p.add_argument_group("rows from elsewhere, and for the Hub and other harnesses (docs/inspect.md)")
+    g.add_argument(
+        "--rows",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="more rows, shown and written beside the runs': a leaderboard.json, a stored row, a folder of them "
+        "(the Space's results/ folder) or Every Eval Ever records (imported as comparison rows); repeatable",
+    )
+    g.add_argument(
+        "--export",
+        nargs=2,
+        metavar=("FORMAT", "DIR"),
+        help="also write every row (runs and --rows; not imported ones) in FORMAT under DIR: every-eval-ever "
+        "(DIR/data/trace/<developer>/<model>/<uuid>.json, the shared schema)",
+    )
+    g.add_argument(
+        "--paper-rows", action="store_true", help="--export the paper's reported rows (source paper) too"
+    )
+    g.add_argument(
+        "--eval-results",
+        type=Path,
+        metavar="REPO_DIR",
+        help="write REPO_DIR/.eval_results/trace.yaml, the Hub's Eval Results entries of --system's rows",
+    )
+    g.add_argument("--system", metavar="LABEL", help="the row label --eval-results is written for")
+    g.add_argument(
+        "--hub-dataset",
+        default=OFFICIAL_HUB_DATASET,
+        metavar="ID",
+        help=f"the benchmark's Hub dataset the entries point at (default {OFFICIAL_HUB_DATASET})",
+    )
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
     from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
 
+    _check_hub_arguments(args)
     rows = build_leaderboard(
         args.data,
         args.runs,
@@ -71,6 +120,10 @@ def _leaderboard(args: argparse.Namespace) -> int:
         compare_hit=args.compare_hit,
         t2r=args.t2r,
     )
+    if args.rows:
+        from trace_harness.leaderboard.export import read_rows
+
+        rows = [*rows, *read_rows(args.rows)]
     live = _interactive(args, rows)
     if not rows and not live:
         print(f"no complete runs under {args.runs}")
@@ -87,7 +140,37 @@ def _leaderboard(args: argparse.Namespace) -> int:
         print("\n" + format_interactive(live))
         written = write_interactive(live, args.out or args.runs, args.interactive)
         print(f"wrote {', '.join(str(p) for p in written.values())} ({len(live)} interactive runs)")
+    _hub_outputs(args, rows)
     return 0
+
+
+def _check_hub_arguments(args: argparse.Namespace) -> None:
+    from trace_bench.errors import UsageError
+
+    if args.export is not None:
+        try:
+            _export_format(args.export[0])
+        except argparse.ArgumentTypeError as e:
+            raise UsageError(f"--export FORMAT: {e}") from None
+    if (args.eval_results is None) != (args.system is None):
+        raise UsageError("--eval-results REPO_DIR and --system LABEL go together")
+    if args.paper_rows and args.export is None:
+        raise UsageError("--paper-rows says which rows --export writes; give --export FORMAT DIR")
+
+
+def _hub_outputs(args: argparse.Namespace, rows: list) -> None:
+    """--export and --eval-results (trace_harness/leaderboard/export.py, hub_results.py)."""
+    if args.export is not None:
+        from trace_harness.leaderboard.export import export_every_eval_ever, run_metas
+
+        out = Path(args.export[1])
+        files = export_every_eval_ever(rows, out, metas=run_metas(args.runs), paper_rows=args.paper_rows)
+        print(f"wrote {len(files)} {args.export[0]} records under {out / 'data'}")
+    if args.eval_results is not None:
+        from trace_harness.leaderboard.hub_results import write_eval_results
+
+        path = write_eval_results(rows, args.system, args.eval_results, args.hub_dataset)
+        print(f"wrote {path} (the Hub's Eval Results of {args.system!r}, dataset {args.hub_dataset})")
 
 
 def _interactive(args: argparse.Namespace, rows: list) -> list:

@@ -70,6 +70,8 @@ def test_card_text(release_dir):
         assert heading in text
     assert "CC BY 4.0" in text and "never redistributed" in text
     assert "trace-bench corpus hydrate --release" in text and "--allow-partial" in text
+    assert "## Evaluation" in text and "inspect eval trace_bench/trace --model MODEL" in text
+    assert "`eval.yaml`" in text and "`open:recall@1`" in text  # the eval.yaml's leaderboards, by id
     assert "Release (no review text)" in text
     assert "| statistic | value |\n|---|---|\n| Dialogues | 12 (train 6 / validation 3 / test 3) |" in text
     assert "| | |" not in text  # no table with an empty header row

@@ -26,6 +26,7 @@ def test_layout_has_no_review_text_file(release_dir):
     files = set(_files(release_dir))
     assert files == {
         "README.md",
+        "eval.yaml",
         "release.json",
         "corpus.json",
         "data/train.jsonl.gz",
