@@ -334,7 +334,7 @@ def paired_baseline_tests(
     A dialogue's value for a baseline is the mean over that baseline's items of the dialogue; only dialogues
     where both baselines have a value are paired.
     """
-    from trace_metrics.lib.stats import paired_ttest
+    from trace_metrics.lib.significance import paired_ttest
 
     metrics = ["human_informativeness", "human_naturalness", "human_citation_precision"]
     if auto:
