@@ -149,9 +149,9 @@ def resolution_warning(settings: Settings, sizes: Mapping[str, int], n_dialogues
         return None
     need = int(np.ceil(1 / level))
     return (
-        f"the randomization test's smallest p-value with {settings.n_perm} permutations, 1/{settings.n_perm + 1}, "
-        f"is above {settings.correction}'s level {level:.2g} for a family of {m} comparisons: no lone "
-        f"comparison can be significant; use at least {need} permutations"
+        f"the randomization test's smallest p-value with {settings.n_perm} permutations, "
+        f"1/{settings.n_perm + 1}, is above {settings.correction}'s level {level:.2g} for a family of {m} "
+        f"comparisons: no lone comparison can be significant; use at least {need} permutations"
     )
 
 

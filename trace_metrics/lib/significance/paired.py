@@ -8,19 +8,20 @@ CGS formula on three such ratios. Three tests, each two-sided:
 - `bootstrap`: the paired cluster bootstrap (dialogues resampled with replacement, both runs on the same
   draws: `intervals.bootstrap`). Its interval is the percentile interval of the resampled differences; its
   p-value is the interval's dual, the smallest alpha whose (1 - alpha) percentile interval (numpy's linear
-  interpolation) excludes 0: p = min(2 F(0-), 2 (1 - F(0+)), 1), F the interpolated distribution function of
-  the resamples. So "p <= 0.05" and "the 95% interval excludes 0" agree (a difference only where p equals
-  alpha exactly). p = 0 when every resample falls on one side: the bootstrap cannot resolve p below about
-  1 / n_boot.
+  interpolation) excludes 0: p = min(2 F(0+), 2 (1 - F(0-)), 1), F the interpolated distribution function of
+  the resamples (`stats.bootstrap_pvalue`). So "p <= 0.05" and "the 95% interval excludes 0" agree (a
+  difference only where p equals alpha exactly). p = 0 when every resample falls on one side: the bootstrap
+  cannot resolve p below about 1 / n_boot.
 - `randomization`: the paired randomization (permutation) test over dialogues (Fisher's; the test Smucker et
   al. 2007 recommend for comparing IR systems): under the null the two runs are exchangeable within each
   dialogue, so each of the 2^D assignments swaps or keeps each dialogue's (s_d, c_d) of a and b, and the
   statistic is recomputed. p = the share of assignments with |T*| >= |T|, where a |T*| within 1e-9 x
-  (|value_a| + |value_b|) of |T| counts as equal: sums taken in another order differ in their last bits,
-  and a test must not depend on them (nor on which other runs share the matrix product). Exact, enumerating every assignment, when 2^D <= the permutations asked for; otherwise
-  Monte Carlo: that many random assignments from numpy `default_rng(seed)`, p = (1 + hits) / (1 + defined)
-  (Phipson & Smyth 2010: never 0). Every comparison shares one stream of assignments (one matrix product per
-  chunk, as the bootstrap). An assignment whose statistic is undefined (a 0/0) is left out.
+  (|value_a| + |value_b|) of |T| counts as equal: sums taken in another order differ in their last bits, and
+  a test must not depend on them (nor on which other runs share the matrix product). Exact, enumerating
+  every assignment, when 2^D <= the permutations asked for; otherwise Monte Carlo: that many random
+  assignments from numpy `default_rng(seed)`, p = (1 + hits) / (1 + defined) (Phipson & Smyth 2010: never
+  0). Every comparison shares one stream of assignments (one matrix product per chunk, as the bootstrap).
+  An assignment whose statistic is undefined (a 0/0) is left out.
 - `ttest`: the paper's per-dialogue paired t-test (App. K.3, `stats.paired_ttest`): each run's per-dialogue
   mean s_d / c_d, over the dialogues where both have items; scipy's t distribution. It tests the mean of
   per-dialogue means, which weights dialogues equally where the metric weights items; the CGS formulas have no
