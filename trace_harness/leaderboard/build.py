@@ -374,6 +374,8 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
     note = mk.marks_note(rows)
     if note:
         parts.append(note)
+    if any(r.get("robustness") for r in rows):
+        parts.append(mk.LEAD_LEGEND)
     if method or note:
         parts.append("")
     for pool in pools:

@@ -30,6 +30,10 @@ from trace_metrics.specs import spec
 from trace_metrics.tables import OPEN_PREFIX, Column
 
 MARK_FIELDS: tuple[str, ...] = ("tied_best", "marks_method", "rank", "rank_ci", "robustness")
+LEAD_LEGEND = (
+    "Lead: per column, the top row and the fewest dialogues whose removal puts another row ahead of it (-> that "
+    "row); a greedy upper bound, marked (bound), exact where both rows score the same items in every dialogue"
+)
 
 
 def without_marks(row: dict[str, Any]) -> dict[str, Any]:
@@ -127,8 +131,8 @@ def marks_note(rows: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def robustness_line(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], pool: str) -> str | None:
-    """'Lead robustness ...': per column, the top row and the fewest dialogues whose removal puts another row
-    ahead (an `open:` column: the open pool's top row)."""
+    """'Lead: ...' (`LEAD_LEGEND`): per column, the top row and the fewest dialogues whose removal puts another
+    row ahead (an `open:` column: the open pool's top row)."""
     parts = []
     for c in columns:
         metric, where = (
@@ -144,7 +148,7 @@ def robustness_line(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]
             parts.append(f"{c.label} {r['system']} {removed}{bound}{challenger}")
     if not parts:
         return None
-    return f"Lead robustness, {sig.BOUND_NOTE}: " + "; ".join(parts)
+    return "Lead: " + "; ".join(parts)
 
 
 def csv_field(row: Mapping[str, Any]) -> str | None:
