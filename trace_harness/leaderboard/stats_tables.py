@@ -198,25 +198,41 @@ def format_power(plans: Mapping[str, Mapping[str, Any]], what: str, alpha: float
 
 
 def dry_run_power(config: Any) -> str:
-    """The dry run's note: the minimum detectable difference (sd of the per-dialogue differences) of the
-    config's closed and open run sets, at alpha and at Holm's first level for its board (every pair of its
-    systems on every metric the board shows)."""
-    from trace_dataset.constants import resolve_splits
-    from trace_dataset.datadir import iter_dialogues
+    """The dry run's note (`trace-bench reproduce --dry-run`): the minimum detectable difference, in sd of the
+    per-dialogue differences, for the dialogues of the config's closed and open run sets (and its interactive
+    runs when it has them), at alpha and at Holm's first level for the board of each: every pair of its systems
+    on every metric the suite computes (an upper bound on the board's family: a board shows the metrics its
+    runs have)."""
     from trace_metrics.specs import SUITE_METRICS
 
-    sizes = []
-    for pool in ("closed", "open"):
-        runs = getattr(config, pool)
-        n = runs.subset
+    sets = [(f"{pool} pool", getattr(config, pool), config.systems) for pool in ("closed", "open")]
+    if config.wants("interactive"):
+        sets.append(("interactive", config.interactive, config.interactive.systems))
+    lines = []
+    for what, runs, systems in sets:
+        label = f"{what} ({runs.split} split)"
+        n, why = _run_set_size(config.data, runs.split, getattr(runs, "subset", getattr(runs, "n", None)))
         if n is None:
-            n = sum(1 for _ in iter_dialogues(config.data, resolve_splits(runs.split)))
-        sizes.append((f"{pool} pool ({runs.split} split)", n))
-    k = len(config.systems)
-    family = max(1, k * (k - 1) // 2 * len(SUITE_METRICS))
-    lines = size_lines(sizes, family)
+            lines.append(f"{label}: size unknown ({why})")
+            continue
+        k = len(systems)
+        lines += size_lines([(label, n)], max(1, k * (k - 1) // 2 * len(SUITE_METRICS)))
     return (
         "Power (paired t-test over dialogues, alpha 0.05, 80%; in sd of the per-dialogue differences, "
         "`trace-bench stats power` turns it into a metric's units from a pilot pair):\n- "
         + "\n- ".join(lines)
     )
+
+
+def _run_set_size(data: Any, split: str, asked: int | None) -> tuple[int | None, str]:
+    """(dialogues a run set covers, why unknown): the split's dialogues, at most `asked` (a subset or an
+    interactive n); `asked` alone when the data cannot be read."""
+    from trace_dataset.constants import resolve_splits
+    from trace_dataset.datadir import iter_dialogues
+    from trace_dataset.io import TraceDataError
+
+    try:
+        count = sum(1 for _ in iter_dialogues(data, resolve_splits(split)))
+    except (TraceDataError, OSError, ValueError) as e:
+        return asked, str(e)
+    return (count if asked is None else min(asked, count)), ""

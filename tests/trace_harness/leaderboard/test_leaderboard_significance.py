@@ -186,3 +186,32 @@ def test_stats_power_from_two_evaluate_results(data_dir, reference_rows, tmp_pat
     assert "no spread" in plans["tsr"]["note"] and "formula of means" in plans["cgs"]["note"]
     (tmp_path / "a.per_item.json.gz").unlink()
     assert main(["stats", "power", "--results", *files]) != 0 and "per-item file" in capsys.readouterr().err
+
+
+def test_the_dry_runs_power_note(data_dir, tmp_path):
+    from types import SimpleNamespace
+
+    from trace_harness.leaderboard.stats_tables import dry_run_power
+    from trace_metrics.lib.significance import detectable_effect
+    from trace_metrics.specs import SUITE_METRICS
+
+    config = SimpleNamespace(
+        data=data_dir,
+        systems=("popularity", "tfidf", "dense"),
+        closed=SimpleNamespace(split="test", subset=None),  # the whole split: 3 toy dialogues
+        open=SimpleNamespace(split="test", subset=1500),  # at most the split's 3
+        interactive=SimpleNamespace(split="test", n=2, systems=("popularity", "tfidf")),
+        wants=lambda part: part == "interactive",
+    )
+    note = dry_run_power(config)
+    family = 3 * len(SUITE_METRICS)
+    strict = detectable_effect(3, 0.05 / family)
+    assert f"closed pool (test split): 3 dialogues detect {detectable_effect(3):.3f} sd" in note
+    assert f"({strict:.3f} sd at alpha/{family}, Holm's first step)" in note
+    assert "open pool (test split): 3 dialogues" in note
+    assert f"interactive (test split): 2 dialogues detect {detectable_effect(2):.3f} sd" in note
+    assert f"at alpha/{len(SUITE_METRICS)}," in note  # two interactive systems: one pair per metric
+    config.data = tmp_path / "nowhere"
+    note = dry_run_power(config)
+    assert "closed pool (test split): size unknown" in note
+    assert f"open pool (test split): 1,500 dialogues detect {detectable_effect(1500):.3f} sd" in note

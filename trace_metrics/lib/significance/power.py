@@ -153,6 +153,7 @@ def size_lines(
             continue
         text = f"{what}: {n:,} dialogues detect {detectable_effect(n, alpha, power):.3f} sd"
         if family > 1:
-            text += f" ({detectable_effect(n, alpha / family, power):.3f} sd at alpha/{family:,}, Holm's first step)"
+            strict = detectable_effect(n, alpha / family, power)
+            text += f" ({strict:.3f} sd at alpha/{family:,}, Holm's first step)"
         lines.append(text)
     return lines
