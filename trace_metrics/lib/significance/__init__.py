@@ -1,5 +1,6 @@
 """The statistics every table of trace-bench uses: the leaderboard (marks, rank intervals, lead robustness),
-`trace-bench evaluate --compare`, `trace-bench stats`, CoRE's meta-evaluation and the interactive tables.
+`trace-bench evaluate --compare`, `trace-bench stats`, CoRE's meta-evaluation, the human evaluation's t-tests
+(Table 15, corrected over the table) and the interactive tables.
 docs/leaderboard.md ("Significance") says what each test assumes and which to pick.
 
     corrections   Holm (default), Benjamini-Hochberg, none; families of tests (`Family`)
