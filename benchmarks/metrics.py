@@ -244,7 +244,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -263,6 +263,11 @@ def main() -> None:
     parser.add_argument("--significance", action="store_true", help="time the corrected tests of a board")
     parser.add_argument("--systems", type=int, default=15, help="with --significance: rows of the board")
     parser.add_argument("--board-dialogues", type=int, default=10_000, help="with --significance: dialogues")
+    return parser
+
+
+def main() -> None:
+    parser = _parser()
     args = parser.parse_args()
     if args.significance:
         significance_figure(args.systems, args.board_dialogues)
@@ -272,6 +277,11 @@ def main() -> None:
             parser.error("--leaderboard needs --data")
         leaderboard_figure(args.data, args.leaderboard, args.split, args.repeat)
         return
+    suite_figure(args)
+
+
+def suite_figure(args: argparse.Namespace) -> None:
+    """The suite on a data directory or the synthetic corpus (module docstring), best of --repeat."""
     t0 = time.perf_counter()
     if args.data:
         kb, dialogues, preds = load_data_dir(args.data, args.predictions, args.split)

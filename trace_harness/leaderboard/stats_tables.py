@@ -176,7 +176,7 @@ def format_power(plans: Mapping[str, Mapping[str, Any]], what: str, alpha: float
     body = []
     for m, p in plans.items():
         if "note" in p:
-            body.append([m, str(p.get("n", "-")), "-", "-", "-", "-", "-", p["note"]])
+            body.append([m, f"{p['n']:,}" if "n" in p else "-", "-", "-", "-", "-", "-", p["note"]])
             continue
         body.append(
             [
