@@ -17,6 +17,14 @@ With `--leaderboard`, times what `trace-bench leaderboard` does on a runs folder
 runs/demo/runs): scoring every run without intervals (what the command did before the intervals existed),
 then with the 95% cluster-bootstrap intervals and significance marks of every row and column (n_boot 10,000),
 and prints both, their ratio and the bootstrap's own time.
+
+With `--significance`, times the corrected tests (trace_metrics.lib.significance) on a synthetic board of
+`--systems` runs x 25 metrics (21 ratios, GS / CD / PC and the CGS formula of them) x `--board-dialogues`
+dialogues (default 15 x 25 x 10,000): the bootstrap every interval and mark reads (10,000 resamples), the
+board's marks with each test (Holm over every pair of rows in every column: 2,625 tests), and the full
+pairwise table with all three tests (`trace-bench stats compare`).
+
+    python benchmarks/metrics.py --significance [--systems 15] [--board-dialogues 10000]
 """
 
 from __future__ import annotations
@@ -231,7 +239,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -247,12 +255,28 @@ def main() -> None:
     parser.add_argument(
         "--leaderboard", metavar="RUNS", help="with --data: time `trace-bench leaderboard` on RUNS"
     )
+    parser.add_argument("--significance", action="store_true", help="time the corrected tests of a board")
+    parser.add_argument("--systems", type=int, default=15, help="with --significance: rows of the board")
+    parser.add_argument("--board-dialogues", type=int, default=10_000, help="with --significance: dialogues")
+    return parser
+
+
+def main() -> None:
+    parser = _parser()
     args = parser.parse_args()
+    if args.significance:
+        significance_figure(args.systems, args.board_dialogues)
+        return
     if args.leaderboard:
         if not args.data:
             parser.error("--leaderboard needs --data")
         leaderboard_figure(args.data, args.leaderboard, args.split, args.repeat)
         return
+    suite_figure(args)
+
+
+def suite_figure(args: argparse.Namespace) -> None:
+    """The suite on a data directory or the synthetic corpus (module docstring), best of --repeat."""
     t0 = time.perf_counter()
     if args.data:
         kb, dialogues, preds = load_data_dir(args.data, args.predictions, args.split)
@@ -355,6 +379,88 @@ def leaderboard_figure(data_dir: str, runs_dir: str, split: str, repeat: int) ->
     print(
         f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
         f"Python {platform.python_version()}"
+    )
+
+
+def synthetic_board(systems: int, dialogues: int, seed: int = 42) -> tuple[list, dict[str, bool]]:
+    """Per-dialogue tables of `systems` runs on 25 metrics: 15 turn metrics (1-8 turns per dialogue, the same
+    for every run), 5 dialogue metrics, one counted over each run's own successes (as t2r), and GS / CD / PC
+    with the CGS formula; run s is slightly better than run s - 1. (metric -> higher is better.)"""
+    import numpy as np
+
+    from trace_metrics.lib import intervals as iv
+
+    rng = np.random.default_rng(seed)
+    turns = rng.integers(1, 9, dialogues)
+    ratios = [f"turn_{k:02d}" for k in range(15)] + [f"dialogue_{k}" for k in range(5)] + ["own_count"]
+    parts = ["grounding_score", "citation_density", "provenance_coverage"]
+    tables = []
+    for s in range(systems):
+        p = 0.35 + 0.004 * s
+        sums, counts = {}, {}
+        for m in ratios + parts:
+            c = np.ones(dialogues, np.int64) if m.startswith("dialogue") else turns.astype(np.int64)
+            if m == "own_count":
+                c = (rng.random(dialogues) < p + 0.3).astype(np.int64)
+            scale = 0.1 if m == "citation_density" else 1.0
+            sums[m] = rng.binomial(c, p) * scale
+            counts[m] = c
+        tables.append(iv.DialogueTable("board", dialogues, sums, counts))
+    directions = {m: m != "own_count" for m in ratios + parts}
+    directions["cgs"] = True
+    return tables, directions
+
+
+def significance_figure(systems: int, dialogues: int) -> None:
+    """The corrected tests of a synthetic board (module docstring), CPU and wall seconds."""
+    from trace_metrics.lib import intervals as iv
+    from trace_metrics.lib import significance as sig
+
+    def timed(fn):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        return out, time.perf_counter() - t, time.process_time() - c
+
+    import scipy.stats  # noqa: F401  (imported before the clocks start: the t-test's distribution)
+
+    tables, directions = synthetic_board(systems, dialogues)
+    metrics = list(directions)
+    points = [{m: iv.point_value(t, m) for m in metrics} for t in tables]
+    pairs = systems * (systems - 1) // 2
+    print(
+        f"synthetic board: {systems} systems x {len(metrics)} metrics x {dialogues:,} dialogues; "
+        f"{pairs * len(metrics):,} pairwise tests per correction"
+    )
+    reps, wall, cpu = timed(lambda: iv.bootstrap(tables, [metrics] * systems))
+    print(
+        f"  {'the bootstrap (10,000 resamples, every row and metric)':<66}CPU {cpu:6.1f} s, wall {wall:6.1f} s"
+    )
+    for test in sig.TESTS:
+        found, wall, cpu = timed(
+            lambda t=test: sig.mark_group(tables, points, reps, directions, sig.Settings(t))
+        )
+        untied = sum(not v for marks in found.tied for v in marks.values())
+        print(
+            f"  {'marks, ranks, robustness: ' + test + ' + Holm over the board':<66}"
+            f"CPU {cpu:6.1f} s, wall {wall:6.1f} s "
+            f"({untied} marks significant)"
+        )
+    comparisons = [
+        sig.Comparison(i, j, m) for i in range(systems) for j in range(i + 1, systems) for m in metrics
+    ]
+
+    def table() -> list:
+        found = sig.pairwise(tables, comparisons, replicates=reps)
+        sig.correct(found)
+        return found
+
+    _, wall, cpu = timed(table)
+    print(
+        f"  {'pairwise table, all three tests + Holm (given the bootstrap)':<66}CPU {cpu:6.1f} s, wall {wall:6.1f} s"
+    )
+    print(
+        f"machine: {_cpu_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}, "
+        f"Python {platform.python_version()}, one process"
     )
 
 

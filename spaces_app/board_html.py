@@ -2,7 +2,8 @@
 and best-row marks, notes next to the systems that need one.
 
 A plain HTML table rather than gr.Dataframe because every cell needs a hover text (its 95% interval) and a
-mark (not significantly different from the best), which a data grid cannot carry; sorting and filtering stay
+mark (not significantly different from the best, after Holm's correction), and the rank column its bootstrap
+interval, which a data grid cannot carry; sorting and filtering stay
 on the controls above the table. Every text from data goes through `markup.esc` and sits in a <bdi>, so a
 name shows as the characters it is made of and cannot reorder its neighbours.
 """
@@ -16,6 +17,7 @@ from spaces_app.leaderboard import (
     SOURCE_LABELS,
     Cell,
     Line,
+    Rank,
     family,
     short_version,
     system_note,
@@ -23,11 +25,16 @@ from spaces_app.leaderboard import (
 )
 from spaces_app.markup import esc
 from trace_harness import fallbacks as fb
+from trace_harness.leaderboard.marks import marks_description
 from trace_metrics.tables import Column, format_value, header
 
 NOTE_MARKS = ("†", "‡", "§", "¶")
 CI_LABEL = "95% cluster-bootstrap interval (dialogues resampled)"
-BEST_LABEL = "best, or not significantly different from the best (paired bootstrap)"
+BEST_LABEL = "best, or not significantly different from the best (paired bootstrap, corrected)"
+RANK_LABEL = (
+    "rank among the rows scored here (1 + the rows ahead of it), with its 95% bootstrap interval: the ranks "
+    "recomputed on every resample of the dialogues"
+)
 CSS = """
 .trace-board-wrap {overflow-x: auto; max-width: 100%;}
 .trace-board-wrap table.trace-board {border-collapse: collapse; width: 100%; table-layout: auto; margin: 0;
@@ -48,6 +55,8 @@ CSS = """
 .trace-board-wrap table.trace-board .sys {min-width: 8rem; max-width: 14rem; font-weight: 600;}
 .trace-board-wrap table.trace-board .fam, .trace-board-wrap table.trace-board td.metric {white-space: nowrap;}
 .trace-board-wrap table.trace-board .src {min-width: 4.5rem; max-width: 7rem;}
+.trace-board-wrap table.trace-board .rank {text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums;
+  cursor: help;}
 .trace-board-wrap table.trace-board th.metric {min-width: 3.4rem; text-align: right; white-space: nowrap;}
 .trace-board-wrap table.trace-board th {hyphens: manual; word-break: keep-all;}
 .trace-board-wrap table.trace-board td.metric {text-align: right; font-variant-numeric: tabular-nums;}
@@ -95,7 +104,7 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
             notes[note] = NOTE_MARKS[len(notes) % len(NOTE_MARKS)]
         body.append(_row_html(line, columns, notes.get(note) if note else None, note, show_ci))
     if not body:
-        width = 5 + len(columns)
+        width = 6 + len(columns)
         body.append(
             f'<tr><td class="trace-empty" colspan="{width}">No system matches these filters.</td></tr>'
         )
@@ -112,7 +121,14 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
     if any(c.low is not None for line in lines for c in line.cells):
         foot.append(f"Hover a value for its {CI_LABEL}" + ("; shown under each value." if show_ci else "."))
     if any(c.tied_best for line in lines for c in line.cells):
-        foot.append(f"<b>Bold, shaded</b>: {BEST_LABEL}, among the rows scored here.")
+        how = marks_description([line.row for line in lines])
+        foot.append(
+            f"<b>Bold, shaded</b>: {BEST_LABEL}, among the rows scored here"
+            + (f": {esc(how)}." if how else ".")
+        )
+    ranked = next((line.rank for line in lines if line.rank is not None), None)
+    if ranked is not None:
+        foot.append(f"Rank: on {esc(ranked.metric)}, {esc(RANK_LABEL)} (hover it, or show the intervals).")
     if any(fb.mark(line.row) for line in lines):
         foot.append(esc(FALLBACK_LABEL))
     if any((line.row.get("per_dialogue") or {}).get("n_dialogues") == 1 for line in lines):
@@ -137,8 +153,9 @@ def _head_html(columns: Sequence[Column]) -> str:
         for c in columns
     )
     return (
-        '<thead><tr class="trace-groups"><th colspan="3"></th>' + top + '<th colspan="2"></th></tr>'
-        '<tr><th class="sys">System</th><th class="fam">Family</th><th class="src">Source</th>'
+        '<thead><tr class="trace-groups"><th colspan="4"></th>' + top + '<th colspan="2"></th></tr>'
+        f'<tr><th class="rank" title="{esc(RANK_LABEL)}">Rank</th>'
+        '<th class="sys">System</th><th class="fam">Family</th><th class="src">Source</th>'
         + names
         + '<th class="ver">Versions</th><th class="desc">Description</th></tr></thead>'
     )
@@ -161,10 +178,25 @@ def _row_html(
     versions = f"{_version_html(r, 'corpus')}<br>{_version_html(r, 'kb')}"
     row_class = "" if own else ' class="not-own"'
     return (
-        f'<tr data-system="{esc(r["system"])}"{row_class}><td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
+        f'<tr data-system="{esc(r["system"])}"{row_class}>{_rank_html(line.rank, show_ci)}'
+        f'<td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
         f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
         f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>'
     )
+
+
+def _rank_html(rank: Rank | None, show_ci: bool) -> str:
+    """The rank cell: the rank on the sorted column, its bootstrap interval in the hover text (and under it
+    with `show_ci`); empty for a row without one (the paper's rows, a row that is not its own result)."""
+    if rank is None:
+        return '<td class="rank" title="no rank: not compared here"></td>'
+    title = f"Rank {rank.rank} on {rank.metric}"
+    interval = ""
+    if rank.low is not None and rank.high is not None:
+        interval = f"{rank.low}–{rank.high}"
+        title += f"; 95% bootstrap interval {interval} (ranks recomputed on every resample of the dialogues)"
+    shown = f'<span class="ci">{interval}</span>' if show_ci and interval else ""
+    return f'<td class="rank" data-rank="{rank.rank}" title="{esc(title)}">{rank.rank}{shown}</td>'
 
 
 def _cell_html(column: Column, cell: Cell, show_ci: bool) -> str:

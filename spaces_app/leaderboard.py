@@ -3,8 +3,8 @@
 Rows come from three places: the paper's reported numbers (reference rows: facts from the paper, not our
 runs), the baseline runs (`trace-bench leaderboard` writes leaderboard.json) and the results store
 (submissions). `collect_rows` reads them, drops (and logs) any row the app cannot show, and recomputes the
-"not significantly different from the best" marks over the merged rows (`trace_harness.leaderboard.build.mark_best`);
-everything else only transforms. Columns come from `trace_metrics.tables` (`BOARD_VIEWS`: the paper's
+"not significantly different from the best" marks, ranks and rank intervals over the merged rows
+(`trace_harness.leaderboard.build.mark_best`); everything else only transforms. Columns come from `trace_metrics.tables` (`BOARD_VIEWS`: the paper's
 Tables 5, 6 and 9, and every metric the suite computes), each from its metric's declaration; data keys stay
 canonical metric ids.
 """
@@ -229,14 +229,15 @@ def _comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class BestMarks:
-    """`tied_best` of merged rows by the leaderboard's own rule (`trace_harness.leaderboard.build.mark_best`: the best
-    row of each column and those not significantly different from it, by a paired bootstrap over the
-    rows' per-dialogue data), recomputed only when the rows change: the bootstrap takes seconds, and the
-    app re-reads the rows on every control."""
+    """`tied_best` (with `marks_method`, `rank`, `rank_ci`, `robustness`) of merged rows by the leaderboard's own
+    rule (`trace_harness.leaderboard.build.mark_best`: the best row of each column and those not significantly
+    different from it after Holm's correction, by a paired bootstrap over the rows' per-dialogue data, and
+    each row's rank with its bootstrap interval), recomputed only when the rows change: the bootstrap takes
+    seconds, and the app re-reads the rows on every control."""
 
     def __init__(self) -> None:
         self._key: str | None = None
-        self._marks: dict[tuple, Any] = {}
+        self._marks: dict[tuple, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -254,18 +255,21 @@ class BestMarks:
 
     def apply(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from trace_harness.leaderboard.build import mark_best
+        from trace_harness.leaderboard.marks import MARK_FIELDS
 
         key = self.fingerprint(rows)
         with self._lock:
             if key != self._key:
-                self._marks = {_identity(r): r.get("tied_best") for r in mark_best(_comparable(rows))}
+                self._marks = {
+                    _identity(r): {k: r[k] for k in MARK_FIELDS if r.get(k) is not None}
+                    for r in mark_best(_comparable(rows))
+                }
                 self._key = key
             marks = self._marks
         out = []
         for r in rows:
-            r = {k: v for k, v in r.items() if k != "tied_best"}
-            if marks.get(_identity(r)) is not None:
-                r["tied_best"] = marks[_identity(r)]
+            r = {k: v for k, v in r.items() if k not in MARK_FIELDS}
+            r.update(marks.get(_identity(r), {}))
             out.append(r)
         return out
 
@@ -334,11 +338,22 @@ def _cell(value: Any, ci: Any, tied: Any) -> Cell:
 
 
 @dataclass(frozen=True)
+class Rank:
+    """A row's rank on one column among the rows scored here, with its 95% bootstrap interval."""
+
+    metric: str  # the column's header
+    rank: int
+    low: int | None = None
+    high: int | None = None
+
+
+@dataclass(frozen=True)
 class Line:
-    """One row of the shown table."""
+    """One row of the shown table, with its rank on the sorted column (the view's first when sorted by name)."""
 
     row: dict[str, Any]
     cells: tuple[Cell, ...]
+    rank: Rank | None = None
 
     @property
     def system(self) -> str:
@@ -376,17 +391,18 @@ def board_lines(
     from trace_harness.leaderboard.build import open_rows, row_cells
 
     opened = open_rows(rows)
+    index = next((i for i, c in enumerate(columns) if header(c) == sort_by), 0)
     lines = []
     for r in rows:
         if r["pool"] != pool or family(r) not in wanted or (r.get("source") == "paper" and not show_paper):
             continue
         if query and query not in r["system"].lower() and query not in (r.get("description") or "").lower():
             continue
-        lines.append(Line(r, tuple(_cell(*cell) for cell in row_cells(r, columns, opened))))
+        cells = tuple(_cell(*cell) for cell in row_cells(r, columns, opened))
+        lines.append(Line(r, cells, _rank(r, columns[index], opened)))
     if sort_by == "System":
         lines.sort(key=lambda line: line.system.lower(), reverse=reverse)
         return lines
-    index = next(i for i, c in enumerate(columns) if header(c) == sort_by)
     descending = columns[index].higher_is_better != reverse
     present = [x for x in lines if x.cells[index].value is not None]
     # the values of `present` are not None
@@ -394,6 +410,22 @@ def board_lines(
         key=lambda line: cast(float, line.cells[index].value), reverse=descending
     )  # stable: ties keep row order
     return present + [x for x in lines if x.cells[index].value is None]
+
+
+def _rank(row: dict[str, Any], column: Column, opened: dict[tuple[str, Any], dict[str, Any]]) -> Rank | None:
+    """The row's rank on `column` (an `open:` column: its open-pool row's), None where it has none."""
+    from trace_metrics.tables import OPEN_PREFIX
+
+    metric = column.metric
+    if metric.startswith(OPEN_PREFIX):
+        row, metric = opened.get((row["system"], row.get("source"))) or {}, metric[len(OPEN_PREFIX) :]
+    rank = (row.get("rank") or {}).get(metric)
+    if not isinstance(rank, int) or isinstance(rank, bool):
+        return None
+    ci = (row.get("rank_ci") or {}).get(metric)
+    if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, int) for x in ci):
+        return Rank(header(column), rank, ci[0], ci[1])
+    return Rank(header(column), rank)
 
 
 def short_version(version: str) -> str:

@@ -23,8 +23,9 @@ def register(subparsers) -> None:
         help="score a predictions file (all Trace metrics) and write results.json",
         description="Score a predictions JSONL file on one split and pool of a Trace data directory: accuracy, "
         "grounding, text, practical value and recovery (plus entailment with --nli and the LLM judge with "
-        "--judge). With --compare, paired cluster-bootstrap CIs and per-dialogue paired t-tests against another "
-        "predictions file.",
+        "--judge). With --compare, against another predictions file: paired cluster-bootstrap CIs, the paired "
+        "randomization test and per-dialogue paired t-tests, effect sizes, and significance after Holm's "
+        "correction over the compared metrics.",
     )
     p.add_argument("--data", required=True, type=Path, help="Trace data directory (hydrated)")
     p.add_argument(
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
         "--compare",
         metavar="OTHER_PREDICTIONS",
         type=Path,
-        help="a second predictions file: paired cluster bootstrap (by dialogue) and per-dialogue t-tests",
+        help="a second predictions file: paired bootstrap, randomization and t-tests by dialogue, corrected",
     )
     p.add_argument("--sweeps", action="store_true", help="add the App. L sensitivity sweeps")
     for name in SUITE_OPTIONS:  # the metric options, from their declarations (trace_metrics.specs.OPTIONS)
@@ -60,7 +61,10 @@ def register(subparsers) -> None:
         default=10_000,
         help="bootstrap resamples for --compare (default 10000)",
     )
-    p.add_argument("--seed", type=number_in(int, 0), default=42, help="bootstrap seed (default 42)")
+    p.add_argument(
+        "--seed", type=number_in(int, 0), default=42, help="bootstrap and permutation seed (default 42)"
+    )
+    add_significance_arguments(p, "--compare's significance")
     from trace_llm.cli import add_llm_backend_options
 
     add_llm_backend_options(
@@ -106,6 +110,49 @@ def add_convention_arguments(parser: argparse.ArgumentParser) -> None:
         add_option(parser, OPTIONS[name])
 
 
+def add_significance_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """--test, --correction, --family and --permutations (`trace_metrics.lib.significance`), for the marks and
+    comparisons of `what` (docs/leaderboard.md, "Significance"): `trace-bench evaluate --compare`,
+    `trace-bench leaderboard` and `trace-bench stats compare` take the same ones."""
+    from trace_metrics.lib import significance as sig
+
+    parser.add_argument(
+        "--test",
+        choices=sig.TESTS,
+        default=sig.DEFAULT_TEST,
+        help=f"the test behind {what} (default {sig.DEFAULT_TEST}: the paired cluster bootstrap; "
+        "randomization: the paired permutation test over dialogues; ttest: the paper's per-dialogue t-test)",
+    )
+    parser.add_argument(
+        "--correction",
+        choices=sig.CORRECTIONS,
+        default=sig.DEFAULT_CORRECTION,
+        help=f"multiple-comparison control (default {sig.DEFAULT_CORRECTION}: Holm; bh: Benjamini-Hochberg)",
+    )
+    parser.add_argument("--family", type=_family, default=sig.Family(), help=sig.FAMILY_HELP)
+    parser.add_argument(
+        "--permutations",
+        type=number_in(int, 1),
+        default=sig.N_PERM,
+        help=f"randomization test: Monte Carlo assignments, exact when 2^dialogues is no more (default {sig.N_PERM})",
+    )
+
+
+def _family(text: str) -> Any:
+    """--family's value: 'board', 'column' or metric ids (each a declared metric)."""
+    from trace_metrics.lib.significance import Family
+    from trace_metrics.specs import METRICS
+
+    try:
+        family = Family.parse(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    unknown = [m for m in family.metrics if m not in METRICS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown metric ids {unknown}; expected ids such as recall@1, cgs")
+    return family
+
+
 def _llm_loading(args: argparse.Namespace) -> dict[str, Any]:
     """The --llm-* cache and server options, as `load_llm` keyword arguments (judge and CoRE alike)."""
     from trace_llm.cli import llm_options
@@ -128,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
     from trace_dataset.io import atomic_open, check_output_file, sha256_file, write_json
     from trace_metrics.lib import suite
-    from trace_metrics.lib.comparison import compare
+    from trace_metrics.lib.significance import compare
     from trace_metrics.report import format_comparison, format_sweeps, format_table, per_item_path
 
     check_output_file(args.out)  # a folder, a path under a file or an unwritable place fails before scoring
@@ -152,8 +199,20 @@ def run(args: argparse.Namespace) -> int:
                 "b": {"file": args.compare.name, "sha256": sha256_file(args.compare)},
                 "n_boot": args.n_boot,
                 "seed": args.seed,
+                "test": args.test,
+                "correction": args.correction,
+                "family": args.family.describe(),
+                "permutations": args.permutations,
                 "metrics": compare(
-                    per_item, other["per_item"], n_boot=args.n_boot, seed=args.seed, cd_gate=args.cd_gate
+                    per_item,
+                    other["per_item"],
+                    n_boot=args.n_boot,
+                    seed=args.seed,
+                    cd_gate=args.cd_gate,
+                    test=args.test,
+                    correction=args.correction,
+                    family=args.family,
+                    n_perm=args.permutations,
                 ),
             }
     finally:

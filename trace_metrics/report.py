@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trace_metrics.specs import METRICS
-from trace_metrics.tables import text_table
+from trace_metrics.tables import format_p, text_table
 
 
 def per_item_path(out: Path) -> Path:
@@ -60,7 +60,10 @@ def format_sweeps(sweeps: dict) -> str:
 
 
 def format_comparison(comparison: dict) -> str:
-    """The comparison of two runs (`lib.comparison.compare`, with the files and bootstrap settings)."""
+    """The comparison of two runs (`significance.compare`, with the files and the tests' settings)."""
+    from trace_metrics.lib.significance import ALPHA, DEFAULT_CORRECTION, DEFAULT_TEST, TEST_NAMES
+    from trace_metrics.lib.significance.corrections import NAMES
+
     rows = []
     for m, c in comparison["metrics"].items():
         sig = "*" if c["significant"] else ""
@@ -72,13 +75,27 @@ def format_comparison(comparison: dict) -> str:
                 _fmt(c["mean_b"]),
                 f"{c['delta']:+.4f}{sig}",
                 ci,
-                _fmt(c["ttest_p"]),
+                format_p(c.get("p_bootstrap")),
+                format_p(c.get("p_randomization")),
+                format_p(c["ttest_p"]),
+                _fmt(c.get("d_z"), 3),
+                format_p(c.get("p_adjusted")),
                 str(c["n"]),
             ]
         )
+    test = comparison.get("test", DEFAULT_TEST)
+    correction = comparison.get("correction", DEFAULT_CORRECTION)
+    family = comparison.get("family", "board")
+    members = sum(c.get("p_adjusted") is not None for c in comparison["metrics"].values())
     title = (
-        f"A = {comparison['a']['file']}, B = {comparison['b']['file']}: delta = mean(A) - mean(B), 95% CI by paired "
-        f"cluster bootstrap over dialogues (n_boot={comparison['n_boot']}, seed={comparison['seed']}; * = CI excludes 0), "
-        "p = per-dialogue paired t-test"
+        f"A = {comparison['a']['file']}, B = {comparison['b']['file']}: delta = mean(A) - mean(B); 95% CI by "
+        f"paired cluster bootstrap over dialogues (n_boot={comparison['n_boot']}, seed={comparison['seed']}); "
+        f"p: the bootstrap's (dual of the CI), the paired randomization test over dialogues "
+        f"({comparison.get('permutations', '-')} permutations, exact for few dialogues), the per-dialogue "
+        "paired t-test; d_z = mean / sd of the per-dialogue differences\n"
+        f"* = significant by the {TEST_NAMES[test]} after {NAMES[correction]} over "
+        + (f"the {members} compared metrics" if family == "board" else f"family {family} ({members} tests)")
+        + f" (p adj. <= {ALPHA})"
     )
-    return title + "\n" + text_table(["metric", "A", "B", "delta", "95% CI", "t-test p", "n"], rows)
+    head = ["metric", "A", "B", "delta", "95% CI", "p boot", "p perm", "p t", "d_z", "p adj.", "n"]
+    return title + "\n" + text_table(head, rows)

@@ -150,6 +150,13 @@ def format_value(value: Any, digits: int = DECIMALS, missing: str = "-") -> str:
     return missing if value is None else f"{float(value):.{digits}f}"
 
 
+def format_p(p: float | None) -> str:
+    """A p-value: four decimals ("0.0312"), "<0.0001" below, "-" when there is none."""
+    if p is None:
+        return "-"
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
 def half_width(ci: Sequence[float]) -> float:
     return (ci[1] - ci[0]) / 2
 

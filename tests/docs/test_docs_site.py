@@ -94,6 +94,7 @@ def _results_page_rows() -> dict[str, list[str]]:
     text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
     block = text.split("Table 5: headline — pool: closed\n", 1)[1].split("\n\n", 1)[0].split("```", 1)[0]
     header, *lines = block.strip("\n").splitlines()
+    lines = [ln for ln in lines if not ln.startswith("Lead: ")]  # the line on the leads under the table
     columns = [c.replace(" ", "") for c in re.split(r"\s{2,}", header.strip())]
     return {
         parts[0]: dict(zip(columns, parts, strict=True))

@@ -123,6 +123,42 @@ def test_open_pool_column_reads_the_open_rows_interval_and_mark():
     assert "0.100 to 0.140" in cells["Accuracy: R@1 Open ↑"]["title"]
 
 
+def _rank_cell(page: str, system: str) -> tuple[str, str]:
+    """(shown text, hover text) of a row's rank cell."""
+    row = re.search(rf'<tr data-system="{re.escape(html.escape(system))}">(.*?)</tr>', page, re.S).group(1)
+    m = re.search(r'<td class="rank"(?: data-rank="\d+")? title="([^"]*)">(.*?)</td>', row, re.S)
+    return re.sub(r"<[^>]+>", " ", m.group(2)).strip(), html.unescape(m.group(1))
+
+
+def test_rank_column_shows_the_sorted_columns_rank_and_its_interval():
+    marks = {"test": "bootstrap", "correction": "holm", "family": "board", "alpha": 0.05}
+    rows = [
+        {
+            **_row("Strong", **{"recall@1": 0.40, "cgs": 0.9}),
+            "rank": {"recall@1": 1, "cgs": 2},
+            "rank_ci": {"recall@1": [1, 2], "cgs": [1, 2]},
+            "tied_best": {"recall@1": True, "cgs": True},
+            "marks_method": {**marks, "family_size": {"recall@1": 2, "cgs": 2}},
+        },
+        {
+            **_row("Close", **{"recall@1": 0.39, "cgs": 0.95}),
+            "rank": {"recall@1": 2, "cgs": 1},
+            "rank_ci": {"recall@1": [1, 2], "cgs": [1, 1]},
+            "tied_best": {"recall@1": True, "cgs": True},
+            "marks_method": {**marks, "family_size": {"recall@1": 2, "cgs": 2}},
+        },
+        _row("TF-IDF (paper)", "paper", **{"recall@1": 0.257}),
+    ]
+    page = render_board(board_lines(rows, T5), T5)  # sorted by the first column, R@1
+    text, title = _rank_cell(page, "Close")
+    assert text == "2" and "Rank 2 on Accuracy: R@1 ↑" in title and "95% bootstrap interval 1–2" in title
+    assert _rank_cell(page, "TF-IDF (paper)")[0] == ""  # the paper's rows are not ranked
+    by_cgs = render_board(board_lines(rows, T5, sort_by="Grounding: CGS ↑"), T5, show_ci=True)
+    assert _rank_cell(by_cgs, "Close")[0] == "1 1–1" and _rank_cell(by_cgs, "Strong")[0] == "2 1–2"
+    assert "Rank: on Grounding: CGS ↑" in by_cgs
+    assert "Holm (family-wise error rate) over every pair of rows in every column of a pool" in page
+
+
 def test_itinerary_says_why_it_ranks_as_tfidf(space_settings):
     rows = collect_rows(space_settings, LocalStore(space_settings.results_dir))
     rows.append({**_row("Itinerary", **{"recall@1": 0.3}), "baseline": "itinerary"})
@@ -314,3 +350,9 @@ def test_submissions_get_intervals_and_marks_beside_the_baselines(
     assert "tied_best" in popularity and set(popularity["tied_best"]) >= {"recall@1", "cgs"}
     page = render_board(board_lines(rows, T5, families=["submitted"]), T5)
     assert "95% cluster-bootstrap interval" in _cells(page, "Mine")["Accuracy: R@1 ↑"]["title"]
+    assert mine["rank"]["recall@1"] == tfidf["rank"]["recall@1"]  # ranked among the merged rows, tied
+    assert mine["rank_ci"]["recall@1"][0] <= mine["rank"]["recall@1"] <= mine["rank_ci"]["recall@1"][1]
+    assert mine["marks_method"]["correction"] == "holm" and "rank" not in next(
+        r for r in rows if r["source"] == "paper"
+    )
+    assert _rank_cell(page, "Mine")[0] == str(mine["rank"]["recall@1"])

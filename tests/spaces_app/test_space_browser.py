@@ -39,6 +39,9 @@ def _board_with_intervals(space_world, folder):
     for r in doc["rows"]:
         r["ci"] = {k: [v - 0.01, v + 0.01] for k, v in r["metrics"].items()}
         r["tied_best"] = {"recall@1": r["system"] == "TF-IDF", "cgs": True}
+        first = r["system"] == "TF-IDF"
+        r["rank"] = {"recall@1": 1 if first else 2, "cgs": 1}
+        r["rank_ci"] = {"recall@1": [1, 1] if first else [1, 2], "cgs": [1, 2]}
     path = folder / "leaderboard.json"
     path.write_text(json.dumps(doc))
     return path
@@ -199,6 +202,18 @@ def test_intervals_best_marks_and_the_itinerary_note(page_on_app):
     note = page.locator('#leaderboard-table tr[data-system="Itinerary (paper)"] sup.trace-note')
     assert "ranks with TF-IDF's ranking unchanged" in note.get_attribute("title")
     assert "Itinerary ranks with TF-IDF's ranking" in page.inner_text("#leaderboard-table .trace-board-notes")
+
+
+def test_rank_column_with_its_interval_on_hover(page_on_app):
+    page, _ = page_on_app
+    rank = page.locator('#leaderboard-table tr[data-system="Popularity"] td.rank')
+    assert rank.inner_text().strip() == "2"
+    assert "Rank 2 on Accuracy: R@1 ↑; 95% bootstrap interval 1–2" in rank.get_attribute("title")
+    assert (
+        page.locator('#leaderboard-table tr[data-system="TF-IDF (paper)"] td.rank').inner_text().strip() == ""
+    )
+    assert page.locator("#leaderboard-table thead th.rank").inner_text().strip() == "Rank"
+    assert "Rank: on Accuracy: R@1 ↑" in page.inner_text("#leaderboard-table .trace-board-notes")
 
 
 def test_views_filters_search_and_sort(page_on_app):

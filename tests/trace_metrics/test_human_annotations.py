@@ -216,6 +216,22 @@ def test_spearman_and_paired_ttests(annotations):
     assert cd["mean_a"] == pytest.approx(0.05) and cd["mean_b"] == pytest.approx(0.55)
 
 
+def test_the_paired_ttests_are_corrected_over_the_table(annotations):
+    """Table 15's p-values adjusted by Holm over every test of the table with a p-value (statsmodels)."""
+    from statsmodels.stats.multitest import multipletests
+
+    tests = [
+        t
+        for by_pair in human_metrics(annotations, auto_scores=AUTO)["ttests"].values()
+        for t in by_pair.values()
+    ]
+    defined = [t for t in tests if t["p"] is not None]
+    assert len(defined) >= 3 and any(t["p"] is None and t["p_adjusted"] is None for t in tests)
+    expected = multipletests([t["p"] for t in defined], method="holm")[1]
+    assert [t["p_adjusted"] for t in defined] == pytest.approx(list(expected))
+    assert all(t["p_adjusted"] >= t["p"] for t in defined)
+
+
 def test_auto_scores_from_file_and_unknown_items(annotations, tmp_path):
     path = tmp_path / "auto.jsonl"
     path.write_text("".join(json.dumps({"item_id": k, **v}) + "\n" for k, v in AUTO.items()))

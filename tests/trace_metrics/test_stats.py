@@ -144,7 +144,7 @@ def test_threshold_sweep():
 
 
 def test_one_dialogue_has_no_interval_and_nothing_significant(caplog):
-    from trace_metrics.lib.comparison import compare
+    from trace_metrics.lib.significance import compare
     from trace_metrics.report import format_comparison
 
     res = paired_cluster_bootstrap([1.0, 1.0], [0.0, 0.0], ["d1", "d1"], n_boot=100)

@@ -14,10 +14,11 @@ come from the metadata. One leaderboard row per (system, pool), a JSON object:
                                 n_boot 10,000, seed 42; `cgs` bootstraps the formula on resampled means);
                                 rows without per-dialogue data (the paper's reported rows) have none
     ci_method  {...}            resampling unit, n_boot, seed, level, interval method
-    tied_best  {id: bool}       set by `mark_best` over a set of rows: True for the best row of the column and
-                                every row not significantly different from it (paired cluster bootstrap over
-                                the same dialogues, rows of the same pool and split; lower-is-better columns
-                                such as t2r respected); False otherwise; absent where not comparable
+    tied_best, marks_method, rank, rank_ci, robustness
+                                set by `mark_best` over a set of rows (trace_harness/leaderboard/marks.py):
+                                True for the best row of the column and every row not significantly different
+                                from it after the correction (rows of the same pool and split); the rank with
+                                its bootstrap interval; the dialogues the column's lead rests on
     per_dialogue {...}          the run's per-dialogue sums and counts (`trace_metrics.lib.intervals.encode`,
                                 about 8-9 bytes per dialogue and metric before compression): all `mark_best`
                                 needs to compare rows scored at different times. leaderboard.json keeps only
@@ -48,9 +49,10 @@ from baselines.identity import label as baseline_label
 from trace_dataset.constants import SEED
 from trace_dataset.io import TraceDataError, read_json, read_jsonl, write_json, write_jsonl, write_text
 from trace_harness import fallbacks as fb
+from trace_harness.leaderboard import marks as mk
 from trace_metrics.lib import intervals as iv
+from trace_metrics.lib import significance as sig
 from trace_metrics.lib.stats import ALPHA, N_BOOT
-from trace_metrics.specs import spec
 from trace_metrics.tables import (
     OPEN_PREFIX,
     VIEWS,
@@ -194,10 +196,12 @@ def add_intervals(
     seed: int = SEED,
     alpha: float = ALPHA,
     marks: bool = True,
+    settings: sig.Settings | None = None,
 ) -> list[dict[str, Any]]:
-    """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, `tied_best`
-    (as `mark_best`), from one resampling per dialogue set: every row and metric of a set at once."""
-    out = [_without_marks(r) if marks else dict(r) for r in rows]
+    """Copies of `rows` with `ci` and `ci_method` (rows with per-dialogue data) and, with `marks`, the marks,
+    ranks and robustness of `mark_best` (`settings`: its test, correction and family), from one resampling
+    per dialogue set: every row and metric of a set at once."""
+    out = [mk.without_marks(r) if marks else dict(r) for r in rows]
     for group in _groups(rows).values():
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
@@ -207,56 +211,36 @@ def add_intervals(
             out[i]["ci"] = {m: list(ci) for m, ci in cis.items() if ci is not None}
             out[i]["ci_method"] = ci_method(n_boot, seed, alpha)
         if marks:
-            _set_marks(out, members, reps, alpha)
+            mk.set_marks(out, members, tables, reps, settings or sig.Settings(alpha=alpha, seed=seed))
     return out
 
 
 def mark_best(
-    rows: Sequence[dict[str, Any]], *, n_boot: int = N_BOOT, seed: int = SEED, alpha: float = ALPHA
+    rows: Sequence[dict[str, Any]],
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = SEED,
+    alpha: float = ALPHA,
+    settings: sig.Settings | None = None,
 ) -> list[dict[str, Any]]:
-    """Copies of `rows` with `tied_best` recomputed over exactly this set of rows (pure: inputs untouched).
+    """Copies of `rows` with `tied_best` (and `marks_method`, `rank`, `rank_ci`, `robustness`:
+    `trace_harness.leaderboard.marks`) recomputed over exactly this set of rows (pure: inputs untouched).
 
     Per column (metric id) among the rows of one pool and split with per-dialogue data: the best point value
-    (direction from the metric's spec) and every row whose paired cluster-bootstrap interval of
-    (best - row), resampling the shared dialogues, contains 0 get True; the others False. A row without
-    per-dialogue data (the paper's reported rows, a leaderboard.json read without its side file, a damaged
-    stored row: logged) gets no `tied_best`. Cost: one bootstrap of all rows and columns (seconds for ~20 rows of 1,500 dialogues);
-    callers that redraw often should keep the result until the rows change.
+    (direction from the metric's spec) and every row whose paired comparison with it is not significant after
+    the correction (`settings`; default the paired cluster bootstrap, Holm over every pair of rows of every
+    column: `trace_metrics.lib.significance.marks`) get True; the others False. A row without per-dialogue
+    data (the paper's reported rows, a leaderboard.json read without its side file, a damaged stored row:
+    logged) gets no `tied_best`. Cost: one bootstrap of all rows and columns (seconds for ~20 rows of 1,500
+    dialogues); callers that redraw often should keep the result until the rows change.
     """
-    out = [_without_marks(r) for r in rows]
+    out = [mk.without_marks(r) for r in rows]
     for group in _groups(rows).values():
         members, tables = [i for i, _ in group], [t for _, t in group]
         wanted = [_comparable_metrics(rows[i], t) for i, t in group]
-        _set_marks(out, members, iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed), alpha)
+        reps = iv.bootstrap(tables, wanted, n_boot=n_boot, seed=seed)
+        mk.set_marks(out, members, tables, reps, settings or sig.Settings(alpha=alpha, seed=seed))
     return out
-
-
-def _without_marks(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k != "tied_best"}
-
-
-def _set_marks(out: list[dict[str, Any]], members: list[int], reps: list[dict], alpha: float) -> None:
-    """tied_best of the rows `members` (one dialogue set), compared within each (pool, split). A row that is not
-    the system's own result (replaced answers over NOT_OWN_SHARE) is marked against no other row."""
-    by_pool: dict[tuple[str, str, bool], list[int]] = {}
-    for k, i in enumerate(members):
-        if not fb.own_result(out[i]):
-            continue
-        # a system with cross-dialogue memory (Memory-Aug.) is reported apart, never marked against the others
-        by_pool.setdefault(
-            (out[i]["pool"], out[i]["split"], out[i].get("session_isolated", True)), []
-        ).append(k)
-    for ks in by_pool.values():
-        for m in sorted({m for k in ks for m in reps[k]}):
-            try:
-                higher = spec(m).higher_is_better
-            except KeyError:
-                continue
-            points = [out[members[k]]["metrics"].get(m) if m in reps[k] else None for k in ks]
-            ties = iv.ties_with_best(points, [reps[k].get(m) for k in ks], higher, alpha)
-            for k, tie in zip(ks, ties, strict=True):
-                if tie is not None:
-                    out[members[k]].setdefault("tied_best", {})[m] = tie
 
 
 def warn_duplicates(rows: Sequence[dict[str, Any]], files: Sequence[Path]) -> list[str]:
@@ -288,10 +272,12 @@ def build_leaderboard(
     *,
     n_boot: int = N_BOOT,
     seed: int = SEED,
+    settings: sig.Settings | None = None,
     **options: Any,
 ) -> list[dict[str, Any]]:
-    """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals and
-    significance marks; `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
+    """Evaluate every complete run under `runs_dir` (optionally only those of `split`), with intervals,
+    significance marks, ranks and robustness (`settings`: the marks' test, correction and family; `mark_best`);
+    `options` go to `evaluate_run` (e.g. grounding_turns="system")."""
     from trace_metrics.lib.suite import evaluate_run
 
     rows, files = [], []
@@ -330,7 +316,7 @@ def build_leaderboard(
     )
     if n_boot > 0:
         log.info("bootstrap intervals and significance marks (n_boot=%d, seed=%d)", n_boot, seed)
-        rows = add_intervals(rows, n_boot=n_boot, seed=seed)
+        rows = add_intervals(rows, n_boot=n_boot, seed=seed, settings=settings)
     return rows
 
 
@@ -340,8 +326,7 @@ def build_leaderboard(
 PER_DIALOGUE_FILE = "leaderboard.per_dialogue.jsonl"  # beside leaderboard.json: the rows' per-dialogue data
 LEGEND = (
     "±: half the width of the 95% cluster-bootstrap interval (dialogues resampled, n_boot {n_boot}, seed "
-    "{seed}; exact bounds in the CSV and JSON); *: the best row of the column or not significantly "
-    "different from it (paired bootstrap)"
+    "{seed}; exact bounds in the CSV and JSON)"
 )
 
 
@@ -385,7 +370,14 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
     present = {r["pool"] for r in rows}
     method = next((r["ci_method"] for r in rows if r.get("ci_method")), None)
     if method:
-        parts += [LEGEND.format(**method), ""]
+        parts.append(LEGEND.format(**method))
+    note = mk.marks_note(rows)
+    if note:
+        parts.append(note)
+    if any(r.get("robustness") for r in rows):
+        parts.append(mk.LEAD_LEGEND)
+    if method or note:
+        parts.append("")
     for pool in pools:
         if pool not in present:
             continue
@@ -414,17 +406,27 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
                 )
             if any(fb.mark(r) for r in rows if r["pool"] == pool):
                 parts.append(fb.LEGEND)
+            lead = mk.robustness_line(rows, columns, pool)
+            if lead:
+                parts.append(lead)
             parts.append("")
     return "\n".join(parts)
 
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:
     """Per metric four columns: the value, `<id>_ci_low`, `<id>_ci_high`, `<id>_tied_best` (1 / 0 / empty); then
-    the run's fallbacks (`fallbacks.csv_fields`)."""
+    the run's fallbacks (`fallbacks.csv_fields`) and how the marks were made (`marks`: test, correction,
+    family and alpha; empty without marks)."""
     return csv_text(
-        ["system", "family", *csv_header(columns), *fb.CSV_FIELDS],
+        ["system", "family", *csv_header(columns), *fb.CSV_FIELDS, "marks"],
         (
-            [r["system"], r["family"], *(f for cell in cells for f in csv_fields(*cell)), *fb.csv_fields(r)]
+            [
+                r["system"],
+                r["family"],
+                *(f for cell in cells for f in csv_fields(*cell)),
+                *fb.csv_fields(r),
+                mk.csv_field(r),
+            ]
             for r, cells in _cells(rows, columns, pool)
         ),
     )

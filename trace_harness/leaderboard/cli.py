@@ -11,7 +11,7 @@ from trace_dataset.constants import ALL_SPLITS, SEED, SPLITS
 
 
 def register(sub) -> None:
-    from trace_metrics.cli import add_convention_arguments
+    from trace_metrics.cli import add_convention_arguments, add_significance_arguments
     from trace_metrics.lib.conventions import DEFAULT_GROUNDING_TURNS, GROUNDING_TURNS
 
     p = sub.add_parser(
@@ -20,8 +20,10 @@ def register(sub) -> None:
         description="Evaluate every complete predictions file under --runs (written by `trace-bench run`) "
         "with the metrics suite; print the paper's Table 5, 6 and 9 columns, each cell with its 95% "
         "cluster-bootstrap interval and a * where the row is best or not significantly different "
-        "from the best, and write leaderboard.json (+ leaderboard.per_dialogue.jsonl) plus one CSV "
-        "per table and pool to --out. Conventions: docs/leaderboard.md.",
+        "from the best after Holm's correction (--test, --correction, --family), and the dialogues each "
+        "column's lead rests on; write leaderboard.json (each row with its rank per metric and the rank's "
+        "bootstrap interval; + leaderboard.per_dialogue.jsonl) plus one CSV per table and pool to --out. Conventions: "
+        "docs/leaderboard.md.",
     )
     p.add_argument("--data", type=Path, required=True, help="hydrated Trace data directory")
     p.add_argument(
@@ -47,7 +49,13 @@ def register(sub) -> None:
         default=10_000,
         help="bootstrap resamples for the intervals and marks (default 10000; 0: none)",
     )
-    p.add_argument("--seed", type=number_in(int, 0), default=SEED, help=f"bootstrap seed (default {SEED})")
+    p.add_argument(
+        "--seed",
+        type=number_in(int, 0),
+        default=SEED,
+        help=f"bootstrap and permutation seed (default {SEED})",
+    )
+    add_significance_arguments(p, "the * marks")
     p.add_argument(
         "--interactive",
         type=Path,
@@ -108,6 +116,7 @@ def _add_hub_arguments(p: argparse.ArgumentParser) -> None:
 
 def _leaderboard(args: argparse.Namespace) -> int:
     from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
+    from trace_metrics.lib.significance import Settings
 
     _check_hub_arguments(args)
     rows = build_leaderboard(
@@ -116,6 +125,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         split=args.split,
         n_boot=args.n_boot,
         seed=args.seed,
+        settings=Settings(args.test, args.correction, args.family, n_perm=args.permutations, seed=args.seed),
         grounding_turns=args.grounding_turns,
         compare_hit=args.compare_hit,
         t2r=args.t2r,

@@ -92,10 +92,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     ctx = Context(config)
     try:
         if args.dry_run:
+            from trace_harness.leaderboard.stats_tables import dry_run_power
             from trace_harness.reproduce.dryrun import format_plan, plan, write_plan
 
             result = plan(ctx, {"input": args.price_input, "output": args.price_output})
-            print(format_plan(result))
+            print(format_plan(result) + "\n\n" + dry_run_power(config))
             print(f"\nwrote {display_path(write_plan(config, result))}")
             return 0
         if args.import_batch is not None:

@@ -9,7 +9,8 @@ system is its `system` field, else the part of the id after the last ":".
 Computed (choices where the paper is silent are marked *):
 - Per factor, over the logs rated by both: quadratic weighted kappa over the explicit label set 0-4
   (`LABELS`: a label neither side used still counts, which libraries that infer labels from the data do
-  not do), Spearman rho and Kendall tau_b (scipy), with p-values; the means of both sides. *`pooled`: the same
+  not do), Spearman rho and Kendall tau_b with p-values (`significance.correlation`, scipy), the means of
+  both sides. *`pooled`: the same
   over every (log, factor) pair of the twelve factors; *`macro`: the mean of the per-factor values.
 - Overall (Table 7): Spearman and Kendall tau_b of the human `overall` against CoRE's `overall` (the debate)
   and against CoRE's `factor_mean` (the paper's "CoRE (Avg.)").
@@ -37,6 +38,7 @@ from trace_metrics.core.factors import RATING_LABELS
 from trace_metrics.core.prompts import FACTOR_IDS
 from trace_metrics.core.scoring import FACTOR_MEAN, OVERALL
 from trace_metrics.lib._util import mean_or_none
+from trace_metrics.lib.significance import correlation
 
 LABELS: tuple[int, ...] = RATING_LABELS
 HUMAN_KEYS: tuple[str, ...] = (*FACTOR_IDS, OVERALL)
@@ -73,36 +75,6 @@ def quadratic_weighted_kappa(
     if denominator == 0.0:
         return None
     return float(1.0 - (weights * observed).sum() / denominator)
-
-
-def _finite(x: Any) -> float | None:
-    return None if x is None or not math.isfinite(float(x)) else float(x)
-
-
-def correlation(x: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
-    """n, Spearman rho and Kendall tau_b with their p-values (scipy); None where undefined."""
-    from scipy.stats import kendalltau, spearmanr
-
-    out: dict[str, Any] = {
-        "n": len(x),
-        "spearman": None,
-        "spearman_p": None,
-        "kendall_tau_b": None,
-        "kendall_p": None,
-    }
-    if len(x) < 2:
-        out["note"] = "fewer than two pairs"
-    elif len(set(x)) < 2 or len(set(y)) < 2:
-        out["note"] = "one side is constant"
-    else:
-        s, t = spearmanr(x, y), kendalltau(x, y, variant="b")
-        out.update(
-            spearman=_finite(s.statistic),
-            spearman_p=_finite(s.pvalue),
-            kendall_tau_b=_finite(t.statistic),
-            kendall_p=_finite(t.pvalue),
-        )
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -332,9 +332,10 @@ def paired_baseline_tests(
     """Per-dialogue paired t-tests between every pair of baselines (names sorted, "A vs B"), per rating (Table 15).
 
     A dialogue's value for a baseline is the mean over that baseline's items of the dialogue; only dialogues
-    where both baselines have a value are paired.
+    where both baselines have a value are paired. `p_adjusted`: Holm's correction over the table's family,
+    every test with a p-value (every pair on every rating and metric; docs/leaderboard.md, "Significance").
     """
-    from trace_metrics.lib.stats import paired_ttest
+    from trace_metrics.lib.significance import DEFAULT_CORRECTION, adjust, paired_ttest
 
     metrics = ["human_informativeness", "human_naturalness", "human_citation_precision"]
     if auto:
@@ -370,6 +371,9 @@ def paired_baseline_tests(
             out[metric][f"{a} vs {b}"] = {
                 k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in res.items()
             }
+    tests = [t for by_pair in out.values() for t in by_pair.values()]
+    for t, p in zip(tests, adjust([t["p"] for t in tests], DEFAULT_CORRECTION), strict=True):
+        t["p_adjusted"] = p
     return out
 
 

@@ -25,20 +25,20 @@ up to the acceptance, system turns per dialogue, each a declaration computed fro
 The Trace metrics of the live system turns (accuracy, TSR, T2R, rejection recovery, GS / CD / PC / CGS,
 practical value) come from the suite's `evaluate_predictions` on the logs (dialogue records whose system
 turns carry the targets as gold); text metrics are left out (a live turn has no reference response).
-Confidence intervals are the cluster bootstrap of `stats.paired_cluster_bootstrap` over dialogues, taken
+Confidence intervals are the cluster bootstrap over dialogues (`significance.mean_ci`, the statistics module), taken
 against zero (an interval for one mean).
 """
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trace_dataset.constants import SEED
 from trace_metrics import specs
 from trace_metrics.lib import scoring
+from trace_metrics.lib.significance import mean_ci
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
@@ -192,35 +192,6 @@ def live_outcomes(
     return {
         m: {**mean_ci(scores.per_item[m], ids, n_boot=n_boot, seed=seed), "mean": value}
         for m, value in scores.values.items()
-    }
-
-
-def mean_ci(
-    values: Sequence[float | None],
-    clusters: Sequence[Hashable],
-    n_boot: int = 10_000,
-    seed: int = SEED,
-    alpha: float = 0.05,
-) -> dict[str, Any]:
-    """Mean of the defined values with a cluster-bootstrap percentile CI (clusters = dialogue ids)."""
-    from trace_metrics.lib.stats import paired_cluster_bootstrap
-
-    if len(values) != len(clusters):
-        raise ValueError(f"{len(values)} values but {len(clusters)} cluster ids; expected one per value")
-    pairs = [(v, c) for v, c in zip(values, clusters, strict=True) if v is not None]
-    if not pairs:
-        return {"mean": None, "ci_low": None, "ci_high": None, "n": 0, "n_clusters": 0}
-    vals = [float(v) for v, _ in pairs]
-    ids = [c for _, c in pairs]
-    if any(not math.isfinite(v) for v in vals):
-        raise ValueError("values must be finite numbers")
-    res = paired_cluster_bootstrap(vals, [0.0] * len(vals), ids, n_boot=n_boot, seed=seed, alpha=alpha)
-    return {
-        "mean": res["mean_a"],
-        "ci_low": res["ci_low"],
-        "ci_high": res["ci_high"],
-        "n": res["n"],
-        "n_clusters": res["n_clusters"],
     }
 
 

@@ -10,8 +10,9 @@ was drawn, the resampled value is sum_d w_d s_d / sum_d w_d c_d, and for `cgs` t
 component ratios (the statistic itself is bootstrapped, never per-turn values). The interval is the
 percentile interval of the resampled values; resamples in which a metric has no item (a ratio 0/0) are left
 out of its percentiles. A metric whose items come from fewer than two dialogues has no variance to resample
-(every resample repeats the point value): its replicates are all NaN, so it gets no interval and no "not
-significantly different" mark, `no_variance` tells callers so, and `bootstrap` logs a warning naming it.
+(every resample repeats the point value): its replicates are all NaN, so it gets no interval and takes part
+in no test (`trace_metrics.lib.significance`, which reads these resamples), `no_variance` tells callers so,
+and `bootstrap` logs a warning naming it.
 
 So a run's per-dialogue sums and counts (`DialogueTable`) are all the statistics need. Runs of the same
 dialogues (same split) share one resampling: `bootstrap` computes every metric of every table with one matrix
@@ -29,7 +30,7 @@ import base64
 import hashlib
 import logging
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -236,36 +237,6 @@ def intervals(
         ci = percentile_interval(values, alpha)
         if ci is not None:
             out[m] = ci
-    return out
-
-
-def ties_with_best(
-    points: Sequence[float | None],
-    replicates: Sequence[np.ndarray | None],
-    higher_is_better: bool,
-    alpha: float = ALPHA,
-) -> list[bool | None]:
-    """For one metric over several runs of one dialogue set (resampled together): which runs are the best or
-    not significantly different from it. The best is the best point value (the first on ties); a run ties when
-    the percentile interval of (best - run) over the paired resamples contains 0. None: the run has no value,
-    or no defined resample (no variance: fewer than two dialogues), so nothing can be told."""
-    values: dict[int, float] = {}
-    reps: dict[int, np.ndarray] = {}
-    for i, (p, r) in enumerate(zip(points, replicates, strict=True)):
-        if p is not None and r is not None and not np.isnan(r).all():
-            values[i], reps[i] = p, r
-    defined = list(values)
-    out: list[bool | None] = [None] * len(points)
-    if not defined:
-        return out
-    key: Callable[[int], float] = (lambda i: -values[i]) if higher_is_better else (lambda i: values[i])
-    best = min(defined, key=key)
-    for i in defined:
-        if i == best or values[i] == values[best]:
-            out[i] = True
-            continue
-        ci = percentile_interval(reps[best] - reps[i], alpha)
-        out[i] = ci is not None and ci[0] <= 0.0 <= ci[1]
     return out
 
 

@@ -1,5 +1,6 @@
-"""Statistics of App. L: per-turn standard deviations, the paired cluster bootstrap by dialogue, per-dialogue
-paired t-tests, and the NLI threshold sweep.
+"""Statistics of App. L: per-turn standard deviations, the paired cluster bootstrap by dialogue (with the
+p-value dual to its interval), per-dialogue paired t-tests, and the NLI threshold sweep. The building blocks of
+`trace_metrics.lib.significance`, the statistics module every table uses (import from there).
 
 Turns of one dialogue are correlated, so per-turn standard deviations are descriptive only; inference resamples
 whole dialogues (clusters) with replacement (n_boot = 10,000, seed 42, percentile 95% CI), and t-tests compare
@@ -94,7 +95,9 @@ def paired_cluster_bootstrap(
     `a[i]` and `b[i]` are two systems' scores on the same turn i, and `clusters[i]` its dialogue id. Each
     resample draws as many dialogues as there are, with replacement, and recomputes the turn-level mean
     difference over the turns of the drawn dialogues (a dialogue drawn twice counts twice). The CI is the
-    percentile interval [alpha/2, 1 - alpha/2] of the resampled deltas; `significant` when it excludes 0.
+    percentile interval [alpha/2, 1 - alpha/2] of the resampled deltas; `significant` when it excludes 0 (one
+    test, uncorrected: `trace_metrics.lib.significance` corrects families), `p` its dual p-value
+    (`bootstrap_pvalue`).
     Deterministic for a given seed (numpy `default_rng(seed)`). With one dialogue every resample is the same:
     `ci_low`, `ci_high` and `significant` are then None and `note` says why (a zero-width interval would mark
     any difference significant).
@@ -118,6 +121,7 @@ def paired_cluster_bootstrap(
     sums = np.bincount(codes, weights=diff, minlength=n_clusters)
     counts = np.bincount(codes, minlength=n_clusters).astype(float)
     delta = float(diff.sum() / diff.size)
+    p = None
     if n_clusters < MIN_CLUSTERS:
         low = high = significant = None
     else:
@@ -126,12 +130,14 @@ def paired_cluster_bootstrap(
             deltas[start : start + len(idx)] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
         q_low, q_high = np.quantile(deltas, [alpha / 2, 1 - alpha / 2])
         low, high, significant = float(q_low), float(q_high), bool(q_low > 0 or q_high < 0)
+        p = bootstrap_pvalue(deltas)
     return {
         **({"note": NO_VARIANCE} if low is None else {}),
         "delta": delta,
         "ci_low": low,
         "ci_high": high,
         "significant": significant,
+        "p": p,
         "n_clusters": n_clusters,
         "n": int(x.size),
         "mean_a": float(x.mean()),
@@ -140,6 +146,40 @@ def paired_cluster_bootstrap(
         "alpha": alpha,
         "seed": seed,
     }
+
+
+# ---------------------------------------------------------------------------------------------------
+def bootstrap_pvalue(differences: np.ndarray) -> float | None:
+    """The p-value dual to the percentile interval of resampled differences: the smallest alpha whose (1 -
+    alpha) percentile interval (numpy's linear interpolation, as `np.quantile`) excludes 0, so "p <= 0.05" and
+    "the 95% interval excludes 0" agree (except where p equals alpha exactly). p = min(2 F(0+), 2 (1 - F(0-)),
+    1) with F the interpolated distribution function of the resamples; 0 when every resample lies on one side
+    (the bootstrap cannot resolve p below about 1 / n_boot); None when no resample is defined (NaN)."""
+    v = np.sort(differences[~np.isnan(differences)])
+    n = v.size
+    if n == 0:
+        return None
+    if n == 1:
+        return 1.0 if v[0] == 0 else 0.0
+    below = int(np.searchsorted(v, 0.0, side="right"))  # resamples <= 0
+    above = int(np.searchsorted(v, 0.0, side="left"))  # index of the first resample >= 0
+    # F(0+): the largest quantile level whose interpolated quantile is <= 0
+    if below == 0:
+        upper_level = -1.0
+    elif below == n:
+        upper_level = 1.0
+    else:
+        i = below - 1
+        upper_level = (i + (0.0 - v[i]) / (v[i + 1] - v[i])) / (n - 1)
+    # F(0-): the smallest quantile level whose interpolated quantile is >= 0
+    if above == 0:
+        lower_level = 0.0
+    elif above == n:
+        lower_level = 2.0
+    else:
+        j = above
+        lower_level = (j - 1 + (0.0 - v[j - 1]) / (v[j] - v[j - 1])) / (n - 1)
+    return float(min(1.0, max(0.0, min(2 * upper_level, 2 * (1 - lower_level)))))
 
 
 def paired_ttest(a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable] | None = None) -> dict:

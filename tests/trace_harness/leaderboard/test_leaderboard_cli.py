@@ -68,15 +68,22 @@ def test_leaderboard_command_prints_and_writes_the_tables(space_world, tmp_path,
         "replaced_share",
         "fallbacks",
         "own_result",
-    ]  # then what the run did not answer itself
-    assert table[0] == ["system", "family", *(c.metric + x for c in TABLE5 for x in suffixes), *fallbacks]
+    ]  # then what the run did not answer itself, and how the marks were made
+    assert table[0] == [
+        "system",
+        "family",
+        *(c.metric + x for c in TABLE5 for x in suffixes),
+        *fallbacks,
+        "marks",
+    ]
     line = next(x for x in table[1:] if x[0] == "TF-IDF")
-    assert [float(v) for v in line[2:-4:4]] == [tfidf["metrics"][c.metric] for c in TABLE5]
-    assert [float(v) for v in line[3:-4:4]] == [tfidf["ci"][c.metric][0] for c in TABLE5]
-    assert line[-4:] == ["0.0", "0.0", "", "1"]  # a retriever that counted no fallback
+    assert [float(v) for v in line[2:-5:4]] == [tfidf["metrics"][c.metric] for c in TABLE5]
+    assert [float(v) for v in line[3:-5:4]] == [tfidf["ci"][c.metric][0] for c in TABLE5]
+    assert line[-5:-1] == ["0.0", "0.0", "", "1"]  # a retriever that counted no fallback
+    assert line[-1] == "test=bootstrap;correction=holm;family=board;alpha=0.05"
     with open(out / "table6_closed.csv", encoding="utf-8") as f:
         table6 = {x[0]: x for x in csv.reader(f)}
-    assert table6["system"][2:-4:4] == [c.metric for c in TABLE6]
+    assert table6["system"][2:-5:4] == [c.metric for c in TABLE6]
     open_row = next(r for r in rows if r["system"] == "TF-IDF" and r["pool"] == "open")
     assert float(table6["TF-IDF"][2]) == open_row["metrics"]["recall@1"]  # open:recall@1 from the open run
     assert table6["Popularity"][2] == ""  # no open run of popularity

@@ -10,6 +10,7 @@ from tests.support.leaderboard import fake_result
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib import stats
 from trace_metrics.lib.grounding import composite
+from trace_metrics.lib.significance import mark_group
 
 
 def _turns(seed: int, n_dialogues: int = 30):
@@ -208,10 +209,8 @@ def test_one_dialogue_gives_no_significance_marks():
     }
     ta, tb = iv.dialogue_table(one), iv.dialogue_table(other)
     ra, rb = iv.bootstrap([ta, tb], [["recall@1"], ["recall@1"]], n_boot=200)
-    assert iv.ties_with_best([0.5, 0.0], [ra["recall@1"], rb["recall@1"]], higher_is_better=True) == [
-        None,
-        None,
-    ]
+    found = mark_group([ta, tb], [{"recall@1": 0.5}, {"recall@1": 0.0}], [ra, rb], {"recall@1": True})
+    assert found.tied == [{}, {}]  # no mark either way
     # with two dialogues the same comparison is made again
     two = {
         "dialogues": {"dialogue_id": ["a", "b"]},
@@ -221,8 +220,7 @@ def test_one_dialogue_gives_no_significance_marks():
         "dialogues": {"dialogue_id": ["a", "b"]},
         "recommendation_turns": {"dialogue_id": ["a", "b"], "recall@1": [0.0, 1.0]},
     }
-    r2a, r2b = iv.bootstrap(
-        [iv.dialogue_table(two), iv.dialogue_table(low)], [["recall@1"], ["recall@1"]], n_boot=200
-    )
-    marks = iv.ties_with_best([1.0, 0.5], [r2a["recall@1"], r2b["recall@1"]], higher_is_better=True)
-    assert marks[0] is True and marks[1] in (True, False)
+    tables = [iv.dialogue_table(two), iv.dialogue_table(low)]
+    r2a, r2b = iv.bootstrap(tables, [["recall@1"], ["recall@1"]], n_boot=200)
+    found = mark_group(tables, [{"recall@1": 1.0}, {"recall@1": 0.5}], [r2a, r2b], {"recall@1": True})
+    assert found.tied[0] == {"recall@1": True} and found.tied[1]["recall@1"] in (True, False)

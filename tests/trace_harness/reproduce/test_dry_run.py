@@ -179,3 +179,15 @@ def test_prices_give_the_cost(data, tmp_path):
     assert row["cost_usd"] == pytest.approx(
         row["prompt_tokens"] * 2e-6 + row["output_tokens"] * 1e-5, abs=1e-4
     )
+
+
+def test_the_command_prints_the_power_of_the_run_sets(data, tmp_path, capsys):
+    from trace_bench.cli import main
+    from trace_metrics.lib.significance import detectable_effect
+
+    path = write_config(tmp_path / "c.yaml", data, "http://127.0.0.1:9/v1", systems=["popularity", "tfidf"])
+    assert main(["reproduce", str(path), "--dry-run", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Power (paired t-test over dialogues, alpha 0.05, 80%" in out
+    assert f"open pool (all split): 2 dialogues detect {detectable_effect(2):.3f} sd" in out
+    assert "closed pool (all split): " in out and "size unknown" not in out
