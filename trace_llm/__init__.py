@@ -11,7 +11,7 @@ Backends are imported when a spec asks for them, so importing this package pulls
 
 from __future__ import annotations
 
-from trace_llm.base import LLM, CachePath, check_messages
+from trace_llm.base import LLM, CachePath, check_messages, prefix_reuse
 from trace_llm.cache import Completion, ResponseCache, default_cache_dir, default_cache_path
 from trace_llm.cli import add_llm_argument, llm_from_args
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
@@ -46,4 +46,5 @@ __all__ = [
     "llm_from_args",
     "load_llm",
     "parse_spec",
+    "prefix_reuse",
 ]

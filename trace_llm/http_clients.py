@@ -1,16 +1,23 @@
-"""The openai backend's HTTP plumbing: running its coroutines from sync code, and a pool of small httpx clients."""
+"""The openai backend's HTTP plumbing: running its coroutines from sync code, one aiohttp session per batch, and an
+answer read whole (`Answer`).
+
+Why aiohttp: against a server that answers at once, httpx's async client spent 2.4-6.3 ms of CPU per request in
+its own connection-pool bookkeeping, so a client process topped out below what one GPU server answers. aiohttp's
+connector keeps its idle connections in a queue per host: the backend spends 0.5-0.9 ms of CPU a request, every
+retry, deadline and size check included (benchmarks/llm_client.py; docs/llm.md, "The client's request rate").
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any
+import json
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-CONNECTIONS_PER_CLIENT = 8  # connections per httpx client (ClientPool)
+if TYPE_CHECKING:
+    import aiohttp
 
 
 def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -23,31 +30,34 @@ def run_sync(coro: Coroutine[Any, Any, Any]) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-class ClientPool:
-    """`slots` request slots over httpx clients of at most CONNECTIONS_PER_CLIENT connections each, one slot lent
-    per request. httpx's connection pool scans every connection it holds on each request, so one client of 256
-    connections spends most of the client's CPU there (6.3 ms per request at 256 connections against 2.5 ms with
-    clients of 8, on the same server: benchmarks/reproduce.py throughput); small clients keep that cost flat."""
+@dataclass(frozen=True)
+class Answer:
+    """An HTTP answer read whole: its status, headers (names in any case) and body."""
 
-    def __init__(self, slots: int, timeout: httpx.Timeout, headers: dict[str, str]):
-        n = -(-slots // CONNECTIONS_PER_CLIENT)
-        per = -(-slots // n)
-        limits = httpx.Limits(max_connections=per, max_keepalive_connections=per)
-        self.clients = [httpx.AsyncClient(timeout=timeout, limits=limits, headers=headers) for _ in range(n)]
-        self._free: asyncio.Queue[httpx.AsyncClient] = asyncio.Queue()
-        for i in range(slots):
-            self._free.put_nowait(self.clients[i % n])
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
 
-    async def __aenter__(self) -> ClientPool:
-        return self
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
 
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.gather(*(c.aclose() for c in self.clients), return_exceptions=True)
+    def json(self) -> Any:
+        return json.loads(self.content)
 
-    @contextlib.asynccontextmanager
-    async def lease(self) -> AsyncIterator[httpx.AsyncClient]:
-        client = await self._free.get()
-        try:
-            yield client
-        finally:
-            self._free.put_nowait(client)
+
+def open_session(
+    slots: int, connect_timeout: float, deadline: float, headers: dict[str, str]
+) -> aiohttp.ClientSession:
+    """An aiohttp session of up to `slots` pooled connections (kept alive between requests); each request has
+    `deadline` seconds in all (connecting, sending and reading the whole answer) and `connect_timeout` to
+    connect. Use it as `async with`."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=slots, limit_per_host=0, ttl_dns_cache=300)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=deadline, sock_connect=connect_timeout),
+        headers={"content-type": "application/json", **headers},
+        raise_for_status=False,
+    )

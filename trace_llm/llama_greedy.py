@@ -72,22 +72,106 @@ class GrammarFirstTop:
             self._grammar = None
 
 
+def request_sampler(llama: Any, settings: Any, grammar: Any) -> tuple[Any, GrammarFirstTop | None]:
+    """The sampler chain llama-cpp-python builds for one of this backend's requests (the settings of
+    `LlamaCppLLM._one`: temperature and top-p only, seeded with `settings.seed`), and, under greedy decoding with a
+    grammar, the GrammarFirstTop in it (the caller closes it when the request ends). Side-by-side decoding
+    (trace_llm/llama_parallel.py) builds one per sequence with this, so a sequence samples as it would alone."""
+    from llama_cpp import Llama, LlamaGrammar
+
+    llama.set_seed(settings.seed)
+    if isinstance(grammar, LlamaGrammar) and settings.temperature == 0.0:
+        return grammar_first_sampler(llama, grammar)
+    chain = Llama._init_sampler(
+        llama,
+        top_k=0,
+        top_p=settings.top_p,
+        min_p=0.0,
+        temp=settings.temperature,
+        repeat_penalty=1.0,
+        grammar=grammar,
+    )
+    return chain, None
+
+
+def grammar_first_sampler(
+    llama: Any, grammar: Any, repeat_penalty: float = 1.0, frequency: float = 0.0, presence: float = 0.0
+) -> tuple[Any, GrammarFirstTop]:
+    """Greedy decoding under `grammar` (a LlamaGrammar) with the top token checked first: llama-cpp-python's
+    chain (penalties, then greedy) with GrammarFirstTop in place of its grammar sampler."""
+    from llama_cpp import _internals as internals
+
+    sampler = internals.LlamaSampler()
+    sampler.add_penalties(
+        n_vocab=llama._n_vocab,
+        penalty_last_n=llama.last_n_tokens_size,
+        penalty_repeat=repeat_penalty,
+        penalty_freq=frequency,
+        penalty_present=presence,
+    )
+    lazy = GrammarFirstTop(llama._model.vocab, grammar._grammar, grammar._root)
+    sampler.add_custom(lazy.apply)
+    sampler.add_greedy()
+    return sampler, lazy
+
+
 @functools.cache
 def greedy_grammar_llama_class() -> type:
-    """llama-cpp-python's `Llama` whose greedy decoding under a grammar uses GrammarFirstTop; every other
-    setting builds llama-cpp-python's own sampler chain. Defined once, on first use (llama_cpp is optional)."""
+    """llama-cpp-python's `Llama` whose greedy decoding under a grammar uses GrammarFirstTop (every other setting
+    builds llama-cpp-python's own sampler chain) and whose prompts are read as a fresh read reads them
+    (trace_llm/llama_reads.py: the held cells it reuses and where the read starts). Defined once, on first use
+    (llama_cpp is optional)."""
     from llama_cpp import Llama, LlamaGrammar
-    from llama_cpp import _internals as internals
+
+    from trace_llm.llama_reads import common_prefix, read_start, reusable_after
 
     class GreedyGrammarLlama(Llama):  # type: ignore[misc]
         grammar_steps = 0
         grammar_full_masks = 0
         _lazy: GrammarFirstTop | None = None
+        _reusable = 0  # leading cells a later prompt may reuse (read with others, not generated)
+
+        def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Any:
+            """llama-cpp-python's generate, after lowering the held cells to those a fresh read would compute
+            the same way (its own prefix match then reuses exactly those)."""
+            tokens = list(tokens)
+            if kwargs.get("reset", True) and self.n_tokens > 0:
+                held = self._input_ids[: min(self.n_tokens, self._reusable)].tolist()
+                keep = read_start(len(tokens), common_prefix(held, tokens), self.n_batch)
+                if keep < self.n_tokens:
+                    if not self._ctx.kv_cache_seq_rm(-1, keep, -1):
+                        keep = 0
+                    self.n_tokens = keep
+                    self._requires_eval = True
+            start = self.n_tokens if self.n_tokens > 0 else 0
+            self._reusable = min(self._reusable, start)
+            inner = super().generate(tokens, *args, **kwargs)
+            try:
+                token = next(inner)
+            except StopIteration:
+                return
+            self._reusable = reusable_after(len(tokens), start, self.n_batch)  # the prompt is read
+            while True:
+                sent = yield token
+                try:
+                    token = inner.send(sent)
+                except StopIteration:
+                    return
+
+        def save_state(self) -> Any:
+            state = super().save_state()
+            state.reusable = self._reusable  # type: ignore[attr-defined]  # what a later prompt may reuse of it
+            return state
+
+        def load_state(self, state: Any) -> None:
+            super().load_state(state)
+            self._reusable = getattr(state, "reusable", 0)
 
         def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
             grammar = kwargs.get("grammar")
             if self._lazy is not None:  # the previous request's: count it and free it
-                self._retire()
+                self.retire(self._lazy)
+                self._lazy = None
             if not (
                 isinstance(grammar, LlamaGrammar)
                 and kwargs.get("temp") == 0.0
@@ -95,17 +179,13 @@ def greedy_grammar_llama_class() -> type:
                 and kwargs.get("logits_processor") is None
             ):
                 return super()._init_sampler(*args, **kwargs)
-            sampler = internals.LlamaSampler()
-            sampler.add_penalties(
-                n_vocab=self._n_vocab,
-                penalty_last_n=self.last_n_tokens_size,
-                penalty_repeat=kwargs.get("repeat_penalty", 1.0),
-                penalty_freq=kwargs.get("frequency_penalty", 0.0),
-                penalty_present=kwargs.get("presence_penalty", 0.0),
+            sampler, self._lazy = grammar_first_sampler(
+                self,
+                grammar,
+                kwargs.get("repeat_penalty", 1.0),
+                kwargs.get("frequency_penalty", 0.0),
+                kwargs.get("presence_penalty", 0.0),
             )
-            self._lazy = GrammarFirstTop(self._model.vocab, grammar._grammar, grammar._root)
-            sampler.add_custom(self._lazy.apply)
-            sampler.add_greedy()
             return sampler
 
         def grammar_counts(self) -> tuple[int, int]:
@@ -113,16 +193,16 @@ def greedy_grammar_llama_class() -> type:
             live = (self._lazy.steps, self._lazy.full_masks) if self._lazy is not None else (0, 0)
             return self.grammar_steps + live[0], self.grammar_full_masks + live[1]
 
-        def _retire(self) -> None:
-            assert self._lazy is not None
-            self.grammar_steps += self._lazy.steps
-            self.grammar_full_masks += self._lazy.full_masks
-            self._lazy.close()
-            self._lazy = None
+        def retire(self, lazy: GrammarFirstTop) -> None:
+            """Count a finished request's GrammarFirstTop and free it."""
+            self.grammar_steps += lazy.steps
+            self.grammar_full_masks += lazy.full_masks
+            lazy.close()
 
         def close(self) -> None:
             if self._lazy is not None:
-                self._retire()
+                self.retire(self._lazy)
+                self._lazy = None
             super().close()
 
     return GreedyGrammarLlama

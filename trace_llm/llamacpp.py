@@ -5,18 +5,19 @@ where llama-cpp-python is installed.
 * Chat template: the one stored in the GGUF file (llama-cpp-python's Jinja formatter).
 * Decoding: greedy at temperature 0; above 0, temperature and top-p only (llama.cpp's top-k and min-p samplers
   are switched off so the settings mean what they mean for the hf backend), seeded with `settings.seed` per
-  request. Requests are answered one at a time (llama.cpp's Python binding decodes one sequence), each handed to
-  the cache as it finishes, so progress moves per request.
+  request. Each answer goes to the cache as it finishes, so progress moves per request.
 * Constrained decoding: a JSON Schema becomes a GBNF grammar with llama-cpp-python's own converter
   (`LlamaGrammar.from_json_schema`); a GBNF constraint is used as written. The grammar masks every token it does
   not allow while sampling. Greedy decoding asks the grammar about the top token first and masks the whole
   vocabulary only when that token is forbidden (trace_llm/llama_greedy.py: the same replies, and the grammar's
   share of decoding falls from 18-43% to under 10%; docs/llm.md).
-* prompt_cache=MB (default 1024; 0: none): llama.cpp states kept in RAM after each request, so a prompt that
-  starts like one answered earlier (not only the one just before) reads only what follows the shared part:
-  Collab-REC's agents in later rounds, whose prompts differ from their first round's only after the role.
-  llama-cpp-python always reuses the prefix shared with the previous request; this cache widens that to the
-  last few requests (LRU, about 23 KB a token for SmolLM2).
+* parallel=N (default 1): a batch's requests decoded side by side, N sequences of one llama.cpp context, one
+  token of each per step (trace_llm/llama_parallel.py). prompt_cache=MB (default 1024; 0: none): with one
+  sequence, llama.cpp states kept in RAM after each request inside `trace_llm.prefix_reuse()` (CoRE's debates,
+  Collab-REC's rounds: a prompt that starts like an earlier one, not only the one just before, reads only the
+  rest); elsewhere no state is kept (keeping one costs 6-31% on distinct prompts). Either way a prompt is read
+  as a fresh read reads it (trace_llm/llama_reads.py), so the replies are the same for every `parallel` and with
+  or without the prompt cache.
 * dtype=float16 (also float32, bfloat16; default: the file's own types): the weights rewritten once in that
   type by llama.cpp's quantizer (trace_llm/llama_dtype.py), which reads long prompts faster on a CPU than Q4_1.
   flash_attn=True: llama.cpp's flash attention, also faster at reading prompts. Both change the arithmetic, so
@@ -27,12 +28,9 @@ where llama-cpp-python is installed.
   several: each generates with its share of the cores, at least one, and reads a prompt with all of them:
   docs/llm.md, "CPU threads").
 * instances=N (default 1): N copies of the model in this process (the weights' file mapped once) answering a
-  batch's requests side by side, request i on copy i mod N whatever the others do, so the replies and their
-  order do not depend on N (a test compares them), and a request sent again in the same position (a debater
-  or a Collab-REC agent in its next round) finds its prefix in its copy's prompt cache (prompt_cache is shared
-  out between the copies). llama.cpp generates a token with one core faster than with two, so one copy alone
-  leaves the second core idle while it generates; two copies keep both busy (docs/llm.md, "Two copies of
-  the model").
+  batch's requests side by side, request i on copy i mod N, the same replies in the same order (a test compares
+  them); a request sent again in the same position (a debater, an agent) finds its prefix in its copy (docs/llm.md,
+  "Two copies of the model").
 * Install: llama-cpp-python must be built from source on machines whose CPU the default native build
   mis-detects (it crashes on any prompt longer than one token); scripts/setup.sh builds it with the flags in
   docs/development.md.
@@ -44,7 +42,6 @@ import importlib.util
 import json
 import logging
 import os
-import queue
 import re
 import threading
 import time
@@ -53,10 +50,12 @@ from pathlib import Path
 from typing import Any
 
 from trace_bench.shell import pip_install_command
-from trace_llm.base import LLM, CachePath, Message
+from trace_llm.base import LLM, CachePath, Message, prefix_reuse_requested
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMError
 from trace_llm.llama_dtype import check_llama_dtype, gguf_as_dtype
+from trace_llm.llama_parallel import Job, SideBySide, on_threads
+from trace_llm.llama_reads import PROMPT_CHUNK
 from trace_llm.llama_schema import converter_schema
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import DEFAULT_STRUCTURED, GRAMMAR, Constraint
@@ -66,6 +65,7 @@ log = logging.getLogger(__name__)
 MODULE = "llama_cpp"
 DEFAULT_CONTEXT = 8192  # tokens; SmolLM2's training context, enough for 16 candidate cards and a long history
 DEFAULT_PROMPT_CACHE_MB = 1024
+DEFAULT_PARALLEL = 1
 MAX_GRAMMARS = 64
 
 
@@ -152,11 +152,14 @@ class LlamaCppLLM(LLM):
         dtype: str | None = None,
         flash_attn: bool = False,
         instances: int = 1,
+        parallel: int = DEFAULT_PARALLEL,
     ):
-        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
-            raise LLMConfigError(
-                f"instances={instances!r}: expected a positive integer (copies of the model)"
-            )
+        for name, value, what in (
+            ("instances", instances, "copies of the model"),
+            ("parallel", parallel, "sequences decoded side by side"),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise LLMConfigError(f"{name}={value!r}: expected a positive integer ({what})")
         if not isinstance(flash_attn, bool):
             raise LLMConfigError(f"flash_attn={flash_attn!r}: expected true or false")
         if isinstance(prompt_cache, bool) or not isinstance(prompt_cache, int) or prompt_cache < 0:
@@ -179,7 +182,10 @@ class LlamaCppLLM(LLM):
         self.context = context
         self.prompt_cache = prompt_cache
         self.instances = instances
+        self.parallel = parallel
         self._llamas: list[Any] = []
+        self._sides: list[Any] = []  # with parallel > 1: each copy's SideBySide (trace_llm/llama_parallel.py)
+        self._ram_caches: list[Any] = []  # each copy's prompt cache (prompt_cache > 0, one at a time)
         self._grammars: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._counts_lock = threading.Lock()
@@ -212,6 +218,7 @@ class LlamaCppLLM(LLM):
             **({"flash_attn": True} if self.flash_attn else {}),
             # how the work was shared out, not what was computed: the replies are the same (module docstring)
             **({"instances": self.instances} if self.instances > 1 else {}),
+            **({"parallel": self.parallel} if self.parallel > 1 else {}),
         }
 
     def _dialect_for(self, constraint: Constraint | None) -> tuple[str, bool]:
@@ -232,29 +239,38 @@ class LlamaCppLLM(LLM):
 
             path = gguf_as_dtype(self.gguf_path, self.dtype) if self.dtype else self.gguf_path
             threads = self._threads_each()
+            side_by_side = self.parallel > 1
             for _ in range(self.instances):
                 try:
                     llama = greedy_grammar_llama_class()(
                         model_path=str(path),
-                        n_ctx=self.context,
+                        # side by side, this context only tokenizes: the sequences have their own
+                        n_ctx=PROMPT_CHUNK if side_by_side else self.context,
                         n_threads=threads[0],
                         n_threads_batch=threads[1],
                         flash_attn=self.flash_attn,
                         verbose=False,
                     )
+                    self._llamas.append(llama)
+                    if side_by_side:
+                        both = (llama.n_threads, llama.n_threads_batch)
+                        self._sides.append(
+                            SideBySide(llama, self.parallel, self.context, both, self.flash_attn)
+                        )
                 except (ValueError, RuntimeError) as e:
                     self._close_copies()
                     raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
-                if self.prompt_cache:
+                if self.prompt_cache and not side_by_side:  # attached to the batches that reuse prefixes
                     from llama_cpp import LlamaRAMCache
 
                     share = max(1, self.prompt_cache // self.instances)
-                    llama.set_cache(LlamaRAMCache(capacity_bytes=share << 20))
-                self._llamas.append(llama)
+                    self._ram_caches.append(LlamaRAMCache(capacity_bytes=share << 20))
             log.info(
-                "llama.cpp loaded %s (context %d, %d cop%s, threads %s, flash attention %s)",
+                "llama.cpp loaded %s (context %d, %d sequence%s, %d cop%s, threads %s, flash attention %s)",
                 path,
                 self.context,
+                self.parallel,
+                "" if self.parallel == 1 else "s side by side",
                 self.instances,
                 "y" if self.instances == 1 else "ies",
                 "default" if threads[0] is None else f"{threads[0]} generating, {threads[1]} reading",
@@ -321,38 +337,60 @@ class LlamaCppLLM(LLM):
             self._load()
             grammar = self._grammar(constraint) if constraint is not None else None
             copies = self._llamas[: len(conversations)]
+            if self._sides:
+                self._side_by_side(conversations, settings, on_done, grammar)
+                return
+            reuse = prefix_reuse_requested()
+            for llama, ram in zip(self._llamas, self._ram_caches, strict=False):
+                llama.set_cache(ram if reuse else None)
             if len(copies) == 1:
                 for i, messages in enumerate(conversations):
                     on_done(i, self._one(copies[0], messages, settings, grammar))
                 return
-            # request i on copy i mod N; the answers come back here, in this thread, where on_done may write
-            # to the response cache (an SQLite connection belongs to the thread that opened it)
-            answers: queue.Queue[tuple[int, Completion | BaseException]] = queue.Queue()
-            stop = threading.Event()
 
-            def work(j: int) -> None:
+            def work(j: int, put: Callable[[int, Completion], None]) -> None:  # request i on copy i mod N
                 for i in range(j, len(conversations), len(copies)):
-                    if stop.is_set():
-                        return
-                    try:
-                        answers.put((i, self._one(copies[j], conversations[i], settings, grammar)))
-                    except BaseException as e:  # handed to the caller's thread, raised there
-                        answers.put((i, e))
-                        return
+                    put(i, self._one(copies[j], conversations[i], settings, grammar))
 
-            workers = [threading.Thread(target=work, args=(j,), daemon=True) for j in range(len(copies))]
-            for w in workers:
-                w.start()
+            on_threads(len(conversations), work, len(copies), on_done)
+
+    def _side_by_side(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        on_done: Callable[[int, Completion], None],
+        grammar: Any,
+    ) -> None:
+        """The batch decoded `parallel` sequences at a time on each copy (request i on copy i mod N); one request's
+        error is raised once the others are answered."""
+        errors: dict[int, BaseException] = {}
+        sides = self._sides[: len(conversations)]
+
+        def done(i: int, answer: Completion | BaseException) -> None:
+            if isinstance(answer, BaseException):
+                errors[i] = answer
+            else:
+                on_done(i, answer)
+
+        def work(j: int, put: Callable[[int, Completion | BaseException], None]) -> None:
+            jobs = [
+                Job(i, conversations[i], settings, grammar) for i in range(j, len(conversations), len(sides))
+            ]
+            started = time.perf_counter()
             try:
-                for _ in range(len(conversations)):
-                    i, answer = answers.get()
-                    if isinstance(answer, BaseException):
-                        raise answer
-                    on_done(i, answer)
+                sides[j].answer(jobs, put)
             finally:
-                stop.set()
-                for w in workers:
-                    w.join()
+                with self._counts_lock:
+                    self.decode_seconds += time.perf_counter() - started
+
+        if len(sides) == 1:
+            work(0, done)
+        else:
+            on_threads(len(conversations), work, len(sides), done)
+        self.prompt_tokens_read = sum(side.prompt_tokens_read for side in self._sides)
+        if errors:
+            first = min(errors)
+            raise LLMError(f"llama.cpp {self.gguf_path.name}: {errors[first]}") from errors[first]
 
     def _one(
         self, llama: Any, messages: list[Message], settings: DecodingSettings, grammar: Any
@@ -390,9 +428,13 @@ class LlamaCppLLM(LLM):
         )
 
     def _close_copies(self) -> None:
+        for side in self._sides:  # before its model
+            side.close()
+        self._sides = []
         for llama in self._llamas:
             llama.close() if hasattr(llama, "close") else None
         self._llamas = []
+        self._ram_caches = []
 
     def _close_backend(self) -> None:
         if self._llamas:

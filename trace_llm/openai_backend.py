@@ -1,9 +1,9 @@
 """Backend `openai`: any OpenAI-compatible chat-completions server (vLLM, TGI, transformers serve, llama.cpp,
 a hosted API). At scale this is how LLM work spreads over many GPUs: a cluster behind one URL.
 
-Requests go out concurrently (asyncio + httpx, at most `concurrency` in flight), each with a deadline: `timeout`
-seconds for the whole request, answer included, however the server trickles its bytes (httpx's own timeouts
-only bound the wait for each next byte). Requests are retried with exponential backoff on connection errors,
+Requests go out concurrently (asyncio + aiohttp, at most `concurrency` in flight per server; trace_llm/http_clients.py
+says why aiohttp), each with a deadline: `timeout` seconds for the whole request, answer included, however the
+server trickles its bytes. Requests are retried with exponential backoff on connection errors,
 timeouts, missed deadlines, 429 and 5xx answers, so one request takes at most about
 (max_retries + 1) x timeout plus the backoff. A server that stays
 unreachable gives LLMConnectionError naming the URL after a bounded time (about `backoff * (2**max_retries - 1)`
@@ -42,19 +42,20 @@ cached under one dialect needs no server at all.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
-from trace_llm.http_clients import ClientPool, run_sync
+from trace_llm.http_clients import Answer, open_session, run_sync
 from trace_llm.server_checks import DEFAULT_ERROR_WINDOW, DEFAULT_MAX_ERROR_RATE, ServerChecks
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import (
@@ -67,6 +68,9 @@ from trace_llm.structured import (
     is_refusal,
     response_format,
 )
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +103,7 @@ def honoured(completion: Completion, constraint: Constraint) -> bool:
     return True
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(response: Answer) -> float | None:
     value = response.headers.get("retry-after")
     try:
         return float(value) if value is not None else None
@@ -156,8 +160,8 @@ class OpenAILLM(ServerChecks, LLM):
         self._inflight = [0] * len(self.urls)
         self._turn = 0
         self.concurrency = concurrency
-        self.timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self.deadline = float(timeout)  # the whole request: httpx's timeouts only bound each read
+        self.timeout = httpx.Timeout(timeout, connect=connect_timeout)  # preflight (httpx); connect
+        self.deadline = float(timeout)  # the whole request, answer included (aiohttp total timeout)
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_response_bytes = max_response_bytes
@@ -314,12 +318,15 @@ class OpenAILLM(ServerChecks, LLM):
         self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]
     ) -> None:
         slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
-        async with ClientPool(slots, self.timeout, self._headers()) as pool:
+        timeout = self.timeout.connect or DEFAULT_CONNECT_TIMEOUT_S
+        async with open_session(slots, timeout, self.deadline, self._headers()) as session:
+            gate = asyncio.Semaphore(slots)  # requests in flight (a retry's wait holds no slot)
 
             async def one(index: int, body: dict[str, Any]) -> None:
-                async with pool.lease() as client:  # at most `slots` requests in flight
-                    completion = await self._request(client, body)
-                on_done(index, completion)
+                on_done(
+                    index,
+                    await self._request(session, gate, json.dumps(body).encode(), "response_format" in body),
+                )
 
             tasks = [asyncio.ensure_future(one(i, body)) for i, body in enumerate(bodies)]
             try:
@@ -330,29 +337,46 @@ class OpenAILLM(ServerChecks, LLM):
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _request(self, client: httpx.AsyncClient, body: dict[str, Any]) -> Completion:
+    async def _attempt(
+        self, session: aiohttp.ClientSession, url: str, payload: bytes
+    ) -> tuple[Answer | None, str]:
+        """One POST: (the answer, "") or (None, what went wrong: a connection error, a timeout, the deadline)."""
+        import aiohttp
+
+        try:
+            return await self._post(session, url, payload), ""
+        except asyncio.TimeoutError as e:
+            if isinstance(e, aiohttp.ServerTimeoutError):  # connecting (or a read) timed out
+                return None, f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            # the server answers, but too slowly to finish within the deadline
+            return None, f"no complete answer within the {self.deadline:g} s deadline (--llm-timeout)"
+        except aiohttp.ClientError as e:  # connect errors, dropped connections, a broken answer
+            return None, f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+    async def _request(
+        self, session: aiohttp.ClientSession, gate: asyncio.Semaphore, payload: bytes, formatted: bool
+    ) -> Completion:
         started = time.monotonic()
         last_error = ""
         failed: int | None = None
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
-            server = self._pick(avoid=failed)
-            url = self.urls[server]
-            self._inflight[server] += 1
             status = 0
-            try:
-                response = await asyncio.wait_for(self._post(client, url, body), timeout=self.deadline)
-            except httpx.TransportError as e:  # connect errors, timeouts, dropped connections
-                last_error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            except asyncio.TimeoutError:  # the server answers, but too slowly to finish within the deadline
-                last_error = f"no complete answer within the {self.deadline:g} s deadline (--llm-timeout)"
-            else:
+            async with gate:  # a slot, then the server with the fewest requests in flight
+                server = self._pick(avoid=failed)
+                url = self.urls[server]
+                self._inflight[server] += 1
+                try:
+                    response, last_error = await self._attempt(session, url, payload)
+                finally:
+                    self._inflight[server] -= 1
+            if response is not None:
                 if response.status_code == 200:
                     self._note_attempt(server, None)
                     return self._parse(response)
                 status = response.status_code
                 excerpt = response.text[:500]
-                if "response_format" in body and is_refusal(response.status_code, response.text):
+                if formatted and is_refusal(response.status_code, response.text):
                     raise DialectRefused(f"{url} answered HTTP {response.status_code}: {excerpt}")
                 if response.status_code not in RETRY_STATUS and response.status_code < 500:
                     raise LLMError(
@@ -360,8 +384,6 @@ class OpenAILLM(ServerChecks, LLM):
                     )
                 last_error = f"HTTP {response.status_code}: {excerpt[:200]}"
                 wait = _retry_after(response)
-            finally:
-                self._inflight[server] -= 1
             failed = server
             self._note_attempt(server, last_error, counted=status != 429)
             if len(self.urls) > 1:
@@ -381,29 +403,22 @@ class OpenAILLM(ServerChecks, LLM):
             url=where,
         )
 
-    async def _post(self, client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> httpx.Response:
-        """POST `body`; the answer read as a stream, at most `max_response_bytes` (LLMOutputError beyond)."""
-        async with client.stream("POST", url, json=body) as response:
+    async def _post(self, session: aiohttp.ClientSession, url: str, payload: bytes) -> Answer:
+        """POST `payload`; the answer read whole, at most `max_response_bytes` of it (LLMOutputError beyond; a
+        compressed answer counts unpacked)."""
+        async with session.post(url, data=payload) as response:
             declared = response.headers.get("content-length", "")
             if not (declared.isdigit() and int(declared) > self.max_response_bytes):
+                if declared.isdigit() and "content-encoding" not in response.headers:
+                    return Answer(response.status, response.headers, await response.read())
                 chunks, size = [], 0
-                async for chunk in response.aiter_bytes():  # decoded: a compressed answer counts unpacked
+                async for chunk in response.content.iter_any():
                     size += len(chunk)
                     if size > self.max_response_bytes:
                         break
                     chunks.append(chunk)
                 else:
-                    headers = [
-                        (k, v)
-                        for k, v in response.headers.items()
-                        if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
-                    ]
-                    return httpx.Response(
-                        response.status_code,
-                        headers=headers,
-                        content=b"".join(chunks),
-                        request=response.request,
-                    )
+                    return Answer(response.status, response.headers, b"".join(chunks))
         raise LLMOutputError(
             f"{url}: the answer passed {self.max_response_bytes:,} bytes (model {self.model!r}); refused unread "
             "(raise the limit with --llm-max-response-bytes if such answers are expected)",
@@ -412,7 +427,7 @@ class OpenAILLM(ServerChecks, LLM):
             attempts=1,
         )
 
-    def _parse(self, response: httpx.Response) -> Completion:
+    def _parse(self, response: Answer | httpx.Response) -> Completion:
         try:
             data = response.json()
             choice = data["choices"][0]

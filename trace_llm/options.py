@@ -176,8 +176,8 @@ _OPTIONS: tuple[LLMOption, ...] = (
         parse=number_in(int, 0),
         flag="--llm-prompt-cache",
         metavar="MB",
-        help="RAM for the states kept so that a prompt starting like an earlier one reads only the rest "
-        "(0: none)",
+        help="RAM for the states kept, for requests that continue earlier ones (CoRE's debates, Collab-REC's "
+        "rounds), so that each reads only what follows the shared part (0: none; speed only, same replies)",
         default="1024",
     ),
     LLMOption(
@@ -199,6 +199,18 @@ _OPTIONS: tuple[LLMOption, ...] = (
         metavar="N",
         help="copies of the model answering a batch side by side, the cores shared between them (2 keeps both "
         "cores of a 2-core machine busy, same replies: docs/llm.md)",
+        default="1",
+    ),
+    LLMOption(
+        name="parallel",
+        backends=LLAMACPP,
+        transport=True,
+        parse=number_in(int, 1),
+        flag="--llm-parallel",
+        metavar="N",
+        help="requests of a batch decoded side by side, N sequences of one llama.cpp context (each of `context` "
+        "tokens, about 190 MB at 8192): one step generates a token of each; same replies as one at a time "
+        "(docs/llm.md)",
         default="1",
     ),
     LLMOption(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines.collab_rec.moderator import Moderator, ModeratorConfig
-from trace_llm import LLM, DecodingSettings, LLMOutputError
+from trace_llm import LLM, DecodingSettings, LLMOutputError, prefix_reuse
 from trace_llm.prompts import Prompt, load_prompt
 
 PROMPTS_DIR = Path(__file__).with_name("prompts")
@@ -351,8 +351,11 @@ class AgentCaller:
         return out
 
     def propose(self, requests: Sequence[tuple[Task, str, Moderator]]) -> list[Reply]:
-        """The agents' replies for (task, agent, moderator) requests of one round."""
-        return self.ask(
-            [self.agent_prompt(task, agent, mod) for task, agent, mod in requests],
-            [task.catalogue for task, _, _ in requests],
-        )
+        """The agents' replies for (task, agent, moderator) requests of one round. An agent's prompt in a later
+        round starts like its prompt in the round before: sent inside `prefix_reuse()`, a backend that keeps
+        states reads only the rest (speed only: the same replies; trace_llm.prefix_reuse)."""
+        with prefix_reuse():
+            return self.ask(
+                [self.agent_prompt(task, agent, mod) for task, agent, mod in requests],
+                [task.catalogue for task, _, _ in requests],
+            )

@@ -3,6 +3,7 @@ through a real `transformers serve` process with the `openai` backend (slow: rea
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import sys
@@ -10,7 +11,7 @@ import sys
 import pytest
 
 from tests.support.requires import needs_llama_cpp
-from trace_llm import DecodingSettings, LLMConfigError, load_llm
+from trace_llm import DecodingSettings, LLMConfigError, load_llm, prefix_reuse
 from trace_llm import smollm2 as smollm2_module
 from trace_llm.hf import CONVERTED_MARKER
 
@@ -211,14 +212,15 @@ def test_llamacpp_greedy_grammar_replies_equal_llama_cpp_pythons_own_sampler():
 
 def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_once(tmp_path):
     """Collab-REC's shape: agent A, then agent B (a prompt that differs from the start), then A's next round.
-    With the cache, A's second prompt reads only what follows A's first; the replies are the same without it."""
+    Inside prefix_reuse() the cache makes A's second prompt read only what follows A's first; outside it no state
+    is kept (distinct prompts would pay for it); the replies are the same every way."""
     needs_llama_cpp()
     catalogue = "\n".join(f"Place {i} | a quiet cafe with a garden and good coffee" for i in range(20))
     a1 = f"Agent A. Catalogue:\n{catalogue}\nPick two places."
     b1 = f"Agent B. Catalogue:\n{catalogue}\nPick two places."
     a2 = f"{a1}\nRound 2: the moderator kept Place 3. Pick two places again."
     runs = {}
-    for mb in (64, 0):
+    for mb, hinted in ((64, True), (0, True), (64, False)):
         llm = load_llm(
             "smollm2:llamacpp",
             DecodingSettings(max_new_tokens=12),
@@ -228,16 +230,18 @@ def test_llamacpp_prompt_cache_reads_a_prompt_shared_with_an_earlier_request_onc
         )
         assert llm.describe()["prompt_cache"] == mb
         replies, read = [], []
-        for prompt in (a1, b1, a2):
+        for prompt in (a1, b1, a2, a1):  # and A's first prompt again: a state holds it whole
             before = llm.prompt_tokens_read
-            replies.append(llm.generate([{"role": "user", "content": prompt}]))
+            with prefix_reuse() if hinted else contextlib.nullcontext():
+                replies.append(llm.generate([{"role": "user", "content": prompt}]))
             read.append(llm.prompt_tokens_read - before)
-        runs[mb] = replies, read
+        runs[mb, hinted] = replies, read
         llm.close()
-    assert runs[64][0] == runs[0][0]
-    (_, cached), (_, uncached) = runs[64], runs[0]
+    assert runs[64, True][0] == runs[0, True][0] == runs[64, False][0]
+    (_, cached), (_, uncached), (_, unhinted) = runs[64, True], runs[0, True], runs[64, False]
     assert cached[:2] == uncached[:2]  # nothing to reuse yet: both read the same
     assert cached[2] < 40 < uncached[2] - 200  # A's round 2 reads its new line, not the catalogue again
+    assert cached[3] < 40 and unhinted == uncached  # no state kept outside prefix_reuse()
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, True, "64"])

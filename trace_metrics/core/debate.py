@@ -231,13 +231,18 @@ def run_debates(
     settings: DecodingSettings | dict | None = None,
     max_repairs: int = DEFAULT_MAX_REPAIRS,
 ) -> None:
-    """Run every debate to its end; each round of all unfinished debates is one `generate_json_batch` call."""
+    """Run every debate to its end; each round of all unfinished debates is one `generate_json_batch` call. A
+    debater's next-round prompt starts like its last one: sent inside `prefix_reuse()`, a backend that keeps states
+    reads only the rest (speed only: the same replies; trace_llm.prefix_reuse)."""
+    from trace_llm import prefix_reuse
+
     active = [s for s in states if not s.done]
     while active:
         conversations = [conv for s in active for conv in s.round_messages()]
-        replies = llm.generate_json_batch(
-            conversations, DEBATE_SCHEMA, settings=settings, max_repairs=max_repairs
-        )
+        with prefix_reuse():
+            replies = llm.generate_json_batch(
+                conversations, DEBATE_SCHEMA, settings=settings, max_repairs=max_repairs
+            )
         if len(replies) != len(conversations):
             raise RuntimeError(
                 f"the LLM returned {len(replies)} replies for {len(conversations)} debate prompts"

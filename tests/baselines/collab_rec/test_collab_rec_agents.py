@@ -19,7 +19,9 @@ from baselines.collab_rec.agents import (
 from baselines.collab_rec.moderator import Moderator, ModeratorConfig
 from baselines.collab_rec.negotiation import run_mami, run_sasi
 from tests.support.collab_rec import DEAD, recorded_llm
+from tests.support.llm import ScriptedLLM
 from trace_llm import load_llm
+from trace_llm.base import prefix_reuse_requested
 
 CITIES = ("Aalborg", "Bergen", "Porto", "Riga", "Turku")
 
@@ -140,3 +142,11 @@ def test_sasi_keeps_hallucinated_names_in_its_list(tmp_path):
     assert (
         result.rounds[0]["agents"][0]["hallucination"] == pytest.approx(1 / 3) and result.agent_failures == 0
     )
+
+
+def test_a_rounds_agent_requests_are_sent_for_prefix_reuse():
+    inside = []  # an agent's next-round prompt continues its last: a backend that keeps states may reuse them
+    llm = ScriptedLLM(lambda conv: inside.append(prefix_reuse_requested()) or {"candidates": ["Porto"]})
+    caller = AgentCaller(llm, ModeratorConfig(k=1, t_max=1, stopping="fixed"), max_repairs=0)
+    replies = caller.propose([(task(), a, None) for a in load_settings().names])
+    assert len(replies) == len(inside) == len(load_settings().names) and all(inside)

@@ -9,7 +9,9 @@ import re
 import pytest
 
 from tests.support.core import scripted
+from tests.support.llm import ScriptedLLM
 from trace_llm import LLMOutputError, load_llm
+from trace_llm.base import prefix_reuse_requested
 from trace_metrics.core.conversation import build_log
 from trace_metrics.core.debate import (
     DEBATE_SCHEMA,
@@ -179,3 +181,10 @@ def test_debates_run_through_the_llm_layer(stub_factory, prompts, factor_results
     assert all(
         json.dumps(DEBATE_SCHEMA, sort_keys=True) in r["messages"][-1]["content"] for r in server.requests
     )
+
+
+def test_each_debate_round_is_sent_for_prefix_reuse(state):
+    inside = []  # a debater's next prompt continues its last: a backend that keeps states may reuse them
+    llm = ScriptedLLM(lambda conv: inside.append(prefix_reuse_requested()) or reply(70))
+    run_debates(llm, [state])
+    assert state.done and inside == [True] * 4
