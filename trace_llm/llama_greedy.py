@@ -115,6 +115,20 @@ def grammar_first_sampler(
     return sampler, lazy
 
 
+def _lower_held_cells(llama: Any, tokens: list[int]) -> None:
+    """Lower a loaded model's held cells to those a fresh read of `tokens` would compute the same way (the
+    reusable prefix, cut where the read would start a batch; trace_llm/llama_reads.py)."""
+    from trace_llm.llama_reads import common_prefix, read_start
+
+    held = llama._input_ids[: min(llama.n_tokens, llama._reusable)].tolist()
+    keep = read_start(len(tokens), common_prefix(held, tokens), llama.n_batch)
+    if keep < llama.n_tokens:
+        if not llama._ctx.kv_cache_seq_rm(-1, keep, -1):
+            keep = 0
+        llama.n_tokens = keep
+        llama._requires_eval = True
+
+
 @functools.cache
 def greedy_grammar_llama_class() -> type:
     """llama-cpp-python's `Llama` whose greedy decoding under a grammar uses GrammarFirstTop (every other setting
@@ -123,7 +137,7 @@ def greedy_grammar_llama_class() -> type:
     (llama_cpp is optional)."""
     from llama_cpp import Llama, LlamaGrammar
 
-    from trace_llm.llama_reads import common_prefix, read_start, reusable_after
+    from trace_llm.llama_reads import reusable_after
 
     class GreedyGrammarLlama(Llama):  # type: ignore[misc]
         grammar_steps = 0
@@ -136,13 +150,7 @@ def greedy_grammar_llama_class() -> type:
             the same way (its own prefix match then reuses exactly those)."""
             tokens = list(tokens)
             if kwargs.get("reset", True) and self.n_tokens > 0:
-                held = self._input_ids[: min(self.n_tokens, self._reusable)].tolist()
-                keep = read_start(len(tokens), common_prefix(held, tokens), self.n_batch)
-                if keep < self.n_tokens:
-                    if not self._ctx.kv_cache_seq_rm(-1, keep, -1):
-                        keep = 0
-                    self.n_tokens = keep
-                    self._requires_eval = True
+                _lower_held_cells(self, tokens)
             start = self.n_tokens if self.n_tokens > 0 else 0
             self._reusable = min(self._reusable, start)
             inner = super().generate(tokens, *args, **kwargs)
@@ -172,12 +180,8 @@ def greedy_grammar_llama_class() -> type:
             if self._lazy is not None:  # the previous request's: count it and free it
                 self.retire(self._lazy)
                 self._lazy = None
-            if not (
-                isinstance(grammar, LlamaGrammar)
-                and kwargs.get("temp") == 0.0
-                and not args
-                and kwargs.get("logits_processor") is None
-            ):
+            greedy = kwargs.get("temp") == 0.0 and not args and kwargs.get("logits_processor") is None
+            if not (greedy and isinstance(grammar, LlamaGrammar)):
                 return super()._init_sampler(*args, **kwargs)
             sampler, self._lazy = grammar_first_sampler(
                 self,

@@ -16,22 +16,8 @@ from trace_metrics.tables import TABLE5, TABLE6
 def test_leaderboard_command_prints_and_writes_the_tables(space_world, tmp_path, capsys):
     runs = space_world["runs"].parent  # closed/ and open/
     out = tmp_path / "board"
-    assert (
-        main(
-            [
-                "leaderboard",
-                "--data",
-                str(space_world["data"]),
-                "--runs",
-                str(runs),
-                "--split",
-                "test",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    args = ["leaderboard", "--data", str(space_world["data"]), "--runs", str(runs), "--split", "test"]
+    assert main([*args, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     for text in (
         "Table 5: headline — pool: closed",
