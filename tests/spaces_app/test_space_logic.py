@@ -404,3 +404,28 @@ def test_appendix_paper_rows_match_the_papers_tables(paper_text):
         gs, _, cd, pc, cgs, _ = _paper_row(lines, "Baseline GS Entail CD PC CGS CGSent", name)
         assert cgs == printed and abs(gs * min(1, cd / 0.05) * (0.5 + 0.5 * pc) - cgs) > 0.01
     assert "does not follow from its printed means" in rows[("Itinerary-LLM", "closed")]["description"]
+
+
+def test_the_core_tab_tells_two_ratings_of_one_system_apart(tmp_path):
+    """Two `core score` folders of one system got two columns both headed "TF-IDF"."""
+    from spaces_app.core_tab import column_names, scores_html
+    from tests.support.tables import headers
+
+    def row(folder, system="TF-IDF"):
+        return {
+            "system": system,
+            "model": "m",
+            "folder": folder,
+            "logs": 1,
+            "factors": {},
+            "factor_mean": None,
+            "overall": None,
+            "ratings": {},
+        }
+
+    rows = [row(tmp_path / "a" / "tfidf"), row(tmp_path / "tfidf_llm"), row(tmp_path / "zs", "LLM Zero-Shot")]
+    assert column_names(rows) == ["TF-IDF (tfidf)", "TF-IDF (tfidf_llm)", "LLM Zero-Shot"]
+    twins = [row(tmp_path / "a" / "tfidf"), row(tmp_path / "b" / "tfidf")]
+    assert column_names(twins) == [f"TF-IDF ({(tmp_path / x / 'tfidf').as_posix()})" for x in "ab"]
+    assert column_names(rows[:1]) == ["TF-IDF"]
+    assert {"TF-IDF (tfidf)", "TF-IDF (tfidf_llm)"} <= set(headers(scores_html(rows)))
