@@ -180,6 +180,11 @@ def test_gap_points_and_figure(rows):
         ("LLM", "paper (reported)"),
     }
     assert fig.layout.legend.groupclick == "togglegroup"  # a legend click hides the whole family
+    corpus = next(r["corpus_version"] for r in rows if r.get("source") == "baseline")[:12]
+    assert (
+        fig.layout.legend.title.text
+        == f"scored here: corpus {corpus}<br>paper: paper (Yelp, 10,000 dialogues)"
+    )
     names = {html.unescape(c[0]) for t in fig.data for c in t.customdata}
     assert names == set(recovery)  # the hover text names every system
     empty = gap_figure([], "open", "cgs")  # nothing to plot still renders, with a note
