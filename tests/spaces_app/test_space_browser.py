@@ -63,6 +63,8 @@ def served_app(space_world, tmp_path_factory):
             baselines_file=_board_with_intervals(space_world, tmp_path_factory.mktemp("board")),
             split="test",
             max_upload_mb=5,
+            interactive_dirs=(results / "interactive",),  # never the checkout's runs/interactive
+            core_dirs=(results / "core",),
         )
         store = LocalStore(results)
         app = build_app(settings, store)
