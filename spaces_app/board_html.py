@@ -18,6 +18,8 @@ from spaces_app.leaderboard import (
     Cell,
     Line,
     Rank,
+    corpus_heading,
+    corpus_of,
     family,
     short_version,
     system_note,
@@ -66,6 +68,7 @@ CSS = """
 .trace-board-wrap table.trace-board td.ver .hash {font-family: var(--font-mono);}
 .trace-board-wrap table.trace-board .desc {min-width: 10rem; overflow-wrap: anywhere; font-size: 0.8rem;}
 .trace-board-wrap table.trace-board sup.trace-note {cursor: help; color: var(--color-accent); font-weight: 700;}
+.trace-board-wrap table.trace-board tr.trace-corpus th {text-align: left; font-weight: 600; padding: 8px 6px 4px !important;}
 .trace-board-wrap table.trace-board td.trace-empty {text-align: center; font-style: italic; padding: 12px !important;}
 .trace-board-wrap table.trace-board .trace-fb {display: inline-block; margin-left: 4px; padding: 0 4px; cursor: help;
   font-size: 0.72rem; font-weight: 600; white-space: nowrap; border-radius: 3px; color: #8a4b00;
@@ -98,7 +101,15 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
     columns = view_columns(view)
     notes: dict[str, str] = {}  # note text -> its mark
     body = []
+    groups = {corpus_of(line.row) for line in lines}
+    group = None
     for line in lines:
+        if len(groups) > 1 and corpus_of(line.row) != group:  # one heading per corpus, once there are two
+            group = corpus_of(line.row)
+            body.append(
+                f'<tr class="trace-corpus"><th colspan="{5 + len(columns)}">'
+                f"{esc(corpus_heading(line.row))}</th></tr>"
+            )
         note = system_note(line.row)
         if note is not None and note not in notes:
             notes[note] = NOTE_MARKS[len(notes) % len(NOTE_MARKS)]

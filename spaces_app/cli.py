@@ -55,7 +55,7 @@ def register_serve(sub) -> None:
         action="append",
         metavar="DIR",
         help="a folder of `trace-bench interact` --out folders, or a leaderboard.interactive.json, for the "
-        "Interactive tab; repeatable (TRACE_SPACE_INTERACTIVE; default runs/interactive)",
+        "Interactive tab; repeatable (TRACE_SPACE_INTERACTIVE; default: the demo's and runs/interactive)",
     )
     p.add_argument(
         "--core",
@@ -63,7 +63,7 @@ def register_serve(sub) -> None:
         action="append",
         metavar="DIR",
         help="a folder of `trace-bench core score` --out folders for the CoRE tab; repeatable "
-        "(TRACE_SPACE_CORE; default runs/core)",
+        "(TRACE_SPACE_CORE; default: the demo's and runs/core)",
     )
     p.add_argument(
         "--core-meta",
@@ -92,9 +92,26 @@ def register_serve(sub) -> None:
     p.set_defaults(func=_serve)
 
 
+def _check_port(host: str, port: int) -> None:
+    """UsageError in one line when `host:port` is taken (Gradio would print a long traceback)."""
+    import socket
+
+    if port == 0:
+        return
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise UsageError(
+                f"--port {port}: {host}:{port} is in use ({e.strerror}); is the app already serving there? "
+                "Stop it, or pass another port: --port N"
+            ) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     from spaces_app.settings import Settings
 
+    _check_port(args.host, args.port)
     # A path named on the command line must exist: a typo would otherwise serve an empty board for hours.
     for flag, path, want_dir in (
         ("--data", args.data, True),

@@ -96,6 +96,20 @@ def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def column_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A heading per row: the system, with its folder's name where two rows rate the same system (two "TF-IDF"
+    columns told nothing apart), the whole folder where even those are alike."""
+    from collections import Counter
+
+    systems = Counter(r["system"] for r in rows)
+    names = [f"{r['system']} ({r['folder'].name})" if systems[r["system"]] > 1 else r["system"] for r in rows]
+    again = Counter(names)
+    return [
+        f"{r['system']} ({r['folder'].as_posix()})" if again[n] > 1 else n
+        for r, n in zip(rows, names, strict=True)
+    ]
+
+
 def _short(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1]
 
@@ -145,7 +159,7 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
         data_table(headings, body, elem_class="trace-core-systems")
         + "<h4>Per factor: CoRE's mean rating (0-4); hover for how many logs were rated and missing</h4>"
         + data_table(
-            [Heading("Factor"), *(Heading(r["system"], numeric=True) for r in rows)],
+            [Heading("Factor"), *(Heading(name, numeric=True) for name in column_names(rows))],
             per_factor,
             elem_class="trace-core-factors",
         )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, family
+from spaces_app.leaderboard import FAMILIES, PAPER_SUFFIX, corpus_of, family, short_version
 from spaces_app.markup import plot_text
 from trace_harness import fallbacks as fb
 from trace_metrics.tables import format_value
@@ -102,6 +102,16 @@ def axis_range(points: Sequence[GapPoint], axis: str, pad: float = 0.05) -> list
     return [-pad * span, top + pad * span]
 
 
+def legend_title(rows: Sequence[dict[str, Any]], pool: str) -> str:
+    """The legend's title names the corpora: the rows scored here are on this leaderboard's corpus, the paper's
+    on its own (10,000 real-Yelp dialogues), so a circle and a cross are not a ranking."""
+    here = sorted({short_version(corpus_of(r)[1]) for r in rows if r["pool"] == pool and not corpus_of(r)[0]})
+    paper = sorted({corpus_of(r)[1] for r in rows if r["pool"] == pool and corpus_of(r)[0]})
+    parts = [f"scored here: corpus {', '.join(here)}"] if here else []
+    parts += [f"paper: {', '.join(paper)}"] if paper else []
+    return "<br>".join(plot_text(p) for p in parts)  # one line each: the legend stays narrow
+
+
 def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: str = "cgs"):
     """The gap scatter for `pool`: colour = family, circles = scored here, crosses = the paper's numbers."""
     if y_metric not in GAP_METRICS:
@@ -163,7 +173,11 @@ def gap_figure(rows: Sequence[dict[str, Any]], pool: str = "closed", y_metric: s
         height=540,
         margin={"l": 60, "r": 20, "t": 60, "b": 50},
         hovermode="closest",
-        legend={"groupclick": "togglegroup", "itemclick": "toggle"},
+        legend={
+            "groupclick": "togglegroup",
+            "itemclick": "toggle",
+            "title": {"text": legend_title(rows, pool)},
+        },
         template="plotly_white",
     )
     if not points:

@@ -74,9 +74,13 @@ def read_board(roots: Sequence[Path], tf_rows: Sequence[Mapping[str, Any]] = ())
 
     board = Board()
     found: list[tuple[Path, list[dict[str, Any]]]] = []
+    seen: set[Path] = (
+        set()
+    )  # one folder named twice (runs/interactive and its absolute path, a link) is read once
     for root in roots:
-        if not root.exists():
+        if not root.exists() or root.resolve() in seen:
             continue
+        seen.add(root.resolve())
         try:
             found.append(
                 read_interactive(root) if root.is_file() else (root, interactive_rows(root, tf_rows))

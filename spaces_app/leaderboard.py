@@ -402,14 +402,41 @@ def board_lines(
         lines.append(Line(r, cells, _rank(r, columns[index], opened)))
     if sort_by == "System":
         lines.sort(key=lambda line: line.system.lower(), reverse=reverse)
-        return lines
+        return by_corpus(lines)
     descending = columns[index].higher_is_better != reverse
     present = [x for x in lines if x.cells[index].value is not None]
     # the values of `present` are not None
     present.sort(
         key=lambda line: cast(float, line.cells[index].value), reverse=descending
     )  # stable: ties keep row order
-    return present + [x for x in lines if x.cells[index].value is None]
+    return by_corpus(present + [x for x in lines if x.cells[index].value is None])
+
+
+def corpus_of(row: dict[str, Any]) -> tuple[bool, str]:
+    """The corpus a row was scored on: (is it the paper's, its corpus version). The paper's reported rows are
+    on its 10,000-dialogue corpus over the real Yelp data, the rows scored here on the corpus of this
+    leaderboard's data: numbers of two corpora are never ranked together."""
+    return row.get("source") == "paper", str(row.get("corpus_version") or "")
+
+
+def by_corpus(lines: list[Line]) -> list[Line]:
+    """`lines` grouped by corpus (`corpus_of`): the rows scored here first, then the paper's as a reference
+    block; each group keeps its own order (stable)."""
+    first: dict[tuple[bool, str], int] = {}
+    for line in lines:
+        first.setdefault(corpus_of(line.row), len(first))
+    return sorted(lines, key=lambda line: (corpus_of(line.row)[0], first[corpus_of(line.row)]))
+
+
+def corpus_heading(row: dict[str, Any]) -> str:
+    """The heading of a row's corpus group (`corpus_of`), naming the corpus."""
+    paper, version = corpus_of(row)
+    if paper:
+        return (
+            f"Reported in the Trace paper (corpus: {version}): a reference, ranked on its own, not "
+            "comparable with rows of another corpus"
+        )
+    return f"Scored here (corpus {short_version(version) or 'unversioned'}), ranked on their own"
 
 
 def _rank(row: dict[str, Any], column: Column, opened: dict[tuple[str, Any], dict[str, Any]]) -> Rank | None:

@@ -17,9 +17,10 @@
 
 When TRACE_SPACE_DATA is not set and `runs/demo/hydrated` exists (the output of `trace-bench demo`), the demo's
 folders (`trace_harness.main_job.layout.demo_layout`) are used for every setting that is not given, so `trace-bench serve` right after the demo just works.
-The default interactive and CoRE folders (runs/interactive, runs/core) are always read too, after the given
-ones; folders that do not exist yet are read when they appear (on a page load or Refresh), so a run made
-while the app serves shows up.
+Interactive and CoRE folders given (the variables, `serve --interactive/--core`, keyword overrides) are read as
+given, nothing else; with none given the demo's folders and the defaults where the docs' commands write
+(runs/interactive, runs/core, relative to the current folder) are read. Folders that do not exist yet are read
+when they appear (on a page load or Refresh), so a run made while the app serves shows up.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ class Settings:
             "core_meta": path("TRACE_SPACE_CORE_META"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
+        given = {k for k in ("interactive_dirs", "core_dirs") if values.get(k) is not None}
         if values["data_dir"] is None and (demo_dir / "hydrated").is_dir():
             layout = demo_layout(demo_dir)
             for key in ("data_dir", "results_dir", "runs_dir", "baselines_file"):
@@ -136,10 +138,11 @@ class Settings:
             for key in ("interactive_dir", "core_dir"):
                 if values.get(key + "s") is None:
                     values[key + "s"] = (layout[key],)
-        # the default folders are always read too: where the docs' commands write (`--out runs/interactive/NAME`)
+        # with no folder given, where the docs' commands write (`--out runs/interactive/NAME`) too
         for key, defaults in (
             ("interactive_dirs", DEFAULT_INTERACTIVE_DIRS),
             ("core_dirs", DEFAULT_CORE_DIRS),
         ):
-            values[key] = tuple(dict.fromkeys((*(values.get(key) or ()), *defaults)))
+            if key not in given:
+                values[key] = tuple(dict.fromkeys((*(values.get(key) or ()), *defaults)))
         return cls(**{k: v for k, v in values.items() if v is not None})

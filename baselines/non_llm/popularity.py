@@ -8,7 +8,8 @@ the list"). Its quotes ignore the query too (the best-starred review's first usa
 
 `drop_rejected=True` (`trace-bench run popularity --param drop_rejected=true`) restores the behaviour every
 other baseline has: rejected POIs are removed from the ranking and the response acknowledges the rejection.
-The parameter is recorded in the run metadata, so a row says which reading produced it.
+The parameter is recorded in the run metadata and names the row (`variant`: "Popularity [drops rejected]"),
+so a table says which reading produced it; the default row is plain "Popularity", the paper's reading.
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class PopularityBaseline(RankingPipeline):
             inp["candidates"] = list(dict.fromkeys(row["candidate_poi_ids"]))
             inp["state"] = dataclasses.replace(inp["state"], rejected_poi_ids=(), after_rejection=False)
         return inp
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self.drop_rejected:  # the row label says it is not the paper's static reading
+            out["variant"] = "drops rejected"
+        return out
 
     def score(self, inp: Mapping[str, Any]) -> dict[str, tuple[float, int]]:
         pois = self.kb.pois

@@ -15,7 +15,7 @@ last user turn; the response quotes the reviews behind each recommended POI's be
 (SnipRec here; the three comparison systems, subclasses that fix some of its parameters, in variants.py.)
 
 (The paper's baselines use "no query snippet extraction or expansion", §5.1; `query_mode="snippets"` gives
-them SnipRec's query snippets instead, the issue's "no NLI, no expansion" reading.)
+them SnipRec's query snippets instead: the other reading of "Snippet: no NLI, no expansion".)
 
 Family and label: a run that uses an LLM (any of: item snippets, query snippets, clarification questions)
 is family "LLM" and its row label carries the model; a run without one is "non-LLM". Every run's metadata

@@ -145,3 +145,84 @@ def test_readme_live_table_matches_the_interactive_page():
     for row in body:
         for column, value in zip(header[1:], row[1:], strict=True):
             assert page[row[0]][column] == value, (row[0], column)
+
+
+# Words of how the package was made, not of what it is: a reader has no issue, round or style guide to look up.
+PROCESS_WORDS = re.compile(
+    r"\b(?:[Tt]he issue's|[Ii]ssue \d+|STYLE \d+|(?:[Bb]efore|predate|[Aa]fter) this round|this round's)\b"
+)
+
+
+def test_no_process_words_in_the_docs_or_the_product():
+    """The docs pages, the README, the metric cards and the product's modules (docstrings, comments, help) never
+    cite an issue, a work round or a style guide outside the repository."""
+    packages = (
+        "trace_bench",
+        "trace_llm",
+        "trace_dataset",
+        "trace_metrics",
+        "baselines",
+        "trace_harness",
+        "spaces_app",
+    )
+    files = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "scripts").glob("*.sh")]
+    files += [
+        p for pkg in packages for p in (REPO / pkg).rglob("*") if p.suffix in (".py", ".md", ".txt", ".yaml")
+    ]
+    found = [
+        f"{path.relative_to(REPO)}:{n}: {m.group(0)!r}"
+        for path in sorted(files)
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for m in PROCESS_WORDS.finditer(line)
+    ]
+    assert not found, "process words (say what the package does, not how it got there):\n" + "\n".join(found)
+    assert PROCESS_WORDS.search("the issue's reading") and PROCESS_WORDS.search("Before this round it")
+    assert not PROCESS_WORDS.search("a city rejected this round but proposed again")  # Collab-REC's rounds
+
+
+def _doc_commands() -> list[tuple[str, str]]:
+    """(page, command) of every `trace-bench ...` line of the docs' shell blocks and every inline command that
+    names its --out (a whole command, not a fragment); optional parts of a synopsis ("[--seed 42]") left out."""
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        commands = [
+            line.strip()
+            for fence in re.findall(r"```(?:bash|sh|console)?\n(.*?)```", text, flags=re.S)
+            for line in fence.replace("\\\n", " ").splitlines()
+            if line.strip().startswith("trace-bench ")
+        ]
+        inline = re.sub(r"```.*?```", "", text, flags=re.S)
+        commands += [
+            " ".join(m.group(1).split())
+            for m in re.finditer(r"(?<!`)`(trace-bench [a-z-]+ [^`]*--out [^`]*)`(?!`)", inline)
+        ]
+        for command in commands:
+            command = re.sub(r"\[[^\]]*\]", "", re.split(r" #|;|&&|\||>", command)[0])
+            if "..." not in command:
+                found.append((str(path.relative_to(REPO)), command))
+    return found
+
+
+def test_every_command_in_the_docs_parses():
+    """Each documented command is accepted by the command line as written (a required option left out, as
+    `--out` was from collab_rec.md's first try, stops the test, not a reader)."""
+    import contextlib
+    import io
+    import shlex
+
+    from trace_bench.cli import build_parser
+
+    parser = build_parser()
+    commands = _doc_commands()
+    wrong = []
+    for page, command in commands:
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                parser.parse_args(shlex.split(command)[1:])
+        except SystemExit as e:
+            if e.code:
+                wrong.append(f"{page}: {command}\n    {err.getvalue().strip().splitlines()[-1]}")
+    assert len(commands) > 50 and not wrong, "\n".join(wrong)
+    assert ("docs/collab_rec.md", next(c for p, c in commands if "collab_rec_try" in c)) in commands

@@ -8,6 +8,14 @@ from pathlib import Path
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _away_from_the_checkout(tmp_path, monkeypatch):
+    """Every Space test runs in a folder of its own: the app's default folders (runs/interactive, runs/core,
+    runs/space) are read relative to it, never the checkout's own runs (a run the docs' commands wrote there
+    once showed in a test's Interactive tab)."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture()
 def space_settings(space_world, tmp_path):
     from spaces_app.settings import Settings
@@ -19,6 +27,8 @@ def space_settings(space_world, tmp_path):
         baselines_file=space_world["baselines"],
         split="test",
         max_upload_mb=5,
+        interactive_dirs=(tmp_path / "interactive",),
+        core_dirs=(tmp_path / "core",),
     )
 
 

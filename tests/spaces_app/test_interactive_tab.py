@@ -106,6 +106,15 @@ def test_copies_of_one_run_are_named(runs_root, tmp_path):
     assert "Warning: " in boards_html(board)
 
 
+def test_one_folder_named_twice_shows_its_runs_once(runs_root, tmp_path, monkeypatch):
+    from spaces_app.interactive_tab import read_board
+
+    (tmp_path / "link").symlink_to(runs_root)
+    monkeypatch.chdir(tmp_path)
+    board = read_board([runs_root, runs_root.relative_to(tmp_path), tmp_path / "link"])
+    assert [r["run"] for r in board.rows] == ["bad", "good"] and not board.warnings
+
+
 def test_logs_are_rendered_with_names_escaped(runs_root):
     from spaces_app.interactive_tab import RunLogs
 

@@ -91,7 +91,7 @@ def test_intervals_on_hover_or_shown_and_best_marks():
         _row("TF-IDF (paper)", "paper", **{"recall@1": 0.257}),
     ]
     lines = board_lines(rows, T5)
-    assert [line.system for line in lines] == ["Strong", "Close", "TF-IDF (paper)", "Weak"]
+    assert [line.system for line in lines] == ["Strong", "Close", "Weak", "TF-IDF (paper)"]  # by corpus
     page = render_board(lines, T5)
     strong, close, weak = (_cells(page, s) for s in ("Strong", "Close", "Weak"))
     r1, cgs = "Accuracy: R@1 ↑", "Grounding: CGS ↑"
@@ -107,6 +107,38 @@ def test_intervals_on_hover_or_shown_and_best_marks():
     assert _cells(shown, "Strong")[r1]["text"] == "0.400 0.360–0.440"
     frame = leaderboard_frame(rows, T5)  # the exported table keeps plain numbers
     assert frame.loc[frame["System"] == "Strong", r1].item() == 0.4
+
+
+def test_rows_of_two_corpora_are_ranked_apart_under_their_corpus():
+    """The paper's rows (its 10,000-dialogue corpus) never rank among the rows scored here: each corpus is a
+    group under a heading naming it, the rows scored here first, each group ranked on its own."""
+    rows = [
+        _row("LLM Zero-Shot (paper)", "paper", **{"recall@1": 0.533}),
+        _row("Knowledge-Enh.", **{"recall@1": 0.439}),
+        {**_row("DST (paper)", "paper", **{"recall@1": 0.381}), "corpus_version": "paper (Yelp)"},
+        _row("Mine", "submission", **{"recall@1": 0.6}),
+        {**_row("Other data", **{"recall@1": 0.9}), "corpus_version": "c" * 64},
+    ]
+    rows[0]["corpus_version"] = "paper (Yelp)"
+    lines = board_lines(rows, T5)
+    assert [line.system for line in lines] == [
+        "Other data",  # the groups scored here in the order of their best row
+        "Mine",
+        "Knowledge-Enh.",
+        "LLM Zero-Shot (paper)",
+        "DST (paper)",
+    ]
+    page = render_board(lines, T5)
+    headings = re.findall(r'<tr class="trace-corpus"><th colspan="\d+">(.*?)</th></tr>', page)
+    assert headings == [
+        "Scored here (corpus cccccccccccc), ranked on their own",
+        "Scored here (corpus aaaaaaaaaaaa), ranked on their own",
+        "Reported in the Trace paper (corpus: paper (Yelp)): a reference, ranked on its own, not comparable "
+        "with rows of another corpus",
+    ]
+    assert page.index(headings[1]) < page.index('data-system="Knowledge-Enh."') < page.index(headings[2])
+    assert 'class="trace-corpus"' not in render_board(board_lines(rows[1:2] + rows[3:4], T5), T5)  # one: none
+    assert list(leaderboard_frame(rows, T5)["System"]) == [line.system for line in lines]  # the export too
 
 
 def test_open_pool_column_reads_the_open_rows_interval_and_mark():

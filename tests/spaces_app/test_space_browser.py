@@ -66,6 +66,8 @@ def served_app(space_world, tmp_path_factory):
             baselines_file=_board_with_intervals(space_world, tmp_path_factory.mktemp("board")),
             split="test",
             max_upload_mb=5,
+            interactive_dirs=(results / "interactive",),  # never the checkout's runs/interactive
+            core_dirs=(results / "core",),
         )
         store = LocalStore(results)
         app = build_app(settings, store)
@@ -243,19 +245,32 @@ def test_views_filters_search_and_sort(page_on_app):
     wait_for_table(page, "Popularity")
     page.locator("#sort-by input").click()
     page.get_by_role("option", name="System", exact=True).click()
-    page.wait_for_function(
-        f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
-        "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] <= x); }"
-    )
-    shown = systems(page)
-    assert shown == sorted(shown, key=str.lower)
+    page.wait_for_function(SORTED_BY_CORPUS_JS, arg=1)
+    here, paper = _by_corpus(systems(page))
+    assert here == sorted(here, key=str.lower) and paper == sorted(paper, key=str.lower)
     page.locator("#order").get_by_text("reversed").click()
-    page.wait_for_function(
-        f"() => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase()); "
-        "return s.length > 2 && s.every((x, i) => i === 0 || s[i - 1] >= x); }"
+    page.wait_for_function(SORTED_BY_CORPUS_JS, arg=-1)
+    here, paper = _by_corpus(systems(page))
+    assert here == sorted(here, key=str.lower, reverse=True) and paper == sorted(
+        paper, key=str.lower, reverse=True
     )
-    shown = systems(page)
-    assert shown == sorted(shown, key=str.lower, reverse=True)
+
+
+# the rows scored here, then the paper's, each group sorted by name (order 1: A-Z, -1: Z-A)
+SORTED_BY_CORPUS_JS = f"""(order) => {{ const s = ({SYSTEMS_JS})().map(x => x.toLowerCase());
+  const paper = s.map(x => x.endsWith('(paper)'));
+  const sorted = g => g.every((x, i) => i === 0 || (order > 0 ? g[i - 1] <= x : g[i - 1] >= x));
+  return s.length > 2 && paper.every((p, i) => i === 0 || paper[i - 1] <= p)
+    && sorted(s.filter((x, i) => !paper[i])) && sorted(s.filter((x, i) => paper[i])); }}"""
+
+
+def _by_corpus(shown: list[str]) -> tuple[list[str], list[str]]:
+    """The rows scored here and the paper's, asserting that no paper row comes before a row scored here."""
+    paper = [name.endswith("(paper)") for name in shown]
+    assert paper == sorted(paper)
+    return [n for n, p in zip(shown, paper, strict=True) if not p], [
+        n for n, p in zip(shown, paper, strict=True) if p
+    ]
 
 
 PLOT = "#gap-plot .js-plotly-plot"

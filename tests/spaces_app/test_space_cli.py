@@ -109,6 +109,19 @@ def test_serve_refuses_a_missing_path_instead_of_serving_an_empty_board(flag, tm
     assert f"{flag} {tmp_path / 'typo'}: no such" in err
 
 
+def test_serve_on_a_taken_port_says_so_in_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--port {port}: 127.0.0.1:{port} is in use" in err
+    assert "--port N" in err and "Traceback" not in err
+
+
 def test_output_piped_into_a_reader_that_stops_early_is_not_a_traceback():
     # `trace-bench ... | head -c 1` on a command that prints more than a pipe holds: the reader closes the pipe
     script = (

@@ -125,21 +125,34 @@ def test_search_matches_name_or_description_case_insensitively(rows):
     assert leaderboard_frame(rows, T5, "closed", query="no such system").empty
 
 
+def _by_corpus(frame):
+    """The frame's two corpus groups, asserting their order: the rows scored here, then the paper's."""
+    paper = (frame["Source"] == "paper (reported)").tolist()
+    assert paper == sorted(paper) and any(paper) and not all(paper)  # never interleaved
+    return frame[[not p for p in paper]], frame[paper]
+
+
 def test_sorting_best_first_reverse_lower_is_better_and_missing_last(rows):
+    """Each corpus group is sorted on its own: the paper's rows are never ranked among the rows scored here."""
     r1 = "Accuracy: R@1 ↑"
-    frame = leaderboard_frame(rows, T5, "closed")
-    values = frame[r1].dropna().tolist()
-    assert values == sorted(values, reverse=True)  # default: the view's first metric, best first
-    rev = leaderboard_frame(rows, T5, "closed", reverse=True)[r1].dropna().tolist()
-    assert rev == sorted(values)
-    t2r = leaderboard_frame(rows, T5, "closed", sort_by="Recovery: T2R ↓")["Recovery: T2R ↓"]
-    assert t2r.dropna().tolist() == sorted(t2r.dropna().tolist())  # lower is better: ascending
-    names = leaderboard_frame(rows, T5, "closed", sort_by="System")["System"].tolist()
-    assert names == sorted(names, key=str.lower)
-    nli = leaderboard_frame(rows, T6, "closed", sort_by="Grounding: NLI ↑")["Grounding: NLI ↑"]
-    assert nli.notna().any() and nli.isna().any()
-    first_nan = nli.isna().to_numpy().argmax()
-    assert nli.iloc[first_nan:].isna().all()  # every missing value after every present one
+    for group in _by_corpus(leaderboard_frame(rows, T5, "closed")):
+        values = group[r1].dropna().tolist()
+        assert values == sorted(values, reverse=True)  # default: the view's first metric, best first
+    for group in _by_corpus(leaderboard_frame(rows, T5, "closed", reverse=True)):
+        assert group[r1].dropna().tolist() == sorted(group[r1].dropna().tolist())
+    for group in _by_corpus(leaderboard_frame(rows, T5, "closed", sort_by="Recovery: T2R ↓")):
+        t2r = group["Recovery: T2R ↓"].dropna().tolist()
+        assert t2r == sorted(t2r)  # lower is better: ascending
+    for group in _by_corpus(leaderboard_frame(rows, T5, "closed", sort_by="System")):
+        assert group["System"].tolist() == sorted(group["System"], key=str.lower)
+    nli = [
+        g["Grounding: NLI ↑"]
+        for g in _by_corpus(leaderboard_frame(rows, T6, "closed", sort_by="Grounding: NLI ↑"))
+    ]
+    assert any(g.isna().any() for g in nli) and any(g.notna().any() for g in nli)
+    for group in nli:
+        first_nan = group.isna().to_numpy().argmax() if group.isna().any() else len(group)
+        assert group.iloc[first_nan:].isna().all()  # every missing value after every present one
     assert sort_choices(T9)[-1] == "System" and sort_choices(T9)[0] == "Practical: Spatial Coh. ↑"
     with pytest.raises(ValueError, match="cannot sort"):
         leaderboard_frame(rows, T5, "closed", sort_by="Practical: Spatial Coh. ↑")
@@ -167,6 +180,11 @@ def test_gap_points_and_figure(rows):
         ("LLM", "paper (reported)"),
     }
     assert fig.layout.legend.groupclick == "togglegroup"  # a legend click hides the whole family
+    corpus = next(r["corpus_version"] for r in rows if r.get("source") == "baseline")[:12]
+    assert (
+        fig.layout.legend.title.text
+        == f"scored here: corpus {corpus}<br>paper: paper (Yelp, 10,000 dialogues)"
+    )
     names = {html.unescape(c[0]) for t in fig.data for c in t.customdata}
     assert names == set(recovery)  # the hover text names every system
     empty = gap_figure([], "open", "cgs")  # nothing to plot still renders, with a note
@@ -391,3 +409,28 @@ def test_appendix_paper_rows_match_the_papers_tables(paper_text):
         gs, _, cd, pc, cgs, _ = _paper_row(lines, "Baseline GS Entail CD PC CGS CGSent", name)
         assert cgs == printed and abs(gs * min(1, cd / 0.05) * (0.5 + 0.5 * pc) - cgs) > 0.01
     assert "does not follow from its printed means" in rows[("Itinerary-LLM", "closed")]["description"]
+
+
+def test_the_core_tab_tells_two_ratings_of_one_system_apart(tmp_path):
+    """Two `core score` folders of one system got two columns both headed "TF-IDF"."""
+    from spaces_app.core_tab import column_names, scores_html
+    from tests.support.tables import headers
+
+    def row(folder, system="TF-IDF"):
+        return {
+            "system": system,
+            "model": "m",
+            "folder": folder,
+            "logs": 1,
+            "factors": {},
+            "factor_mean": None,
+            "overall": None,
+            "ratings": {},
+        }
+
+    rows = [row(tmp_path / "a" / "tfidf"), row(tmp_path / "tfidf_llm"), row(tmp_path / "zs", "LLM Zero-Shot")]
+    assert column_names(rows) == ["TF-IDF (tfidf)", "TF-IDF (tfidf_llm)", "LLM Zero-Shot"]
+    twins = [row(tmp_path / "a" / "tfidf"), row(tmp_path / "b" / "tfidf")]
+    assert column_names(twins) == [f"TF-IDF ({(tmp_path / x / 'tfidf').as_posix()})" for x in "ab"]
+    assert column_names(rows[:1]) == ["TF-IDF"]
+    assert {"TF-IDF (tfidf)", "TF-IDF (tfidf_llm)"} <= set(headers(scores_html(rows)))

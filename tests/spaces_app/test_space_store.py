@@ -392,6 +392,20 @@ def test_settings_find_the_demo_output(tmp_path):
     assert (mine.data_dir, mine.runs_dir) == (Path("/mine"), None)  # an explicit data dir: no demo fallback
 
 
+def test_given_run_folders_are_read_alone(tmp_path):
+    """The folders where the docs' commands write (runs/interactive, runs/core of the current folder) are read
+    only when no folder is given: a test, or a Space given its folders, never reads a checkout's own runs."""
+    demo = tmp_path / "demo"
+    (demo / "hydrated").mkdir(parents=True)
+    found = Settings.from_env({}, demo_dir=demo)
+    assert found.interactive_dirs == (demo / "interactive", Path("runs/interactive"))
+    assert found.core_dirs == (demo / "core", Path("runs/core"))
+    mine = Settings.from_env({}, demo_dir=demo, interactive_dirs=(tmp_path / "mine",))
+    assert mine.interactive_dirs == (tmp_path / "mine",) and mine.core_dirs == found.core_dirs
+    env = Settings.from_env({"TRACE_SPACE_CORE": "/c", "TRACE_SPACE_INTERACTIVE": "/i"}, demo_dir=demo)
+    assert (env.interactive_dirs, env.core_dirs) == ((Path("/i"),), (Path("/c"),))
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [

@@ -115,6 +115,23 @@ def test_every_tab_shows_content_without_placeholders(served_demo):
     assert not [h for h in heads if re.fullmatch(r"\d+", h)]
 
 
+def test_the_board_ranks_each_corpus_apart(served_demo):
+    """The paper's rows (its own corpus) are a block of their own under a heading naming it, after the rows
+    scored here: never ranked among them."""
+    from tests.support.browser import SYSTEMS_JS
+
+    page, _, _, _ = served_demo
+    _tab(page, "Leaderboard")
+    wait_for_table(page, "TF-IDF")
+    paper = [name.endswith("(paper)") for name in page.evaluate(SYSTEMS_JS)]
+    assert paper == sorted(paper) and any(paper) and not all(paper)
+    headings = page.eval_on_selector_all(
+        "#leaderboard-table tr.trace-corpus th", "ths => ths.map(t => t.innerText.trim())"
+    )
+    assert len(headings) == 2 and headings[0].startswith("Scored here (corpus ")
+    assert headings[1].startswith("Reported in the Trace paper (corpus: paper (Yelp, 10,000 dialogues))")
+
+
 def test_a_run_made_while_serving_shows_up_on_refresh(served_demo):
     from trace_dataset.io import write_json
     from trace_harness.protocols.interactive.run import run_interactive

@@ -29,6 +29,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _await(url: str, deadline_s: float = 300.0) -> None:
+    """Return once `url` answers (any HTTP status); raise after `deadline_s` without an answer."""
+    import time
+
+    import httpx
+
+    stop = time.monotonic() + deadline_s
+    while True:
+        try:
+            httpx.head(url, timeout=30.0)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > stop:
+                raise
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def served(app, max_file_size: str = "5mb") -> Iterator[str]:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -42,9 +59,14 @@ def served(app, max_file_size: str = "5mb") -> Iterator[str]:
         quiet=True,
         max_file_size=max_file_size,
         theme=theme(),
+        # Gradio's own check (five HEADs of 3 s) fails on a loaded machine ("localhost is not accessible"):
+        # skipped, and the server awaited here with a patient deadline instead
+        _frontend=False,
     )  # the theme every launch of the app uses
+    url = f"http://127.0.0.1:{port}/"
+    _await(url)
     try:
-        yield f"http://127.0.0.1:{port}/"
+        yield url
     finally:
         app.close()
 

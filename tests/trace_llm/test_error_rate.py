@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
+import collections
 import threading
 
 import pytest
@@ -16,15 +16,19 @@ from trace_llm.progress import RequestProgress
 FAST = {"backoff": 0.0, "max_retries": 4, "timeout": 10.0, "concurrency": 4}
 
 
-def failing_every(n: int, status: int = 500):
-    """A responder that fails every n-th request (a set share, 1/n) and answers the others."""
-    counter = itertools.count(1)
+def failing_requests(every: int, attempts: int, status: int = 500):
+    """A responder that fails the first `attempts` attempts of every `every`-th request (by the request's own
+    index, the i of its "q{i}", never by arrival order: concurrent requests interleave differently on a loaded
+    machine) and answers every other attempt."""
+    tries: collections.Counter[str] = collections.Counter()
     lock = threading.Lock()
 
     def reply(body):
+        content = body["messages"][-1]["content"]
         with lock:
-            i = next(counter)
-        if i % n == 0:
+            tries[content] += 1
+            attempt = tries[content]
+        if int(content.removeprefix("q")) % every == 0 and attempt <= attempts:
             return (status, {"error": "overloaded"})
         return (200, "ok")
 
@@ -36,7 +40,7 @@ def conversations(n: int):
 
 
 def test_a_server_failing_a_third_of_its_requests_stops_the_run(tmp_path):
-    with StubOpenAI(failing_every(3)) as stub:
+    with StubOpenAI(failing_requests(3, attempts=3)) as stub:  # half the attempts fail, each request answers
         llm = load_llm(
             stub.spec(), cache_path=tmp_path / "c.sqlite", max_error_rate=0.1, error_window=20, **FAST
         )
@@ -50,40 +54,30 @@ def test_a_server_failing_a_third_of_its_requests_stops_the_run(tmp_path):
 
 
 def test_a_server_below_the_limit_finishes(tmp_path):
-    with StubOpenAI(failing_every(20)) as stub:  # 5% of attempts fail, each retried
+    with StubOpenAI(failing_requests(20, attempts=1)) as stub:  # 3 of 63 attempts fail, each retried once
+        # 20 requests apart, two failures at most share a window of 20 attempts: 10%, not more
         llm = load_llm(stub.spec(), cache_path=False, max_error_rate=0.1, error_window=20, **FAST)
         assert llm.generate_batch(conversations(60)) == ["ok"] * 60
 
 
-def first_attempt_fails(status: int):
-    """A responder that answers each request's first attempt with `status` and its retry with "ok"."""
-    seen: set[str] = set()
-    lock = threading.Lock()
-
-    def reply(body):
-        content = body["messages"][-1]["content"]
-        with lock:
-            first = content not in seen
-            seen.add(content)
-        return (status, {"error": "slow down"}) if first else (200, "ok")
-
-    return reply
-
-
 def test_rate_limits_are_flow_control_not_errors(tmp_path):
-    with StubOpenAI(first_attempt_fails(429)) as stub:  # half the attempts answer 429
+    with StubOpenAI(failing_requests(1, attempts=1, status=429)) as stub:  # half the attempts answer 429
         llm = load_llm(stub.spec(), cache_path=False, max_error_rate=0.1, error_window=10, **FAST)
         assert llm.generate_batch(conversations(20)) == ["ok"] * 20
-    with StubOpenAI(first_attempt_fails(503)) as stub:  # the same share of 503s stops it
+    with StubOpenAI(failing_requests(1, attempts=1, status=503)) as stub:  # the same share of 503s stops it
         llm = load_llm(stub.spec(), cache_path=False, max_error_rate=0.1, error_window=10, **FAST)
         with pytest.raises(ErrorRateExceeded):
             llm.generate_batch(conversations(20))
 
 
 def test_the_abort_can_be_turned_off_and_is_checked():
-    with StubOpenAI(failing_every(3)) as stub:
+    with StubOpenAI(failing_requests(3, attempts=2)) as stub:  # 14 of 34 attempts fail, each request answers
         llm = load_llm(stub.spec(), cache_path=False, max_error_rate=1.0, error_window=5, **FAST)
         assert llm.generate_batch(conversations(20)) == ["ok"] * 20
+    with StubOpenAI(failing_requests(3, attempts=2)) as stub:  # the same server with the abort on stops it
+        llm = load_llm(stub.spec(), cache_path=False, max_error_rate=0.1, error_window=5, **FAST)
+        with pytest.raises(ErrorRateExceeded):
+            llm.generate_batch(conversations(20))
     for bad in ({"max_error_rate": 1.5}, {"max_error_rate": True}, {"error_window": 0}):
         with pytest.raises(LLMConfigError):
             load_llm("openai:http://127.0.0.1:9/v1#m", cache_path=False, **bad)

@@ -59,7 +59,7 @@ def _sniprec(world: Mapping[str, Any], metrics: Metrics) -> dict[str, Any]:
     kwargs = {} if metrics is None else {"metrics": metrics}
     [row] = per_turn_table(RANKED_TURNS, **kwargs)
     overall = ranked_turn_overall(RANKED_TURNS, n_boot=20, **kwargs)
-    values = {k: v for k, v in row.items() if k not in ("turn", "n", "n_undefined")}
+    values = {k: v for k, v in row.items() if k not in ("turn", "n", "n_undefined", "n_unranked")}
     assert list(overall) == list(values)
     return values
 

@@ -38,6 +38,7 @@ baseline and submitted rows). docs/leaderboard.md documents the conventions.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Sequence
@@ -309,6 +310,7 @@ def build_leaderboard(
     rows.sort(
         key=lambda r: (
             r["pool"],
+            r["corpus_version"],  # runs scored on two corpora are never interleaved
             r["family"] != "non-LLM",  # the paper's order: Table 5's rows
             order.index(r["baseline"]) if r["baseline"] in order else len(order),
             r["system"],
@@ -365,9 +367,9 @@ def _cells(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str)
 
 
 def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("closed", "open")) -> str:
-    """Plain-text Tables 5, 6 and 9 for every pool that has rows, each cell with its interval and mark."""
+    """Plain-text Tables 5, 6 and 9 for every pool that has rows, each cell with its interval and mark; one table
+    per corpus (the heading names it) when the rows come from more than one."""
     parts = []
-    present = {r["pool"] for r in rows}
     method = next((r["ci_method"] for r in rows if r.get("ci_method")), None)
     if method:
         parts.append(LEGEND.format(**method))
@@ -378,39 +380,43 @@ def format_tables(rows: Sequence[dict[str, Any]], pools: Sequence[str] = ("close
         parts.append(mk.LEAD_LEGEND)
     if method or note:
         parts.append("")
-    for pool in pools:
-        if pool not in present:
-            continue
-        for title, columns in VIEWS.items():
-            body = [
-                [
-                    r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
-                    r["family"],
-                    *(format_cell(*cell) for cell in cells),
-                ]
-                for r, cells in sorted(
-                    _cells(rows, columns, pool),  # apart: after the session-isolated rows
-                    key=lambda rc: rc[0].get("session_isolated", True) is False,
-                )
-            ]
-            parts.append(f"{title} — pool: {pool}")
-            parts.append(
-                text_table(
-                    ["System", "Family", *(heading(c) for c in columns)], body, align="left", rule=False
-                )
-            )
-            if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
-                parts.append(
-                    "‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
-                    "marked against no other row"
-                )
-            if any(fb.mark(r) for r in rows if r["pool"] == pool):
-                parts.append(fb.LEGEND)
-            lead = mk.robustness_line(rows, columns, pool)
-            if lead:
-                parts.append(lead)
-            parts.append("")
+    versions = list(dict.fromkeys(r.get("corpus_version") or "" for r in rows))  # never ranked together
+    parts += [f"Every row scored on corpus {versions[0][:12]}", ""] if len(versions) == 1 else []
+    for pool, (title, columns), version in itertools.product(pools, VIEWS.items(), versions):
+        mine = [r for r in rows if (r.get("corpus_version") or "") == version]
+        if any(r["pool"] == pool for r in mine):
+            corpus = f" — corpus {version[:12]}" if len(versions) > 1 else ""
+            parts.append(f"{title} — pool: {pool}{corpus}")
+            parts += _pool_table(mine, columns, pool)
     return "\n".join(parts)
+
+
+def _pool_table(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> list[str]:
+    """One table's lines (the rows of `pool`; those not session-isolated last) and its notes."""
+    body = [
+        [
+            r["system"] + ("‡" if r.get("session_isolated", True) is False else "") + fb.mark(r),
+            r["family"],
+            *(format_cell(*cell) for cell in cells),
+        ]
+        for r, cells in sorted(
+            _cells(rows, columns, pool),  # apart: after the session-isolated rows
+            key=lambda rc: rc[0].get("session_isolated", True) is False,
+        )
+    ]
+    parts = [text_table(["System", "Family", *(heading(c) for c in columns)], body, align="left", rule=False)]
+    if any(r.get("session_isolated", True) is False for r in rows if r["pool"] == pool):
+        parts.append(
+            "‡ not session-isolated (memory across dialogues): reported apart, as the paper does; "
+            "marked against no other row"
+        )
+    if any(fb.mark(r) for r in rows if r["pool"] == pool):
+        parts.append(fb.LEGEND)
+    lead = mk.robustness_line(rows, columns, pool)
+    if lead:
+        parts.append(lead)
+    parts.append("")
+    return parts
 
 
 def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[Column], pool: str) -> str:

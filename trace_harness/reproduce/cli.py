@@ -26,8 +26,9 @@ def register(subparsers: Any) -> None:
         "interactive protocol, NLI, the LLM judge) through `trace-bench run`, `interact`, `core`, `evaluate` and "
         "`leaderboard`, resumably, and end with the leaderboard (the Space's data) and OUT/manifest.json. "
         "CONFIG: a .yaml or .toml file, or a packaged example: offline (the built-in corpus and the packaged "
-        "SmolLM2, minutes), paper (every key, commented), demo and demo_llm (the main job's runs, "
-        "`trace-bench demo`). See docs/reproducing.md.",
+        "SmolLM2 on the CPU: slow, over 17 minutes on 2 cores; --dry-run counts its requests first), paper "
+        "(every key, commented), demo and demo_llm (the main job's runs, `trace-bench demo`). See "
+        "docs/reproducing.md.",
     )
     p.add_argument(
         "config",

@@ -8,7 +8,8 @@ account. Nothing is sent.
   job says so in the notes. JSON repairs are counted only where a cached real answer needs one (synthetic
   answers are valid JSON, so a model that often answers invalid JSON costs more than this count).
 - Prompt tokens: with the tokenizer the config names for the model (`models.ROLE.tokenizer`; the model's own for
-  an in-process model), through its chat template; without one, 4 characters per token plus 4 per message.
+  an in-process `hf` model, whose weights folder holds it), through its chat template; without one (a llama.cpp
+  model included: `smollm2`'s default runtime), 4 characters per token plus 4 per message.
 - Output tokens: the mean of the cached answers of the same model and decoding settings when the cache holds at
   least `MIN_OBSERVED` of them, else `max_new_tokens`, an upper bound. The note per model says which.
 - Cost: tokens x the model's prices per million tokens (`models.ROLE.price`, or --price-input/--price-output).

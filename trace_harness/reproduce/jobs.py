@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from baselines import LLM_SYSTEMS
-from baselines.llm import APP_F_MAX_NEW_TOKENS, APP_F_TEMPERATURE
+from baselines.llm import app_f_decoding
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
 from trace_harness.protocols.subsets import subset_dirname
@@ -156,12 +156,13 @@ def job_done(job: Job) -> bool:
 
 
 def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
-    """A role's decoding: App. F's for the systems (§5: temperature 1.0, 600 tokens), greedy for the traveler
-    and the judge (the commands' defaults), CoRE's factor budget for CoRE; the config's values win."""
+    """A role's decoding: App. F's for the systems (`baselines.llm.app_f_decoding`: temperature 0.0 and 600
+    tokens for a non-reasoning model, 1.0 and 16,000 for a reasoning one), greedy for the traveler and the judge
+    (the commands' defaults), CoRE's factor budget for CoRE; the config's values win."""
     m = role_model(config, role)
     temperature, tokens = 0.0, JUDGE_MAX_NEW_TOKENS
     if role == "systems":
-        temperature, tokens = APP_F_TEMPERATURE, APP_F_MAX_NEW_TOKENS
+        temperature, tokens = app_f_decoding(m.llm)
     elif role == "core":
         tokens = config.core.max_new_tokens
     return DecodingSettings(

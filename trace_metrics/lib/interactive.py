@@ -142,22 +142,26 @@ def turn_rng(seed: int, dialogue_id: str, turn: int) -> random.Random:
 def per_turn_table(
     items: Sequence[Mapping[str, Any]], metrics: Sequence[specs.MetricSpec] = SNIPREC_METRICS
 ) -> list[dict[str, Any]]:
-    """Rows {turn, n, n_undefined, sniprec_hit@k..., sniprec_mrr, avg_position} from items {dialogue_id, turn,
-    position}, by turn index: the declarations' values over the turn's ranked turns.
+    """Rows {turn, n, n_undefined, n_unranked, sniprec_hit@k..., sniprec_mrr, avg_position} from items
+    {dialogue_id, turn, position, unranked}, by turn index: the declarations' values over the turn's ranked turns.
 
-    Items without a position (no target among the candidates) are counted in `n_undefined`, not averaged.
+    Items without a position are not averaged: those where the system ranked nothing (`unranked`, SnipRec's
+    protocol: not a chance position) are counted in `n_unranked`, the others (no target among the candidates)
+    in `n_undefined`.
     """
     scoring.check(metrics, ("ranked_turn",))
-    by_turn: dict[int, list[int | None]] = {}
+    by_turn: dict[int, list[Mapping[str, Any]]] = {}
     for it in items:
-        by_turn.setdefault(int(it["turn"]), []).append(it["position"])
+        by_turn.setdefault(int(it["turn"]), []).append(it)
     rows = []
     for turn in sorted(by_turn):
-        positions = by_turn[turn]
+        positions = [it["position"] for it in by_turn[turn]]
+        unranked = sum(bool(it.get("unranked")) for it in by_turn[turn])
         row: dict[str, Any] = {
             "turn": turn,
             "n": sum(p is not None for p in positions),
-            "n_undefined": sum(p is None for p in positions),
+            "n_undefined": sum(p is None for p in positions) - unranked,
+            "n_unranked": unranked,
         }
         row.update(scoring.score(metrics, {"ranked_turn": positions}).values)
         rows.append(row)

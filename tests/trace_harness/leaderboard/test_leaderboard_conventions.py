@@ -80,6 +80,10 @@ def test_popularity_keeps_a_rejected_poi_by_default(tmp_path):
     assert pred["response"].startswith("Understood, Top Spot is off the list.")
     assert pipeline("popularity", kb=kb).get_config_dict() == {"drop_rejected": False}
     assert dropping.describe()["parameters"] == {"drop_rejected": True}
+    from trace_harness.leaderboard.build import system_label
+
+    assert system_label(dropping.describe()) == "Popularity [drops rejected]"  # the table says which reading
+    assert system_label(pipeline("popularity", kb=kb).describe()) == "Popularity"  # the paper's, by default
     with pytest.raises(ValueError, match="drop_rejected"):
         pipeline("popularity", kb=kb, drop_rejected="yes")
 

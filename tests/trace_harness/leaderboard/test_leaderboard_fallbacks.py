@@ -196,3 +196,25 @@ def test_one_dialogue_gives_no_interval_and_no_mark(caplog):
     assert "1.000" in table and "0.500" in table and "±" not in table and "*" not in table  # bare values
     html = render_board(board_lines(rows, "Table 5: headline"), "Table 5: headline")
     assert ONE_DIALOGUE_LABEL.split(" (")[0] in html and "interval (dialogues resampled):" not in html
+
+
+def test_rows_of_two_corpora_get_a_table_each():
+    """`trace-bench leaderboard`'s tables never rank rows of two corpora together: one table per corpus, its
+    heading naming it; with one corpus, one line names it."""
+    from tests.support.leaderboard import fake_result
+    from trace_harness.leaderboard.build import result_row
+
+    def row(name, recall, corpus):
+        result = fake_result({"recommendation_turns": {"dialogue_id": ["d1", "d2"], "recall@1": recall}})
+        result["versions"]["corpus"] = corpus
+        return result_row(result, system=name, family="non-LLM", source="baseline", intervals=False)
+
+    rows = [row("A", [0.0, 1.0], "a" * 64), row("B", [1.0, 1.0], "b" * 64), row("C", [0.0, 0.0], "a" * 64)]
+    text = format_tables(rows)
+    first, second = text.split("Table 5: headline — pool: closed — corpus aaaaaaaaaaaa\n")[1].split(
+        "Table 5: headline — pool: closed — corpus bbbbbbbbbbbb\n"
+    )
+    assert "A " in first and "C " in first and "B " not in first.split("\n\n")[0]
+    assert "B " in second.split("\n\n")[0] and "A " not in second.split("\n\n")[0]
+    assert "Every row scored on corpus" not in text
+    assert "Every row scored on corpus aaaaaaaaaaaa" in format_tables([rows[0], rows[2]])

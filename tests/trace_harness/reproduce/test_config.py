@@ -47,11 +47,16 @@ def test_the_packaged_examples_load_with_paths_from_the_current_folder(tmp_path,
     )
     assert not paper.wants("nli") and paper.nli.processes == "auto"
     assert role_settings(paper, "systems").to_dict() == {
-        "temperature": 1.0,
+        "temperature": 0.0,
         "top_p": 1.0,
         "max_new_tokens": 600,
         "seed": 42,
-    }  # App. F
+    }  # App. F, read as DSPy 3.0.3 did (the config says so)
+    assert "DSPy 3.0.0-3.0.3" in (
+        Path(load_config.__code__.co_filename).parent / "configs/paper.yaml"
+    ).read_text(encoding="utf-8")
+    reasoning = load_config(write(tmp_path, {**BASE, "models": {"systems": f"openai:{URL}#gpt-5.4-mini"}}))
+    assert role_settings(reasoning, "systems").to_dict()["max_new_tokens"] == 16000  # App. F's other row
 
 
 def test_the_main_jobs_examples_load_and_overrides_replace_keys(tmp_path, monkeypatch):

@@ -34,14 +34,20 @@ TURN_COLUMNS: tuple[Column, ...] = (
 
 
 def turn_items(predictions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """{dialogue_id, turn, position} of every system turn that was asked for a ranking (farewells excluded)."""
+    """{dialogue_id, turn, position, unranked} of every system turn that was asked for a ranking (farewells
+    excluded); `unranked`: the system ranked nothing (SnipRec's protocol), so the turn has no position."""
     out = []
     for p in predictions:
         info = (p.get("meta") or {}).get("interactive") or {}
         if info.get("requested_action") == "farewell" or "turn" not in info:
             continue
         out.append(
-            {"dialogue_id": p["dialogue_id"], "turn": info["turn"], "position": info.get("target_position")}
+            {
+                "dialogue_id": p["dialogue_id"],
+                "turn": info["turn"],
+                "position": info.get("target_position"),
+                "unranked": bool(info.get("unranked")),
+            }
         )
     return out
 
@@ -113,14 +119,17 @@ def build_metrics(
 
 
 def turn_table_markdown(rows: Sequence[Mapping[str, Any]], title: str = "") -> str:
-    """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n."""
+    """The per-turn table laid out like SnipRec's Table 4 (Turn, Hits@1/5/10, Avg Pos, Avg MRR) plus n (and the
+    unranked turns, where there are any)."""
+    unranked = any(r.get("n_unranked") for r in rows)  # a column only where a system ranked nothing
     table = markdown_table(
-        ["Turn", *(c.label for c in TURN_COLUMNS), "n"],
+        ["Turn", *(c.label for c in TURN_COLUMNS), "n", *(["unranked"] if unranked else [])],
         (
             [
                 str(r["turn"]),
                 *(format_value(turn_metric(r, c.metric), c.digits) for c in TURN_COLUMNS),
                 str(r["n"]),
+                *([str(r.get("n_unranked", 0))] if unranked else []),
             ]
             for r in rows
         ),

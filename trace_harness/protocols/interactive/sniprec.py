@@ -6,7 +6,8 @@ conversation: the system's fixed first question "Hello, what category of restaur
 then `turns` (5) rounds of: the seeker answers, the system ranks every catalogue venue and asks its next
 question (the system is asked for ask_preference every turn; its ranking is what is scored). Metrics per
 turn 0..4: Hits@1/5/10, MRR and average position of the target venue among all catalogue venues, ties
-broken at random (seeded). Any registered pipeline can be the system (the `sniprec` pipeline unchanged).
+broken at random (seeded). A turn where the system ranks nothing (an LLM baseline asking a question) has no
+position, not a chance one: it is counted apart (`n_unranked` of the per-turn table) and in no mean. Any registered pipeline can be the system (the `sniprec` pipeline unchanged).
 
 Logs: dialogue records and predictions like the `trace` protocol's; the target is the gold of every ranked
 system turn; the candidate pools are not copied into each record (they are the whole catalogue, named in
@@ -123,18 +124,21 @@ class SeekerDialogue:
         )
         rng = turn_rng(seed, self.record["dialogue_id"], turn)
         ranked = reply.ranked_poi_ids if reply.lost is None else []
-        position = target_position(ranked, [self.target], self.catalogue, rng, reply.scores)
-        meta = {
-            **reply.meta,
-            "interactive": {
-                "turn": turn,
-                "requested_action": row["action"],
-                "target_position": position,
-                "n_targets": 1,
-                "n_candidates": len(self.catalogue),
-                "ranked": len(reply.ranked_poi_ids),
-            },
+        # a system that ranks nothing (the LLM baselines asking a question) has no position: every venue would
+        # tie and the target's place be chance; the turn is counted as unranked instead (`n_unranked`)
+        unranked = reply.lost is None and not reply.ranked_poi_ids
+        position = (
+            None if unranked else target_position(ranked, [self.target], self.catalogue, rng, reply.scores)
+        )
+        info = {
+            "turn": turn,
+            "requested_action": row["action"],
+            "target_position": position,
+            "n_targets": 1,
+            "n_candidates": len(self.catalogue),
+            "ranked": len(reply.ranked_poi_ids),
         }
+        meta = {**reply.meta, "interactive": {**info, "unranked": True} if unranked else info}
         ranked_kept = tuple(reply.ranked_poi_ids[:STORED_RANKS])
         self.predictions.append(
             Prediction(

@@ -132,16 +132,29 @@ def test_turn_items_and_lost_counts_read_the_prediction_meta():
             "meta": {"interactive": {"turn": 3, "requested_action": "farewell", "target_position": None}},
         },
         {"dialogue_id": "d2", "turn_id": 0, "meta": {"interactive": {"fixed_question": True}}},
+        {
+            "dialogue_id": "d2",
+            "turn_id": 2,
+            "meta": {
+                "interactive": {
+                    "turn": 1,
+                    "requested_action": "ask_preference",
+                    "target_position": None,
+                    "unranked": True,
+                }
+            },
+        },
     ]
     assert turn_items(preds) == [
-        {"dialogue_id": "d1", "turn": 1, "position": 3},
-        {"dialogue_id": "d1", "turn": 2, "position": 5},
+        {"dialogue_id": "d1", "turn": 1, "position": 3, "unranked": False},
+        {"dialogue_id": "d1", "turn": 2, "position": 5, "unranked": False},
+        {"dialogue_id": "d2", "turn": 1, "position": None, "unranked": True},  # the system ranked nothing
     ]
     assert lost_counts(preds) == {
         "total": 1,
         "by_reason": {"timeout": 1},
         "dialogues_with_lost_turns": 1,
-        "system_turns": 4,
+        "system_turns": 5,
     }
 
 

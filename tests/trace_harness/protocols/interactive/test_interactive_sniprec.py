@@ -117,3 +117,37 @@ def test_sniprec_protocol_from_the_cli(catalogue, tmp_path, capsys):
         == 2
     )
     assert "no (user, venue) seed pair" in capsys.readouterr().err
+
+
+def test_a_turn_where_the_system_ranks_nothing_is_unranked_not_a_chance_position(catalogue, tmp_path):
+    """The LLM baselines rank nothing when they ask (every venue would tie, the target's place be chance): such a
+    turn has no position and is counted apart, in no mean."""
+    from trace_harness.protocols.interactive.reply import System, SystemReply
+    from trace_harness.protocols.interactive.report import turn_table_markdown
+
+    class AsksOnSomeTurns(System):
+        name = "asks_on_some_turns"
+
+        def respond(self, rows):
+            return [
+                SystemReply(
+                    row["action"],
+                    list(row["candidate_poi_ids"]) if int(row["turn_id"]) % 4 == 0 else [],
+                    "What else matters to you?",
+                    {},
+                )
+                for row in rows
+            ]
+
+    m = run_sniprec(
+        AsksOnSomeTurns(), catalogue, tmp_path / "out", n=3, criteria=RELAXED, progress=False, n_boot=50
+    )
+    rows = m["per_turn"]
+    assert all(r["n"] + r["n_unranked"] == 3 and r["n_undefined"] == 0 for r in rows)
+    unranked = [r for r in rows if r["n_unranked"]]
+    assert unranked and all(r["n"] == 0 and r["avg_position"] is None for r in unranked)
+    assert any(r["n"] == 3 and r["avg_position"] is not None for r in rows)
+    preds = list(read_jsonl(tmp_path / "out" / "predictions.jsonl"))
+    asked = [p["meta"]["interactive"] for p in preds if p["meta"]["interactive"].get("unranked")]
+    assert asked and all(i["target_position"] is None for i in asked)
+    assert "| unranked |" in turn_table_markdown(rows).replace("|unranked|", "| unranked |")
