@@ -18,8 +18,8 @@ from typing import Any
 
 from trace_dataset.io import TraceDataError, read_json, write_json, write_text
 from trace_harness import fallbacks as fb
-from trace_harness.protocols.interactive.output import METRICS_FILE, PREDICTIONS_FILE
 from trace_harness.fallbacks import row_counts
+from trace_harness.protocols.interactive.output import METRICS_FILE, PREDICTIONS_FILE
 from trace_metrics.specs import spec
 from trace_metrics.tables import (
     Column,
