@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+ENGINES: tuple[str, ...] = ("client", "ray")
+
 
 def register(subparsers: Any) -> None:
     from trace_bench.options import number_in
@@ -82,7 +84,7 @@ def register(subparsers: Any) -> None:
 
 
 def _add_scaling_options(p: argparse.ArgumentParser) -> None:
-    """--shard (a share of the dialogues) and --merge-shards (joining the shards' jobs into OUT)."""
+    """--shard (a share of the dialogues, merged with `trace-bench merge`) and --engine (who sends the requests)."""
     from trace_bench.options import number_in
     from trace_dataset.shards import shard_argument
 
@@ -102,6 +104,21 @@ def _add_scaling_options(p: argparse.ArgumentParser) -> None:
         help="join the jobs the N shards (OUT/shards/*-of-N) finished into OUT; then, with nothing left in "
         "the shards, finish live as reproduce CONFIG does (judge, NLI, leaderboard, manifest)",
     )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="client",
+        help="who sends the LLM requests: client (this process, over the config's servers; default) or ray "
+        "(each round through Ray Data's HTTP request processor, answers checked into the response cache as "
+        "--import-batch does; needs trace-bench[ray])",
+    )
+    p.add_argument(
+        "--ray-concurrency",
+        type=number_in(int, 1),
+        default=1,
+        metavar="N",
+        help="--engine ray: processor tasks per server (default 1)",
+    )
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -110,6 +127,14 @@ def _reproduce(args: argparse.Namespace) -> int:
     from trace_harness.reproduce.config import load_config
     from trace_harness.reproduce.jobs import Context
 
+    if args.engine == "ray" and (args.dry_run or args.export_batch or args.import_batch is not None):
+        raise UsageError(
+            "--engine ray answers the rounds itself: drop --dry-run, --export-batch and --import-batch"
+        )
+    if args.engine == "ray":
+        from trace_harness.reproduce.ray_engine import require_ray
+
+        require_ray()  # before any work: say how to install it
     if (args.price_input is None) != (args.price_output is None):
         raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
     config = load_config(args.config)
@@ -140,6 +165,10 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(
                 "nothing left to ask: every request of this config is in the response cache; finished from it"
             )
+        elif args.engine == "ray":
+            from trace_harness.reproduce.ray_engine import run_ray
+
+            board = run_ray(ctx, args.config, concurrency=args.ray_concurrency)
         else:
             from trace_harness.reproduce.run import run_live
 
@@ -169,11 +198,11 @@ def _shard(args: argparse.Namespace, config: Any) -> int:
     from trace_harness.reproduce.jobs import Context
     from trace_harness.reproduce.shards import merge_shards, run_shard
 
-    busy = args.dry_run or args.export_batch or args.import_batch is not None
+    busy = args.dry_run or args.export_batch or args.import_batch is not None or args.engine != "client"
     if busy or (args.shard and args.merge_shards):
         raise UsageError(
-            "--shard and --merge-shards run the live path, one at a time: drop --dry-run, --export-batch and "
-            "--import-batch"
+            "--shard and --merge-shards run the live path with this process's client, one at a time: drop "
+            "--dry-run, --export-batch, --import-batch and --engine"
         )
     if args.merge_shards is not None:
         result = merge_shards(config, args.merge_shards)
