@@ -87,7 +87,8 @@ def answer_file(
         )
         processor = build_processor(config, postprocess=_keep_answer)
         parts.append(processor(ray.data.from_items(rows)))
-    answered = parts[0].union(*parts[1:]).take_all() if parts else []
+    joined = parts[0].union(*parts[1:]) if len(parts) > 1 else parts[0] if parts else None
+    answered = joined.take_all() if joined is not None else []
     by_id = {row["custom_id"]: row["body"] for row in answered}
     out = [_output_line(r["custom_id"], by_id.get(r["custom_id"])) for r in lines]
     write_text(output_path, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in out))
