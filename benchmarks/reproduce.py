@@ -5,6 +5,8 @@
    long the dry run itself takes.
 2. throughput: the client's requests/s through the openai backend (the response cache included) against a
    local server that answers at once, at concurrency 64 and 256: what one client process can drive.
+3. shards: what `--shard I/N` costs: one teacher-forced run against N shards run one after another plus the
+   merge, on the same machine (the built-in corpus by default), and that the merged file is the one run's.
 
     .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --tokenizer none \
         --parts table5,table6,interactive
@@ -12,6 +14,7 @@
         --parts core,judge --closed-split test
     .venv/bin/python benchmarks/reproduce.py dryrun --data runs/demo/hydrated --parts table5 --closed-split test
     .venv/bin/python benchmarks/reproduce.py throughput --requests 4000 --concurrency 64,256
+    .venv/bin/python benchmarks/reproduce.py shards --dialogues 400 --counts 1,2,4,8
 
 The dry run uses the paper config (trace_harness/reproduce/configs/paper.yaml, its prices included) with its
 models at an address where nothing listens (nothing is sent either way) and, with --tokenizer (default: the
@@ -183,6 +186,51 @@ def throughput(args: argparse.Namespace) -> dict:
     return figures
 
 
+def _built_in_corpus(folder: Path, n: int) -> Path:
+    """The built-in pipeline at small scale (the tests' corpus): synthetic bundle -> KB -> `n` dialogues."""
+    from trace_dataset.generate import generate_corpus
+    from trace_dataset.kb.build import build_kb
+    from trace_dataset.yelp.synth import write_synthetic_bundle
+
+    bundle = write_synthetic_bundle(folder / "bundle", seed=42, scale=0.1)
+    build_kb(bundle, folder / "kb", per_cell=11)
+    generate_corpus(folder / "kb", folder / "corpus", n=n, seed=42, workers=1, progress=False)
+    return folder / "corpus"
+
+
+def shards(args: argparse.Namespace) -> dict:
+    """One `run` against N shards run one after another plus the merge, on the same machine: what sharding
+    costs (each shard reads the data and the knowledge base and builds the system again) and the merge's time."""
+    from trace_dataset.shards import Shard
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
+    from trace_harness.shards.predictions import merge_predictions
+
+    figures: dict = {"system": args.system, "rows": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        data = Path(args.data) if args.data else _built_in_corpus(root / "built-in", args.dialogues)
+        t0 = time.perf_counter()
+        meta = run_baseline(args.system, data, root / "one.jsonl", split=args.split, progress=False)
+        one = time.perf_counter() - t0
+        figures.update({"dialogues": meta["n_dialogues"], "predictions": meta["n_rows"], "one_run_s": one})
+        for n in [int(x) for x in args.counts.split(",")]:
+            outs = [root / f"s{n}" / f"{args.system}.{i}-of-{n}.jsonl" for i in range(n)]
+            t0 = time.perf_counter()
+            for i, out in enumerate(outs):
+                run_baseline(args.system, data, out, split=args.split, progress=False, shard=Shard(i, n))
+            ran = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            merge_predictions(outs, root / f"s{n}" / "merged.jsonl")
+            merged = time.perf_counter() - t0
+            same = (root / f"s{n}" / "merged.jsonl").read_bytes() == (root / "one.jsonl").read_bytes()
+            figures["rows"][n] = {"shards_s": ran, "merge_s": merged, "overhead": (ran + merged) / one - 1}
+            print(
+                f"N={n}: shards {ran:.2f} s + merge {merged:.3f} s against one run {one:.2f} s "
+                f"({(ran + merged) / one - 1:+.0%}); merged file identical: {same}"
+            )
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -211,10 +259,21 @@ def main(argv: list[str] | None = None) -> int:
         "--prompt-chars", type=int, default=2000, help="characters per prompt (a POI-card prompt: ~6,000)"
     )
     t.add_argument("--json", default=None)
+    h = sub.add_parser("shards", help="N shards of a run plus their merge against one run (same machine)")
+    h.add_argument(
+        "--data", default=None, help="a Trace data directory (default: the built-in corpus, built)"
+    )
+    h.add_argument(
+        "--dialogues", type=int, default=400, help="dialogues of the built-in corpus (default 400)"
+    )
+    h.add_argument("--split", default="all", help="the split to run (default all)")
+    h.add_argument("--system", default="tfidf")
+    h.add_argument("--counts", default="1,2,4,8", help="shard counts (default 1,2,4,8)")
+    h.add_argument("--json", default=None)
     args = p.parse_args(argv)
     if getattr(args, "tokenizer", None) == "none":
         args.tokenizer = None
-    figures = dryrun(args) if args.what == "dryrun" else throughput(args)
+    figures = {"dryrun": dryrun, "throughput": throughput, "shards": shards}[args.what](args)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, default=str), encoding="utf-8")
     return 0

@@ -1,9 +1,10 @@
 """What every protocol shares: the run config (what a run covers) and the protocol type (how it runs).
 
 `RunConfig` is frozen: the data, the split and candidate pool, which of the split's units the run covers (a
-seeded subset, or the first `limit`) and the seed. Every protocol picks its units through `RunConfig.units`,
-so a later field that splits a run into shards (`shard: Shard | None`, this run's share of several) is one
-addition there.
+seeded subset, or the first `limit`), the seed, and the shard (`shard`: this run's share of several,
+`trace_dataset.shards`). Every protocol picks its units through `RunConfig.select` (or `units`): the first
+`limit`, then the shard's among them, whose record (each unit's position in the whole run) the protocol keeps
+in its metadata for `trace-bench merge`.
 
 `Protocol` is a template: `run()` starts the run (its settings checked against what an earlier run left, the
 work already done read back), then takes `steps()` to the end, a progress bar counting the units each step
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from trace_dataset.constants import SEED
+from trace_dataset.shards import Shard
 
 T = TypeVar("T")
 
@@ -38,10 +40,24 @@ class RunConfig:
     subset: int | None = None  # a seeded N-dialogue subset of the split (App. Q's open set), written once
     limit: int | None = None  # the first N units of the split (dialogues, seed pairs, queries); None: all
     seed: int = SEED  # the subset's seed; the simulator's and the tie-breaking's
+    shard: Shard | None = None  # this run's share of several (a partition of the units by their id)
 
-    def units(self, items: Iterable[T]) -> list[T]:
-        """The units of `items` (in corpus order) this run covers: the first `limit`, read no further."""
-        return list(itertools.islice(items, self.limit))
+    def select(self, items: Iterable[T], key: Callable[[T], str]) -> tuple[list[T], dict[str, Any] | None]:
+        """(the units of `items` this run covers, in corpus order; the shard's record, None when unsharded):
+        the first `limit`, read no further, then the shard's share of them (`key`: a unit's id)."""
+        first = itertools.islice(items, self.limit)
+        if self.shard is None:
+            return list(first), None
+        mine, positions, total = self.shard.pick(first, key)
+        return mine, self.shard.record([key(u) for u in mine], positions, total)
+
+    def units(self, items: Iterable[T], key: Callable[[T], str] | None = None) -> list[T]:
+        """The units this run covers (`select` without the record); a sharded run needs `key`."""
+        if key is None:
+            if self.shard is not None:
+                raise ValueError("a sharded run picks its units by their id: pass key")
+            return list(itertools.islice(items, self.limit))
+        return self.select(items, key)[0]
 
 
 class Protocol(ABC):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+ENGINES: tuple[str, ...] = ("client", "ray")
+
 
 def register(subparsers: Any) -> None:
     from trace_bench.options import number_in
@@ -78,7 +80,46 @@ def register(subparsers: Any) -> None:
         "--no-preflight", action="store_true", help="live: skip the preflight request to every server"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    _add_scaling_options(p)
     p.set_defaults(func=_reproduce)
+
+
+def _add_scaling_options(p: argparse.ArgumentParser) -> None:
+    """--shard (a share of the dialogues, merged with `trace-bench merge`) and --engine (who sends the requests)."""
+    from trace_bench.options import number_in
+    from trace_dataset.shards import shard_argument
+
+    p.add_argument(
+        "--shard",
+        type=shard_argument,
+        default=None,
+        metavar="I/N",
+        help="live: only shard I of N of every run, interactive run and CoRE run, in OUT/shards/I-of-N/; "
+        "join them with --merge-shards N (docs/reproducing.md#scaling-out)",
+    )
+    p.add_argument(
+        "--merge-shards",
+        type=number_in(int, 1),
+        default=None,
+        metavar="N",
+        help="join the jobs the N shards (OUT/shards/*-of-N) finished into OUT; then, with nothing left in "
+        "the shards, finish live as reproduce CONFIG does (judge, NLI, leaderboard, manifest)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="client",
+        help="who sends the LLM requests: client (this process, over the config's servers; default) or ray "
+        "(each round through Ray Data's HTTP request processor, answers checked into the response cache as "
+        "--import-batch does; needs trace-bench[ray])",
+    )
+    p.add_argument(
+        "--ray-concurrency",
+        type=number_in(int, 1),
+        default=1,
+        metavar="N",
+        help="--engine ray: processor tasks per server (default 1)",
+    )
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -87,9 +128,19 @@ def _reproduce(args: argparse.Namespace) -> int:
     from trace_harness.reproduce.config import load_config
     from trace_harness.reproduce.jobs import Context
 
+    if args.engine == "ray" and (args.dry_run or args.export_batch or args.import_batch is not None):
+        raise UsageError(
+            "--engine ray answers the rounds itself: drop --dry-run, --export-batch and --import-batch"
+        )
+    if args.engine == "ray":
+        from trace_harness.reproduce.ray_engine import require_ray
+
+        require_ray()  # before any work: say how to install it
     if (args.price_input is None) != (args.price_output is None):
         raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
     config = load_config(args.config)
+    if args.shard is not None or args.merge_shards is not None:
+        return _shard(args, config)
     ctx = Context(config)
     try:
         if args.dry_run:
@@ -116,6 +167,10 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(
                 "nothing left to ask: every request of this config is in the response cache; finished from it"
             )
+        elif args.engine == "ray":
+            from trace_harness.reproduce.ray_engine import run_ray
+
+            board = run_ray(ctx, args.config, concurrency=args.ray_concurrency)
         else:
             from trace_harness.reproduce.run import run_live
 
@@ -135,4 +190,37 @@ def _reproduce(args: argparse.Namespace) -> int:
     )
     if json_path:
         print(f"serve it: {trace_bench_command('serve', '--baselines', json_path)}")
+    return 0
+
+
+def _shard(args: argparse.Namespace, config: Any) -> int:
+    """--shard I/N (run this shard's jobs) or --merge-shards N (join them, then finish when nothing is left)."""
+    from trace_bench.errors import UsageError
+    from trace_bench.shell import display_path, trace_bench_command
+    from trace_harness.reproduce.jobs import Context
+    from trace_harness.reproduce.shards import merge_shards, run_shard
+
+    busy = args.dry_run or args.export_batch or args.import_batch is not None or args.engine != "client"
+    if busy or (args.shard and args.merge_shards):
+        raise UsageError(
+            "--shard and --merge-shards run the live path with this process's client, one at a time: drop "
+            "--dry-run, --export-batch, --import-batch and --engine"
+        )
+    if args.merge_shards is not None:
+        result = merge_shards(config, args.merge_shards)
+        print(result["line"])
+        if not result["finished"]:
+            return 0
+        args.shard = args.merge_shards = None
+        return _reproduce(args)
+    ctx = Context(config, shard=args.shard)
+    try:
+        record = run_shard(ctx)
+    finally:
+        ctx.close()
+    print(f"shard {args.shard}: {len(record['jobs'])} jobs complete in {display_path(ctx.config.out)}")
+    if record["waiting"]:
+        print(f"  CoRE waits for the merged closed runs: {', '.join(record['waiting'])}")
+    merge = trace_bench_command("reproduce", args.config, "--merge-shards", args.shard.count)
+    print(f"once every shard is done: {merge}")
     return 0

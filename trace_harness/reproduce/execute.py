@@ -161,6 +161,7 @@ def _run(ctx: Context, job: Job, llm_of: LlmOf) -> None:
         subset=runset.subset,
         subset_seed=runset.seed,
         subset_dir=ctx.subset_dir(runset) if runset.subset is not None else None,
+        shard=ctx.shard,
     )
 
 
@@ -188,6 +189,7 @@ def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
             params=ctx.config.system_params.get(job.system, {}),
             batch_dialogues=cfg.batch_dialogues,
             kb=ctx.kb,
+            shard=ctx.shard,
         )
     finally:
         if job.system not in LLM_SYSTEMS:
@@ -271,7 +273,7 @@ def _core(ctx: Context, job: Job, llm_of: LlmOf) -> None:
     from trace_metrics.core.prompts import load_prompts
     from trace_metrics.core.runner import collect_logs, run_corpus
 
-    path = closed_run(ctx.config, job.system)
+    path = ctx.merged_run(job.system)
     if not run_complete(path):
         raise TraceDataError(
             f"CoRE of {job.system} needs its closed-pool run, which is not complete", path=path
@@ -279,7 +281,7 @@ def _core(ctx: Context, job: Job, llm_of: LlmOf) -> None:
     root = ctx.root(ctx.config.closed)
     predictions = core_predictions(ctx, job, root, path, job.out.parent)
     logs, source = collect_logs(
-        predictions, root, split=job.split, system=job.system, limit=ctx.config.core.limit
+        predictions, root, split=job.split, system=job.system, limit=ctx.config.core.limit, shard=ctx.shard
     )
     run_corpus(
         llm_of("core"),

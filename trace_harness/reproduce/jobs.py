@@ -16,6 +16,7 @@ so their jobs are one per closed run (judge) and one for all of them (NLI).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from baselines import LLM_SYSTEMS
 from baselines.llm import app_f_decoding
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
 from trace_dataset.io import read_json
+from trace_dataset.shards import Shard
 from trace_harness.protocols.subsets import subset_dirname
 from trace_harness.protocols.teacher_forced.runner import meta_path
 from trace_harness.reproduce.config import INTERACTIVE_DIR, ReproduceConfig, RunSet, role_model
@@ -53,6 +55,11 @@ class Job:
     def label(self) -> str:
         where = f" ({self.pool})" if self.kind == "run" else f" ({self.split})" if self.kind == "core" else ""
         return f"{self.part}: {self.kind} {self.system}{where}".strip()
+
+
+def shard_dir(out: Path, shard: Shard) -> Path:
+    """Where shard I of N of a reproduction writes its jobs: OUT/shards/I-of-N/ (OUT's layout inside)."""
+    return out / "shards" / f"{shard.index}-of-{shard.count}"
 
 
 def closed_part(config: ReproduceConfig) -> str:
@@ -175,11 +182,25 @@ def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
 
 class Context:
     """The config, the knowledge base, the data directories of the run sets and one LLM object per model role
-    (built on first use, or given: `llms` by role, e.g. scripted models in tests; `close()` frees them)."""
+    (built on first use, or given: `llms` by role, e.g. scripted models in tests; `close()` frees them).
 
-    def __init__(self, config: ReproduceConfig, llms: Mapping[str, LLM] | None = None):
+    With `shard`, the context of that shard of the run (`reproduce --shard I/N`, reproduce/shards.py): its jobs
+    write under `shard_dir(OUT, shard)` (the config's `out` is that folder; `home` stays OUT, where the seeded
+    subsets and the merged runs that CoRE reads are) and its interactive runs go one after the other."""
+
+    def __init__(
+        self, config: ReproduceConfig, llms: Mapping[str, LLM] | None = None, shard: Shard | None = None
+    ):
+        self.home, self.shard = config.out, shard
+        if shard is not None:
+            interactive = dataclasses.replace(config.interactive, workers=1)
+            config = dataclasses.replace(config, out=shard_dir(config.out, shard), interactive=interactive)
         self.config = config
         self._llms: dict[str, LLM] = dict(llms or {})
+
+    def merged_run(self, system: str) -> Path:
+        """A system's closed-pool run in OUT (for a shard too: CoRE reads the merged run)."""
+        return self.home / self.config.closed.runs / f"{system}.jsonl"
 
     @cached_property
     def kb(self):
@@ -192,7 +213,7 @@ class Context:
         """The data directory of a run set's seeded subset (only a run set with a subset has one)."""
         if runset.subset is None:
             raise ValueError(f"the {runset.split} run set has no seeded subset, so no subset folder")
-        return self.config.out / "subsets" / subset_dirname(runset.split, runset.subset, runset.seed)
+        return self.home / "subsets" / subset_dirname(runset.split, runset.subset, runset.seed)
 
     def root(self, runset: RunSet) -> Path:
         """The data directory a run set's runs are scored against (the seeded subset written once)."""

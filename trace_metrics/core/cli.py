@@ -19,6 +19,7 @@ from typing import Any
 from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_dataset.constants import SPLITS
+from trace_dataset.shards import add_shard_argument
 from trace_metrics.core.scoring import DEFAULT_DEBATE_TOKENS, DEFAULT_FACTOR_TOKENS
 
 
@@ -38,6 +39,7 @@ def register(subparsers: Any) -> None:
     score.add_argument("--out", required=True, type=Path, help="output folder (resumed when it exists)")
     score.add_argument("--limit", type=_count(1), default=None, help="only the first N dialogues")
     score.add_argument("--ids", default=None, help="only these dialogue ids (comma-separated)")
+    add_shard_argument(score)
     score.add_argument(
         "--max-retries",
         type=_count(0),
@@ -160,6 +162,7 @@ def _score(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         limit=args.limit,
         dialogue_ids=ids,
+        shard=args.shard,
     )
     prompts = load_prompts(args.prompts)
     factor_settings, debate_settings = _llm_settings(args)

@@ -33,6 +33,7 @@ from trace_dataset.io import (
     write_jsonl,
 )
 from trace_dataset.prediction import Prediction
+from trace_dataset.shards import SHARD_KEY, Shard
 from trace_metrics.core.conversation import DEFAULT_TOP_K, ConversationLog, build_log, safe_file_stem
 from trace_metrics.core.debate import DEFAULT_MAX_REPAIRS, DEFAULT_MAX_ROUNDS
 from trace_metrics.core.factors import DEFAULT_MAX_RETRIES
@@ -110,12 +111,14 @@ def collect_logs(
     top_k: int = DEFAULT_TOP_K,
     limit: int | None = None,
     dialogue_ids: Sequence[str] | None = None,
+    shard: Shard | None = None,
 ) -> tuple[list[ConversationLog], dict[str, Any]]:
     """The conversation logs of a predictions file, and what they were built from (for run.json).
 
     Teacher-forced replay: the `split` of `data_dir` (predictions validated as `trace-bench evaluate` does,
     pool not checked). With `dialogues_path` (dialogue records, e.g. interactive logs): those dialogues, and
-    `data_dir` only supplies the knowledge base. `limit` keeps the first N dialogues, `dialogue_ids` those ids.
+    `data_dir` only supplies the knowledge base. `limit` keeps the first N dialogues, `dialogue_ids` those ids;
+    `shard` then that shard's share of them (`trace_dataset.shards`; its record in `source`, for a merge).
     """
     from trace_dataset.datadir import check_data_dir, iter_dialogues, split_file
     from trace_metrics.lib.predictions import load_predictions, validate_predictions
@@ -157,6 +160,9 @@ def collect_logs(
     logs = [
         build_log(d, by_dialogue.get(d["dialogue_id"], {}), kb, system=name, top_k=top_k) for d in dialogues
     ]
+    if shard is not None:
+        logs, positions, total = shard.pick(logs, key=lambda c: c.dialogue_id)
+        source[SHARD_KEY] = shard.record([c.log_id for c in logs], positions, total)
     source.update(
         {
             "predictions_file": predictions_path.name,

@@ -15,6 +15,7 @@ from typing import Any
 from trace_bench.errors import UsageError
 from trace_bench.options import byte_size, number_in, positive_seconds
 from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES, POOLS, SPLITS
+from trace_dataset.shards import add_shard_argument
 from trace_harness.protocols.params import key_value_param
 
 
@@ -114,6 +115,7 @@ def _add_dialogue_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seed", type=number_in(int, 0), default=42, help="simulator and tie-breaking seed (default 42)"
     )
+    add_shard_argument(p)
     p.add_argument(
         "--param",
         action="append",
@@ -190,6 +192,8 @@ def _run(args: argparse.Namespace) -> int:
             from trace_harness.protocols.interactive.simulator.sniprec_seeds import SeedCriteria
             from trace_harness.protocols.interactive.sniprec import SNIPREC_TURNS, run_sniprec
 
+            if args.shard is not None:
+                raise UsageError("--shard applies to --protocol trace (sniprec's seed pairs are not sharded)")
             if args.pool != "closed":
                 raise UsageError(
                     "--pool does not apply to --protocol sniprec (the whole catalogue is ranked)"
@@ -206,7 +210,13 @@ def _run(args: argparse.Namespace) -> int:
             from trace_harness.protocols.interactive.run import DEFAULT_TURNS, run_interactive
 
             metrics = run_interactive(
-                args.system, args.data, args.out, turns=args.turns or DEFAULT_TURNS, pool=args.pool, **common
+                args.system,
+                args.data,
+                args.out,
+                turns=args.turns or DEFAULT_TURNS,
+                pool=args.pool,
+                shard=args.shard,
+                **common,
             )
     except (KeyError, ValueError) as e:
         from trace_bench.errors import TraceBenchError

@@ -30,6 +30,7 @@ from trace_dataset.datadir import (
 )
 from trace_dataset.io import TraceDataError, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.shards import Shard
 from trace_harness.protocols.base import RunConfig
 from trace_harness.protocols.interactive.loop import GENERATOR, LiveDialogue, converse
 from trace_harness.protocols.interactive.reply import (
@@ -65,13 +66,20 @@ def load_data_kb(data_dir: str | os.PathLike, kb: KnowledgeBase | None = None) -
 
 def seeded_goals(config: RunConfig, kb: KnowledgeBase, world: World) -> list[TravelerGoal]:
     """Travelers of the dialogues of the run's split it covers (`config.units`), in corpus order."""
-    records = config.units(iter_dialogues(config.data, config.split))
+    return seeded_share(config, kb, world)[0]
+
+
+def seeded_share(
+    config: RunConfig, kb: KnowledgeBase, world: World
+) -> tuple[list[TravelerGoal], dict[str, Any] | None]:
+    """(the travelers of the dialogues the run covers, the shard's record when sharded: `config.select`)."""
+    records, shard = config.select(iter_dialogues(config.data, config.split), key=lambda d: d["dialogue_id"])
     goals = list(CorpusSeeder(config.data, kb, world).goals(records))
-    if not goals:
+    if not goals and (shard is None or records):
         raise TraceDataError(
             f"split {config.split!r} holds no dialogues to seed travelers from", path=config.data
         )
-    return goals
+    return goals, shard
 
 
 def seed_goals(
@@ -164,11 +172,12 @@ class TraceRun(InteractiveRun):
         self.root = root = check_data_dir(config.data, (config.split,))
         kb = load_data_kb(root) if self.given_kb is None else self.given_kb
         self.world = world = World(kb)
-        self.units = (
-            self.goals
-            if self.goals is not None
-            else seeded_goals(dataclasses.replace(config, data=root), kb, world)
-        )
+        if self.goals is not None and config.shard is not None:
+            raise ValueError("a sharded run seeds its own travelers: give goals or a shard, not both")
+        if self.goals is not None:
+            self.units = self.goals
+        else:
+            self.units, self.shard = seeded_share(dataclasses.replace(config, data=root), kb, world)
         self.sim = make_simulator(self.simulator, world, self.llm, config.seed)
         return kb
 
@@ -262,9 +271,11 @@ def run_interactive(
     kb: KnowledgeBase | None = None,
     goals: list[TravelerGoal] | None = None,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
-    """The `trace` protocol end to end (TraceRun); returns metrics.json's content."""
-    config = RunConfig(Path(data_dir), split=split, pool=pool, limit=n, seed=seed)
+    """The `trace` protocol end to end (TraceRun); returns metrics.json's content (`shard`: only that shard's
+    travelers, for `trace-bench merge`)."""
+    config = RunConfig(Path(data_dir), split=split, pool=pool, limit=n, seed=seed, shard=shard)
     run = TraceRun(
         system,
         config,

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from trace_bench.errors import UsageError
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.io import write_json
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.shards import SHARD_KEY
 from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.interactive.loop import GENERATOR
 from trace_harness.protocols.interactive.output import METRICS_FILE, Progress, write_outputs
@@ -98,6 +100,7 @@ class InteractiveRun(Protocol):
         self.batch_dialogues, self.n_boot = batch_dialogues, n_boot
         self.units: Sequence[Any] = ()
         self.system: System | None = None
+        self.shard: dict[str, Any] | None = None  # the shard's record (RunConfig.select), set by prepare
 
     # -- what a protocol implements -------------------------------------------------------------------
     def prepare(self) -> KnowledgeBase:
@@ -162,6 +165,7 @@ class InteractiveRun(Protocol):
         )
         self.desc = desc = system.describe()
         sim, config = self.sim, self.config
+        self._check_shard(system)
         identity = {
             "protocol": self.name,
             "system": desc.get("system"),
@@ -171,6 +175,8 @@ class InteractiveRun(Protocol):
             "split": config.split,
             **self.identity_fields(),
         }
+        if self.shard is not None:
+            identity[SHARD_KEY] = str(config.shard)
         self.store = Progress(self.out, identity, overwrite=self.overwrite)
         self.meta: dict[str, Any] = {
             "identity": identity,
@@ -183,6 +189,8 @@ class InteractiveRun(Protocol):
             "trace_bench_version": TRACE_VERSION,
             "complete": False,
         }
+        if self.shard is not None:  # what a merge needs: the units' positions, and the bootstrap's size
+            self.meta[SHARD_KEY] = {**self.shard, "n_boot": self.n_boot}
         self.store.write_meta(self.meta)
         self.metadata = {
             "generator": self.generator_label(),
@@ -194,6 +202,20 @@ class InteractiveRun(Protocol):
         self.todo = [u for u in self.units if self.unit_id(u) not in self.store.done]
         self.total, self.done = len(self.units), len(self.units) - len(self.todo)
         self.label = f"{self.bar_prefix} {system.name}"[:40]
+
+    def _check_shard(self, system: System) -> None:
+        """A shard of a run is only the run's share when the protocol picks its units by id and the system keeps
+        no state across dialogues."""
+        shard = self.config.shard
+        if shard is None:
+            return
+        if self.shard is None:
+            raise UsageError(f"the {self.name} protocol does not take --shard (the trace protocol does)")
+        if not system.session_isolated:
+            raise UsageError(
+                f"{system.name} is not session-isolated (it carries state across dialogues): shards would change "
+                "its conversations; run it without --shard"
+            )
 
     def steps(self) -> Iterator[int]:
         assert self.system is not None  # start() loaded it

@@ -20,6 +20,7 @@ from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_bench.shell import trace_bench_command
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
+from trace_dataset.shards import add_shard_argument
 from trace_harness.protocols.params import key_value_param
 from trace_llm import add_llm_argument
 
@@ -99,6 +100,7 @@ def register_run(subparsers) -> None:
     p.add_argument(
         "--subset-seed", type=number_in(int, 0), default=SEED, help=f"seed of --subset (default: {SEED})"
     )
+    add_shard_argument(p)
     _add_llm_options(p)
     # None: not given (LLM baselines then use the default model and App. F's decoding; the systems their own)
     p.set_defaults(func=_run, llm=None, **dict.fromkeys(DECODING_FLAGS))
@@ -208,6 +210,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         subset=args.subset,
         subset_seed=args.subset_seed,
+        shard=args.shard,
     )
     llm_given = args.llm is not None or args.prefilter is not None
     if args.all or args.all_llm:

@@ -34,6 +34,7 @@ from typing import Any
 
 from baselines import NON_LLM_BASELINES, pipeline
 from baselines.base import TracePipeline
+from trace_bench.errors import UsageError
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import (
     MAX_PREDICTION_LINE_BYTES,
@@ -58,6 +59,7 @@ from trace_dataset.io import (
 )
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.prediction import Prediction
+from trace_dataset.shards import SHARD_KEY, Shard
 from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import add_counts, fallback_report, row_counts
 from trace_harness.protocols.base import Protocol, RunConfig
@@ -85,6 +87,7 @@ IDENTITY_KEYS: tuple[str, ...] = (
     "kb_version",
     "subset",
     "llm_options",
+    SHARD_KEY,
 )
 # Where an LLM server runs is not part of a run's identity: the same model behind another URL (a restarted
 # server, a cluster moved) may finish a run; the LLM layer's cache keys on the model name for the same reason.
@@ -94,6 +97,10 @@ ENDPOINT_KEYS: tuple[str, ...] = ("base_url", "base_urls", "spec")
 # prompts. They stay recorded in the metadata (`llm_options`, `parameters.llm`) as the latest invocation gave them.
 TRANSPORT_KEYS: tuple[str, ...] = TRANSPORT_OPTIONS  # declared in trace_llm.options (`transport=True`)
 SECRET_KEYS: tuple[str, ...] = SECRET_OPTIONS  # never written to the metadata
+
+
+def dialogue_id(dialogue: Mapping[str, Any]) -> str:
+    return str(dialogue["dialogue_id"])
 
 
 def meta_path(out: str | os.PathLike) -> Path:
@@ -212,6 +219,7 @@ class TeacherForcedRun(Protocol):
         self.params, self.chunk_dialogues = dict(params or {}), chunk_dialogues
         self.kb, self.subset_dir = kb, subset_dir
         self.meta: dict[str, Any] = {}
+        self.shard: dict[str, Any] | None = None  # the shard's record (RunConfig.select), when sharded
 
     def start(self) -> None:
         """The data (the seeded subset written once), the pipeline, the run metadata, and how many rows an
@@ -229,8 +237,13 @@ class TeacherForcedRun(Protocol):
                 self.num_proc,
             )
             self.num_proc = 1
+        if self.replay and config.shard is not None:
+            raise UsageError(
+                f"{name} is not session-isolated (it carries state across dialogues): shards would change its "
+                "predictions; run it without --shard"
+            )
         splits = resolve_splits(config.split)
-        self.dialogues = self.config.units(iter_dialogues(root, splits))
+        self.dialogues, self.shard = config.select(iter_dialogues(root, splits), key=dialogue_id)
         expected = [(d["dialogue_id"], t) for d in self.dialogues for t in system_turn_ids(d)]
         self.meta = meta = self._meta(root, splits, len(expected))
         self.done, self.ledger, self.earlier = self._resume(expected)
@@ -271,6 +284,8 @@ class TeacherForcedRun(Protocol):
         options = recorded_llm_options(self.params)
         if options:
             meta["llm_options"] = options
+        if self.shard is not None:
+            meta[SHARD_KEY] = self.shard
         return meta
 
     def _resume(self, expected: Sequence[tuple[str, int]]) -> tuple[int, RowLedger, dict[str, Any]]:
@@ -388,14 +403,16 @@ def run_baseline(
     subset: int | None = None,
     subset_seed: int = SEED,
     subset_dir: str | os.PathLike | None = None,
+    shard: Shard | None = None,
 ) -> dict[str, Any]:
     """Write predictions of baseline `name` for `split` under `pool` to `out`; returns the run metadata.
 
     `subset`: run on the seeded `subset`-dialogue subset, written by `write_subset` to `subset_dir` (default:
     `subset-<split>-n<N>-seed<S>` beside `out`, shared by every run written there); the metadata's
-    `subset.data_dir` is the folder to score the run against.
+    `subset.data_dir` is the folder to score the run against. `shard`: only that shard's dialogues (their
+    positions recorded in the metadata's `shard`, for `trace-bench merge`).
     """
-    config = RunConfig(Path(data_dir), split=split, pool=pool, subset=subset, seed=subset_seed)
+    config = RunConfig(Path(data_dir), split=split, pool=pool, subset=subset, seed=subset_seed, shard=shard)
     run = TeacherForcedRun(
         name,
         config,
