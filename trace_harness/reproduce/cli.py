@@ -5,8 +5,8 @@
     trace-bench reproduce CONFIG --export-batch        # the next round of OpenAI batch files (or the finish)
     trace-bench reproduce CONFIG --import-batch FILE.. # answers of a round, into the response cache
 
-CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper, demo, demo_llm).
-docs/reproducing.md.
+CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper, demo, demo_llm). One
+invocation per out folder at a time: a second is refused while the first holds OUT.lock. docs/reproducing.md.
 """
 
 from __future__ import annotations
@@ -82,13 +82,20 @@ def register(subparsers: Any) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     from trace_bench.errors import UsageError
-    from trace_bench.shell import display_path, trace_bench_command
+    from trace_dataset.lock import output_lock
     from trace_harness.reproduce.config import load_config
-    from trace_harness.reproduce.jobs import Context
 
     if (args.price_input is None) != (args.price_output is None):
         raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
     config = load_config(args.config)
+    with output_lock(config.out, "reproduce output folder"):  # one reproduce per out folder at a time
+        return _reproduce_locked(args, config)
+
+
+def _reproduce_locked(args: argparse.Namespace, config: Any) -> int:
+    from trace_bench.shell import display_path, trace_bench_command
+    from trace_harness.reproduce.jobs import Context
+
     ctx = Context(config)
     try:
         if args.dry_run:
