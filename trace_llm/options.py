@@ -331,7 +331,7 @@ def check_options(
     declarations: LLMConfigError names an unknown key (and the known ones) or a value its flag would refuse.
     Returns the values as the flags' parsers read them."""
     allowed = tuple(allowed)
-    unknown = sorted(set(values) - set(allowed))
+    unknown = sorted(str(k) for k in values if k not in allowed)  # keys of any type (a YAML `1:`)
     if unknown:
         raise LLMConfigError(
             f"unknown option(s) {', '.join(where + k for k in unknown)}; expected some of {', '.join(allowed)}"
