@@ -281,3 +281,34 @@ def test_a_model_answering_one_request_at_a_time_takes_the_queries_one_by_one(ci
     assert one_by_one == lockstep and sorted(order_one) == sorted(order) and len(order) == 18
     assert sum(a != b for a, b in itertools.pairwise(order_one)) == 2  # q1's six calls, then q2's, then q3's
     assert sum(a != b for a, b in itertools.pairwise(order)) > 2  # round 1 of all three, then round 2
+
+
+@pytest.mark.parametrize(
+    ("run", "metrics", "said"),
+    [
+        ({"strategy": 5, "config": []}, {"systems": {}}, "run.json: strategy: 5; expected a string"),
+        ({"strategy": "mami", "config": []}, {"systems": {}}, "run.json: config: []; expected an object"),
+        (
+            {"strategy": "mami", "config": {}, "llm": "x"},
+            {"systems": {}},
+            'run.json: llm: "x"; expected an object',
+        ),
+        (
+            {"strategy": "mami", "config": {}},
+            {"systems": []},
+            "metrics.json: systems: []; expected an object",
+        ),
+        (
+            {"strategy": "mami", "config": {}},
+            {"systems": {"M_1": 3}},
+            "metrics.json: systems: expected an object",
+        ),
+    ],
+)
+def test_tables_name_a_field_of_the_wrong_type_inside_the_run_files(tmp_path, capsys, run, metrics, said):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps(run))
+    (out / "metrics.json").write_text(json.dumps(metrics))
+    rc, text = run_cli(capsys, "collab-rec", "tables", out)
+    assert rc == 2 and said in text, text
