@@ -58,6 +58,18 @@ def test_query_ids_that_sanitise_alike_keep_their_own_files(city_kb, tmp_path):
     assert run_benchmark("randrec", city_kb, queries, out, progress=False) == first
 
 
+def test_query_ids_of_four_byte_characters_get_file_names_that_fit(city_kb, tmp_path):
+    """The file-name limit counts bytes: 80 four-byte characters are 320 bytes, over the 255 a name may have."""
+    ids = ["\U0001d49c" * 80, "\U0001d49c" * 79 + "b", "\u00e9" * 80]
+    out = tmp_path / "run"
+    run_benchmark("randrec", city_kb, _queries(tmp_path, ids), out, progress=False)
+    files = sorted(p.name for p in (out / "queries").iterdir())
+    assert len(files) == 3 and all(
+        len(f.encode("utf-8")) <= 233 for f in files
+    )  # and their temporaries fit 255
+    assert "\u00e9" * 80 + ".json" in files  # 160 bytes: still its plain name
+
+
 def test_ids_that_differ_only_by_case_are_refused_before_any_work(city_kb, tmp_path):
     from trace_dataset.io import TraceDataError
 
