@@ -47,7 +47,7 @@ RUN_FIELDS: dict[str, tuple[type, bool]] = {
     "llm": (dict, True),
 }
 METRICS_FIELDS: dict[str, tuple[type, bool]] = {"systems": (dict, False)}
-_JSON_NAMES = {str: "a string", dict: "an object"}
+_JSON_NAMES: dict[type, str] = {str: "a string", dict: "an object"}
 
 
 def _check_fields(value: Any, fields: dict[str, tuple[type, bool]], path: Path) -> None:
