@@ -138,7 +138,7 @@ def test_a_batch_round_trip_through_a_real_server(transformers_server, data, tmp
 def test_an_output_of_another_configs_export_or_a_file_not_text_is_refused(data, tmp_path, capsys):
     """Two configs with the same model and request count but other prompts: one's answers never import into the
     other; a gzip file and one that is not UTF-8 are named, not tracebacks."""
-    params = {"llm_zero_shot": {"reviews_per_poi": 1}}
+    params = {"llm_zero_shot": {"reviews_per_poi": 0}}  # no reviews in the prompts
     mine = write_config(tmp_path / "a" / "c.yaml", data, DEAD, systems=["llm_zero_shot"])
     theirs = write_config(
         tmp_path / "b" / "c.yaml", data, DEAD, systems=["llm_zero_shot"], system_params=params
