@@ -160,6 +160,12 @@ class LlamaCppLLM(LLM):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise LLMConfigError(f"{name}={value!r}: expected a positive integer ({what})")
+        cores = os.cpu_count() or 1
+        if instances > cores:
+            raise LLMConfigError(
+                f"instances={instances}: more copies than this machine's {cores} cores; expected at most {cores} "
+                "(each copy needs a core of its own, and every copy holds its own context in memory)"
+            )
         if not isinstance(flash_attn, bool):
             raise LLMConfigError(f"flash_attn={flash_attn!r}: expected true or false")
         if isinstance(prompt_cache, bool) or not isinstance(prompt_cache, int) or prompt_cache < 0:
@@ -260,6 +266,13 @@ class LlamaCppLLM(LLM):
                 except (ValueError, RuntimeError) as e:
                     self._close_copies()
                     raise LLMError(f"llama.cpp cannot load {self.gguf_path}: {e}") from e
+                except MemoryError:
+                    loaded = len(self._llamas)
+                    self._close_copies()
+                    raise LLMError(
+                        f"llama.cpp ran out of memory loading copy {loaded + 1} of {self.instances} of "
+                        f"{self.gguf_path}; use fewer --llm-instances"
+                    ) from None
                 if self.prompt_cache and not side_by_side:  # attached to the batches that reuse prefixes
                     from llama_cpp import LlamaRAMCache
 

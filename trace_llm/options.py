@@ -23,6 +23,8 @@ from trace_llm.errors import LLMConfigError
 from trace_llm.hf import DTYPES
 from trace_llm.structured import DEFAULT_STRUCTURED, SERVER_DIALECTS, STRUCTURED_MODES
 
+MAX_INSTANCES = 64  # copies of a llama.cpp model a flag may ask for (the backend also caps them at the cores)
+
 # The backends an option may name; `smollm2` takes hf's or llamacpp's, by the runtime that runs it.
 BACKENDS: tuple[str, ...] = ("hf", "llamacpp", "openai")
 EVERY = frozenset(BACKENDS)
@@ -194,7 +196,7 @@ _OPTIONS: tuple[LLMOption, ...] = (
         name="instances",
         backends=LLAMACPP,
         transport=True,
-        parse=number_in(int, 1),
+        parse=number_in(int, 1, MAX_INSTANCES),
         flag="--llm-instances",
         metavar="N",
         help="copies of the model answering a batch side by side, the cores shared between them (2 keeps both "
@@ -343,7 +345,7 @@ def check_options(
     declarations: LLMConfigError names an unknown key (and the known ones) or a value its flag would refuse.
     Returns the values as the flags' parsers read them."""
     allowed = tuple(allowed)
-    unknown = sorted(set(values) - set(allowed))
+    unknown = sorted(str(k) for k in values if k not in allowed)  # keys of any type (a YAML `1:`)
     if unknown:
         raise LLMConfigError(
             f"unknown option(s) {', '.join(where + k for k in unknown)}; expected some of {', '.join(allowed)}"

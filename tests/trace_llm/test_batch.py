@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.support.stub_server import StubOpenAI
-from trace_llm import DecodingSettings, LLMOutputError, load_llm
+from trace_llm import DecodingSettings, load_llm
 from trace_llm.batch import (
     BatchFileError,
     import_batch_output,
@@ -116,7 +116,8 @@ def test_shards_respect_the_request_and_byte_limits(tmp_path):
     assert all(sum(len(x.encode()) for x in s.lines) <= 2 * len(line.encode()) + 10 for s in by_bytes)
     assert sum(len(s.lines) for s in by_bytes) == 5 and len(by_bytes) == 3
     record = json.loads(line)
-    assert record["custom_id"] == "r001s001-000000" and record["method"] == "POST"
+    assert record["custom_id"] == f"r001s001-000000-{by_count[0].index['requests'][0][0][:16]}"
+    assert record["method"] == "POST"
     assert record["url"] == "/v1/chat/completions" and record["body"]["model"] == "m"
 
 
@@ -230,16 +231,88 @@ def test_failed_lines_are_reported_and_left_for_the_next_round(tmp_path):
         cache,
         openai_body_parser(target),
     )
-    assert report.imported == 1 and list(report.failed) == ["r001s001-000001"] and len(cache) == 1
+    assert report.imported == 1 and list(report.failed) == [failed["custom_id"]] and len(cache) == 1
 
 
-def test_an_invalid_answer_body_is_the_live_parsers_error(tmp_path):
-    target, shards = _shards(tmp_path, 1)
-    line = json.loads(_outputs(shards[0])[0])
-    line["response"]["body"]["choices"][0]["message"]["content"] = {"not": "text"}
-    with pytest.raises(LLMOutputError, match="message.content is dict"):
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (
+            lambda body: body["choices"][0]["message"].update(content={"not": "text"}),
+            "message.content is dict",
+        ),
+        (lambda body: body["choices"][0]["message"].update(content=["a"]), "message.content is list"),
+        (lambda body: body.update(usage="many"), "usage is str"),
+        (lambda body: body["usage"].update(prompt_tokens=float("nan")), "usage.prompt_tokens is 'nan'"),
+        (lambda body: body.update(choices=[]), "not an OpenAI chat completion"),
+    ],
+)
+def test_an_invalid_answer_body_is_one_failed_line_named_and_the_rest_is_imported(tmp_path, spoil, said):
+    target, shards = _shards(tmp_path, 3)
+    lines = _outputs(shards[0])
+    bad = json.loads(lines[1])
+    spoil(bad["response"]["body"])
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    report = import_batch_output(
+        [lines[0], json.dumps(bad), lines[2]],
+        "out.jsonl",
+        {s.shard: s.index for s in shards},
+        cache,
+        openai_body_parser(target),
+    )
+    cid = bad["custom_id"]
+    assert report.imported == 2 and len(cache) == 2 and list(report.failed) == [cid]
+    assert (
+        report.failed[cid].startswith(f"out.jsonl, line 2, custom_id {cid}: ") and said in report.failed[cid]
+    )
+    assert "batch-output.invalid" not in report.failed[cid]
+
+
+def test_an_answer_over_the_live_size_cap_is_a_failed_line(tmp_path):
+    target, shards = _shards(tmp_path, 2)
+    lines = _outputs(shards[0])
+    big = json.loads(lines[0])
+    big["response"]["body"]["choices"][0]["message"]["content"] = "x" * 5000
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    indexes = {s.shard: s.index for s in shards}
+    parse = openai_body_parser(target)
+    report = import_batch_output(
+        [json.dumps(big), lines[1]], "o", indexes, cache, parse, max_answer_bytes=4096
+    )
+    assert (
+        report.imported == 1 and "over the 4,096 bytes an answer may have" in report.failed[big["custom_id"]]
+    )
+    report = import_batch_output(
+        [json.dumps(big), lines[1]], "o", indexes, cache, parse
+    )  # the live default: 4 MiB
+    assert report.imported == 2 and not report.failed
+
+
+def test_an_output_of_another_export_with_other_prompts_is_refused(tmp_path):
+    """Same model, same shard names and request count, other questions: the ids' digests tell them apart."""
+    target, mine = _shards(tmp_path / "a", 2)
+    _, theirs = _ledger_llm(tmp_path / "b")[:2]
+    other = CollectingLLM(
+        load_llm(DEAD, DecodingSettings(max_new_tokens=7), cache_path=False), theirs, OverlayCache(None)
+    )
+    for i in range(2):
+        with pytest.raises(AnswersPending):
+            other.generate([{"role": "user", "content": f"another question {i}"}])
+    [foreign] = shard_requests(theirs.order, 1)
+    assert foreign.shard == mine[0].shard and len(foreign.lines) == len(mine[0].lines)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    with pytest.raises(BatchFileError, match=r"2 custom_id\(s\) answer other requests: 'r001s001-000000-"):
         import_batch_output(
-            [json.dumps(line)],
+            _outputs(foreign), "o", {s.shard: s.index for s in mine}, cache, openai_body_parser(target)
+        )
+    assert len(cache) == 0
+
+
+def test_a_line_nested_too_deep_is_named_not_a_traceback(tmp_path):
+    target, shards = _shards(tmp_path, 1)
+    with pytest.raises(BatchFileError, match=r"o, line 1: not readable JSON \(RecursionError\)"):
+        import_batch_output(
+            ["[" * 200_000],
             "o",
             {s.shard: s.index for s in shards},
             ResponseCache(tmp_path / "c.sqlite"),
@@ -252,6 +325,11 @@ def test_an_invalid_answer_body_is_the_live_parsers_error(tmp_path):
     [
         ("m", "m", True),
         ("gpt-4o-mini", "gpt-4o-mini-2024-07-18", True),
+        ("gpt-4", "gpt-4-0613", True),
+        ("claude-3-5-sonnet", "claude-3-5-sonnet-20240620", True),
+        ("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-1M", False),
+        ("Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-2024-07-18x", False),
+        ("m", "m-7", False),
         ("m", "m-large", False),
         ("m", None, False),
         ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct", True),

@@ -75,3 +75,29 @@ def test_a_failed_request_raises_in_the_callers_thread(tmp_path):
     with pytest.raises(LLMError, match="SmolLM2-135M-Instruct"):
         llm.generate_batch([PROMPTS[2], PROMPTS[0], PROMPTS[2]])
     llm.close()
+
+
+def test_instances_are_capped_by_the_flag_and_by_the_cores(capsys, monkeypatch):
+    parser = argparse.ArgumentParser()
+    add_llm_argument(parser)
+    for bad in ("65", "99999999999999999999"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--llm-instances", bad])
+        assert "expected an integer in [1, 64]" in capsys.readouterr().err
+    needs_llama_cpp()
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    with pytest.raises(LLMConfigError, match="instances=3: more copies than this machine's 2 cores"):
+        load_llm("smollm2:llamacpp", cache_path=False, instances=3)
+
+
+def test_running_out_of_memory_loading_copies_is_one_line(monkeypatch):
+    needs_llama_cpp()
+
+    class Hungry:
+        def __init__(self, **kwargs):
+            raise MemoryError
+
+    monkeypatch.setattr("trace_llm.llama_greedy.greedy_grammar_llama_class", lambda: Hungry)
+    llm = load_llm("smollm2:llamacpp", cache_path=False, instances=2)
+    with pytest.raises(LLMError, match="ran out of memory loading copy 1 of 2 .*use fewer --llm-instances"):
+        llm._load()

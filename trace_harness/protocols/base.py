@@ -8,7 +8,8 @@ in its metadata for `trace-bench merge`.
 
 `Protocol` is a template: `run()` starts the run (its settings checked against what an earlier run left, the
 work already done read back), then takes `steps()` to the end, a progress bar counting the units each step
-finished, and returns what `finish()` writes. A protocol implements those three hooks: teacher-forced runs
+finished, and returns what `finish()` writes; the output's lock is held from start to finish, so two
+processes never write one output. A protocol implements those three hooks: teacher-forced runs
 (`teacher_forced.runner.TeacherForcedRun`), the interactive `trace` and `sniprec` protocols
 (`interactive.run.TraceRun`, `interactive.sniprec.SnipRecRun`, both on `interactive.session.InteractiveRun`)
 and Collab-REC's benchmark (`collab_rec.run.CollabRecRun`). The commands' functions (`run_baseline`,
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from trace_dataset.constants import SEED
+from trace_dataset.lock import output_lock
 from trace_dataset.shards import Shard
 
 T = TypeVar("T")
@@ -65,6 +67,7 @@ class Protocol(ABC):
 
     name: ClassVar[str]  # the protocol ("teacher_forced", "trace", "sniprec", "collab_rec")
     unit: ClassVar[str]  # what its progress bar counts
+    output_kind: ClassVar[str] = "output folder"  # what `out` is, as a refused second writer is told
 
     def __init__(self, config: RunConfig, out: Path, *, overwrite: bool = False, progress: bool = True):
         self.config, self.out = config, Path(out)
@@ -74,22 +77,24 @@ class Protocol(ABC):
         self.bar: Any = None
 
     def run(self) -> Any:
-        """Start, take every step, finish (the template)."""
+        """Start, take every step, finish (the template), holding the output's lock throughout: a second
+        process writing the same output is refused (`trace_dataset.lock.output_lock`)."""
         from tqdm.auto import tqdm
 
-        self.start()
-        self.bar = tqdm(
-            total=self.total,
-            initial=self.done,
-            desc=self.label,
-            unit=self.unit,
-            disable=not self.progress,
-            dynamic_ncols=True,
-        )
-        for finished in self.steps():
-            self.bar.update(finished)
-        self.bar.close()
-        return self.finish()
+        with output_lock(self.out, what=self.output_kind):
+            self.start()
+            self.bar = tqdm(
+                total=self.total,
+                initial=self.done,
+                desc=self.label,
+                unit=self.unit,
+                disable=not self.progress,
+                dynamic_ncols=True,
+            )
+            for finished in self.steps():
+                self.bar.update(finished)
+            self.bar.close()
+            return self.finish()
 
     @abstractmethod
     def start(self) -> None:

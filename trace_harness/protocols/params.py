@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 from typing import Any
 
 # annotation names -> the JSON value types they accept
@@ -59,6 +60,20 @@ def accepted_types(annotation: Any, default: Any) -> tuple[type, ...] | None:
     return (int, float) if type(default) is float else (type(default),)
 
 
+def _finite(value: Any) -> bool:
+    """No NaN or infinity anywhere in `value` (a config file's `.nan`, `.inf`; the flag refuses them as it reads)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return True
+
+
 def _fits(value: Any, accepted: tuple[type, ...]) -> bool:
     if isinstance(value, bool):  # bool is an int in Python, never in a JSON schema
         return bool in accepted
@@ -79,6 +94,8 @@ def check_params(name: str, params: dict[str, Any]) -> str | None:
         if key not in named:
             known = ", ".join(sorted(named)) or "none"
             return f"--param {key}: baseline {name!r} has no parameter {key!r}; expected one of: {known}"
+        if not _finite(value):
+            return f"--param {key}={str(value)[:60]}: expected finite numbers (no NaN or infinity)"
         accepted = accepted_types(named[key].annotation, named[key].default)
         if accepted is None or _fits(value, accepted):
             continue

@@ -5,8 +5,8 @@
     trace-bench reproduce CONFIG --export-batch        # the next round of OpenAI batch files (or the finish)
     trace-bench reproduce CONFIG --import-batch FILE.. # answers of a round, into the response cache
 
-CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper, demo, demo_llm).
-docs/reproducing.md.
+CONFIG is a .yaml/.toml file or the name of a packaged example (offline, paper, demo, demo_llm). One
+invocation per out folder at a time: a second is refused while the first holds OUT.lock. docs/reproducing.md.
 """
 
 from __future__ import annotations
@@ -124,9 +124,8 @@ def _add_scaling_options(p: argparse.ArgumentParser) -> None:
 
 def _reproduce(args: argparse.Namespace) -> int:
     from trace_bench.errors import UsageError
-    from trace_bench.shell import display_path, trace_bench_command
+    from trace_dataset.lock import output_lock
     from trace_harness.reproduce.config import load_config
-    from trace_harness.reproduce.jobs import Context
 
     if args.engine == "ray" and (args.dry_run or args.export_batch or args.import_batch is not None):
         raise UsageError(
@@ -140,7 +139,15 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
     config = load_config(args.config)
     if args.shard is not None or args.merge_shards is not None:
-        return _shard(args, config)
+        return _shard(args, config)  # each shard's folder and the merge hold their own lock
+    with output_lock(config.out, "reproduce output folder"):  # one reproduce per out folder at a time
+        return _reproduce_locked(args, config)
+
+
+def _reproduce_locked(args: argparse.Namespace, config: Any) -> int:
+    from trace_bench.shell import display_path, trace_bench_command
+    from trace_harness.reproduce.jobs import Context
+
     ctx = Context(config)
     try:
         if args.dry_run:
@@ -197,6 +204,7 @@ def _shard(args: argparse.Namespace, config: Any) -> int:
     """--shard I/N (run this shard's jobs) or --merge-shards N (join them, then finish when nothing is left)."""
     from trace_bench.errors import UsageError
     from trace_bench.shell import display_path, trace_bench_command
+    from trace_dataset.lock import output_lock
     from trace_harness.reproduce.jobs import Context
     from trace_harness.reproduce.shards import merge_shards, run_shard
 
@@ -207,7 +215,8 @@ def _shard(args: argparse.Namespace, config: Any) -> int:
             "--dry-run, --export-batch, --import-batch and --engine"
         )
     if args.merge_shards is not None:
-        result = merge_shards(config, args.merge_shards)
+        with output_lock(config.out, "reproduce output folder"):
+            result = merge_shards(config, args.merge_shards)
         print(result["line"])
         if not result["finished"]:
             return 0
@@ -215,7 +224,8 @@ def _shard(args: argparse.Namespace, config: Any) -> int:
         return _reproduce(args)
     ctx = Context(config, shard=args.shard)
     try:
-        record = run_shard(ctx)
+        with output_lock(ctx.config.out, f"reproduce shard {args.shard} folder"):  # one writer per shard
+            record = run_shard(ctx)
     finally:
         ctx.close()
     print(f"shard {args.shard}: {len(record['jobs'])} jobs complete in {display_path(ctx.config.out)}")

@@ -242,7 +242,7 @@ def _model(f: Fields, role: str) -> ModelConfig | None:
     options = g.get("options", {})
     if not isinstance(options, dict):
         raise g.bad("options", "a mapping of backend options")
-    unknown = sorted(set(options) - set(TRANSPORT_KEYS))
+    unknown = sorted(str(k) for k in options if k not in TRANSPORT_KEYS)
     if unknown:
         raise TraceDataError(
             f"{g.where}options: unknown {unknown}; expected some of {', '.join(TRANSPORT_KEYS)}", path=f.path

@@ -168,7 +168,15 @@ def job_notes(tally: JobTally, rounds: int, estimated: int) -> list[str]:
 
 
 def plan(ctx: Context, prices: dict[str, float | None] | None = None) -> dict[str, Any]:
-    """Collect every job's requests (dry mode) and count, per job and part, requests, tokens and cost."""
+    """Collect every job's requests (dry mode) and count, per job and part, requests, tokens and cost; a data
+    folder that is not there is refused (it would count nothing)."""
+    from trace_dataset.io import TraceDataError
+
+    if not ctx.config.data.exists():
+        raise TraceDataError(
+            f"data: {ctx.config.data} not found; expected the Trace data directory the runs read",
+            path=ctx.config.path,
+        )
     collector = Collector(ctx, "dry")
     counters: dict[str, TokenCounter] = {}
     try:

@@ -15,14 +15,17 @@ finishes: leaderboard, Space data, manifest, without sending anything.
 
 `import_outputs` checks each output file against the index its requests were exported with: ids it does not
 know, ids of an exported file it leaves out, or answers from another model are refused (naming them) and
-nothing of that file is imported. Lines the engine failed are reported and asked again by the next round.
+nothing of that file is imported (a file that is gzip or not UTF-8 too, naming the line). Lines the engine failed,
+answers the live parser refuses and answers over the live size cap are reported (file, line, custom_id) and
+asked again by the next round.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from trace_dataset.io import TraceDataError, read_json, sha256_file, write_json, write_text
 from trace_harness.engine.stage import run_stages
@@ -133,9 +136,28 @@ def _indexes(ctx: Context) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _text_lines(f: IO[bytes], path: Path) -> Iterator[str]:
+    """The lines of batch output file `path` as text; TraceDataError naming the line that is not UTF-8 (and
+    saying so when the file is gzip: decompress it first)."""
+    for lineno, raw in enumerate(f, start=1):
+        if lineno == 1 and raw.startswith(b"\x1f\x8b"):
+            raise TraceDataError(
+                "gzip-compressed; expected the batch output's JSON lines: decompress it first (gunzip)",
+                path=path,
+            )
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TraceDataError(
+                f"not UTF-8 text (byte {e.start}); expected the batch output's JSON lines",
+                path=path,
+                line=lineno,
+            ) from None
+
+
 def import_outputs(ctx: Context, files: list[Path]) -> list[dict[str, Any]]:
     """Import batch output files into the response cache (checked; see the module docstring)."""
-    from trace_llm.batch import import_batch_output, openai_body_parser
+    from trace_llm.batch import PARSER_URL, import_batch_output, openai_body_parser
     from trace_llm.cache import ResponseCache, default_cache_path
     from trace_llm.openai_backend import OpenAILLM
 
@@ -151,11 +173,16 @@ def import_outputs(ctx: Context, files: list[Path]) -> list[dict[str, Any]]:
     with ResponseCache(ctx.config.cache or default_cache_path()) as cache:
         for path in files:
             path = Path(path)
-            parser = openai_body_parser(
-                OpenAILLM("http://batch-output.invalid/v1", "batch", cache_path=False)
-            )
-            with open(path, encoding="utf-8") as f:
-                report = import_batch_output(f, str(path), indexes, cache, parser)
+            reader = OpenAILLM(PARSER_URL, "batch", cache_path=False)
+            with open(path, "rb") as f:
+                report = import_batch_output(
+                    _text_lines(f, path),
+                    str(path),
+                    indexes,
+                    cache,
+                    openai_body_parser(reader),
+                    max_answer_bytes=reader.max_response_bytes,
+                )
             entry = {
                 "file": str(path),
                 "sha256": sha256_file(path),

@@ -32,6 +32,7 @@ from trace_dataset.io import (
     write_json,
     write_jsonl,
 )
+from trace_dataset.lock import output_lock
 from trace_dataset.prediction import Prediction
 from trace_dataset.shards import SHARD_KEY, Shard
 from trace_metrics.core.conversation import DEFAULT_TOP_K, ConversationLog, build_log, safe_file_stem
@@ -264,7 +265,8 @@ def run_corpus(
     overwrite: bool = False,
     **options: Any,
 ) -> dict[str, Any]:
-    """Score every log not yet in `out_dir` (options: those of `score_logs`); returns summary + usage."""
+    """Score every log not yet in `out_dir` (options: those of `score_logs`); returns summary + usage. A second
+    process scoring into the same folder meanwhile is refused (`trace_dataset.lock.output_lock`)."""
     from tqdm.auto import tqdm
 
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
@@ -289,33 +291,34 @@ def run_corpus(
         | {k: _settings_dict(v) for k, v in options.items() if k.endswith("_settings")},
         source or {},
     )
-    prepare_out_dir(out, identity, overwrite)
-    paths = {c.log_id: out / DIALOGUES_DIR / f"{safe_file_stem(c.log_id)}.json" for c in conversations}
-    todo = [c for c in conversations if not paths[c.log_id].exists()]
-    skipped = len(conversations) - len(todo)
-    if skipped:
-        log.info("%d of %d dialogues already scored in %s: skipped", skipped, len(conversations), out)
-    stage: dict[str, dict[str, int]] = {"factors": {}, "debate": {}}
-    start = llm_usage(llm)
-    with tqdm(total=len(todo), desc="CoRE", unit="dialogue", disable=not todo or None) as bar:
-        for chunk in _chunks(todo, chunk_size):
-            for record in score_logs(llm, chunk, prompts, stage_usage=stage, **options):
-                write_json(paths[record["id"]], record)
-            bar.update(len(chunk))
-    records = []
-    for c in conversations:
-        record = read_json(paths[c.log_id])
-        if record.get("id") != c.log_id:
-            raise TraceDataError(
-                f"holds the record of {record.get('id')!r}, expected {c.log_id!r}", path=paths[c.log_id]
-            )
-        records.append(record)
-    write_jsonl(out / SCORES_FILE, score_rows(records, debate=debate))
-    summary = {**summarize(records, debate=debate), "identity": identity}
-    write_json(out / SUMMARY_FILE, summary)
-    usage = {"scored_now": len(todo), "skipped": skipped, "total": _delta(llm_usage(llm), start), **stage}
-    write_json(out / USAGE_FILE, usage)
-    return {"summary": summary, "usage": usage, "out_dir": str(out)}
+    with output_lock(out, "CoRE output folder"):  # one writer per folder
+        prepare_out_dir(out, identity, overwrite)
+        paths = {c.log_id: out / DIALOGUES_DIR / f"{safe_file_stem(c.log_id)}.json" for c in conversations}
+        todo = [c for c in conversations if not paths[c.log_id].exists()]
+        skipped = len(conversations) - len(todo)
+        if skipped:
+            log.info("%d of %d dialogues already scored in %s: skipped", skipped, len(conversations), out)
+        stage: dict[str, dict[str, int]] = {"factors": {}, "debate": {}}
+        start = llm_usage(llm)
+        with tqdm(total=len(todo), desc="CoRE", unit="dialogue", disable=not todo or None) as bar:
+            for chunk in _chunks(todo, chunk_size):
+                for record in score_logs(llm, chunk, prompts, stage_usage=stage, **options):
+                    write_json(paths[record["id"]], record)
+                bar.update(len(chunk))
+        records = []
+        for c in conversations:
+            record = read_json(paths[c.log_id])
+            if record.get("id") != c.log_id:
+                raise TraceDataError(
+                    f"holds the record of {record.get('id')!r}, expected {c.log_id!r}", path=paths[c.log_id]
+                )
+            records.append(record)
+        write_jsonl(out / SCORES_FILE, score_rows(records, debate=debate))
+        summary = {**summarize(records, debate=debate), "identity": identity}
+        write_json(out / SUMMARY_FILE, summary)
+        usage = {"scored_now": len(todo), "skipped": skipped, "total": _delta(llm_usage(llm), start), **stage}
+        write_json(out / USAGE_FILE, usage)
+        return {"summary": summary, "usage": usage, "out_dir": str(out)}
 
 
 def _settings_dict(settings: Any) -> Any:

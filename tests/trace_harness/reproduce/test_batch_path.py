@@ -6,6 +6,7 @@ run_batch). Refusals: another model's output file, an output file with missing o
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -132,3 +133,29 @@ def test_a_batch_round_trip_through_a_real_server(transformers_server, data, tmp
         "requests": 0,
         "cache_hits": 2,
     }
+
+
+def test_an_output_of_another_configs_export_or_a_file_not_text_is_refused(data, tmp_path, capsys):
+    """Two configs with the same model and request count but other prompts: one's answers never import into the
+    other; a gzip file and one that is not UTF-8 are named, not tracebacks."""
+    params = {"llm_zero_shot": {"reviews_per_poi": 0}}  # no reviews in the prompts
+    mine = write_config(tmp_path / "a" / "c.yaml", data, DEAD, systems=["llm_zero_shot"])
+    theirs = write_config(
+        tmp_path / "b" / "c.yaml", data, DEAD, systems=["llm_zero_shot"], system_params=params
+    )
+    [shard] = export(mine, capsys)["round"]["files"]
+    [foreign] = export(theirs, capsys)["round"]["files"]
+    assert (
+        Path(shard["input"]).name == Path(foreign["input"]).name and shard["requests"] == foreign["requests"]
+    )
+    with StubOpenAI(dry_run_responder) as stub:
+        answer_batch_file(foreign["input"], tmp_path / "foreign.jsonl", stub.url.removesuffix("/v1"))
+    assert main(["reproduce", str(mine), "--import-batch", str(tmp_path / "foreign.jsonl")]) == 2
+    assert "custom_id(s) answer other requests" in capsys.readouterr().err
+    (tmp_path / "packed.jsonl.gz").write_bytes(gzip.compress((tmp_path / "foreign.jsonl").read_bytes()))
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"custom_id": "caf\xe9"}\n')
+    for name, said in (("packed.jsonl.gz", "gzip-compressed"), ("latin1.jsonl", "latin1.jsonl:1: not UTF-8")):
+        assert main(["reproduce", str(mine), "--import-batch", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err, err
+    assert not (tmp_path / "a" / "out" / "batch" / "imports.json").exists()

@@ -162,6 +162,26 @@ def test_toml_reads_as_yaml_does(tmp_path):
             r"naming \{split\}",
         ),
         ({"interactive": {"workers": 0}}, r"interactive\.workers: 0; expected an integer >= 1 or null"),
+        # the config forms of what a flag refuses: non-finite numbers, keys of mixed types
+        (
+            {"systems": ["sniprec"], "system_params": {"sniprec": {"kappa": float("nan")}}},
+            r"system_params\.sniprec: kappa=nan: expected finite numbers",
+        ),
+        (
+            {"systems": ["sniprec"], "system_params": {"sniprec": {"kappa": float("inf")}}},
+            r"system_params\.sniprec: kappa=inf: expected finite numbers",
+        ),
+        (
+            {
+                "models": {
+                    "systems": {"llm": f"openai:{URL}#m", "price": {"input": float("inf"), "output": 1}}
+                }
+            },
+            r"models\.systems\.price\.input: inf; expected a number >= 0",
+        ),
+        ({"batch_size": float("inf")}, r"batch_size: inf; expected an integer >= 1"),
+        ({1: "x", "foo": "y"}, r"unknown key\(s\) foo, 1; expected some of: data"),
+        ({"transport": {1: "x", "foo": "y"}}, r"unknown key\(s\) transport\.foo, transport\.1"),
     ],
 )
 def test_bad_configs_are_refused_naming_the_field(tmp_path, change, message):
@@ -179,6 +199,31 @@ def test_not_yaml_and_missing_files_are_refused(tmp_path):
         TraceDataError, match="config file not found.*packaged examples \\(offline, paper, demo, demo_llm\\)"
     ):
         load_config(tmp_path / "none.yaml")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("c.yaml", "a: &x [1, 2]\nb: [*x, *x]\n", r"line 2: a YAML alias \(\*x\); write the value out"),
+        ("c.yaml", "data: " + "[" * 20_000 + "]" * 20_000 + "\n", r"line 1: nests deeper than 32 levels"),
+        ("c.toml", "data = " + "[" * 20_000 + "]" * 20_000 + "\n", r"nests deeper than 32 levels"),
+        ("wrong.ext", "data: x\n", r"a config named \.ext; expected a \.yaml, \.yml or \.toml file"),
+    ],
+)
+def test_aliases_deep_nesting_and_other_suffixes_are_refused_not_expanded(tmp_path, name, text, message):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(TraceDataError, match=message):
+        load_config(tmp_path / name)
+
+
+def test_a_dry_run_refuses_a_data_folder_that_is_not_there(tmp_path, capsys):
+    from tests.support.cli import run_cli
+
+    path = write(
+        tmp_path, {**BASE, "data": str(tmp_path / "nonexistent"), "systems": ["popularity"], "models": {}}
+    )
+    rc, text = run_cli(capsys, "reproduce", str(path), "--dry-run")
+    assert rc == 2 and "nonexistent not found; expected the Trace data directory" in text, text
 
 
 def test_costly_parts_stay_off_unless_the_config_lists_them(tmp_path):

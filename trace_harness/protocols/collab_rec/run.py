@@ -78,16 +78,22 @@ def toppop_ranking(kb: CityKB) -> list[str]:
 
 
 SAFE_NAME_CHARS = 80  # of a query id kept in its file name (the rest is told apart by the hash)
+# and in bytes, so that the file name and its temporary (".NAME.<pid>.<8 random>.tmp", 22 bytes more: the atomic
+# write) fit the 255 bytes a file system allows (an id of 80 four-byte characters is 320 bytes): the plain name
+# plus ".json", or the cut name plus ".<12 hex digits>.json", at most 233 bytes
+PLAIN_NAME_BYTES, CUT_NAME_BYTES = 228, 215
 
 
 def _safe_name(query_id: str) -> str:
     """The file of a query id under queries/: the id itself when it is a plain file name, else its plain part
     plus the first 12 hex digits of its SHA-256, so ids that differ keep different files (`x/y`, `x_y`)."""
     plain = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in query_id)
-    if plain == query_id and len(plain) <= SAFE_NAME_CHARS and not plain.startswith("."):
+    fits = len(plain) <= SAFE_NAME_CHARS and len(plain.encode("utf-8")) <= PLAIN_NAME_BYTES
+    if plain == query_id and fits and not plain.startswith("."):
         return plain + ".json"
     digest = hashlib.sha256(query_id.encode("utf-8")).hexdigest()[:12]
-    return f"{plain[:SAFE_NAME_CHARS].lstrip('.')}.{digest}.json"
+    cut = plain[:SAFE_NAME_CHARS].encode("utf-8")[:CUT_NAME_BYTES].decode("utf-8", "ignore")
+    return f"{cut.lstrip('.')}.{digest}.json"
 
 
 def _query_files(tasks: Sequence[Task], queries_path: str | os.PathLike) -> dict[str, str]:

@@ -40,6 +40,35 @@ def _model(run: dict[str, Any]) -> str:
     return str(llm.get("model", "")).rstrip("/").rsplit("/", 1)[-1] or "-"
 
 
+# the fields the tables read, and their JSON types (a field marked optional may be missing or null)
+RUN_FIELDS: dict[str, tuple[type, bool]] = {
+    "strategy": (str, False),
+    "config": (dict, False),
+    "llm": (dict, True),
+}
+METRICS_FIELDS: dict[str, tuple[type, bool]] = {"systems": (dict, False)}
+_JSON_NAMES: dict[type, str] = {str: "a string", dict: "an object"}
+
+
+def _check_fields(value: Any, fields: dict[str, tuple[type, bool]], path: Path) -> None:
+    """TraceDataError naming the file and the field when `value` is not an object with `fields` of their types."""
+    if not isinstance(value, dict) or any(
+        k not in value for k, (_, optional) in fields.items() if not optional
+    ):
+        raise TraceDataError(
+            "not written by `trace-bench collab-rec run`: expected a JSON object with "
+            f"{', '.join(k for k, (_, optional) in fields.items() if not optional)}",
+            path=path,
+        )
+    for key, (kind, optional) in fields.items():
+        if not isinstance(value.get(key), kind) and not (optional and value.get(key) is None):
+            raise TraceDataError(
+                f"{key}: {json.dumps(value.get(key))[:60]}; expected {_JSON_NAMES[kind]} (not written by "
+                "`trace-bench collab-rec run`)",
+                path=path,
+            )
+
+
 def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     out = []
     for d in dirs:
@@ -49,16 +78,12 @@ def load_runs(dirs: Sequence[str | Path]) -> list[tuple[dict[str, Any], dict[str
                 f"no {METRICS_FILE}: not a finished `trace-bench collab-rec run` folder", path=d
             )
         run, metrics = read_json(d / RUN_FILE), read_json(d / METRICS_FILE)
-        for name, value, keys in (
-            (RUN_FILE, run, ("strategy", "config")),
-            (METRICS_FILE, metrics, ("systems",)),
-        ):
-            if not isinstance(value, dict) or any(k not in value for k in keys):
-                raise TraceDataError(
-                    f"not written by `trace-bench collab-rec run`: expected a JSON object with "
-                    f"{', '.join(keys)}",
-                    path=d / name,
-                )
+        for name, value, fields in ((RUN_FILE, run, RUN_FIELDS), (METRICS_FILE, metrics, METRICS_FIELDS)):
+            _check_fields(value, fields, d / name)
+        if not all(isinstance(v, dict) for v in metrics["systems"].values()):
+            raise TraceDataError(
+                "systems: expected an object of system name -> metrics object", path=d / METRICS_FILE
+            )
         out.append((run, metrics))
     return out
 

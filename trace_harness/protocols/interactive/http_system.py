@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -193,9 +194,31 @@ class HTTPSystem(System):
             return SystemReply.lost_turn(action, "garbage", "reply is JSON nested too deeply")
 
     def _post(self, body: dict[str, Any]) -> tuple[int, bytes]:
-        """(status, reply bytes) of one POST, read within the deadline and the size cap (or _LostTurn)."""
+        """(status, reply bytes) of one POST, read within the deadline and the size cap (or _LostTurn). The
+        request runs in a thread of its own that the turn waits for at most `timeout` seconds, so the deadline
+        covers connecting and the headers too (a server dripping its headers byte by byte never trips a read
+        timeout); a request given up on ends when the server does or when the system is closed."""
         deadline = time.monotonic() + self.timeout
         late = f"the reply was not complete within {self.timeout:g} s (--timeout bounds the whole reply)"
+        outcome: dict[str, Any] = {}
+
+        def send() -> None:
+            try:
+                outcome["reply"] = self._read(body, deadline, late)
+            except BaseException as e:  # handed to the turn's thread, which raises it
+                outcome["error"] = e
+
+        worker = threading.Thread(target=send, name="http-system-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            raise _LostTurn("timeout", late)
+        if "error" in outcome:
+            raise outcome["error"]
+        reply: tuple[int, bytes] = outcome["reply"]
+        return reply
+
+    def _read(self, body: dict[str, Any], deadline: float, late: str) -> tuple[int, bytes]:
         with self._client.stream("POST", self.url, json=body) as r:
             declared = r.headers.get("content-length", "")
             if declared.isdigit() and int(declared) > self.max_reply_bytes:

@@ -190,6 +190,7 @@ class TeacherForcedRun(Protocol):
 
     name = "teacher_forced"
     unit = "turn"
+    output_kind = "predictions file"
 
     def __init__(
         self,

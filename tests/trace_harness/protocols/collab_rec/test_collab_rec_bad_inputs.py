@@ -58,6 +58,18 @@ def test_query_ids_that_sanitise_alike_keep_their_own_files(city_kb, tmp_path):
     assert run_benchmark("randrec", city_kb, queries, out, progress=False) == first
 
 
+def test_query_ids_of_four_byte_characters_get_file_names_that_fit(city_kb, tmp_path):
+    """The file-name limit counts bytes: 80 four-byte characters are 320 bytes, over the 255 a name may have."""
+    ids = ["\U0001d49c" * 80, "\U0001d49c" * 79 + "b", "\u00e9" * 80]
+    out = tmp_path / "run"
+    run_benchmark("randrec", city_kb, _queries(tmp_path, ids), out, progress=False)
+    files = sorted(p.name for p in (out / "queries").iterdir())
+    assert len(files) == 3 and all(
+        len(f.encode("utf-8")) <= 233 for f in files
+    )  # and their temporaries fit 255
+    assert "\u00e9" * 80 + ".json" in files  # 160 bytes: still its plain name
+
+
 def test_ids_that_differ_only_by_case_are_refused_before_any_work(city_kb, tmp_path):
     from trace_dataset.io import TraceDataError
 
@@ -281,3 +293,34 @@ def test_a_model_answering_one_request_at_a_time_takes_the_queries_one_by_one(ci
     assert one_by_one == lockstep and sorted(order_one) == sorted(order) and len(order) == 18
     assert sum(a != b for a, b in itertools.pairwise(order_one)) == 2  # q1's six calls, then q2's, then q3's
     assert sum(a != b for a, b in itertools.pairwise(order)) > 2  # round 1 of all three, then round 2
+
+
+@pytest.mark.parametrize(
+    ("run", "metrics", "said"),
+    [
+        ({"strategy": 5, "config": []}, {"systems": {}}, "run.json: strategy: 5; expected a string"),
+        ({"strategy": "mami", "config": []}, {"systems": {}}, "run.json: config: []; expected an object"),
+        (
+            {"strategy": "mami", "config": {}, "llm": "x"},
+            {"systems": {}},
+            'run.json: llm: "x"; expected an object',
+        ),
+        (
+            {"strategy": "mami", "config": {}},
+            {"systems": []},
+            "metrics.json: systems: []; expected an object",
+        ),
+        (
+            {"strategy": "mami", "config": {}},
+            {"systems": {"M_1": 3}},
+            "metrics.json: systems: expected an object",
+        ),
+    ],
+)
+def test_tables_name_a_field_of_the_wrong_type_inside_the_run_files(tmp_path, capsys, run, metrics, said):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps(run))
+    (out / "metrics.json").write_text(json.dumps(metrics))
+    rc, text = run_cli(capsys, "collab-rec", "tables", out)
+    assert rc == 2 and said in text, text

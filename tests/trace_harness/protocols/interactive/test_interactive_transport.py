@@ -208,3 +208,38 @@ def test_the_llm_traveler_stops_on_a_connection_failure_and_falls_back_on_an_out
     with StubOpenAI(responder=answer) as stub:
         llm = load_llm(stub.spec(), cache_path=False, max_retries=1, backoff=0.01)
         assert generate_or_none(llm, conversations) == ["hi from 0", None, "hi from 2"]
+
+
+def test_headers_dripped_past_the_deadline_lose_the_turn(kb):
+    """Each header line comes within the read timeout, so only a deadline over the whole request cuts it."""
+    import socket
+    import threading
+
+    from trace_harness.protocols.interactive.http_system import _LostTurn
+
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\n")
+        while not stop.wait(0.1):
+            try:
+                conn.sendall(b"X-Drip: 1\r\n")
+            except OSError:
+                break
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    system = HTTPSystem(f"http://127.0.0.1:{listener.getsockname()[1]}/", kb, timeout=0.5)
+    try:
+        with pytest.raises(_LostTurn, match="whole reply") as lost:
+            system._post({"turn_id": 1})
+        assert lost.value.reason == "timeout"
+    finally:
+        stop.set()
+        system.close()
+        thread.join(5)
+        listener.close()
