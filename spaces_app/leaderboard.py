@@ -329,7 +329,7 @@ def _finite(value: Any) -> float | None:
 
 
 def _cell(value: Any, ci: Any, tied: Any) -> Cell:
-    """A stored cell (`trace_harness.leaderboard.build.row_cells`) as shown: non-finite values are none."""
+    """A stored cell (`trace_harness.leaderboard.render.row_cells`) as shown: non-finite values are none."""
     value = _finite(value)
     if value is None:
         return Cell(None)
@@ -388,7 +388,7 @@ def board_lines(
     if sort_by not in sort_choices(view):
         raise ValueError(f"cannot sort {view!r} by {sort_by!r}; expected one of {sort_choices(view)}")
     query = (query or "").strip().lower()
-    from trace_harness.leaderboard.build import open_rows, row_cells
+    from trace_harness.leaderboard.render import open_rows, row_cells
 
     opened = open_rows(rows)
     index = next((i for i, c in enumerate(columns) if header(c) == sort_by), 0)

@@ -6,7 +6,6 @@ results store.
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -16,9 +15,11 @@ import pytest
 
 from tests.support.browser import (
     CHROMIUM,
+    GAP_PLOT,
     SYSTEMS_JS,
     chromium,
     chromium_page,
+    hover_point,
     served,
     systems,
     wait_for_table,
@@ -206,7 +207,7 @@ def test_intervals_best_marks_and_the_itinerary_note(page_on_app):
     assert "Itinerary ranks with TF-IDF's ranking" in page.inner_text("#leaderboard-table .trace-board-notes")
 
 
-def test_rank_column_with_its_interval_on_hover(page_on_app):
+def test_rank_column_with_its_interval_onhover_point(page_on_app):
     page, _ = page_on_app
     rank = page.locator('#leaderboard-table tr[data-system="Popularity"] td.rank')
     assert rank.inner_text().strip() == "2"
@@ -273,70 +274,32 @@ def _by_corpus(shown: list[str]) -> tuple[list[str], list[str]]:
     ]
 
 
-PLOT = "#gap-plot .js-plotly-plot"
-POINT_JS = """([group, name]) => {  // the page position of a named trace's point that stands furthest from the rest
-  const gd = document.querySelector('#gap-plot .js-plotly-plot');
-  const L = gd._fullLayout, box = gd.getBoundingClientRect();
-  const px = (x, y) => [L.xaxis.l2p(x), L.yaxis.l2p(y)];
-  const t = gd._fullData.find(t => t.legendgroup === group && t.name === name);
-  const others = gd._fullData.flatMap(u => u.x.map((x, j) => [u, j])).filter(([u, j]) => u.y[j] != null)
-    .map(([u, j]) => ({u, j, p: px(u.x[j], u.y[j])}));
-  let best = 0, room = -1;  // the closest-hover pick is unambiguous only where no other point is near
-  t.x.forEach((x, i) => {
-    const [a, b] = px(x, t.y[i]);
-    const d = Math.min(...others.filter(o => !(o.u === t && o.j === i)).map(o => Math.hypot(o.p[0] - a, o.p[1] - b)));
-    if (d > room) { room = d; best = i; }
-  });
-  const [a, b] = px(t.x[best], t.y[best]);
-  return {x: box.left + L._size.l + a, y: box.top + L._size.t + b, label: t.customdata[best][0]};
-}"""
-
-
-def _hover(page, group: str, name: str) -> str:
-    """The hover text of the trace's most isolated point (the plot may still be redrawing when the tab has just
-    opened: the point is looked up again until its own label shows)."""
-    text = ""
-    for _ in range(8):
-        point = page.evaluate(POINT_JS, [group, name])
-        page.mouse.move(point["x"] + 40, point["y"] + 40)
-        page.mouse.move(point["x"], point["y"])
-        page.wait_for_selector("#gap-plot .hoverlayer .hovertext")
-        text = page.eval_on_selector(
-            "#gap-plot .hoverlayer .hovertext",
-            "g => [...g.querySelectorAll('tspan.line')].map(t => t.textContent).join('\\n') || g.textContent",
-        )
-        if text.startswith(html.unescape(point["label"])):
-            return text
-        page.wait_for_timeout(500)
-    return text
-
-
 def test_gap_plot_is_interactive(page_on_app):
     page, _ = page_on_app
     page.get_by_role("tab", name="Three-Competency Gap").click()
     page.wait_for_function(
-        f"() => document.querySelector('{PLOT}') && document.querySelector('{PLOT}')._fullData"
+        f"() => document.querySelector('{GAP_PLOT}') && document.querySelector('{GAP_PLOT}')._fullData"
     )
-    hover = _hover(page, "non-LLM", "scored here")
+    hover = hover_point(page, "non-LLM", "scored here")
     assert re.search(r"(Popularity|TF-IDF) \(non-LLM\)", hover) and "Recall@1 0." in hover
     assert "95% CI" in hover and "CGS (grounding) 0." in hover
     bars = page.evaluate(
-        f"() => document.querySelector('{PLOT}')._fullData"
+        f"() => document.querySelector('{GAP_PLOT}')._fullData"
         ".filter(t => t.name === 'scored here').map(t => t.error_y.visible)"
     )
     assert bars == [True]  # error bars from the intervals
     page.locator("#gap-plot .legend .traces").filter(has_text="scored here").first.click()
     page.wait_for_function(
-        f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === "
+        f"() => document.querySelector('{GAP_PLOT}')._fullData.filter(t => t.legendgroup === "
         "'non-LLM').every(t => t.visible === 'legendonly')"
     )
     assert page.evaluate(
-        f"() => document.querySelector('{PLOT}')._fullData.filter(t => t.legendgroup === 'LLM')"
+        f"() => document.querySelector('{GAP_PLOT}')._fullData.filter(t => t.legendgroup === 'LLM')"
         ".every(t => t.visible === true)"
     )
     page.locator("#gap-y").get_by_text("Rejection recovery", exact=True).click()
     page.wait_for_function(
-        f"() => document.querySelector('{PLOT}').layout.yaxis.title.text === 'Rejection recovery'"
+        f"() => document.querySelector('{GAP_PLOT}').layout.yaxis.title.text === 'Rejection recovery'"
     )
 
 
@@ -373,10 +336,10 @@ def test_valid_submission_appears_as_a_new_row_as_text(page_on_app, valid_predic
     )
     page.get_by_role("tab", name="Three-Competency Gap").click()
     page.wait_for_function(
-        f"() => {{ const gd = document.querySelector('{PLOT}'); return gd && gd._fullData && "
+        f"() => {{ const gd = document.querySelector('{GAP_PLOT}'); return gd && gd._fullData && "
         "gd._fullData.some(t => t.legendgroup === 'submitted'); }"
     )
-    assert _hover(page, "submitted", "scored here").startswith(
+    assert hover_point(page, "submitted", "scored here").startswith(
         NAME
     )  # the hover text shows the name as written
     assert page.evaluate("window.__x === undefined && window.__y === undefined")  # nothing ran

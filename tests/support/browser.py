@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import socket
 from collections.abc import Iterator
@@ -107,3 +108,42 @@ def wait_for_table(page, text: str, present: bool = True, timeout: float = 60_00
         arg=[text, present],
         timeout=timeout,
     )
+
+
+# ---- the gap plot: hovering a point as a user does ----
+GAP_PLOT = "#gap-plot .js-plotly-plot"
+POINT_JS = """([group, name]) => {  // the page position of a named trace's point that stands furthest from the rest
+  const gd = document.querySelector('#gap-plot .js-plotly-plot');
+  const L = gd._fullLayout, box = gd.getBoundingClientRect();
+  const px = (x, y) => [L.xaxis.l2p(x), L.yaxis.l2p(y)];
+  const t = gd._fullData.find(t => t.legendgroup === group && t.name === name);
+  const others = gd._fullData.flatMap(u => u.x.map((x, j) => [u, j])).filter(([u, j]) => u.y[j] != null)
+    .map(([u, j]) => ({u, j, p: px(u.x[j], u.y[j])}));
+  let best = 0, room = -1;  // the closest-hover pick is unambiguous only where no other point is near
+  t.x.forEach((x, i) => {
+    const [a, b] = px(x, t.y[i]);
+    const d = Math.min(...others.filter(o => !(o.u === t && o.j === i)).map(o => Math.hypot(o.p[0] - a, o.p[1] - b)));
+    if (d > room) { room = d; best = i; }
+  });
+  const [a, b] = px(t.x[best], t.y[best]);
+  return {x: box.left + L._size.l + a, y: box.top + L._size.t + b, label: t.customdata[best][0]};
+}"""
+
+
+def hover_point(page, group: str, name: str) -> str:
+    """The hover text of the trace's most isolated point (the plot may still be redrawing when the tab has just
+    opened: the point is looked up again until its own label shows)."""
+    text = ""
+    for _ in range(8):
+        point = page.evaluate(POINT_JS, [group, name])
+        page.mouse.move(point["x"] + 40, point["y"] + 40)
+        page.mouse.move(point["x"], point["y"])
+        page.wait_for_selector("#gap-plot .hoverlayer .hovertext")
+        text = page.eval_on_selector(
+            "#gap-plot .hoverlayer .hovertext",
+            "g => [...g.querySelectorAll('tspan.line')].map(t => t.textContent).join('\\n') || g.textContent",
+        )
+        if text.startswith(html.unescape(point["label"])):
+            return text
+        page.wait_for_timeout(500)
+    return text

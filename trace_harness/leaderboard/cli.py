@@ -115,7 +115,8 @@ def _add_hub_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from trace_harness.leaderboard.build import build_leaderboard, format_tables, write_leaderboard
+    from trace_harness.leaderboard.build import build_leaderboard, write_leaderboard
+    from trace_harness.leaderboard.render import format_tables
     from trace_metrics.lib.significance import Settings
 
     _check_hub_arguments(args)

@@ -84,7 +84,7 @@ def run_llm_step(
     finally:
         ctx.close()
     print(header(reproduce, split=config.split))
-    from trace_harness.leaderboard.build import format_tables
+    from trace_harness.leaderboard.render import format_tables
 
     print(format_tables(rows, pools=("closed",)))
     return failed

@@ -365,7 +365,8 @@ def score_runs(ctx: Context, judge: LLM | None = None, nli: Any = None) -> list[
 def leaderboard(ctx: Context, judge: LLM | None = None, nli: Any = None) -> dict[str, Any]:
     """Score the runs (closed runs with the judge and NLI when given), write OUT/leaderboard/ and return the rows,
     the files and the tables as text."""
-    from trace_harness.leaderboard.build import format_tables, write_leaderboard
+    from trace_harness.leaderboard.build import write_leaderboard
+    from trace_harness.leaderboard.render import format_tables
 
     config = ctx.config
     rows = score_runs(ctx, judge, nli)

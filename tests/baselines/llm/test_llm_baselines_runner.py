@@ -211,7 +211,8 @@ def test_the_same_baseline_under_two_models_gives_two_leaderboard_rows(data_dir,
 
 def test_memory_aug_is_reported_apart_on_the_leaderboard(data_dir, tmp_path, monkeypatch):
     from tests.support.llm_baselines import WordEncoder
-    from trace_harness.leaderboard.build import build_leaderboard, format_tables
+    from trace_harness.leaderboard.build import build_leaderboard
+    from trace_harness.leaderboard.render import format_tables
 
     monkeypatch.setenv("TRACE_BENCH_CACHE", str(tmp_path / "cache"))
     for name in ("memory_aug", "llm_zero_shot"):

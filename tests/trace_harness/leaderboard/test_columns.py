@@ -3,8 +3,9 @@ metric declared only once (here, in the test) is on every leaderboard row and in
 
 from __future__ import annotations
 
-from trace_harness.leaderboard.build import result_row, row_cells
+from trace_harness.leaderboard.build import result_row
 from trace_harness.leaderboard.interactive import SECTIONS, TF_COLUMNS, VIEWS, source
+from trace_harness.leaderboard.render import row_cells
 from trace_harness.protocols.interactive.report import TURN_COLUMNS
 from trace_metrics import specs, tables
 

@@ -14,7 +14,8 @@ import pytest
 from tests.support.leaderboard import write_run
 from trace_dataset.constants import NOT_OWN_SHARE
 from trace_harness import fallbacks as fb
-from trace_harness.leaderboard.build import build_leaderboard, format_tables, mark_best, write_leaderboard
+from trace_harness.leaderboard.build import build_leaderboard, mark_best, write_leaderboard
+from trace_harness.leaderboard.render import format_tables
 
 
 @pytest.mark.parametrize(

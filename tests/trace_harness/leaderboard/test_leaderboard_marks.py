@@ -13,12 +13,12 @@ from trace_harness.leaderboard.build import (
     PER_DIALOGUE_FILE,
     add_intervals,
     build_leaderboard,
-    format_tables,
     mark_best,
     read_leaderboard,
     result_row,
     write_leaderboard,
 )
+from trace_harness.leaderboard.render import format_tables
 from trace_metrics.lib import intervals as iv
 
 N = 200  # dialogues, two recommendation turns each

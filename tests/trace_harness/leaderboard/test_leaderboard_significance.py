@@ -12,7 +12,8 @@ import pytest
 
 from tests.support.leaderboard import fake_result
 from trace_bench.cli import main
-from trace_harness.leaderboard.build import format_tables, mark_best, result_row, write_leaderboard
+from trace_harness.leaderboard.build import mark_best, result_row, write_leaderboard
+from trace_harness.leaderboard.render import format_tables
 from trace_metrics.lib import intervals as iv
 from trace_metrics.lib.significance import Settings
 from trace_metrics.specs import spec
