@@ -6,10 +6,12 @@ in under 10 minutes in total on 2 cores.
     python benchmarks/baselines.py --data DIR [--split all] [--pool closed] [--num-proc 2]
     python benchmarks/baselines.py --build /tmp/trace_builtin   # build the built-in corpus first:
                                    # synthetic Yelp bundle -> knowledge base -> 10,000 dialogues
+    python benchmarks/baselines.py --build /tmp/trace_builtin --tfidf-peer 200   # TF-IDF against scikit-learn
 
 Prints one row per baseline (rows, wall seconds, turns/s, CPU seconds of the run and its workers, turns per
 CPU second) and the total, with the machine it ran on. On a shared machine the wall time depends on what
-else runs; the CPU columns do not.
+else runs; the CPU columns do not. `--tfidf-peer N` instead times the TF-IDF scorer against scikit-learn's on N
+queries per cell of the knowledge base (benchmarks/_tfidf_peer.py) and prints the CPU-time ratios.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--out-dir", type=Path, default=None, help="keep the predictions here (default: a temp dir)"
     )
+    ap.add_argument(
+        "--tfidf-peer", type=int, default=0, metavar="N", help="TF-IDF against scikit-learn instead"
+    )
     args = ap.parse_args(argv)
 
     from baselines import NON_LLM_BASELINES
@@ -90,6 +95,13 @@ def main(argv: list[str] | None = None) -> int:
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs visible, "
         f"python {platform.python_version()}; --num-proc {args.num_proc}, split {args.split}, pool {args.pool}"
     )
+    if args.tfidf_peer:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_tfidf_peer", _HERE / "_tfidf_peer.py")
+        peer = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(peer)  # type: ignore[union-attr]
+        return peer.tfidf_peer(kb, args.tfidf_peer)
     print(f"{'baseline':<12} {'rows':>8} {'seconds':>9} {'turns/s':>9} {'cpu s':>9} {'turns/cpu s':>12}")
     total_s, total_cpu, total_rows = 0.0, 0.0, 0
     with tempfile.TemporaryDirectory() as tmp:

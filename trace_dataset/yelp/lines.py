@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
@@ -18,6 +19,11 @@ from typing import Any, Literal, overload
 from trace_dataset.constants import CITY_ALIASES, CITY_NAMES
 from trace_dataset.io import TraceDataError
 from trace_dataset.yelp.attributes import normalise_attributes, parse_price
+
+try:  # the fast parser (the `fast` extra); without it every line goes through the stdlib's
+    import orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    orjson = None  # type: ignore[assignment]
 
 log = logging.getLogger("trace_dataset.yelp.reader")  # one logger name for everything the reader reports
 
@@ -130,9 +136,34 @@ def _no_constant(name: str) -> float:
 
 _JSON = json.JSONDecoder(parse_constant=_no_constant)  # NaN, Infinity, -Infinity: malformed, never stored
 _WS = " \t\n\r"
+# 19 digits in a row: possibly an integer past 64 bits, which orjson reads as a float where the stdlib keeps it
+# exact, so such a line goes to the stdlib (digits in a string send it there too: slower, never different)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# Brackets past which a line may nest deeper than the stdlib's recursion allows (orjson allows 1,024 levels): such
+# a line goes to the stdlib too, so that "nested too deeply" means what it meant without orjson
+_MAX_FAST_BRACKETS = 256
 
 
 def _decode(raw: bytes) -> dict[str, Any]:
+    """One line -> its JSON object. orjson reads the lines it accepts as an object (the same object the stdlib
+    gives); any other line (malformed, not an object, or one that may hold an integer past 64 bits or nest
+    deeply, where the two parsers differ) goes through the stdlib, which names the reason."""
+    if (
+        orjson is not None
+        and raw.count(b"[") + raw.count(b"{") <= _MAX_FAST_BRACKETS
+        and _LONG_DIGITS.search(raw) is None
+    ):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if type(obj) is dict:
+                return obj
+    return _decode_stdlib(raw)
+
+
+def _decode_stdlib(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

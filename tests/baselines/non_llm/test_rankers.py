@@ -58,7 +58,7 @@ def test_tfidf_document_is_name_categories_reviews_and_index_is_per_cell(tfidf_k
     assert idx.n_docs == 3
     assert idx.idf["restaurants"] == pytest.approx(1.0)
     assert idx.idf["pizza"] == pytest.approx(math.log(4 / 3) + 1)
-    assert "alpha" in idx.vectors["t_a"] and "and" not in idx.vectors["t_a"]  # stop word dropped
+    assert "alpha" in idx.vector("t_a") and "and" not in idx.vector("t_a")  # stop word dropped
     assert scorer.index(CITY, "restaurant") is idx  # cached
     s = scorer.scores("I want pizza", ["t_a", "t_b", "t_c"])
     # Document A = alpha, restaurants, pizza x2, beer: weights alpha 1.693147, restaurants 1.0,
