@@ -22,6 +22,7 @@ from typing import Any
 
 from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_dataset.kb.store import KnowledgeBase
+from trace_dataset.prediction import Prediction
 from trace_harness.integrations.inspect_eval.turns import TurnRequest, TurnSet, sample_id
 from trace_metrics import specs
 from trace_metrics.lib import intervals as iv
@@ -101,7 +102,9 @@ def suite_result(
     if not dialogues:
         return {**out, "values": {}, "n": {}, "ci": {}, "per_item": {}}
     index = {
-        (d["dialogue_id"], t["turn_id"]): dict(predictions[sample_id(d["dialogue_id"], t["turn_id"])])
+        (d["dialogue_id"], t["turn_id"]): Prediction.from_dict(
+            predictions[sample_id(d["dialogue_id"], t["turn_id"])]
+        )
         for d in dialogues
         for t in d["turns"]
         if t["role"] == "system"

@@ -132,9 +132,9 @@ class ZeroShotTurns:
         """The baseline's prediction row for the answer (a schema-valid value or an LLMOutputError), with the
         scores behind its ranking under `scores` (ties of the live turn metrics; not a prediction field)."""
         output = self.pipe.read(dict(request.inp), request.built, answer)
-        row = self.pipe.postprocess(output)
-        if output.get("scores") is not None:
-            row["scores"] = dict(output["scores"])
+        row = self.pipe.postprocess(output).to_dict()
+        if output.scores is not None:
+            row["scores"] = dict(output.scores)
         return row
 
     def describe(self) -> dict[str, Any]:
