@@ -97,8 +97,8 @@ def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def column_names(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """A heading per row: the system, with its folder's name where two rows rate the same system (two "TF-IDF"
-    columns told nothing apart), the whole folder where even those are alike."""
+    """A heading per row: the system, with its folder's name where two rows rate the same system (two columns of
+    one label told nothing apart), the whole folder where even those are alike."""
     from collections import Counter
 
     systems = Counter(r["system"] for r in rows)

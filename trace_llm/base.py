@@ -66,8 +66,8 @@ def prefix_reuse() -> Iterator[None]:
     """Requests sent inside continue earlier ones (a debater's next round, a Collab-REC agent's next round): a
     backend may keep states so that each reads only what follows the shared part (llama.cpp's prompt cache,
     `prompt_cache`). Speed only: the replies are the same (tests/trace_llm/test_llama_parallel.py). Outside, the
-    backend keeps no state beyond what it holds anyway: issue 39 measured llama-cpp-python's `LlamaRAMCache` costing
-    6-31% on distinct prompts."""
+    backend keeps no state beyond what it holds anyway: llama-cpp-python's `LlamaRAMCache` was measured costing
+    6-31% on distinct prompts (docs/llm.md)."""
     token = _PREFIX_REUSE.set(True)
     try:
         yield

@@ -4,7 +4,7 @@ llama.cpp's context holds `parallel` sequences, each in its own stream of the KV
 `context` tokens, so a sequence attends to its own tokens only and every sequence has the context a request has
 alone. A request's prompt is read alone, into a free sequence, in llama-cpp-python's 512-token chunks; then each
 generation step decodes the next token of every sequence in one `llama_decode` call: the model's weights are read
-once for all of them, which is what a step of a small model on a CPU costs (issue 39's check: 8 sequences gave
+once for all of them, which is what a step of a small model on a CPU costs (measured: 8 sequences gave
 1.56-2.19x the generation throughput of the same 8 one after another, one thread, the packaged GGUF). A
 sequence that ends frees its place for the next request at once (continuous batching).
 

@@ -8,8 +8,8 @@ the list"). Its quotes ignore the query too (the best-starred review's first usa
 
 `drop_rejected=True` (`trace-bench run popularity --param drop_rejected=true`) restores the behaviour every
 other baseline has: rejected POIs are removed from the ranking and the response acknowledges the rejection.
-The parameter is recorded in the run metadata and names the row (`variant`: "Popularity [drops rejected]"),
-so a table says which reading produced it; the default row is plain "Popularity", the paper's reading.
+The parameter is recorded in the run metadata and names the row (`variant`: the label followed by "[drops rejected]"),
+so a table says which reading produced it; the default row carries the plain label, the paper's reading.
 """
 
 from __future__ import annotations

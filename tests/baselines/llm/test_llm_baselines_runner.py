@@ -230,12 +230,12 @@ def test_memory_aug_is_reported_apart_on_the_leaderboard(data_dir, tmp_path, mon
         "LLM Zero-Shot (scripted-model)": True,
         "Memory-Aug. (scripted-model)": False,
     }
-    table = format_tables(rows, pools=("closed",)).split("\n\n")[1]  # Table 5, after the legend
-    lines = table.splitlines()
-    assert lines[2].startswith("LLM Zero-Shot (scripted-model) ") and lines[3].startswith(
+    text = format_tables(rows, pools=("closed",))
+    lines = text.split("Table 5: headline — pool: closed\n", 1)[1].splitlines()  # its header, then its rows
+    assert lines[1].startswith("LLM Zero-Shot (scripted-model) ") and lines[2].startswith(
         "Memory-Aug. (scripted-model)‡ "
     )
-    assert lines[4].startswith("‡ not session-isolated")
+    assert lines[3].startswith("‡ not session-isolated")
 
 
 def test_a_run_resumes_with_other_transport_settings_which_stay_recorded(data_dir, tmp_path):

@@ -21,13 +21,14 @@ from typing import Any
 from inspect_ai.log import EvalLog, read_eval_log
 
 from trace_dataset.io import TraceDataError, write_json, write_jsonl
+from trace_harness.fallbacks import row_counts
 from trace_harness.integrations.inspect_eval import TEACHER_FORCED_TASK
 from trace_harness.integrations.inspect_eval.scorer import prediction_of
 from trace_harness.integrations.inspect_eval.scores import predictions_in_order
 from trace_harness.integrations.inspect_eval.tasks import chat_messages
 from trace_harness.integrations.inspect_eval.turns import TurnSet, load_turns
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
-from trace_harness.protocols.teacher_forced.runner import meta_path, row_counts
+from trace_harness.protocols.teacher_forced.runner import meta_path
 
 TURN_ARGS: tuple[str, ...] = ("split", "pool", "subset", "seed", "history")
 PIPELINE_ARGS: tuple[str, ...] = (
@@ -117,12 +118,23 @@ def run_meta(log: EvalLog, turnset: TurnSet, rows: list[dict[str, Any]], out: Pa
     }
 
 
+def read_log(path: str | os.PathLike) -> EvalLog:
+    """An Inspect log file read, or TraceDataError naming the file and what was expected."""
+    expected = "expected an Inspect log (.eval or .json) that `inspect eval trace_bench/trace` wrote"
+    if not Path(path).is_file():
+        raise TraceDataError(f"{path}: no such file; {expected}")
+    try:
+        return read_eval_log(str(path))
+    except Exception as e:  # inspect_ai raises zip, JSON, pydantic and OS errors alike for a bad file
+        raise TraceDataError(f"{path}: not a readable Inspect log ({type(e).__name__}); {expected}") from None
+
+
 def write_log_predictions(
     log_path: str | os.PathLike, out: str | os.PathLike, data: str | os.PathLike | None = None
 ) -> dict[str, Any]:
     """Write the log's predictions to `out` with its `.meta.json` (and the subset's data directory beside it);
     returns {"predictions", "meta", "data", "rows", "turns", "complete"}."""
-    log = read_eval_log(str(log_path))
+    log = read_log(log_path)
     turnset, rows = log_predictions(log, data)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
