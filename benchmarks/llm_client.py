@@ -8,7 +8,7 @@ plain aiohttp (the peer: one session, `concurrency` requests in flight, each ans
 
 The server (benchmarks/reproduce.py's: HTTP/1.1 keep-alive, the same small chat completion for every request) runs
 in its own process. Prints requests/s and the client's CPU milliseconds per request for each client, and the
-product's rate as a share of plain aiohttp's. The goal (issue 39): at least 2,000 requests/s at concurrency 256,
+product's rate as a share of plain aiohttp's. The goal: at least 2,000 requests/s at concurrency 256,
 so that the client is never what a serving cluster waits on.
 """
 
