@@ -7,7 +7,10 @@ A lock file a killed process left behind is not locked any more, so the next wri
 
 The holder removes the file on release, before unlocking; a process that locked a file just removed (it opened
 the old one first) sees that the path no longer names what it holds and tries again, so two processes never
-both believe they hold the lock. Where `flock` is missing (not POSIX), the block runs unlocked.
+both believe they hold the lock. `output_lock(path, wait=True)` waits for the holder instead of refusing: for
+an output that several processes may each write and then reuse (a seeded subset that the shards of one run all
+read), the first writes it and the others find it written. Where `flock` is missing (not POSIX), the block runs
+unlocked.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ def _same_file(fd: int, lock: Path) -> bool:
     return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
-def _acquire(lock: Path, what: str) -> int | None:
-    """The locked descriptor of `lock` (None without flock); OutputBusy when another process holds it."""
+def _acquire(lock: Path, what: str, wait: bool = False) -> int | None:
+    """The locked descriptor of `lock` (None without flock); OutputBusy when another process holds it (with
+    `wait`, once it lets go)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
@@ -61,7 +65,7 @@ def _acquire(lock: Path, what: str) -> int | None:
         except OSError as e:
             raise output_error(e, lock, "lock file") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             raise OutputBusy(
@@ -77,10 +81,11 @@ def _acquire(lock: Path, what: str) -> int | None:
 
 
 @contextlib.contextmanager
-def output_lock(path: str | os.PathLike, what: str = "output") -> Iterator[Path]:
-    """Hold the lock of output `path` for the block (module docstring); yields the lock file's path."""
+def output_lock(path: str | os.PathLike, what: str = "output", *, wait: bool = False) -> Iterator[Path]:
+    """Hold the lock of output `path` for the block (module docstring); yields the lock file's path. `wait`:
+    wait for another holder to let go rather than refuse."""
     lock = lock_path(path)
-    fd = _acquire(lock, what)
+    fd = _acquire(lock, what, wait)
     try:
         yield lock
     finally:

@@ -32,6 +32,7 @@ from trace_dataset.io import (
     write_json,
     write_jsonl,
 )
+from trace_dataset.lock import output_lock
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,8 @@ def write_subset(
     dialogue in its own split file) and the same knowledge base (a symlink, a copy where links fail).
 
     Reused when `out_dir` already holds this very subset of these very files; refused when it holds another.
+    One writer at a time (`output_lock`, waiting): the shards of one run, started at once, all read the one
+    subset folder; the first writes it, the others wait for it and reuse it.
     """
     splits = resolve_splits(split)
     root = check_data_dir(data_dir, splits).absolute()
@@ -84,17 +87,31 @@ def write_subset(
         "seed": seed,
         "source_data_files": {s: sha256_file(split_file(root, s)) for s in splits},
     }
-    marker = out_dir / CORPUS_META_FILE
-    if marker.exists():
-        found = read_json(marker).get("subset") or {}
-        if all(found.get(k) == record[k] for k in ("split", "n", "seed", "source_data_files")):  # same files
+    if _written(out_dir, record):
+        return out_dir
+    with output_lock(out_dir, "subset folder", wait=True):
+        if _written(out_dir, record):  # another process wrote it while this one waited
             return out_dir
-        raise TraceDataError(
-            f"this folder holds another subset ({found}); expected {record}: delete it or choose "
-            "another --out folder",
-            path=out_dir,
-        )
-    chosen = select_subset(list(iter_dialogues(root, splits)), n, seed)
+        _write(root, out_dir, splits, record)
+    return out_dir
+
+
+def _written(out_dir: Path, record: dict[str, Any]) -> bool:
+    """Whether `out_dir` holds the subset `record` describes; TraceDataError when it holds another."""
+    marker = out_dir / CORPUS_META_FILE
+    if not marker.exists():
+        return False
+    found = read_json(marker).get("subset") or {}
+    if all(found.get(k) == record[k] for k in ("split", "n", "seed", "source_data_files")):  # same files
+        return True
+    raise TraceDataError(
+        f"this folder holds another subset ({found}); expected {record}: delete it or choose another --out folder",
+        path=out_dir,
+    )
+
+
+def _write(root: Path, out_dir: Path, splits: Sequence[str], record: dict[str, Any]) -> None:
+    chosen = select_subset(list(iter_dialogues(root, splits)), record["n"], record["seed"])
     with staged_dir(out_dir, CORPUS_META_FILE, protect=(root,), what="subset") as tmp:
         for s in splits:
             write_jsonl(split_file(tmp, s), [d for d in chosen if d["split"] == s])
@@ -105,5 +122,6 @@ def write_subset(
         write_json(
             tmp / CORPUS_META_FILE, {**corpus_meta(root), "subset": {**record, "n_dialogues": len(chosen)}}
         )
-    log.info("wrote the seeded %d-dialogue subset of %s (%s) to %s", len(chosen), root, split, out_dir)
-    return out_dir
+    log.info(
+        "wrote the seeded %d-dialogue subset of %s (%s) to %s", len(chosen), root, record["split"], out_dir
+    )

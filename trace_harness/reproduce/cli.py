@@ -88,6 +88,7 @@ def _add_scaling_options(p: argparse.ArgumentParser) -> None:
     """--shard (a share of the dialogues, merged with `trace-bench merge`) and --engine (who sends the requests)."""
     from trace_bench.options import number_in
     from trace_dataset.shards import shard_argument
+    from trace_harness.reproduce.ray_engine import PROCESSORS
 
     p.add_argument(
         "--shard",
@@ -114,11 +115,18 @@ def _add_scaling_options(p: argparse.ArgumentParser) -> None:
         "--import-batch does; needs trace-bench[ray])",
     )
     p.add_argument(
+        "--ray-processor",
+        choices=PROCESSORS,
+        default=PROCESSORS[0],
+        help="--engine ray: http (Ray Data's HTTP request processor against the config's servers; default) or "
+        "vllm (Ray Data's vLLM engine processor runs each batch file's model itself, on GPUs; needs vllm)",
+    )
+    p.add_argument(
         "--ray-concurrency",
         type=number_in(int, 1),
         default=1,
         metavar="N",
-        help="--engine ray: processor tasks per server (default 1)",
+        help="--engine ray: processor tasks per server (http) or vLLM engine replicas (vllm) (default 1)",
     )
 
 
@@ -132,9 +140,11 @@ def _reproduce(args: argparse.Namespace) -> int:
             "--engine ray answers the rounds itself: drop --dry-run, --export-batch and --import-batch"
         )
     if args.engine == "ray":
-        from trace_harness.reproduce.ray_engine import require_ray
+        from trace_harness.reproduce.ray_engine import require_ray, require_vllm
 
         require_ray()  # before any work: say how to install it
+        if args.ray_processor == "vllm":
+            require_vllm()
     if (args.price_input is None) != (args.price_output is None):
         raise UsageError("--price-input and --price-output go together: give both (USD per million tokens)")
     config = load_config(args.config)
@@ -177,7 +187,7 @@ def _reproduce_locked(args: argparse.Namespace, config: Any) -> int:
         elif args.engine == "ray":
             from trace_harness.reproduce.ray_engine import run_ray
 
-            board = run_ray(ctx, args.config, concurrency=args.ray_concurrency)
+            board = run_ray(ctx, args.config, concurrency=args.ray_concurrency, processor=args.ray_processor)
         else:
             from trace_harness.reproduce.run import run_live
 

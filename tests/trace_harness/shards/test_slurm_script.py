@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.baselines import sample_dialogues, write_data_dir
+from trace_harness.protocols.subsets import subset_dirname
 from trace_harness.protocols.teacher_forced.runner import meta_path, run_baseline
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,9 +32,12 @@ def data(tmp_path) -> Path:
     return write_data_dir(tmp_path / "corpus", dialogues)
 
 
-def test_the_array_tasks_then_the_merge_give_the_one_run(data, tmp_path):
+@pytest.mark.parametrize("subset", [None, 5], ids=["split", "subset"])
+def test_the_array_tasks_then_the_merge_give_the_one_run(data, tmp_path, subset):
+    """With --subset, the tasks (started at once) share the one subset folder beside --out: one writes it."""
     n, out = 3, tmp_path / "runs" / "tfidf.jsonl"
     args = ["run", "tfidf", "--data", str(data), "--out", str(out), "--no-progress"]
+    args += ["--subset", str(subset)] if subset else []
     tasks = [
         subprocess.Popen(
             ["bash", str(SCRIPT), "shard", *args],
@@ -47,6 +51,8 @@ def test_the_array_tasks_then_the_merge_give_the_one_run(data, tmp_path):
         output = task.communicate(timeout=300)[0].decode()
         assert task.returncode == 0, output
     assert sorted(p.name for p in out.parent.glob("*.jsonl")) == [f"tfidf.{i}-of-3.jsonl" for i in range(n)]
+    subsets = [p.name for p in out.parent.iterdir() if p.is_dir()]
+    assert subsets == ([subset_dirname("test", subset, 42)] if subset else [])
     merged = subprocess.run(
         ["bash", str(SCRIPT), "merge", *args],
         env=env(SHARDS=str(n)),
@@ -55,8 +61,8 @@ def test_the_array_tasks_then_the_merge_give_the_one_run(data, tmp_path):
         timeout=300,
     )
     assert merged.returncode == 0, merged.stdout + merged.stderr
-    one = tmp_path / "one" / "tfidf.jsonl"
-    run_baseline("tfidf", data, one, progress=False)
+    one = out.with_name("one.jsonl")  # beside the shards: the same subset folder, so the same metadata
+    run_baseline("tfidf", data, one, progress=False, subset=subset)
     assert out.read_bytes() == one.read_bytes()
     assert meta_path(out).read_bytes() == meta_path(one).read_bytes()
 
