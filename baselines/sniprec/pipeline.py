@@ -394,7 +394,8 @@ class SnipRecBaseline(TracePipeline):
         units = best_units(res["turns"], self.kappa, self.store.units) if res else {}
         evidence = SnippetEvidence(self.kb, self.evidence, units)
         response = turn_response(inp, ranked, kb=self.kb, evidence=evidence)
-        add_count(meta, "quote_fallbacks", evidence.fallbacks)
+        # one per turn with a quote from the rule: the fallback report divides it by the system turns
+        add_count(meta, "quote_fallbacks", int(evidence.fallbacks > 0))
         return response
 
 

@@ -280,3 +280,24 @@ def test_a_run_encodes_every_searched_unit_once_before_its_first_batch(kb, tmp_p
     assert sum(model.calls[1:]) == pipe.index.encoded - len(distinct)  # later calls: query texts only
     again = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
     assert list(again(rows)) == preds and again.index.encoded == 0 and again.store.extracted == 0
+
+
+def test_quote_fallbacks_count_turns_so_their_share_is_of_turns(kb, tmp_path, monkeypatch):
+    """A turn whose quotes all come from the query-term rule counts once: `quote_fallbacks` is divided by the
+    run's system turns in the fallback report (12 quotes over 10 turns read as 120%)."""
+    from baselines.sniprec import pipeline
+    from tests.support.sniprec import CountingEncoder
+    from trace_harness.fallbacks import report_of
+
+    monkeypatch.setattr(
+        pipeline, "best_units", lambda *args: {}
+    )  # no unit behind any POI: every quote falls back
+    rows = rows_of(sample_dialogues(2))
+    pipe = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
+    preds = list(pipe(rows))
+    counts = [p["meta"].get("counts", {}).get("quote_fallbacks", 0) for p in preds]
+    quoted = [len(QUOTE_RE.findall(p["response"])) for p in preds]
+    assert max(quoted) >= 2  # a turn with several quotes, each from the rule
+    assert counts == [int(n > 0) for n in quoted]
+    report = report_of({"quote_fallbacks": sum(counts)}, len(preds))
+    assert report["kinds"]["quote_fallbacks"]["share"] == round(sum(counts) / len(preds), 4) <= 1
