@@ -1,7 +1,8 @@
 """The predictions of a run's chunks of dialogues, in this process or in a pool of worker processes.
 
 `chunk_results` yields each chunk's JSON lines in chunk order (a process pool's ordered imap), with the pid that
-made them and that process's pipeline summary so far; `predict_lines` is one chunk's lines, each checked
+made them and that process's pipeline summary so far (in a single process, a callback per row as the
+pipeline hands it over, so that a run's progress bar moves inside a chunk); `predict_lines` is one chunk's lines, each checked
 against the one-row limit that `trace-bench submit` accepts.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from baselines import pipeline
@@ -35,11 +36,20 @@ def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: in
 
 
 def predict_lines(
-    pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0
+    pipe: TracePipeline,
+    dialogues: Sequence[dict[str, Any]],
+    pool: str,
+    skip: int = 0,
+    on_row: Callable[[], object] | None = None,
 ) -> list[str]:
-    """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
+    """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows; `on_row` is
+    called for each kept row as the pipeline hands it over (a progress bar moves inside a chunk)."""
     rows = (r for d in dialogues for r in turn_rows(d, pool))
-    lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
+    lines = []
+    for rec in pipe(rows):
+        lines.append(_checked_line(pipe.name, rec))
+        if on_row is not None and len(lines) > skip:
+            on_row()
     return lines[skip:]
 
 
@@ -74,12 +84,13 @@ def chunk_results(
     tasks: list[tuple[list[dict[str, Any]], int, int]],
     pool: str,
     num_proc: int,
+    on_row: Callable[[], object] | None = None,
 ) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
     """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or a process
-    pool's ordered imap)."""
+    pool's ordered imap); `on_row`: called per row in a single process (predict_lines)."""
     if num_proc == 1 or len(tasks) <= 1:
         for chunk, skip, _ in tasks:
-            yield predict_lines(pipe, chunk, pool, skip), os.getpid(), pipe.summary()
+            yield predict_lines(pipe, chunk, pool, skip, on_row), os.getpid(), pipe.summary()
         return
     if kb.root is None:
         raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")

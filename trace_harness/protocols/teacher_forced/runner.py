@@ -287,6 +287,13 @@ class TeacherForcedRun(Protocol):
         self.written, self.usage = done, {}
         self.out.parent.mkdir(parents=True, exist_ok=True)
         assert self.kb is not None  # start() loaded it
+        shown = [0]  # rows of the current chunk the bar already counts (a replay's dropped rows: none)
+
+        def on_row() -> None:
+            shown[0] += 1
+            if self.bar is not None:
+                self.bar.update(1)
+
         results = chunk_results(
             self.pipe,
             self.system,
@@ -296,6 +303,7 @@ class TeacherForcedRun(Protocol):
             tasks,
             self.config.pool,
             self.num_proc,
+            None if drop else on_row,
         )
         f = None  # opened with the first finished chunk: an interrupted first chunk leaves no empty file
         try:
@@ -315,7 +323,8 @@ class TeacherForcedRun(Protocol):
                 self.written += len(lines)
                 if self.written < self.total:
                     log.info("%s: %d of %d rows written (a rerun resumes after them)", *self._where())
-                yield len(lines)
+                yield len(lines) - shown[0]
+                shown[0] = 0
         except (KeyboardInterrupt, Exception):
             log.warning("%s: stopped after %d of %d rows (a rerun resumes after them)", *self._where())
             raise
