@@ -301,3 +301,33 @@ def test_quote_fallbacks_count_turns_so_their_share_is_of_turns(kb, tmp_path, mo
     assert counts == [int(n > 0) for n in quoted]
     report = report_of({"quote_fallbacks": sum(counts)}, len(preds))
     assert report["kinds"]["quote_fallbacks"]["share"] == round(sum(counts) / len(preds), 4) <= 1
+
+
+def test_the_llm_units_bar_moves_per_request_answered(kb, tmp_path, monkeypatch):
+    """A chunk of POIs is one batch of LLM requests: the units bar counts the requests as they are answered
+    (one per review), not the POIs once the whole chunk is back."""
+    from baselines.sniprec.llm_snippets import LLMExtractor
+    from baselines.sniprec.prompts import PromptRunner
+    from baselines.sniprec.store import UnitStore
+    from tests.support.llm import ScriptedLLM
+
+    bars: list[dict] = []
+
+    class Bar:
+        def __init__(self, *args, **kwargs):
+            bars.append({"total": kwargs["total"], "unit": kwargs["unit"], "moves": []})
+
+        def update(self, n=1):
+            bars[-1]["moves"].append(n)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("tqdm.auto.tqdm", Bar)
+    extractor = LLMExtractor(PromptRunner(ScriptedLLM(lambda conv: ["the staff was friendly"])))
+    store = UnitStore(kb, extractor, cache_dir=tmp_path / "c")
+    pois = sorted(kb.pois)
+    reviews = sum(len(kb.reviews_of(p)) for p in pois)
+    assert store.ensure(pois, progress=True) == len(pois) and reviews > len(pois)
+    assert bars == [{"total": reviews, "unit": "req", "moves": [1] * reviews}]
+    assert extractor.llm.progress is None and extractor.on_request is None  # put back after the pass
