@@ -331,3 +331,22 @@ def test_the_llm_units_bar_moves_per_request_answered(kb, tmp_path, monkeypatch)
     assert store.ensure(pois, progress=True) == len(pois) and reviews > len(pois)
     assert bars == [{"total": reviews, "unit": "req", "moves": [1] * reviews}]
     assert extractor.llm.progress is None and extractor.on_request is None  # put back after the pass
+
+
+def test_query_failures_count_a_turn_once_however_long_its_history(kb, tmp_path, monkeypatch):
+    """Each system turn re-reads every earlier user turn: a failed extraction counts once per system turn
+    whose queries include it, never once per earlier utterance (which passed 100% of the turns)."""
+    from tests.support.sniprec import CountingEncoder
+
+    pipe = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
+    real = pipe._query_snippets
+
+    def all_failed(inputs):
+        return [[(ex, snips, True) for ex, snips, _ in rows] for rows in real(inputs)]
+
+    monkeypatch.setattr(pipe, "_query_snippets", all_failed)
+    preds = list(pipe(rows_of(sample_dialogues(2))))
+    counts = [p["meta"].get("counts", {}).get("query_failures", 0) for p in preds]
+    histories = [len(p["meta"].get("query_snippets", [])) for p in preds]
+    assert max(histories) >= 2 and set(counts) == {0, 1}  # several earlier turns, still one per turn
+    assert counts == [int("k" in p["meta"]) for p in preds]  # every turn that read its history
