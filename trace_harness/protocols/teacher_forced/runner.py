@@ -341,6 +341,8 @@ class TeacherForcedRun(Protocol):
         if self.written != self.total:
             raise RuntimeError(f"wrote {self.written} rows, expected {self.total}")  # a bug, not bad input
         meta["complete"] = True
+        if not self.out.exists():  # no chunk had rows (an empty shard): the run's file is empty
+            self.out.touch()
         this_run: dict[str, Any] = {}
         for summary in self.usage.values():
             add_counts(this_run, summary)

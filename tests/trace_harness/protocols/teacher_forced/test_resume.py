@@ -162,3 +162,19 @@ def test_bare_string_params_still_work(world, tmp_path, capsys):
     assert check_params("hybrid_rrf", {"use_dense": False, "query_mode": "concat", "k": 60}) is None
     assert check_params("spatial", {"text_weight": 1}) is None  # an integer is a number
     assert "expected true or false" in check_params("hybrid_rrf", {"use_dense": "maybe"})
+
+
+def test_shards_without_dialogues_complete_with_an_empty_file(world, tmp_path):
+    """The predictions file appears with the first finished chunk; a shard with no dialogues has none, and
+    still ends complete with its (empty) file, so that every shard of a run can be merged."""
+    from trace_dataset.shards import Shard
+
+    rows = []
+    for i in range(8):
+        out = tmp_path / f"shard{i}.jsonl"
+        meta = run_baseline("popularity", world.corpus, out, progress=False, shard=Shard(i, 8))
+        assert meta["complete"] and out.exists()
+        rows.append(len(out.read_bytes().splitlines()))
+    whole = tmp_path / "whole.jsonl"
+    _run(world, whole, chunk_dialogues=50)
+    assert 0 in rows and sum(rows) == len(whole.read_bytes().splitlines())
