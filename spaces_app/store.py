@@ -48,7 +48,9 @@ RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
 HISTORY_DIR = "history"
 REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
-RowsCheck = Callable[[list[dict[str, Any]]], None]  # raises to refuse a row, given the rows stored now
+# given the rows stored now: raises to refuse a row, or returns the rows the new one retires from results/
+# (their owner's rows under a name today's checks refuse: spaces_app.submissions.refuse_lookalike)
+RowsCheck = Callable[[list[dict[str, Any]]], "list[dict[str, Any]] | None"]
 
 
 def slugify(name: str) -> str:
@@ -207,6 +209,18 @@ def _parse_current(data: bytes, path: str) -> dict[str, Any]:
     return current
 
 
+def _retired(rows: list[dict[str, Any]] | None, row: dict[str, Any], owner: Owner) -> list[str]:
+    """The results files of `rows` that storing `row` retires: each of `owner`'s (OwnerError otherwise) and of
+    another key than `row`'s own."""
+    paths = []
+    for old in rows or ():
+        check_replace(old, owner)
+        path = f"{RESULTS_DIR}/{stored_slug(old)}__{old['pool']}.json"
+        if path != result_path(row):
+            paths.append(path)
+    return paths
+
+
 class ResultsStore(Protocol):
     def rows(self) -> list[dict[str, Any]]: ...
     def put(
@@ -272,12 +286,12 @@ class LocalStore:
     ) -> dict[str, Any]:
         """Store `row` as the next version of its system and pool; returns the stored row (OwnerError when
         another submitter owns the name). `check` sees the rows stored now, under the lock, and raises to
-        refuse: of two submissions racing for look-alike names, the second to take the lock sees the first."""
+        refuse (of two submissions racing for look-alike names, the second to take the lock sees the first) or
+        returns the owner's rows that this one retires from results/ (RowsCheck)."""
         target = self.root / result_path(row)
         record = owner_record(owner)  # hashing a token takes a while: not under the lock
         with self.lock():
-            if check is not None:
-                check(self.rows())
+            retire = _retired(check(self.rows()) if check is not None else None, row, owner)
             current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
             stored = stored_row(row, current, owner, suffix, record)
             with (
@@ -287,6 +301,8 @@ class LocalStore:
                 shutil.copyfileobj(src, out)
             write_json(self.root / history_path(row, stored["version"]), stored)
             write_json(target, stored)  # last: the row appears with its request and history in place
+            for path in retire:
+                (self.root / path).unlink(missing_ok=True)
         return stored
 
     def versions(self, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -377,7 +393,7 @@ class HubStore:
     ) -> dict[str, Any]:
         """As LocalStore.put; `check` sees the rows at the head revision the commit is made on top of, so a
         commit that another writer overtook fails (409/412) instead of landing unchecked."""
-        from huggingface_hub import CommitOperationAdd
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
         from huggingface_hub.errors import HfHubHTTPError
 
         record = owner_record(owner)
@@ -386,8 +402,7 @@ class HubStore:
                 self.api.create_repo(repo_id=self.repo_id, repo_type="dataset", exist_ok=True)
                 self._repo_ready = True
             head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
-            if check is not None:
-                check(self._rows_at(head))
+            retire = _retired(check(self._rows_at(head)) if check is not None else None, row, owner)
             current_file = self._download(result_path(row), revision=head)
             current = (
                 None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))
@@ -407,6 +422,7 @@ class HubStore:
                             path_in_repo=history_path(row, stored["version"]), path_or_fileobj=data
                         ),
                         CommitOperationAdd(path_in_repo=result_path(row), path_or_fileobj=data),
+                        *(CommitOperationDelete(path_in_repo=path) for path in retire),
                     ],
                     commit_message=f"Submission {row['system']} ({row['pool']} pool), version {stored['version']}",
                 )

@@ -16,7 +16,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from spaces_app.owners import Owner, OwnerError
+from spaces_app.names import invisible_char
+from spaces_app.owners import Owner, OwnerError, check_replace
 from spaces_app.store import ResultsStore, check_description, check_name, lookalike_of, slugify
 from spaces_app.uploads import UploadError, first_unparsable_line, read_upload
 from trace_bench.errors import TraceBenchError
@@ -64,7 +65,9 @@ def submit(
         raise SubmissionError(str(e)) from None
     if slugify(name) in {slugify(r) for r in reserved}:
         raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
-    refuse_lookalike(name, store.rows(), reserved)  # early, before the scoring; again under the store's lock
+    refuse_lookalike(
+        name, store.rows(), reserved, owner, pool
+    )  # early, before the scoring; again under the lock
     if pool not in SUBMIT_POOLS:
         raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
     if settings.data_dir is None:
@@ -100,7 +103,7 @@ def submit(
                 path,
                 owner,
                 suffix=upload.suffix,
-                check=lambda rows: refuse_lookalike(name, rows, reserved),
+                check=lambda rows: refuse_lookalike(name, rows, reserved, owner, pool),
             )
         except OwnerError as e:
             raise SubmissionError(str(e)) from None
@@ -108,15 +111,52 @@ def submit(
     return stored
 
 
-def refuse_lookalike(name: str, rows: list[dict[str, Any]], reserved: Collection[str] = ()) -> None:
+def refuse_lookalike(
+    name: str,
+    rows: list[dict[str, Any]],
+    reserved: Collection[str] = (),
+    owner: Owner | None = None,
+    pool: str | None = None,
+) -> list[dict[str, Any]]:
     """SubmissionError when `name` looks like a reserved name or one of the stored `rows`' names but is
-    another system (spaces_app.names.lookalike_key)."""
-    other = lookalike_of(name, [{"system": r} for r in reserved]) or lookalike_of(name, rows)
+    another system (spaces_app.names.lookalike_key); returns the rows it may retire instead.
+
+    A stored row whose name today's checks refuse (an invisible character stored before they were refused:
+    `Alice` + U+FE0F) is its owner's: `owner`, when it owns that row, may submit the look-alike name the
+    checks accept (`Alice`), and the old row of the same `pool` is returned, to be retired from the board by
+    the store in the same write (its history and requests stay); anyone else is told whose row it is.
+    """
+    other = lookalike_of(name, [{"system": r} for r in reserved])
     if other is not None:
         raise SubmissionError(
             f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
             "reader, Unicode TR39); choose a name that reads differently"
         )
+    retire = []
+    for row in rows:
+        other = lookalike_of(name, [row])
+        if other is None:
+            continue
+        hidden = invisible_char(other)
+        if hidden is None:
+            raise SubmissionError(
+                f"the name {name!r} looks like the existing row {other!r} (the same letters to a "
+                "reader, Unicode TR39); choose a name that reads differently"
+            )
+        try:
+            if owner is None:
+                raise OwnerError("no owner given")
+            check_replace(row, owner)
+        except OwnerError:
+            raise SubmissionError(
+                f"the name {name!r} looks like the existing row {other!r}, whose name holds an invisible "
+                f"character ({hidden}) and was stored before such names were refused; only that row's owner "
+                "can take this name (and so replace it, with the token or account it was stored with); "
+                "choose a name that reads differently"
+            ) from None
+        if row.get("pool") == pool:
+            retire.append(row)
+    return retire
 
 
 def _closed_pool_only(settings, plain: Path) -> bool:

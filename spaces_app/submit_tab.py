@@ -2,8 +2,9 @@
 
 On a Hub-hosted Space (`settings.auth == "oauth"`) the submitter is the Hugging Face user logged in with
 `gr.LoginButton` (Gradio injects a `gr.OAuthProfile`); elsewhere it is the holder of a submitter token
-(spaces_app.owners). `submit_action` is the whole handler as a plain function, so tests call it with a
-profile object or a token without a browser or a login.
+(spaces_app.owners), issued by the tab before any row is stored under it (`submit_step`). `submit_step` is the
+whole handler as a plain function, so tests call it with a profile object or a token without a browser or a
+login.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import gradio as gr
 from spaces_app.leaderboard import reserved_names
 from spaces_app.markup import esc
 from spaces_app.owners import OwnerError, owner_from_profile, owner_from_token
-from spaces_app.store import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+from spaces_app.store import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS, check_name, slugify, stored_slug
 from spaces_app.submissions import SUBMIT_POOLS, SubmissionError, submit
 
 log = logging.getLogger(__name__)
@@ -25,8 +26,8 @@ log = logging.getLogger(__name__)
 
 def status_html(kind: str, message: str, extra: str = "") -> str:
     """The Submit tab's status line; `message` and `extra` are escaped (they quote the submitted name)."""
-    colour = {"ok": "#1b5e20", "error": "#b71c1c"}[kind]
-    label = {"ok": "Scored and added", "error": "Error"}[kind]
+    colour = {"ok": "#1b5e20", "error": "#b71c1c", "token": "#0d47a1"}[kind]
+    label = {"ok": "Scored and added", "error": "Error", "token": "Nothing stored yet"}[kind]
     more = f'<div class="trace-status-extra">{esc(extra)}</div>' if extra else ""
     return (
         f'<div class="trace-status trace-status-{kind}" style="color:{colour}"><b>{label}:</b> '
@@ -34,7 +35,16 @@ def status_html(kind: str, message: str, extra: str = "") -> str:
     )
 
 
-def submit_action(
+def _taken(ctx, name: str, pool: str) -> bool:
+    """Whether a stored row has this name's slug in this pool (a name the checks refuse: no)."""
+    try:
+        own = slugify(check_name(name))
+    except ValueError:
+        return False
+    return any(stored_slug(r) == own and r.get("pool") == pool for r in ctx.store.rows())
+
+
+def submit_step(
     ctx,
     path: str | None,
     name: str,
@@ -43,10 +53,32 @@ def submit_action(
     *,
     token: str | None = None,
     profile: Any = None,
-) -> str:
-    """Handle one Submit click; returns the status HTML (never raises for a refused submission)."""
+) -> tuple[str, str | None]:
+    """Handle one Submit click: (the status HTML, a new submitter token for the token field or None); never
+    raises for a refused submission.
+
+    Without sign-in, a click with an empty token field stores nothing: it issues a token, shown in the status
+    and put in the field, and the submitter clicks again. A row is thus only ever stored under a token that
+    came back from the browser, so a browser that disconnects before a reply arrives loses no token of a
+    stored row (the token is hashed in the row and could never be shown again).
+    """
     if not path:
-        return status_html("error", "no predictions file uploaded")
+        return status_html("error", "no predictions file uploaded"), None
+    if ctx.settings.auth != "oauth" and not (token or "").strip():
+        if _taken(ctx, name, pool):
+            return status_html(
+                "error",
+                f"the name {name.strip()!r} is taken; to replace your own row, give the submitter token it "
+                "was stored with, or choose another name",
+            ), None
+        new = owner_from_token(None).token
+        return status_html(
+            "token",
+            "a submitter token was made for you and put in the token field; copy it and keep it, then "
+            "press Submit again",
+            f"Your submitter token: {new} — it is needed to replace this row, and the row will keep only its "
+            "hash (it cannot be shown again).",
+        ), new
     try:
         owner = owner_from_profile(profile) if ctx.settings.auth == "oauth" else owner_from_token(token)
         row = submit(
@@ -61,19 +93,18 @@ def submit_action(
             kb=ctx.index.kb if ctx.index is not None else None,
         )
     except (SubmissionError, OwnerError) as e:
-        return status_html("error", str(e))
+        return status_html("error", str(e)), None
     m = row["metrics"]
     summary = (
         f"{row['system']} ({row['pool']} pool, version {row['version']}): R@1 "
         f"{m.get('recall@1', float('nan')):.3f}, CGS {m.get('cgs', float('nan')):.3f}"
     )
-    extra = ""
-    if owner.kind == "token" and owner.token_is_new:
-        extra = (
-            f"Your submitter token: {owner.token} — keep it: it is needed to replace this row, and it "
-            "is stored only as a hash (it cannot be shown again)."
-        )
-    return status_html("ok", summary, extra)
+    return status_html("ok", summary), None
+
+
+def submit_action(ctx, path: str | None, name: str, description: str, pool: str, **who: Any) -> str:
+    """`submit_step`'s status HTML alone (`who`: token= or profile=)."""
+    return submit_step(ctx, path, name, description, pool, **who)[0]
 
 
 def submit_tab(ctx) -> None:
@@ -81,8 +112,8 @@ def submit_tab(ctx) -> None:
     who = (
         "Sign in with your Hugging Face account: the row is yours, and only you can replace it."
         if settings.auth == "oauth"
-        else "Leave the submitter token empty on a first submission: you receive one, and only its holder can "
-        "replace the row."
+        else "Leave the submitter token empty on a first submission: Submit then puts a new token in the "
+        "field and stores nothing; keep the token and press Submit again. Only its holder can replace the row."
     )
     gr.Markdown(
         f"Upload a predictions file (JSON lines, or gzip of them, one row per system turn of the "
@@ -116,14 +147,17 @@ def submit_tab(ctx) -> None:
     if token is not None:  # no sign-in: the submitter token identifies the row's owner
 
         def submit_with_token(path, name_, desc_, pool_, token_):
-            return submit_action(ctx, path, name_, desc_, pool_, token=token_)
+            status_, new = submit_step(ctx, path, name_, desc_, pool_, token=token_)
+            return status_, gr.update() if new is None else gr.update(value=new)
 
         on_submit = submit_with_token
         inputs.append(token)
+        outputs: list[Any] = [status, token]
     else:  # gradio fills `profile` from the signed-in user (the parameter's annotation tells it to)
 
         def submit_signed_in(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
             return submit_action(ctx, path, name_, desc_, pool_, profile=profile)
 
         on_submit = submit_signed_in
-    button.click(on_submit, inputs, status, concurrency_limit=2).then(ctx.table, ctx.board_inputs, ctx.board)
+        outputs = [status]
+    button.click(on_submit, inputs, outputs, concurrency_limit=2).then(ctx.table, ctx.board_inputs, ctx.board)

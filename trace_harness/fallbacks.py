@@ -48,7 +48,7 @@ ROW_KINDS: dict[str, tuple[str, str, str]] = {
     "clarify_fallbacks": ("rows", "SnipRec clarifying question fell back to the template", MARKED),
     "quote_fallbacks": ("rows", "SnipRec evidence quote taken from the rules", MARKED),
     "quote_retry_invalid": ("rows", "quote-check retry with no valid JSON", ""),
-    "unknown_labels": ("rows", "citation of a label never shown", ""),
+    "unknown_labels": ("rows", "response citing a label never shown", ""),
     "hallucinated_names": ("rows", "agent name outside the catalogue", ""),
 }
 USAGE_KINDS: dict[str, tuple[str, str, str]] = {

@@ -303,8 +303,8 @@ class LLMPipeline(TracePipeline):
         sorts by (ties for a random tie-break, `baselines.base`), never written to the prediction."""
         citations, unknown = response_citations(response, labels.review_ids)
         if unknown:
-            meta["unknown_labels"] = unknown
-            add_count(meta, "unknown_labels", len(unknown))
+            meta["unknown_labels"] = unknown  # the labels; the count is one per turn, as the report divides
+            add_count(meta, "unknown_labels")
         kept = dict(scores) if scores is not None and ranked else None
         return turn_output(inp, ranked, response, citations, meta, kept)
 

@@ -15,10 +15,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from baselines.sniprec.prompts import PromptRunner, prompt_hashes
@@ -28,6 +29,9 @@ from trace_llm import LLMOutputError
 
 if TYPE_CHECKING:
     from trace_dataset.kb.store import KnowledgeBase
+    from trace_llm import LLM
+    from trace_llm.base import Progress
+    from trace_llm.cache import Completion
 
 POST_CHECK_MODES: tuple[str, ...] = ("flagged", "all")
 # a JSON list of snippet strings (App. C.1); under constrained decoding each a non-empty string
@@ -56,6 +60,39 @@ def still_named(text: str, name: str) -> bool:
     return mentions_name(text, name) or "reviewer" in text.lower()
 
 
+class _CountedProgress:
+    """An LLM's request progress (trace_llm.base.Progress) that also calls `count(n)` per request answered or
+    served from the cache, and passes both on to the progress it replaces, if any."""
+
+    def __init__(self, previous: Progress | None, count: Callable[[int], object]):
+        self.previous, self.count = previous, count
+
+    def served_from_cache(self, n: int) -> None:
+        if self.previous is not None:
+            self.previous.served_from_cache(n)
+        if n:
+            self.count(n)
+
+    def answered(self, completion: Completion) -> None:
+        if self.previous is not None:
+            self.previous.answered(completion)
+        self.count(1)
+
+
+@contextlib.contextmanager
+def _requests_counted(llm: LLM, count: Callable[[int], object] | None) -> Iterator[None]:
+    """Inside: each request `llm` answers (or finds cached) calls `count` (nothing without one)."""
+    if count is None:
+        yield
+        return
+    previous = llm.progress
+    llm.progress = _CountedProgress(previous, count)
+    try:
+        yield
+    finally:
+        llm.progress = previous
+
+
 class LLMExtractor:
     """App. C.1 through an LLM (see the module docstring); `key` changes with the model, settings, prompts."""
 
@@ -70,6 +107,7 @@ class LLMExtractor:
         self.llm = llm = runner.llm
         self.post_check = post_check
         self.chunk_pois = chunk_pois
+        self.on_request: Callable[[int], object] | None = None  # a progress bar's update (UnitStore.ensure)
         hashes = prompt_hashes()
         identity = {
             "backend": llm.backend,
@@ -91,11 +129,12 @@ class LLMExtractor:
         jobs = [
             (pid, r.review_id, kb.review_text(r.review_id)) for pid in poi_ids for r in kb.reviews_of(pid)
         ]
-        replies = self.runner.json(
-            "item_snippets",
-            [(kb.poi(pid).poi_type, {"review": text}) for pid, _, text in jobs],
-            SNIPPET_SCHEMA,
-        )
+        with _requests_counted(self.llm, self.on_request):
+            replies = self.runner.json(
+                "item_snippets",
+                [(kb.poi(pid).poi_type, {"review": text}) for pid, _, text in jobs],
+                SNIPPET_SCHEMA,
+            )
         stats: dict[str, dict[str, float]] = {
             pid: dict.fromkeys(
                 (

@@ -365,7 +365,9 @@ class SnipRecBaseline(TracePipeline):
                         [ex.turn_id, *q.to_list()] for ex, snips, _ in res["rows"] for q in snips
                     ],
                 )
-                add_count(meta, "query_failures", sum(failed for _, _, failed in res["rows"]))
+                # one per system turn whose queries include a failed extraction (each turn re-reads the
+                # whole history: a sum would count one failed utterance again on every later turn)
+                add_count(meta, "query_failures", int(any(failed for _, _, failed in res["rows"])))
             response = self._respond(inp, ranked, res, questions.get(id(inp)), meta)
             # scores: ties for an evaluator that breaks them at random (§5.1), e.g. every never-retrieved item at 0
             scores = res["scores"] if res else {}
@@ -394,7 +396,8 @@ class SnipRecBaseline(TracePipeline):
         units = best_units(res["turns"], self.kappa, self.store.units) if res else {}
         evidence = SnippetEvidence(self.kb, self.evidence, units)
         response = turn_response(inp, ranked, kb=self.kb, evidence=evidence)
-        add_count(meta, "quote_fallbacks", evidence.fallbacks)
+        # one per turn with a quote from the rule: the fallback report divides it by the system turns
+        add_count(meta, "quote_fallbacks", int(evidence.fallbacks > 0))
         return response
 
 

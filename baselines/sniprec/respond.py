@@ -8,8 +8,9 @@ never the snippet itself: it is the review sentence behind the snippet. For each
 1/(kappa + rank) from preference groups, best first), skips attribute templates (no review behind them),
 and asks the shared `EvidenceIndex` for the best span of that unit's review alone, the terms being the content
 words of the unit's source span (of the snippet itself when it has no span). One quote per review; a POI
-with fewer such units than quotes needed is completed from the `EvidenceIndex`'s query-term rule, counted as
-`quote_fallbacks` in the prediction's meta.
+with fewer such units than quotes needed is completed from the `EvidenceIndex`'s query-term rule; a turn with
+at least one such quote counts 1 as `quote_fallbacks` in the prediction's meta (a count of turns, like the
+system turns the fallback report divides it by: `SnippetEvidence.fallbacks` counts the quotes).
 
 ask_preference turns: with an LLM, App. C.4's prompt over the dialogue so far ("Seeker:" / "Recommender:"
 lines), the reply's first line; an empty reply falls back to the template and is counted

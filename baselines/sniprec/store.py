@@ -216,13 +216,18 @@ class UnitStore:
                 return 0
             from tqdm.auto import tqdm
 
+            # an LLM extractor's bar counts its requests (one per review, and the repairs) as they are answered:
+            # a chunk of POIs is one batch of requests, so a bar of POIs stood still for the whole chunk
+            per_request = hasattr(self.extractor, "on_request")
             bar = tqdm(
-                total=len(todo),
+                total=sum(len(self.kb.reviews_of(p)) for p in todo) if per_request else len(todo),
                 desc=f"sniprec {self.extractor.kind} units",
-                unit="POI",
+                unit="req" if per_request else "POI",
                 disable=None if progress is None else not progress,
                 dynamic_ncols=True,
             )
+            if per_request:
+                self.extractor.on_request = bar.update  # type: ignore[attr-defined]
             size = max(1, int(self.extractor.chunk_pois))
             with open(self.path, "ab") as f:
                 for start in range(0, len(todo), size):
@@ -252,7 +257,10 @@ class UnitStore:
                     self._offset = f.tell()
                     self._lines += len(lines)
                     self.extracted += len(chunk)
-                    bar.update(len(chunk))
+                    if not per_request:
+                        bar.update(len(chunk))
+            if per_request:
+                self.extractor.on_request = None  # type: ignore[attr-defined]
             bar.close()
             write_json(self.folder / META_FILE, self.summary())
         return len(todo)

@@ -124,6 +124,28 @@ def test_readme_results_match_the_results_page():
             assert _number(page[row[0]][column.replace(" ", "")]) == _number(value), (row[0], column)
 
 
+PACKAGED_ROW = re.compile(r"^(?P<system>.+?\(SmolLM2-135M-Instruct\.Q4_1\.gguf\)\S*(?: \[[^\]]+\])?)\s+\d")
+
+
+def _packaged_rows(text: str) -> dict[str, str]:
+    """System label -> its table line, for the rows of the packaged model's runs in a page."""
+    return {
+        m["system"]: " ".join(line.split()) for line in text.splitlines() if (m := PACKAGED_ROW.match(line))
+    }
+
+
+def test_packaged_model_rows_are_written_once():
+    """The packaged model's LLM rows live in docs/results.md; a page or the README that shows one shows the
+    same numbers (docs/llm_baselines.md's older table at another temperature disagreed with it)."""
+    home = _packaged_rows((REPO / "docs" / "results.md").read_text(encoding="utf-8"))
+    assert len(home) >= 6  # the six LLM baselines
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        if page.name == "results.md":
+            continue
+        for system, line in _packaged_rows(page.read_text(encoding="utf-8")).items():
+            assert home.get(system) == line, f"{page.name}: {system} differs from docs/results.md"
+
+
 def _markdown_table(text: str, first_header: str) -> tuple[list[str], list[list[str]]]:
     """(header, body rows) of the first markdown table of `text` whose header starts with `first_header`."""
     start = text.index(f"| {first_header} |")

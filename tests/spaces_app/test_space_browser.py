@@ -314,14 +314,19 @@ def test_valid_submission_appears_as_a_new_row_as_text(page_on_app, valid_predic
         "#submit-description textarea, #submit-description input",
         "<b>bold</b> [a](javascript:alert(1)) $$x$$",
     )
-    page.click("#submit-button")
+    page.click("#submit-button")  # no token yet: one is issued into the field and nothing is stored
+    page.wait_for_function(
+        "document.querySelector('#submit-status').innerText.includes('Nothing stored yet')", timeout=120_000
+    )
+    assert store.rows() == []
+    token = re.search(r"Your submitter token: (\S+) ", page.inner_text("#submit-status")).group(1)
+    assert page.input_value("#submit-token input") == token
+    page.click("#submit-button")  # the row is stored under the token the browser already holds
     page.wait_for_function(
         "document.querySelector('#submit-status').innerText.includes('Scored and added')", timeout=120_000
     )
     assert [r["system"] for r in store.rows()] == [NAME]
-    status = page.inner_text("#submit-status")
-    assert NAME in status and "Your submitter token: " in status  # shown as text, with the new token
-    token = re.search(r"Your submitter token: (\S+) ", status).group(1)
+    assert NAME in page.inner_text("#submit-status")  # shown as text
     page.get_by_role("tab", name="Leaderboard").click()
     wait_for_table(page, "window.__y=1")
     assert NAME in systems(page)
@@ -365,6 +370,7 @@ def test_invalid_submission_shows_its_error_and_adds_nothing(page_on_app, invali
     page, store = page_on_app
     _upload(page, invalid_predictions)
     page.fill("#submit-name textarea, #submit-name input", "Broken")
+    page.fill("#submit-token input", "browser-test-token-0123")  # a token: the file itself is checked
     page.click("#submit-button")
     page.wait_for_function(
         "document.querySelector('#submit-status').innerText.includes('Error')", timeout=120_000

@@ -326,14 +326,20 @@ def test_submit_tab_with_hugging_face_login(space_settings, valid_predictions, o
 
 
 def test_submit_tab_with_submitter_tokens(space_settings, valid_predictions, other_predictions):
-    import re
 
-    from spaces_app.submit_tab import submit_action
+    from spaces_app.submit_tab import submit_action, submit_step
 
     ctx = _ctx(space_settings)
-    first = submit_action(ctx, str(valid_predictions), "Tokened", "", "closed")
-    token = re.search(r"Your submitter token: (\S+) ", html.unescape(first)).group(1)
+    # a first click without a token stores nothing: it issues one for the field, shown in the status
+    status, token = submit_step(ctx, str(valid_predictions), "Tokened", "", "closed")
+    assert "Nothing stored yet" in status and f"Your submitter token: {token} " in html.unescape(status)
+    assert ctx.store.rows() == [] and token is not None
+    first = submit_action(ctx, str(valid_predictions), "Tokened", "", "closed", token=token)  # the field's
+    assert "Scored and added" in first and "Your submitter token" not in first
     assert ctx.store.rows()[0]["owner"]["kind"] == "token" and token not in json.dumps(ctx.store.rows())
+    taken = html.unescape(submit_action(ctx, str(other_predictions), "TOKENED", "", "closed"))
+    assert "is taken; to replace your own row, give the submitter token" in taken
+    assert len(ctx.store.rows()) == 1
     wrong = submit_action(ctx, str(other_predictions), "Tokened", "", "closed", token="x" * 20)
     assert "the token does not match" in wrong
     assert "version 2" in submit_action(ctx, str(other_predictions), "tokened", "", "closed", token=token)

@@ -22,6 +22,7 @@ from trace_bench.cli import main
 
 LOOKALIKES = ("Olga", "0lga", "OIga", "O1ga")  # the race: all four got in, 3 of 3 trials
 TRIALS = 3
+TOKEN = "tests-submitter-token-0123"  # the Submit tab stores rows only under a token the field holds
 
 
 def _ctx(settings):
@@ -51,13 +52,15 @@ def test_invisible_characters_never_make_a_new_row_through_the_app(space_setting
 
     ctx = _ctx(space_settings)
     for name in ("Alice", "Bob"):
-        assert "Scored and added" in submit_action(ctx, str(valid_predictions), name, "", "closed")
+        assert "Scored and added" in submit_action(
+            ctx, str(valid_predictions), name, "", "closed", token=TOKEN
+        )
     for name, char, _ in INVISIBLE_IMPERSONATIONS:
-        status = html.unescape(submit_action(ctx, str(valid_predictions), name, "", "closed"))
+        status = html.unescape(submit_action(ctx, str(valid_predictions), name, "", "closed", token=TOKEN))
         assert "Error" in status and f"invisible character ({char})" in status, status
     assert sorted(r["system"] for r in ctx.store.rows()) == ["Alice", "Bob"]
     for name in (NEEDED_JOINERS[0], NEEDED_JOINERS[2], NEEDED_JOINERS[4]):  # Persian, Devanagari, Sinhala
-        status = html.unescape(submit_action(ctx, str(valid_predictions), name, "", "closed"))
+        status = html.unescape(submit_action(ctx, str(valid_predictions), name, "", "closed", token=TOKEN))
         assert "Scored and added" in status and name in status, status
     assert len(ctx.store.rows()) == 5
 
@@ -127,7 +130,7 @@ def _app_racer(ctx, path: str, name: str, barrier, out) -> None:
         return put(self, *args, **kwargs)
 
     LocalStore.put = waiting_put  # type: ignore[method-assign]
-    out.put((name, html.unescape(submit_action(ctx, path, name, "", "closed"))))
+    out.put((name, html.unescape(submit_action(ctx, path, name, "", "closed", token=TOKEN))))
 
 
 @pytest.mark.parametrize("trial", range(TRIALS))

@@ -56,6 +56,9 @@ class FakeHub:
         )
         for op in operations:
             target = self.root / op.path_in_repo
+            if not hasattr(op, "path_or_fileobj"):  # CommitOperationDelete
+                target.unlink()
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             src = op.path_or_fileobj
             target.write_bytes(src if isinstance(src, bytes) else Path(src).read_bytes())

@@ -12,6 +12,8 @@ Scenarios per command:
           -inf): refused when the options are parsed, never a traceback or a run poisoned by NaN;
 and, beside the walk, path-like model options (`--param model=...`, `--param encoder=...`, `--nli PATH`) and
 corrupt caches (LLM responses, Dense queries, SnipRec vectors under $TRACE_BENCH_CACHE).
+The number scenarios' config forms (every numeric key of a `reproduce` config, and every backend option
+accepting what its flag accepts) are walked in tests/trace_harness/reproduce/test_config_walk.py.
 Arguments are classified by their dest, type and metavar. Commands that start a server or the whole pipeline
 when their arguments are valid (serve, demo) get the input and output scenarios only.
 """

@@ -137,6 +137,9 @@ def test_labels_the_prompt_never_defined_are_counted(kb):
     pred = list(pipe(rows(kb)))[0]
     assert pred["citations"] == {"R1": "r_p_veg_0"}
     assert pred["meta"]["unknown_labels"] == ["R9"] and pred["meta"]["counts"] == {"unknown_labels": 1}
+    two = pipeline("llm_zero_shot", kb=kb, llm=ScriptedLLM(ranking_reply(response='"x" [R8] and "y" [R9]')))
+    pred = list(two(rows(kb)))[0]  # two unknown labels, one turn: counted once (the report divides by turns)
+    assert pred["meta"]["unknown_labels"] == ["R8", "R9"] and pred["meta"]["counts"] == {"unknown_labels": 1}
 
 
 def shown_cards(conv) -> list[str]:

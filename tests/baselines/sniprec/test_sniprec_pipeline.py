@@ -280,3 +280,73 @@ def test_a_run_encodes_every_searched_unit_once_before_its_first_batch(kb, tmp_p
     assert sum(model.calls[1:]) == pipe.index.encoded - len(distinct)  # later calls: query texts only
     again = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
     assert list(again(rows)) == preds and again.index.encoded == 0 and again.store.extracted == 0
+
+
+def test_quote_fallbacks_count_turns_so_their_share_is_of_turns(kb, tmp_path, monkeypatch):
+    """A turn whose quotes all come from the query-term rule counts once: `quote_fallbacks` is divided by the
+    run's system turns in the fallback report (12 quotes over 10 turns read as 120%)."""
+    from baselines.sniprec import pipeline
+    from tests.support.sniprec import CountingEncoder
+    from trace_harness.fallbacks import report_of
+
+    monkeypatch.setattr(
+        pipeline, "best_units", lambda *args: {}
+    )  # no unit behind any POI: every quote falls back
+    rows = rows_of(sample_dialogues(2))
+    pipe = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
+    preds = list(pipe(rows))
+    counts = [p["meta"].get("counts", {}).get("quote_fallbacks", 0) for p in preds]
+    quoted = [len(QUOTE_RE.findall(p["response"])) for p in preds]
+    assert max(quoted) >= 2  # a turn with several quotes, each from the rule
+    assert counts == [int(n > 0) for n in quoted]
+    report = report_of({"quote_fallbacks": sum(counts)}, len(preds))
+    assert report["kinds"]["quote_fallbacks"]["share"] == round(sum(counts) / len(preds), 4) <= 1
+
+
+def test_the_llm_units_bar_moves_per_request_answered(kb, tmp_path, monkeypatch):
+    """A chunk of POIs is one batch of LLM requests: the units bar counts the requests as they are answered
+    (one per review), not the POIs once the whole chunk is back."""
+    from baselines.sniprec.llm_snippets import LLMExtractor
+    from baselines.sniprec.prompts import PromptRunner
+    from baselines.sniprec.store import UnitStore
+    from tests.support.llm import ScriptedLLM
+
+    bars: list[dict] = []
+
+    class Bar:
+        def __init__(self, *args, **kwargs):
+            bars.append({"total": kwargs["total"], "unit": kwargs["unit"], "moves": []})
+
+        def update(self, n=1):
+            bars[-1]["moves"].append(n)
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("tqdm.auto.tqdm", Bar)
+    extractor = LLMExtractor(PromptRunner(ScriptedLLM(lambda conv: ["the staff was friendly"])))
+    store = UnitStore(kb, extractor, cache_dir=tmp_path / "c")
+    pois = sorted(kb.pois)
+    reviews = sum(len(kb.reviews_of(p)) for p in pois)
+    assert store.ensure(pois, progress=True) == len(pois) and reviews > len(pois)
+    assert bars == [{"total": reviews, "unit": "req", "moves": [1] * reviews}]
+    assert extractor.llm.progress is None and extractor.on_request is None  # put back after the pass
+
+
+def test_query_failures_count_a_turn_once_however_long_its_history(kb, tmp_path, monkeypatch):
+    """Each system turn re-reads every earlier user turn: a failed extraction counts once per system turn
+    whose queries include it, never once per earlier utterance (which passed 100% of the turns)."""
+    from tests.support.sniprec import CountingEncoder
+
+    pipe = SnipRecBaseline(kb, encoder_model=CountingEncoder(), cache_dir=str(tmp_path / "c"))
+    real = pipe._query_snippets
+
+    def all_failed(inputs):
+        return [[(ex, snips, True) for ex, snips, _ in rows] for rows in real(inputs)]
+
+    monkeypatch.setattr(pipe, "_query_snippets", all_failed)
+    preds = list(pipe(rows_of(sample_dialogues(2))))
+    counts = [p["meta"].get("counts", {}).get("query_failures", 0) for p in preds]
+    histories = [len(p["meta"].get("query_snippets", [])) for p in preds]
+    assert max(histories) >= 2 and set(counts) == {0, 1}  # several earlier turns, still one per turn
+    assert counts == [int("k" in p["meta"]) for p in preds]  # every turn that read its history

@@ -65,7 +65,7 @@ def test_reading_the_run_metadata():
         "of": 28,
         "share": 0.1071,
         "per": "system turn",
-        "what": "citation of a label never shown",
+        "what": "response citing a label never shown",
         "marked": False,
         "replaces": False,
     }

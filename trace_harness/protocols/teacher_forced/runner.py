@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,6 @@ from baselines.base import TracePipeline
 from trace_bench.errors import UsageError
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import (
-    MAX_PREDICTION_LINE_BYTES,
     POOLS,
     SEED,
     resolve_splits,
@@ -50,20 +47,13 @@ from trace_dataset.datadir import (
     kb_dir,
     split_file,
 )
-from trace_dataset.io import (
-    TraceDataError,
-    check_output_file,
-    read_json,
-    sha256_file,
-    write_json,
-)
+from trace_dataset.io import TraceDataError, check_output_file, read_json, sha256_file, write_json
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.prediction import Prediction
 from trace_dataset.shards import SHARD_KEY, Shard
-from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import add_counts, fallback_report, row_counts
 from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
+from trace_harness.protocols.teacher_forced.chunks import chunk_results
 from trace_harness.protocols.teacher_forced.resume import (
     RowLedger,
     dialogue_chunks,
@@ -137,50 +127,6 @@ def recorded_llm_options(params: Mapping[str, Any]) -> dict[str, Any] | None:
 # -------------------------------------------------------------------------------------------------------
 # Workers
 # -------------------------------------------------------------------------------------------------------
-_WORKER: TracePipeline | None = None
-
-
-def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: int) -> None:
-    global _WORKER
-    # N workers already use N cores: a model-backed baseline (dense, hybrid_rrf) must not also start a
-    # thread pool per worker, which oversubscribes the cores (measured: 2x the CPU time for the same work).
-    os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = pipeline(name, kb=KnowledgeBase.load(kb_root), batch_size=batch_size, **params)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-
-
-def predict_lines(
-    pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0
-) -> list[str]:
-    """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
-    rows = (r for d in dialogues for r in turn_rows(d, pool))
-    lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
-    return lines[skip:]
-
-
-def _checked_line(name: str, record: Prediction) -> str:
-    """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
-    and the Space accept (a run stops there rather than write a file nobody can submit)."""
-    line = record.to_json() + "\n"
-    size = len(line.encode("utf-8"))
-    if size > MAX_PREDICTION_LINE_BYTES:
-        raise TraceDataError(
-            f"{name}: the prediction of dialogue {record.dialogue_id!r} turn {record.turn_id} is "
-            f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
-            "trace-bench submit accepts): shorten the system's response"
-        )
-    return line
-
-
-def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, dict[str, Any]]:
-    """A chunk's lines, with this worker's pid and its summary so far (the parent keeps the latest per pid)."""
-    if _WORKER is None:
-        raise RuntimeError("worker process was not initialised")
-    dialogues, pool, skip = task
-    return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
-
-
 # -------------------------------------------------------------------------------------------------------
 # The run
 # -------------------------------------------------------------------------------------------------------
@@ -341,29 +287,53 @@ class TeacherForcedRun(Protocol):
         self.written, self.usage = done, {}
         self.out.parent.mkdir(parents=True, exist_ok=True)
         assert self.kb is not None  # start() loaded it
-        with open(self.out, "a", encoding="utf-8", newline="\n") as f:
-            results = _results(
-                self.pipe,
-                self.system,
-                self.kb,
-                self.params,
-                self.batch_size,
-                tasks,
-                self.config.pool,
-                self.num_proc,
-            )
+        shown = [0]  # rows of the current chunk the bar already counts (a replay's dropped rows: none)
+
+        def on_row() -> None:
+            shown[0] += 1
+            if self.bar is not None:
+                self.bar.update(1)
+
+        results = chunk_results(
+            self.pipe,
+            self.system,
+            self.kb,
+            self.params,
+            self.batch_size,
+            tasks,
+            self.config.pool,
+            self.num_proc,
+            None if drop else on_row,
+        )
+        f = None  # opened with the first finished chunk: an interrupted first chunk leaves no empty file
+        try:
             for lines, pid, summary in results:
                 self.usage[pid] = summary
                 if drop:
                     cut = min(drop, len(lines))
                     lines, drop = lines[cut:], drop - cut
-                f.write("".join(lines))
-                f.flush()
+                if lines and f is None:
+                    f = open(self.out, "a", encoding="utf-8", newline="\n")
+                if f is not None:
+                    f.write("".join(lines))
+                    f.flush()
                 self.ledger.add(lines)
                 self.meta.update(self.ledger.record())
                 write_json(meta_path(self.out), self.meta)  # a checkpoint: these rows are now vouched for
                 self.written += len(lines)
-                yield len(lines)
+                if self.written < self.total:
+                    log.info("%s: %d of %d rows written (a rerun resumes after them)", *self._where())
+                yield len(lines) - shown[0]
+                shown[0] = 0
+        except (KeyboardInterrupt, Exception):
+            log.warning("%s: stopped after %d of %d rows (a rerun resumes after them)", *self._where())
+            raise
+        finally:
+            if f is not None:
+                f.close()
+
+    def _where(self) -> tuple[Path, int, int]:
+        return self.out, self.written, self.total
 
     def finish(self) -> dict[str, Any]:
         """The metadata marked complete, with the run's summary (rows' counts, LLM usage, fallbacks)."""
@@ -371,6 +341,8 @@ class TeacherForcedRun(Protocol):
         if self.written != self.total:
             raise RuntimeError(f"wrote {self.written} rows, expected {self.total}")  # a bug, not bad input
         meta["complete"] = True
+        if not self.out.exists():  # no chunk had rows (an empty shard): the run's file is empty
+            self.out.touch()
         this_run: dict[str, Any] = {}
         for summary in self.usage.values():
             add_counts(this_run, summary)
@@ -441,32 +413,6 @@ def _build(name: str, kb: KnowledgeBase, batch_size: int, params: dict[str, Any]
         if not params:
             raise
         raise TraceDataError(f"baseline {name!r} rejects its parameters {params}: {e}") from None
-
-
-def _results(
-    pipe: TracePipeline,
-    name: str,
-    kb: KnowledgeBase,
-    params: dict[str, Any],
-    batch_size: int,
-    tasks: list[tuple[list[dict[str, Any]], int, int]],
-    pool: str,
-    num_proc: int,
-) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
-    """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or a process
-    pool's ordered imap)."""
-    if num_proc == 1 or len(tasks) <= 1:
-        for chunk, skip, _ in tasks:
-            yield predict_lines(pipe, chunk, pool, skip), os.getpid(), pipe.summary()
-        return
-    if kb.root is None:
-        raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")
-    # spawn: workers rebuild the pipeline from its name and parameters; no inherited threads or locks.
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(
-        num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
-    ) as mp:
-        yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
 
 
 def run_all(

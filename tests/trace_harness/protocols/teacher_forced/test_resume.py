@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import trace_harness.protocols.teacher_forced.runner as runner
+import trace_harness.protocols.teacher_forced.chunks as chunks
 from tests.support.cli import run_cli
 from trace_dataset.io import TraceDataError
 from trace_harness.protocols.teacher_forced.resume import HASH_KEY, ROWS_KEY
@@ -56,11 +56,11 @@ def test_edited_rows_are_refused_on_resume(world, tmp_path, capsys, edit):
     assert rc == 0, text
 
 
-def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch):
+def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch, caplog):
     ref = tmp_path / "ref.jsonl"
     _run(world, ref)
     out = tmp_path / "out.jsonl"
-    real = runner.predict_lines
+    real = chunks.predict_lines
     calls = []
 
     def die_on_third_chunk(*args, **kwargs):
@@ -69,12 +69,18 @@ def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "predict_lines", die_on_third_chunk)
-    with pytest.raises(KeyboardInterrupt):
+    monkeypatch.setattr(chunks, "predict_lines", die_on_third_chunk)
+    with caplog.at_level("INFO"), pytest.raises(KeyboardInterrupt):
         _run(world, out)
-    monkeypatch.setattr(runner, "predict_lines", real)
+    monkeypatch.setattr(chunks, "predict_lines", real)
     recorded = json.loads(meta_path(out).read_text())[ROWS_KEY]
     assert 0 < recorded == len(out.read_bytes().splitlines())
+    total = len(ref.read_bytes().splitlines())
+    said = [r.getMessage() for r in caplog.records]
+    assert (
+        f"{out}: {recorded} of {total} rows written (a rerun resumes after them)" in said
+    )  # each checkpoint
+    assert f"{out}: stopped after {recorded} of {total} rows (a rerun resumes after them)" in said
     with open(out, "ab") as f:  # the kill also left rows the metadata never recorded, the last one torn
         f.write(ref.read_bytes().splitlines(keepends=True)[recorded] + b'{"dialogue_id": "crs_yel')
     _run(world, out)
@@ -82,6 +88,26 @@ def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch):
     assert (
         json.loads(meta_path(out).read_text())[HASH_KEY] == json.loads(meta_path(ref).read_text())[HASH_KEY]
     )
+
+
+def test_a_run_stopped_in_its_first_chunk_leaves_no_empty_file_and_resumes(
+    world, tmp_path, monkeypatch, caplog
+):
+    ref, out = tmp_path / "ref.jsonl", tmp_path / "out.jsonl"
+    _run(world, ref, chunk_dialogues=50)
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C while the first chunk's LLM requests are out
+
+    monkeypatch.setattr(chunks, "predict_lines", stopped)
+    with caplog.at_level("INFO"), pytest.raises(KeyboardInterrupt):
+        _run(world, out, chunk_dialogues=50)
+    assert not out.exists()  # no 0-byte predictions file
+    total = len(ref.read_bytes().splitlines())
+    assert f"{out}: stopped after 0 of {total} rows (a rerun resumes after them)" in caplog.messages
+    monkeypatch.undo()
+    _run(world, out, chunk_dialogues=50)
+    assert out.read_bytes() == ref.read_bytes()
 
 
 @pytest.mark.parametrize(
@@ -136,3 +162,19 @@ def test_bare_string_params_still_work(world, tmp_path, capsys):
     assert check_params("hybrid_rrf", {"use_dense": False, "query_mode": "concat", "k": 60}) is None
     assert check_params("spatial", {"text_weight": 1}) is None  # an integer is a number
     assert "expected true or false" in check_params("hybrid_rrf", {"use_dense": "maybe"})
+
+
+def test_shards_without_dialogues_complete_with_an_empty_file(world, tmp_path):
+    """The predictions file appears with the first finished chunk; a shard with no dialogues has none, and
+    still ends complete with its (empty) file, so that every shard of a run can be merged."""
+    from trace_dataset.shards import Shard
+
+    rows = []
+    for i in range(8):
+        out = tmp_path / f"shard{i}.jsonl"
+        meta = run_baseline("popularity", world.corpus, out, progress=False, shard=Shard(i, 8))
+        assert meta["complete"] and out.exists()
+        rows.append(len(out.read_bytes().splitlines()))
+    whole = tmp_path / "whole.jsonl"
+    _run(world, whole, chunk_dialogues=50)
+    assert 0 in rows and sum(rows) == len(whole.read_bytes().splitlines())

@@ -281,3 +281,27 @@ def test_run_help_lists_every_registered_name():
     text = " ".join(run.format_help().split())  # the wrapped help as one line
     for name in BASELINES:
         assert re.search(rf"\b{name}\b", text), name
+
+
+def test_the_progress_bar_moves_per_row_inside_a_chunk(data_dir, tmp_path, monkeypatch):
+    """One chunk of every dialogue (an LLM run's --subset): the bar moves as the pipeline hands over each
+    batch's rows, not once when the whole chunk is written."""
+    moves: list[tuple[int, bool]] = []  # (rows, whether the predictions file existed then)
+    out = tmp_path / "run.jsonl"
+
+    class Bar:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def update(self, n):
+            moves.append((n, out.exists()))
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr("tqdm.auto.tqdm", Bar)
+    meta = run_baseline("tfidf", data_dir, out, batch_size=2, chunk_dialogues=50)
+    rows = meta["n_rows"]
+    assert sum(n for n, _ in moves) == rows == len(lines(out))
+    assert [n for n, _ in moves if n] == [1] * rows  # one move per row ...
+    assert not any(existed for n, existed in moves if n)  # ... before the chunk was written
