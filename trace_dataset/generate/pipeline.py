@@ -119,6 +119,28 @@ def _run_llm(
     return run.results, run.report()
 
 
+def _generate_and_write(
+    ctx: Context,
+    out_dir: Path,
+    kb_dir: Path,
+    backend: str,
+    workers: int,
+    llm: LLM | str | None,
+    progress: bool | None,
+    llm_options: dict[str, Any],
+) -> tuple[_Tally, dict[str, Any] | None]:
+    """Stages 3-5 for every dialogue, each written to its split file as it comes; the tally of the
+    results and the llm backend's part of the report (None for the template backend)."""
+    from tqdm.auto import tqdm
+
+    disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
+    with tqdm(total=len(ctx.assignments), desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
+        if backend == "template":
+            return _write_data(out_dir, kb_dir, ctx, _run_template(ctx, workers, bar)), None
+        llm_results, llm_info = _run_llm(ctx, llm, bar, **llm_options)
+        return _write_data(out_dir, kb_dir, ctx, iter(llm_results)), llm_info
+
+
 def _check_out_dir(out_dir: Path) -> None:
     """Before any work: refuse a file, an unwritable place, or a non-empty folder that is not a corpus. A
     corpus holds corpus.json; a folder holding only data/ and knowledge_base/ is one a killed run began (the
@@ -167,11 +189,8 @@ def generate_corpus(
     `split` puts every dialogue in that split instead of the 70/15/15 stratified ones (a blind test set,
     `trace_dataset.release.blind`); the cells, tiers and archetypes are assigned as always.
     """
-    from tqdm.auto import tqdm
 
-    kb_dir, out_dir = _check_arguments(kb_dir, out_dir, n, backend, max_attempts)
-    if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
+    kb_dir, out_dir = _check_arguments(kb_dir, out_dir, n, backend, max_attempts, split)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir)
     if workers is None:
@@ -182,30 +201,18 @@ def generate_corpus(
     ctx = build_context(kb, n, seed, max_attempts, workers=workers if backend == "template" else 1)
     if split is not None:
         ctx.splits = [split] * n
-    llm_info: dict[str, Any] | None = None
     t1 = time.perf_counter()
-    disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
-    with tqdm(total=n, desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
-        if backend == "template":
-            tally = _write_data(out_dir, kb_dir, ctx, _run_template(ctx, workers, bar))
-        else:
-            llm_results, llm_info = _run_llm(
-                ctx,
-                llm,
-                bar,
-                attempts=llm_attempts,
-                fallback=llm_fallback,
-                batch_size=llm_batch_size,
-                json_repairs=llm_json_repairs,
-            )
-            tally = _write_data(out_dir, kb_dir, ctx, iter(llm_results))
+    llm_options = {
+        "attempts": llm_attempts,
+        "fallback": llm_fallback,
+        "batch_size": llm_batch_size,
+        "json_repairs": llm_json_repairs,
+    }
+    tally, llm_info = _generate_and_write(ctx, out_dir, kb_dir, backend, workers, llm, progress, llm_options)
     gen_s = time.perf_counter() - t1
+    used = workers if backend == "template" else 1
     log.info(
-        "generated and wrote %d dialogues in %.1fs (%.0f dialogues/s, %d workers)",
-        n,
-        gen_s,
-        n / max(gen_s, 1e-9),
-        workers if backend == "template" else 1,
+        "generated and wrote %d dialogues in %.1fs (%.0f/s, %d workers)", n, gen_s, n / max(gen_s, 1e-9), used
     )
     files = tally.files
     corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
@@ -219,9 +226,10 @@ def generate_corpus(
         "llm_attempts": llm_attempts if by_llm else None,
         "llm_json_repairs": llm_json_repairs if by_llm else None,
         "llm_fallback": llm_fallback if by_llm else None,
+        **(
+            {"split": split} if split is not None else {}
+        ),  # only then: an ordinary corpus.json keeps its bytes
     }
-    if split is not None:  # only then, so that an ordinary corpus.json keeps its bytes
-        params["split"] = split
     report = _report(ctx, tally, files, corpus_version, backend, llm_info, params)
     write_json(out_dir / CORPUS_META_FILE, report)
     _write_card(out_dir)
@@ -230,9 +238,16 @@ def generate_corpus(
 
 
 def _check_arguments(
-    kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int, backend: str, max_attempts: int
+    kb_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    n: int,
+    backend: str,
+    max_attempts: int,
+    split: str | None = None,
 ) -> tuple[Path, Path]:
     """Before any work: the options, the knowledge base folder and the output folder."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     if backend not in GENERATOR_BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {GENERATOR_BACKENDS}")
     if not isinstance(n, int) or n < 1:
