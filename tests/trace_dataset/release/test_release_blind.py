@@ -218,3 +218,19 @@ def test_push_gold_to_a_private_dataset_only(world, tmp_path):
     assert public_hub.commits == []
     with pytest.raises(TraceDataError, match="gold side's period record"):
         push_gold(world["out"] / "inputs", "me/trace-blind", api=hub)
+
+
+def test_command_prints_the_comparison_and_refuses_an_existing_out(world, tmp_path, capsys):
+    from tests.support.cli import run_cli
+
+    argv = ["corpus", "blind", "--data", str(world["public"]), "--period", "2026-q1", "--out"]
+    argv += [str(tmp_path / "b"), "--n", "24", "--created", CREATED, "--no-progress"]
+    rc, out = run_cli(capsys, *argv)
+    assert rc == 0, out
+    assert "blind set 2026-q1 (24 dialogues, created 2026-12-02)" in out and "public test split (60" in out
+    assert "same city x type cells: yes" in out and "action_shares: largest difference" in out
+    record = json.loads((tmp_path / "b" / "gold" / "period.json").read_text())
+    assert str(record["seed"]) not in out  # the secret seed is never printed
+    rc, out = run_cli(capsys, *argv)
+    assert rc == 2 and "refusing to overwrite a blind set" in out and "--force" in out
+    assert len(out.strip().splitlines()) == 1
