@@ -47,7 +47,7 @@ from trace_dataset.datadir import (
     kb_dir,
     split_file,
 )
-from trace_dataset.io import TraceDataError, atomic_open, copy_file, dumps, staged_dir, write_json
+from trace_dataset.io import TraceDataError, atomic_open, copy_file, dumps, staged_dir, write_json, write_text
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +137,7 @@ def make_blind(
         _write_inputs_corpus(gold, stripped)
         write_release(stripped, stage / INPUTS_DIRNAME)
         shutil.rmtree(stripped)
+        _mark_inputs(stage / INPUTS_DIRNAME, period, n)
         record = _period_record(period, created, corpus_stats(gold, (BLIND_SPLIT,)), public, root)
         write_json(stage / INPUTS_DIRNAME / PERIOD_FILE, record)
         private = {**record, "seed": seed}
@@ -172,6 +173,24 @@ def strip_gold(dialogue: dict[str, Any]) -> dict[str, Any]:
     out["turns"] = turns
     out["metadata"] = {**dialogue["metadata"], "seed": SEED_WITHHELD}
     return out
+
+
+def _mark_inputs(inputs: Path, period: str, n: int) -> None:
+    """The release's card says it is a blind set's inputs, right under its title; no eval.yaml (its Hub
+    leaderboards would take scores nobody can compute without the gold)."""
+    from trace_dataset.release.card import CARD_FILE
+    from trace_dataset.release.eval_yaml import EVAL_YAML
+
+    (inputs / EVAL_YAML).unlink(missing_ok=True)
+    card = (inputs / CARD_FILE).read_text(encoding="utf-8")
+    title_end = card.index("\n", card.index("\n# ") + 1)
+    note = (
+        f"\n\n> **Blind test set, period {period}: inputs only.** {n} test dialogues made by the Trace generator "
+        f"with a private seed; the fields {', '.join(f'`{k}`' for k in GOLD_TURN_FIELDS + GOLD_DIALOGUE_FIELDS)} are empty and "
+        "`metadata.seed` is 0. The gold is kept by the leaderboard's maintainer, who scores submissions "
+        "against it; the sections below describe a Trace release in general."
+    )
+    write_text(inputs / CARD_FILE, card[:title_end] + note + card[title_end:])
 
 
 def _write_inputs_corpus(gold: Path, dest: Path) -> None:

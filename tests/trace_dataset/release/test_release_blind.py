@@ -99,7 +99,11 @@ def test_inputs_hold_no_gold_value_and_no_seed(world):
     assert "seed" not in json.loads((inputs / "period.json").read_text())
     assert json.loads((gold / "period.json").read_text())["seed"] == SEED
     assert not (inputs / "knowledge_base" / "reviews.jsonl.gz").exists()
-    assert not (inputs / "corpus.json").exists()
+    assert not (inputs / "corpus.json").exists() and not (inputs / "eval.yaml").exists()
+    assert (
+        "> **Blind test set, period 2026-q1: inputs only.** 60 test dialogues"
+        in (inputs / "README.md").read_text()
+    )
     gold_dialogues = list(iter_dialogues(gold, "test"))
     assert all(t["gold_poi_ids"] for d in gold_dialogues for t in d["turns"] if t["action"] == "recommend")
 
