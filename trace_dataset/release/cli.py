@@ -1,6 +1,6 @@
-"""`trace-bench corpus release`, `trace-bench corpus hydrate` and `trace-bench corpus blind`.
+"""`trace-bench corpus release`, `corpus hydrate`, `corpus blind` and `corpus push-gold`.
 
-The `corpus` command group belongs to the generator package; it calls `add_parsers` to add these three.
+The `corpus` command group belongs to the generator package; it calls `add_parsers` to add these.
 Heavy imports stay inside the callables so `--help` is fast.
 """
 
@@ -93,6 +93,15 @@ def _add_blind(corpus_subparsers) -> None:
     b.add_argument("--workers", type=number_in(int, 1), default=None, help="generator processes")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     b.set_defaults(func=run_blind)
+    g = corpus_subparsers.add_parser(
+        "push-gold",
+        help="upload a blind set's gold folder to a private Hugging Face Hub dataset",
+        description="Create the dataset private (an existing one must be private) and upload OUT/gold in one "
+        "commit, with the token of HF_TOKEN or `hf auth login`.",
+    )
+    g.add_argument("--gold", required=True, type=Path, metavar="DIR", help="the gold folder (OUT/gold)")
+    g.add_argument("--repo", required=True, metavar="OWNER/NAME", help="the private dataset to upload to")
+    g.set_defaults(func=run_push_gold)
 
 
 def run_release(args: argparse.Namespace) -> int:
@@ -152,4 +161,12 @@ def run_blind(args: argparse.Namespace) -> int:
         f"blind set written to {args.out}: inputs/ to publish (no gold), gold/ to keep private "
         "(its period.json holds the seed)"
     )
+    return 0
+
+
+def run_push_gold(args: argparse.Namespace) -> int:
+    from trace_dataset.release.blind_hub import push_gold
+
+    message = push_gold(args.gold, args.repo)
+    print(f"pushed to the private dataset {args.repo}: {message}")
     return 0

@@ -238,3 +238,17 @@ def test_command_prints_the_comparison_and_refuses_an_existing_out(world, tmp_pa
     rc, out = run_cli(capsys, *argv)
     assert rc == 2 and "refusing to overwrite a blind set" in out and "--force" in out
     assert len(out.strip().splitlines()) == 1
+
+
+def test_push_gold_command(world, tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    from tests.support.cli import run_cli
+
+    hub = PrivateHub(tmp_path / "hub")
+    monkeypatch.setattr(huggingface_hub, "HfApi", lambda token=None: hub)
+    rc, out = run_cli(capsys, "corpus", "push-gold", "--gold", world["out"] / "gold", "--repo", "me/blind")
+    assert rc == 0 and "pushed to the private dataset me/blind: blind set 2026-q1" in out
+    assert hub.created[0]["private"] is True and _tree(tmp_path / "hub") == _tree(world["out"] / "gold")
+    rc, out = run_cli(capsys, "corpus", "push-gold", "--gold", world["out"] / "inputs", "--repo", "me/blind")
+    assert rc == 2 and "gold side's period record" in out
