@@ -8,6 +8,7 @@ indexed, so they share it; results come back in index order and only the parent 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import multiprocessing as mp
@@ -15,7 +16,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,6 +119,28 @@ def _run_llm(
     return run.results, run.report()
 
 
+def _generate_and_write(
+    ctx: Context,
+    out_dir: Path,
+    kb_dir: Path,
+    backend: str,
+    workers: int,
+    llm: LLM | str | None,
+    progress: bool | None,
+    llm_options: dict[str, Any],
+) -> tuple[_Tally, dict[str, Any] | None]:
+    """Stages 3-5 for every dialogue, each written to its split file as it comes; the tally of the
+    results and the llm backend's part of the report (None for the template backend)."""
+    from tqdm.auto import tqdm
+
+    disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
+    with tqdm(total=len(ctx.assignments), desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
+        if backend == "template":
+            return _write_data(out_dir, kb_dir, ctx, _run_template(ctx, workers, bar)), None
+        llm_results, llm_info = _run_llm(ctx, llm, bar, **llm_options)
+        return _write_data(out_dir, kb_dir, ctx, iter(llm_results)), llm_info
+
+
 def _check_out_dir(out_dir: Path) -> None:
     """Before any work: refuse a file, an unwritable place, or a non-empty folder that is not a corpus. A
     corpus holds corpus.json; a folder holding only data/ and knowledge_base/ is one a killed run began (the
@@ -153,6 +176,7 @@ def generate_corpus(
     llm_batch_size: int = 8,
     llm_json_repairs: int = 1,
     progress: bool | None = None,
+    split: str | None = None,
 ) -> dict[str, Any]:
     """Generate `n` dialogues from the knowledge base in `kb_dir` into the Trace data directory `out_dir`;
     returns the corpus.json report.
@@ -161,10 +185,12 @@ def generate_corpus(
     trace_llm.load_llm such as "smollm2", or a loaded trace_llm.LLM), validates it, retries up to
     `llm_attempts` times and then falls back to the template text for that dialogue ("template") or fails
     ("error"); fallbacks are counted in the report and marked in each dialogue's metadata.backend.
-    """
-    from tqdm.auto import tqdm
 
-    kb_dir, out_dir = _check_arguments(kb_dir, out_dir, n, backend, max_attempts)
+    `split` puts every dialogue in that split instead of the 70/15/15 stratified ones (a blind test set,
+    `trace_dataset.release.blind`); the cells, tiers and archetypes are assigned as always.
+    """
+
+    kb_dir, out_dir = _check_arguments(kb_dir, out_dir, n, backend, max_attempts, split)
     t0 = time.perf_counter()
     kb = KnowledgeBase.load(kb_dir)
     if workers is None:
@@ -173,31 +199,22 @@ def generate_corpus(
         raise ValueError(f"workers must be >= 1, got {workers}")
     # the llm backend runs in-process (a loaded model must not be forked): index in-process too
     ctx = build_context(kb, n, seed, max_attempts, workers=workers if backend == "template" else 1)
-    llm_info: dict[str, Any] | None = None
+    if split is not None:
+        ctx.splits = [split] * n
     t1 = time.perf_counter()
-    disable = True if progress is False else None  # None: tqdm shows the bar only on a terminal
-    with tqdm(total=n, desc=f"generating ({backend})", unit="dlg", disable=disable) as bar:
-        if backend == "template":
-            results = list(_run_template(ctx, workers, bar))
-        else:
-            results, llm_info = _run_llm(
-                ctx,
-                llm,
-                bar,
-                attempts=llm_attempts,
-                fallback=llm_fallback,
-                batch_size=llm_batch_size,
-                json_repairs=llm_json_repairs,
-            )
+    llm_options = {
+        "attempts": llm_attempts,
+        "fallback": llm_fallback,
+        "batch_size": llm_batch_size,
+        "json_repairs": llm_json_repairs,
+    }
+    tally, llm_info = _generate_and_write(ctx, out_dir, kb_dir, backend, workers, llm, progress, llm_options)
     gen_s = time.perf_counter() - t1
+    used = workers if backend == "template" else 1
     log.info(
-        "generated %d dialogues in %.1fs (%.0f dialogues/s, %d workers)",
-        n,
-        gen_s,
-        n / max(gen_s, 1e-9),
-        workers if backend == "template" else 1,
+        "generated and wrote %d dialogues in %.1fs (%.0f/s, %d workers)", n, gen_s, n / max(gen_s, 1e-9), used
     )
-    files = _write_data(out_dir, kb_dir, results)
+    files = tally.files
     corpus_version = hashlib.sha256("".join(f"{k}:{v}\n" for k, v in files.items()).encode()).hexdigest()
     by_llm = backend == "llm"
     params = {
@@ -209,8 +226,11 @@ def generate_corpus(
         "llm_attempts": llm_attempts if by_llm else None,
         "llm_json_repairs": llm_json_repairs if by_llm else None,
         "llm_fallback": llm_fallback if by_llm else None,
+        **(
+            {"split": split} if split is not None else {}
+        ),  # only then: an ordinary corpus.json keeps its bytes
     }
-    report = _report(ctx, results, files, corpus_version, backend, llm_info, params)
+    report = _report(ctx, tally, files, corpus_version, backend, llm_info, params)
     write_json(out_dir / CORPUS_META_FILE, report)
     _write_card(out_dir)
     log.info("wrote %s in %.1fs total (corpus %s)", out_dir, time.perf_counter() - t0, corpus_version[:12])
@@ -218,9 +238,16 @@ def generate_corpus(
 
 
 def _check_arguments(
-    kb_dir: str | os.PathLike, out_dir: str | os.PathLike, n: int, backend: str, max_attempts: int
+    kb_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    n: int,
+    backend: str,
+    max_attempts: int,
+    split: str | None = None,
 ) -> tuple[Path, Path]:
     """Before any work: the options, the knowledge base folder and the output folder."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {SPLITS}")
     if backend not in GENERATOR_BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {GENERATOR_BACKENDS}")
     if not isinstance(n, int) or n < 1:
@@ -238,71 +265,81 @@ def _check_arguments(
     return kb_path, out_path
 
 
-def _write_data(out_dir: Path, kb_dir: Path, results: list[Result]) -> dict[str, str]:
-    """The split files (the results' lines in index order) and byte copies of the knowledge base's files;
-    returns the split files' SHA-256s. corpus.json and the card come after, so a folder holding only these
-    is one a killed run began (`_check_out_dir`)."""
-    by_split: dict[str, list[str]] = {s: [] for s in SPLITS}
-    for r in results:
-        by_split[r.split].append(r.line)
+@dataclass
+class _Tally:
+    """What the report counts, added up result by result as the lines are written (no line is kept)."""
 
-    def write_split(split: str) -> str:
-        path = out_dir / DATA_DIRNAME / f"{split}.jsonl.gz"
-        with atomic_open(path, "w") as f:
-            f.write("".join(line + "\n" for line in by_split[split]))
-        return sha256_file(path)
+    files: dict[str, str] = field(default_factory=dict)
+    dialogues: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    tiers: Counter = field(default_factory=Counter)
+    cells: Counter = field(default_factory=Counter)
+    splits: Counter = field(default_factory=Counter)
+    tier_changes: Counter = field(default_factory=Counter)
+    regenerated: int = 0
+    extra: int = 0
+    turns: int = 0
+    rec_turns: int = 0
+    rejections: int = 0
 
-    # zlib releases the GIL while it compresses, so the three files compress side by side
-    with ThreadPoolExecutor(len(SPLITS)) as pool:
-        digests = list(pool.map(write_split, SPLITS))
+    def add(self, ctx: Context, r: Result) -> None:
+        self.dialogues += 1
+        self.reasons.update(r.reasons)
+        if r.attempts > 1:
+            self.regenerated += 1
+            self.extra += r.attempts - 1
+        a = ctx.assignments[r.index]
+        self.cells[f"{a.city} x {a.poi_type}"] += 1
+        if r.tier and r.tier != a.tier:
+            self.tier_changes[f"{a.tier}->{r.tier}"] += 1
+        self.splits[r.split] += 1
+        self.tiers[r.tier] += 1
+        self.turns += r.turns
+        self.rec_turns += r.recommendation_turns
+        self.rejections += r.rejections
+
+
+def _write_data(out_dir: Path, kb_dir: Path, ctx: Context, results: Iterator[Result]) -> _Tally:
+    """The split files, streamed: each result's line goes to its split's gzip file as it arrives (index
+    order) and only its counts are kept, so memory does not grow with the corpus; then byte copies of the
+    knowledge base's files. corpus.json and the card come after, so a folder holding only these is one a
+    killed run began (`_check_out_dir`). The bytes equal those of writing each file at once (deflate's
+    output does not depend on how its input is cut)."""
+    tally = _Tally()
+    paths = {split: out_dir / DATA_DIRNAME / f"{split}.jsonl.gz" for split in SPLITS}
+    with contextlib.ExitStack() as stack:
+        files = {split: stack.enter_context(atomic_open(paths[split], "w")) for split in SPLITS}
+        for r in results:
+            files[r.split].write(r.line + "\n")
+            tally.add(ctx, r)
     for name in KB_FILES:
         src = kb_dir / name
         if src.exists():
             copy_file(src, out_dir / KB_DIRNAME / name)
-    return {f"{DATA_DIRNAME}/{split}.jsonl.gz": d for split, d in zip(SPLITS, digests, strict=True)}
+    tally.files = {f"{DATA_DIRNAME}/{split}.jsonl.gz": sha256_file(paths[split]) for split in SPLITS}
+    return tally
 
 
-def _report(ctx: Context, results: list[Result], files, corpus_version, backend, llm_info, params) -> dict:
-    reasons: Counter = Counter()
-    tiers: Counter = Counter()
-    cells: Counter = Counter()
-    splits: Counter = Counter()
-    regenerated = extra = 0
-    tier_changes: Counter = Counter()
-    turns = rec_turns = rejections = 0
-    for r in results:
-        reasons.update(r.reasons)
-        if r.attempts > 1:
-            regenerated += 1
-            extra += r.attempts - 1
-        a = ctx.assignments[r.index]
-        cells[f"{a.city} x {a.poi_type}"] += 1
-        if r.tier and r.tier != a.tier:
-            tier_changes[f"{a.tier}->{r.tier}"] += 1
-        splits[r.split] += 1
-        tiers[r.tier] += 1
-        turns += r.turns
-        rec_turns += r.recommendation_turns
-        rejections += r.rejections
+def _report(ctx: Context, t: _Tally, files, corpus_version, backend, llm_info, params) -> dict:
     report: dict[str, Any] = {
         "generator": GENERATOR,
         "trace_bench_version": _version(),
         "backend": backend,
         "parameters": params,
         "counts": {
-            "dialogues": len(results),
-            "splits": {s: splits[s] for s in SPLITS},
-            "tiers": {t: tiers[t] for t in TIERS},
-            "cells": dict(sorted(cells.items())),
-            "turns": turns,
-            "recommendation_turns": rec_turns,
-            "reject_and_refine_turns": rejections,
+            "dialogues": t.dialogues,
+            "splits": {s: t.splits[s] for s in SPLITS},
+            "tiers": {tier: t.tiers[tier] for tier in TIERS},
+            "cells": dict(sorted(t.cells.items())),
+            "turns": t.turns,
+            "recommendation_turns": t.rec_turns,
+            "reject_and_refine_turns": t.rejections,
         },
         "regeneration": {
-            "dialogues_regenerated": regenerated,
-            "extra_attempts": extra,
-            "reasons": dict(sorted(reasons.items())),
-            "tier_fallbacks": dict(sorted(tier_changes.items())),
+            "dialogues_regenerated": t.regenerated,
+            "extra_attempts": t.extra,
+            "reasons": dict(sorted(t.reasons.items())),
+            "tier_fallbacks": dict(sorted(t.tier_changes.items())),
         },
         "versions": {
             "schema_version": SCHEMA_VERSION,

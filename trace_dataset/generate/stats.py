@@ -7,7 +7,8 @@ Definitions (the paper does not spell them out; docs/generator.md says why):
   dialogue and tier-mandated 1-3 rejections, a share of all turns would be ~15%, a share of user turns ~30%);
   the share of all turns is printed too;
 - recommendation turns with alternatives: recommend/compare turns whose acceptable_alternative_poi_ids is
-  non-empty (App. S: 60%).
+  non-empty (App. S: 60%);
+- action shares: each action's turns / all turns (the blind test sets compare them with the public split's).
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from trace_dataset.constants import PRICE_KEYWORDS, RECOMMENDATION_ACTIONS, REJECTION_ACTION, SPLITS, TIERS
+from trace_dataset.constants import (
+    ACTIONS,
+    PRICE_KEYWORDS,
+    RECOMMENDATION_ACTIONS,
+    REJECTION_ACTION,
+    SPLITS,
+    TIERS,
+)
 from trace_dataset.datadir import check_data_dir, iter_dialogues
 from trace_dataset.io import TraceDataError
 
@@ -55,6 +63,7 @@ def dialogue_stats(dialogues: Iterable[dict[str, Any]]) -> dict[str, Any]:
     personas: Counter = Counter()
     cells: Counter = Counter()
     backends: Counter = Counter()
+    actions: Counter = Counter()
     user_turns = all_turns = rejections = rec_turns = with_alt = alt_total = 0
     price_dialogues = 0
     for d in dialogues:
@@ -64,6 +73,7 @@ def dialogue_stats(dialogues: Iterable[dict[str, Any]]) -> dict[str, Any]:
         all_turns += len(turns)
         named: set[str] = set()
         for t in turns:
+            actions[t["action"]] += 1
             if t["role"] == "user":
                 user_turns += 1
             if t["action"] == REJECTION_ACTION:
@@ -107,6 +117,8 @@ def dialogue_stats(dialogues: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "recommendation_turns_with_alternatives": round(with_alt / rec_turns, 4) if rec_turns else 0.0,
         "alternatives_per_recommendation_turn": round(alt_total / rec_turns, 3) if rec_turns else 0.0,
         "dialogues_with_price_words": round(price_dialogues / n, 4) if n else 0.0,
+        "actions": {a: actions[a] for a in ACTIONS},
+        "action_shares": {a: round(actions[a] / all_turns, 4) if all_turns else 0.0 for a in ACTIONS},
         "cells": dict(sorted(cells.items())),
         "personas": dict(personas.most_common()),
         "backends": dict(sorted(backends.items())),

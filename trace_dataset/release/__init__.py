@@ -2,6 +2,8 @@
 
 write_release(corpus_dir, out_dir)                          -> release.json content
 hydrate_release(release_dir, yelp_path, out_dir, allow_partial=False) -> hydration report
+blind.make_blind(data_dir, period, out_dir, n=None, seed=None)   -> a blind test set (inputs/ + private gold/)
+blind_hub.push_gold(gold_dir, repo_id, token=None)             -> the gold to a private Hub dataset
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from trace_dataset.constants import SPLITS
+from trace_dataset.datadir import iter_dialogues
 from trace_dataset.generate import generate_corpus
 
 FILES = [f"data/{s}.jsonl.gz" for s in SPLITS] + ["corpus.json"]
@@ -30,3 +33,19 @@ def test_prefix_property_of_dialogues(fixture_kb, tmp_path):
     generate_corpus(fixture_kb, tmp_path / "x", n=30, seed=42, workers=2, progress=False)
     assert _bytes(tmp_path / "x") == first
     assert not [p for p in (tmp_path / "x").rglob("*.tmp")]
+
+
+def test_one_split_gives_the_same_dialogues(fixture_kb, tmp_path):
+    """split="test" (a blind set) changes each record's split and nothing else: the same generator draws."""
+    generate_corpus(fixture_kb, tmp_path / "all", n=30, seed=5, workers=1, progress=False)
+    report = generate_corpus(
+        fixture_kb, tmp_path / "one", n=30, seed=5, workers=1, progress=False, split="test"
+    )
+    ordinary = sorted(iter_dialogues(tmp_path / "all"), key=lambda d: d["dialogue_id"])
+    one = list(iter_dialogues(tmp_path / "one", "test"))
+    assert [{**d, "split": "test"} for d in ordinary] == one
+    assert report["counts"]["splits"] == {"train": 0, "validation": 0, "test": 30}
+    assert report["parameters"]["split"] == "test"
+    with pytest.raises(ValueError, match="unknown split 'dev'"):
+        generate_corpus(fixture_kb, tmp_path / "x", n=3, split="dev")
+    assert not (tmp_path / "x").exists()
