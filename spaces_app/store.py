@@ -1,12 +1,14 @@
 """Where submitted leaderboard rows live: a local folder (default) or a Hub dataset repository.
 
-Layout (both backends, the requests/results pattern of Hugging Face leaderboards), key = <slug>__<pool>:
+Layout (both backends, the requests/results pattern of Hugging Face leaderboards), key = <slug>__<pool>
+(and __blind-<period> for a row of a blind period):
     results/<key>.json                    the current row (what the leaderboard shows)
     history/<key>/v<NNNN>.json            every version of that row ever stored, the current one included
     requests/<key>/v<NNNN>.jsonl[.gz]     the predictions file each version was scored from, in its own format
 A stored row carries `version`, `request` (the path of its predictions file), `owner` (spaces_app.owners)
 and `submitted_at`. `put` runs only after the submission validated and scored; it repeats the caller's check
-against the rows stored now (the look-alike names of spaces_app.submissions), checks the owner and writes the
+against the rows stored now (the look-alike names of spaces_app.submissions; the owner's count and quota of
+spaces_app.accountability, whose fields the row records), checks the owner and writes the
 three files under one lock (local: temp file + rename each, result last; Hub: one commit on top
 of the revision it read), so a refused or failed submission changes nothing and readers never see half a file.
 """
@@ -48,7 +50,8 @@ RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
 HISTORY_DIR = "history"
 REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
-RowsCheck = Callable[[list[dict[str, Any]]], None]  # raises to refuse a row, given the rows stored now
+# given the rows stored now: raises to refuse a row, or returns fields to record on it (or None)
+RowsCheck = Callable[[list[dict[str, Any]]], "dict[str, Any] | None"]
 
 
 def slugify(name: str) -> str:
@@ -120,7 +123,7 @@ def stored_slug(row: dict[str, Any]) -> str:
     other scripts keep their old one), else the slug of its name."""
     request = row.get("request")
     if isinstance(request, str) and request.count("/") >= 2 and "__" in request.split("/")[1]:
-        return request.split("/")[1].rsplit("__", 1)[0]
+        return request.split("/")[1].split("__", 1)[0]
     return slugify(row["system"])
 
 
@@ -148,7 +151,9 @@ def check_description(description: str | None) -> str:
 
 
 def row_key(row: dict[str, Any]) -> str:
-    return f"{slugify(row['system'])}__{row['pool']}"
+    """<slug>__<pool>, and __blind-<period> for a row of a blind period (spaces_app.blind)."""
+    period = row.get("period")
+    return f"{slugify(row['system'])}__{row['pool']}" + (f"__blind-{period}" if period else "")
 
 
 def result_path(row: dict[str, Any]) -> str:
@@ -277,7 +282,7 @@ class LocalStore:
         record = owner_record(owner)  # hashing a token takes a while: not under the lock
         with self.lock():
             if check is not None:
-                check(self.rows())
+                row = {**row, **(check(self.rows()) or {})}
             current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
             stored = stored_row(row, current, owner, suffix, record)
             with (
@@ -387,7 +392,7 @@ class HubStore:
                 self._repo_ready = True
             head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
             if check is not None:
-                check(self._rows_at(head))
+                row = {**row, **(check(self._rows_at(head)) or {})}
             current_file = self._download(result_path(row), revision=head)
             current = (
                 None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))

@@ -14,6 +14,7 @@ from typing import Any
 
 import gradio as gr
 
+from spaces_app.blind import PUBLIC_TRACK
 from spaces_app.leaderboard import reserved_names
 from spaces_app.markup import esc
 from spaces_app.owners import OwnerError, owner_from_profile, owner_from_token
@@ -43,11 +44,15 @@ def submit_action(
     *,
     token: str | None = None,
     profile: Any = None,
+    track: str = PUBLIC_TRACK,
+    manifest: str | None = None,
 ) -> str:
-    """Handle one Submit click; returns the status HTML (never raises for a refused submission)."""
+    """Handle one Submit click; returns the status HTML (never raises for a refused submission). `track`:
+    the public track or a blind period's (`Period.track`); `manifest`: a `trace-bench reproduce` manifest."""
     if not path:
         return status_html("error", "no predictions file uploaded")
     try:
+        period = None if track in (None, "", PUBLIC_TRACK) else _period(ctx, track)
         owner = owner_from_profile(profile) if ctx.settings.auth == "oauth" else owner_from_token(token)
         row = submit(
             ctx.store,
@@ -59,12 +64,16 @@ def submit_action(
             owner=owner,
             reserved=reserved_names(ctx.rows()),
             kb=ctx.index.kb if ctx.index is not None else None,
+            period=period,
+            manifest_path=manifest,
         )
     except (SubmissionError, OwnerError) as e:
         return status_html("error", str(e))
     m = row["metrics"]
+    where = f"blind period {row['period']}, " if row.get("period") else ""
     summary = (
-        f"{row['system']} ({row['pool']} pool, version {row['version']}): R@1 "
+        f"{row['system']} ({where}{row['pool']} pool, version {row['version']}, submission "
+        f"{row.get('submissions', row['version'])} of yours to this track): R@1 "
         f"{m.get('recall@1', float('nan')):.3f}, CGS {m.get('cgs', float('nan')):.3f}"
     )
     extra = ""
@@ -74,6 +83,16 @@ def submit_action(
             "is stored only as a hash (it cannot be shown again)."
         )
     return status_html("ok", summary, extra)
+
+
+def _period(ctx, track: str):
+    """The blind period of `track`, as its folder says now; SubmissionError naming the open ones."""
+    from spaces_app.blind import current
+
+    for p in ctx.periods:
+        if p.track == track:
+            return current(p)
+    raise SubmissionError(f"unknown track {track!r}; expected one of {ctx.tracks()}")
 
 
 def submit_tab(ctx) -> None:
@@ -104,6 +123,19 @@ def submit_tab(ctx) -> None:
         label="Description", lines=2, max_length=DESCRIPTION_MAX_CHARS, elem_id="submit-description"
     )
     pool = gr.Radio(list(SUBMIT_POOLS), value="closed", label="Candidate pool", elem_id="submit-pool")
+    track = gr.Radio(
+        ctx.tracks(),
+        value=PUBLIC_TRACK,
+        label=f"Track (a blind period: its inputs release, at most {settings.quota} submissions per owner)",
+        elem_id="submit-track",
+        visible=bool(ctx.periods),
+    )
+    manifest = gr.File(
+        label="Manifest of the run (optional: OUT/manifest.json of `trace-bench reproduce`)",
+        file_types=[".json"],
+        type="filepath",
+        elem_id="submit-manifest",
+    )
     token = None
     if login is None:
         token = gr.Textbox(
@@ -112,18 +144,22 @@ def submit_tab(ctx) -> None:
     button = gr.Button("Submit", variant="primary", elem_id="submit-button")
     status = gr.HTML(elem_id="submit-status")
     on_submit: Callable[..., Any]
-    inputs: list[Any] = [upload, name, description, pool]
+    inputs: list[Any] = [upload, name, description, pool, track, manifest]
     if token is not None:  # no sign-in: the submitter token identifies the row's owner
 
-        def submit_with_token(path, name_, desc_, pool_, token_):
-            return submit_action(ctx, path, name_, desc_, pool_, token=token_)
+        def submit_with_token(path, name_, desc_, pool_, track_, manifest_, token_):
+            return submit_action(
+                ctx, path, name_, desc_, pool_, token=token_, track=track_, manifest=manifest_
+            )
 
         on_submit = submit_with_token
         inputs.append(token)
     else:  # gradio fills `profile` from the signed-in user (the parameter's annotation tells it to)
 
-        def submit_signed_in(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
-            return submit_action(ctx, path, name_, desc_, pool_, profile=profile)
+        def submit_signed_in(path, name_, desc_, pool_, track_, manifest_, profile: gr.OAuthProfile | None):
+            return submit_action(
+                ctx, path, name_, desc_, pool_, profile=profile, track=track_, manifest=manifest_
+            )
 
         on_submit = submit_signed_in
     button.click(on_submit, inputs, status, concurrency_limit=2).then(ctx.table, ctx.board_inputs, ctx.board)
