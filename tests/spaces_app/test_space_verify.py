@@ -66,6 +66,14 @@ def test_a_row_reproduces_through_the_command(stored, space_world, capsys):
         ": reproduced (every score of the re-run lies inside the row's interval)" in capsys.readouterr().out
     )
     assert read_json(path)["reproduction"]["status"] == "reproduced"
+    from spaces_app.app import AppContext
+
+    ctx = AppContext(
+        Settings(results_dir=path.parents[1], show_paper_rows=False), LocalStore(path.parents[1])
+    )
+    board = ctx.table("Table 5: headline", "closed", ["submitted"], False, "", None, "best first", False)
+    assert 'data-reproduction="reproduced"' in board and 'data-submissions="1"' in board
+    assert '<details class="trace-manifest">' in board
 
 
 def test_a_tampered_manifest_does_not_reproduce(stored, space_world, capsys):
