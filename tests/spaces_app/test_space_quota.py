@@ -117,6 +117,40 @@ def test_the_quota_holds_for_processes_racing(quota_settings, valid_predictions)
     assert len(LocalStore(quota_settings.results_dir).rows()) == 2
 
 
+def test_the_quota_holds_for_cli_processes_racing(quota_settings, valid_predictions, tmp_path):
+    """`trace-bench submit --blind` from three processes with one token: each reaches the store after
+    scoring, before any of them writes; two are stored, the third is past the quota."""
+    import subprocess
+    import sys
+
+    from tests.spaces_app.test_space_submit_races import RACER
+    from tests.support.submit import OFFLINE_ENV, submit_argv
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = {**OFFLINE_ENV, "RACE_GATE": str(gate), "RACE_N": "3", "TRACE_SPACE_QUOTA": "2"}
+    more = ("--blind", str(quota_settings.blind_dirs[0]), "--token", "t" * 20)
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACER, *submit_argv(quota_settings, valid_predictions, name, *more)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for name in ("C1", "C2", "C3")
+    ]
+    results = [(p.returncode, out, err) for p in racers for out, err in [p.communicate(timeout=600)]]
+    assert len(list(gate.iterdir())) == 3, results
+    assert sorted(rc for rc, _, _ in results) == [0, 0, 2], results
+    assert all("blind period 2026-12, closed pool" in out for rc, out, _ in results if rc == 0)
+    [err] = [err for rc, _, err in results if rc == 2]
+    assert (
+        "has made 2 submissions to blind period '2026-12'; the quota is 2" in err and "Traceback" not in err
+    )
+    assert sorted(r["submissions"] for r in LocalStore(quota_settings.results_dir).rows()) == [1, 2]
+
+
 def test_the_quota_holds_for_two_hub_writers(tmp_path):
     """Each writer counts at the head it commits on: the one overtaken fails, and submitted again it is past
     the quota."""
