@@ -156,7 +156,8 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
         if settings.data_dir is None:
             gr.Markdown(
                 "*This instance has no data directory (TRACE_SPACE_DATA): the dialogue browser and "
-                "submissions are off.*"
+                + ("public-track " if ctx.periods else "")
+                + "submissions are off.*"
             )
         with gr.Tabs():
             for spec in tab_specs():

@@ -45,7 +45,13 @@ def test_blind_scores_equal_offline_scoring_against_the_gold(blind_settings, gol
     assert row["period"] == "2026-12" and row["track"] == "blind" and row["submissions"] == 1
     assert set(row["ci"]) and "per_dialogue" not in row  # intervals kept; no per-dialogue scores
     assert corpus_version(corpus_meta(gold)) not in json.dumps(row)
-    assert str(SECRET_SEED) not in json.dumps(row)
+    stored = (store.root / "results" / "mine__closed__blind-2026-12.json").read_text()
+    for secret in (
+        str(SECRET_SEED),
+        str(gold),
+        *gold_poi_ids(gold),
+    ):  # the row files are public on a Hub store
+        assert secret not in json.dumps(row) and secret not in stored, secret
     assert row["request"].startswith("requests/mine__closed__blind-2026-12/")
 
 
