@@ -1,8 +1,8 @@
 """The blind track: test periods whose gold stays on the server.
 
-A period is one gold folder written by `trace-bench corpus blind --period NAME --out OUT` (OUT/gold: a hydrated
-data directory with the gold, and period.json: period, created, n_dialogues, stats, seed); the submitters get
-OUT/inputs, the same dialogues without gold. The Space reads the folders of TRACE_SPACE_BLIND (and the private
+A period is one gold folder written by `trace-bench corpus blind --data DIR --period NAME --out OUT`
+(OUT/gold: a hydrated data directory with the gold, and period.json: period, created, split, dialogues,
+statistics, seed); the submitters get OUT/inputs, the same dialogues without gold. The Space reads the folders of TRACE_SPACE_BLIND (and the private
 Hub datasets of TRACE_SPACE_BLIND_REPOS, downloaded with HF_TOKEN when the app starts) and scores each blind
 submission against its period's gold with the same `evaluate_run` as every other row.
 
@@ -32,7 +32,7 @@ STATE_FILE = "state"
 STATES: tuple[str, ...] = ("open", "closed", "published")
 PUBLIC_TRACK = "public"
 BLIND_SPLIT = "test"  # the split `corpus blind` writes
-PERIOD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+PERIOD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # the names `corpus blind` accepts
 GOLD_FIELDS: tuple[str, ...] = ("gold_poi_ids", "acceptable_alternative_poi_ids")
 REFUSED_MESSAGE = (
     "the predictions file does not match this period's inputs (one row per system turn of the inputs "
@@ -94,7 +94,7 @@ def load_period(gold_dir: str | Path) -> Period:
         raise PeriodError(
             f"{path}: field 'period' is {name!r}; expected a name of letters, digits, '.', '_', '-'"
         )
-    n = meta.get("n_dialogues")
+    n = meta.get("dialogues", meta.get("n_dialogues"))
     return Period(
         name, gold_dir, read_state(gold_dir), str(meta.get("created") or ""), n if isinstance(n, int) else 0
     )

@@ -13,7 +13,7 @@ from spaces_app.owners import Owner
 from spaces_app.settings import Settings
 from spaces_app.store import LocalStore
 from spaces_app.submissions import SubmissionError, submit
-from tests.support.blind import SECRET_SEED, gold_poi_ids, write_gold
+from tests.support.space_blind import SECRET_SEED, gold_poi_ids, write_gold
 from trace_dataset.datadir import corpus_meta, corpus_version, iter_dialogues
 
 ALICE = Owner("hf", user="alice")

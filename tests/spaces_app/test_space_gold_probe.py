@@ -12,8 +12,8 @@ import shutil
 
 import pytest
 
-from tests.support.blind import SECRET_SEED, gold_poi_ids, write_gold
 from tests.support.browser import CHROMIUM, chromium_page, served
+from tests.support.space_blind import SECRET_SEED, gold_poi_ids, write_gold
 from trace_dataset.datadir import iter_dialogues, split_file
 
 pytestmark = [

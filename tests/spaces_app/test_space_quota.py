@@ -14,8 +14,8 @@ from spaces_app.blind import load_periods
 from spaces_app.owners import Owner, OwnerError
 from spaces_app.settings import Settings
 from spaces_app.store import HubStore, LocalStore
-from tests.support.blind import write_gold
 from tests.support.hub import FakeHub
+from tests.support.space_blind import write_gold
 
 TRACK = "blind 2026-12"
 

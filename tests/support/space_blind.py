@@ -1,4 +1,4 @@
-"""A blind period's gold folder as `trace-bench corpus blind --period NAME --out OUT` writes OUT/gold: a complete
+"""A blind period's gold folder as `trace-bench corpus blind --data DIR --period NAME --out OUT` writes OUT/gold: a complete
 hydrated data directory (here a copy of a built-in one, so that a test knows its scores offline) and period.json.
 
 Scoring reads the folder through `evaluate_run` only, so the Space's blind track is tested the same whichever
