@@ -72,7 +72,8 @@ def submit(
         raise SubmissionError(f"blind period {period.name!r} is {period.state}: it takes no new submissions")
     counting = count_check(owner, track_key(_track_fields(period)), settings.quota if period else None)
     try:
-        counting(store.rows())  # early, before the scoring; again under the store's lock
+        if period is not None:  # the quota early, before the scoring; again under the store's lock
+            counting(store.rows())
         manifest = read_manifest(manifest_path)
     except (QuotaError, ManifestError) as e:
         raise SubmissionError(str(e)) from None
