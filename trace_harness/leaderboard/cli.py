@@ -70,8 +70,8 @@ def register(sub) -> None:
         help="re-run the manifest a stored row carries and mark the row reproduced or not reproduced",
         description="Run the `trace-bench reproduce` manifest a stored leaderboard row carries again (its system "
         "and the part of the row's pool, on --data, with a fresh response cache), compare the re-run's record "
-        "with the manifest and its scores with the row's 95%% intervals, and write the verdict into the row "
-        "file: reproduced, or not reproduced with the first reason (docs/leaderboard.md).",
+        "with the manifest and its scores with the row's 95% intervals, and write the verdict into the row "
+        "file: reproduced, or not reproduced with the first reason (docs/space.md, 'Accountability').",
     )
     v.add_argument(
         "row", metavar="ROW", type=Path, help="a stored row file (the results store's results/*.json)"
@@ -81,6 +81,7 @@ def register(sub) -> None:
         type=Path,
         required=True,
         dest="verify_data",
+        metavar="DIR",
         help="the data the row was scored on: the Space's data directory, or a blind period's gold folder",
     )
     v.add_argument("--work", type=Path, help="folder for the re-run (default: a temporary folder)")
