@@ -17,9 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spaces_app.about import about_markdown, about_tab, dataset_card  # noqa: F401  (re-exported)
+from spaces_app.blind import PUBLIC_TRACK, row_track
 from spaces_app.board_html import render_board
 from spaces_app.gap import GAP_METRICS, gap_figure
-from spaces_app.leaderboard import FAMILIES, POOL_CHOICES, BestMarks, board_lines, collect_rows, sort_choices
+from spaces_app.leaderboard import (
+    FAMILIES,
+    POOL_CHOICES,
+    BestMarks,
+    board_lines,
+    collect_rows,
+    sort_choices,
+)
 from spaces_app.settings import Settings
 from spaces_app.store import ResultsStore, open_store
 from trace_metrics.tables import BOARD_VIEWS
@@ -52,20 +60,34 @@ class AppContext:
     tab: Any = None  # the gr.Tab being built (for its select event)
     marks: BestMarks = field(default_factory=BestMarks)  # best-row marks, kept until the rows change
     loaders: list = field(default_factory=list)  # (fn, inputs, outputs) run on every page load
+    periods: tuple = ()  # the blind periods (spaces_app.blind.Period), in the configured order
 
     def on_load(self, fn: Callable, inputs: list, outputs: list) -> None:
         """Run `fn` on every page load (a tab re-reads its files: runs made since the app started show up)."""
         self.loaders.append((fn, inputs, outputs))
 
-    def rows(self) -> list[dict[str, Any]]:
+    def all_rows(self) -> list[dict[str, Any]]:
+        """Every row: the public track's and every blind period's (never ranked together)."""
         return collect_rows(self.settings, self.store, self.marks)
 
-    def table(self, view, pool, families, show_paper, query, sort_by, order, show_ci) -> str:
+    def rows(self, track: str = PUBLIC_TRACK) -> list[dict[str, Any]]:
+        """The rows of one track: the public one (default), or a blind period's (`Period.track`)."""
+        return [r for r in self.all_rows() if row_track(r) == track]
+
+    def tracks(self) -> list[str]:
+        return [PUBLIC_TRACK, *(p.track for p in self.periods)]
+
+    def table(
+        self, view, pool, families, show_paper, query, sort_by, order, show_ci, track=PUBLIC_TRACK
+    ) -> str:
         """The leaderboard table's HTML for the controls' values."""
         if sort_by not in sort_choices(view):
             sort_by = None
+        if track not in self.tracks():
+            track = PUBLIC_TRACK
+        all_rows = self.all_rows()
         lines = board_lines(
-            self.rows(),
+            [r for r in all_rows if row_track(r) == track],
             view,
             pool,
             families or [],
@@ -74,7 +96,14 @@ class AppContext:
             sort_by,
             reverse=order == ORDERS[1],
         )
-        return render_board(lines, view, show_ci=bool(show_ci))
+        return render_board(lines, view, show_ci=bool(show_ci), counted=all_rows, period=self.period(track))
+
+    def period(self, track: str):
+        """The blind period of `track` as its folder says now (its state may change), None for public."""
+        from spaces_app.blind import current
+
+        found = next((p for p in self.periods if p.track == track), None)
+        return None if found is None else current(found)
 
 
 @dataclass(frozen=True)
@@ -106,8 +135,11 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
     """The Gradio app for `settings`; `store` overrides the results store the settings select."""
     import gradio as gr
 
+    from spaces_app.blind import download_repos, load_periods
+
     store = store or open_store(settings.results_dir, settings.results_repo, settings.hub_token)
-    ctx = AppContext(settings, store)
+    gold = (*settings.blind_dirs, *download_repos(settings.blind_repos, settings.hub_token))
+    ctx = AppContext(settings, store, periods=load_periods(gold))
     if settings.data_dir is not None:
         from spaces_app.browser import DialogueIndex
 
@@ -124,7 +156,8 @@ def build_app(settings: Settings, store: ResultsStore | None = None):
         if settings.data_dir is None:
             gr.Markdown(
                 "*This instance has no data directory (TRACE_SPACE_DATA): the dialogue browser and "
-                "submissions are off.*"
+                + ("public-track " if ctx.periods else "")
+                + "submissions are off.*"
             )
         with gr.Tabs():
             for spec in tab_specs():
@@ -156,8 +189,11 @@ def leaderboard_tab(ctx: AppContext) -> None:
     with gr.Row():
         sort_by = gr.Dropdown(first_sort, value=first_sort[0], label="Sort by", elem_id="sort-by")
         order = gr.Radio(list(ORDERS), value=ORDERS[0], label="Order", elem_id="order")
+        track = gr.Radio(
+            ctx.tracks(), value=PUBLIC_TRACK, label="Track", elem_id="track", visible=bool(ctx.periods)
+        )
         refresh = gr.Button("Refresh", elem_id="refresh-button", scale=0)
-    inputs = [view, pool, families, show_paper, query, sort_by, order, show_ci]
+    inputs = [view, pool, families, show_paper, query, sort_by, order, show_ci, track]
     ctx.board = gr.HTML(
         ctx.table(first_view, "closed", list(FAMILIES), True, "", first_sort[0], ORDERS[0], False),
         elem_id="leaderboard-table",
@@ -171,19 +207,21 @@ def leaderboard_tab(ctx: AppContext) -> None:
 
     def on_view(view_, *rest):
         choices = sort_choices(view_)
-        pool_, families_, show_paper_, query_, order_, show_ci_ = rest
+        pool_, families_, show_paper_, query_, order_, show_ci_, track_ = rest
         return (
             gr.update(choices=choices, value=choices[0]),
-            ctx.table(view_, pool_, families_, show_paper_, query_, choices[0], order_, show_ci_),
+            ctx.table(view_, pool_, families_, show_paper_, query_, choices[0], order_, show_ci_, track_),
         )
 
-    for control in (pool, families, show_paper, order, show_ci):
+    for control in (pool, families, show_paper, order, show_ci, track):
         control.change(ctx.table, inputs, ctx.board)
     sort_by.input(ctx.table, inputs, ctx.board)
     query.change(ctx.table, inputs, ctx.board)
     query.submit(ctx.table, inputs, ctx.board)
     refresh.click(ctx.table, inputs, ctx.board)
-    view.change(on_view, [view, pool, families, show_paper, query, order, show_ci], [sort_by, ctx.board])
+    view.change(
+        on_view, [view, pool, families, show_paper, query, order, show_ci, track], [sort_by, ctx.board]
+    )
 
 
 def gap_tab(ctx: AppContext) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from spaces_app.accountability import shown_count
+from spaces_app.blind import Period
 from spaces_app.leaderboard import (
     SOURCE_LABELS,
     Cell,
@@ -28,6 +30,7 @@ from spaces_app.leaderboard import (
 from spaces_app.markup import esc
 from trace_harness import fallbacks as fb
 from trace_harness.leaderboard.marks import marks_description
+from trace_harness.leaderboard.reproduction import VERDICTS, ManifestError, check_manifest
 from trace_metrics.tables import Column, format_value, header
 
 NOTE_MARKS = ("†", "‡", "§", "¶")
@@ -77,7 +80,17 @@ CSS = """
 .trace-board-wrap table.trace-board tr.not-own td.metric {opacity: 0.55; text-decoration: line-through;
   text-decoration-color: rgba(180, 35, 24, 0.5);}
 .trace-board-notes {font-size: 0.8rem; margin-top: 6px;}
+.trace-period {font-size: 0.85rem; margin: 4px 0 8px;}
+.trace-board-wrap table.trace-board .trace-count {font-size: 0.72rem; cursor: help; white-space: nowrap;}
+.trace-board-wrap table.trace-board .trace-verdict {font-size: 0.72rem; cursor: help;}
+.trace-board-wrap table.trace-board .trace-manifest {font-size: 0.72rem;}
 """
+COUNT_LABEL = "submissions its owner made to this track and period (every stored version counts)"
+BLIND_LABEL = (
+    "A blind track: other dialogues than the public split's, drawn by the same generator, so its rows are "
+    "ranked on their own, never with the public track's; they keep no per-dialogue data, so they carry "
+    "intervals but no best marks or ranks."
+)
 ONE_DIALOGUE_LABEL = (
     "Warning: a row scored on one dialogue has no interval and no mark (resampling one "
     "dialogue has no variance; any difference would look significant)."
@@ -95,10 +108,18 @@ def words(text: str) -> str:
     return " ".join(f'<span class="w">{esc(w)}</span>' for w in str(text).split(" "))
 
 
-def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str:
+def render_board(
+    lines: Sequence[Line],
+    view: str,
+    show_ci: bool = False,
+    counted: Sequence[dict] = (),
+    period: Period | None = None,
+) -> str:
     """The table of `lines` (spaces_app.leaderboard.board_lines) for `view`; `show_ci` prints each interval
-    under its value (it is always the cell's hover text)."""
+    under its value (it is always the cell's hover text). `counted`: every stored row, which a submission's
+    count of its owner's submissions reads (spaces_app.accountability); `period`: the blind period shown."""
     columns = view_columns(view)
+    counted = counted or [line.row for line in lines]
     notes: dict[str, str] = {}  # note text -> its mark
     body = []
     groups = {corpus_of(line.row) for line in lines}
@@ -113,7 +134,8 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
         note = system_note(line.row)
         if note is not None and note not in notes:
             notes[note] = NOTE_MARKS[len(notes) % len(NOTE_MARKS)]
-        body.append(_row_html(line, columns, notes.get(note) if note else None, note, show_ci))
+        count = shown_count(line.row, counted)
+        body.append(_row_html(line, columns, notes.get(note) if note else None, note, show_ci, count))
     if not body:
         width = 6 + len(columns)
         body.append(
@@ -121,6 +143,7 @@ def render_board(lines: Sequence[Line], view: str, show_ci: bool = False) -> str
         )
     parts = [
         f"<style>{CSS}</style>",
+        period_banner(period),
         '<div class="trace-board-wrap">',
         f'<table class="trace-board" data-view="{esc(view)}">',
         _head_html(columns),
@@ -172,8 +195,57 @@ def _head_html(columns: Sequence[Column]) -> str:
     )
 
 
+def period_banner(period: Period | None) -> str:
+    """What the board says above a blind period's rows ("" for the public track)."""
+    if period is None:
+        return ""
+    state = {
+        "open": "open: submissions are scored against its hidden gold",
+        "closed": "closed: its rows are frozen and it takes no new submission",
+        "published": "published: its rows are frozen and its gold may be published",
+    }[period.state]
+    return (
+        f'<div class="trace-period" data-period="{esc(period.name)}" data-state="{esc(period.state)}">'
+        f"<b>Blind period {esc(period.name)}</b>, {esc(state)}. {esc(BLIND_LABEL)}</div>"
+    )
+
+
+def accountability_html(row: dict, count: int | None) -> str:
+    """A submission's count of its owner's submissions to the track and period, its manifest and verdict."""
+    if count is None:
+        return ""
+    out = f' <span class="trace-count" data-submissions="{count}" title="{esc(COUNT_LABEL)}">{count}×</span>'
+    verdict = row.get("reproduction")
+    if isinstance(verdict, dict) and verdict.get("status") in VERDICTS:
+        out += (
+            f'<div class="trace-verdict" data-reproduction="{esc(verdict["status"])}" '
+            f'title="{esc(verdict.get("reason") or "")}">{esc(verdict["status"])}</div>'
+        )
+    return out
+
+
+def manifest_html(row: dict) -> str:
+    """The row's manifest (model ids and revisions, decoding settings, engines, prompt hashes) as details."""
+    try:
+        summary = check_manifest(row.get("manifest"))
+    except ManifestError:
+        return ""
+    items = [f"system {summary['system']}, trace-bench {summary['package']}, {summary['mode']}"]
+    for role, m in summary["models"].items():
+        settings = ", ".join(f"{k}={v}" for k, v in m["settings"].items())
+        items.append(f"{role}: {m['model']} (revision {m['revision']}; {m['engine']}; {settings})")
+    items += [f"prompt {name}: sha256 {digest[:12]}" for name, digest in summary["prompts"].items()]
+    lis = "".join(f"<li><bdi>{esc(i)}</bdi></li>" for i in items)
+    return f'<details class="trace-manifest"><summary>manifest</summary><ul>{lis}</ul></details>'
+
+
 def _row_html(
-    line: Line, columns: Sequence[Column], mark: str | None, note: str | None, show_ci: bool
+    line: Line,
+    columns: Sequence[Column],
+    mark: str | None,
+    note: str | None,
+    show_ci: bool,
+    count: int | None = None,
 ) -> str:
     r = line.row
     name = f"<bdi>{words(r['system'])}</bdi>"
@@ -191,8 +263,9 @@ def _row_html(
     return (
         f'<tr data-system="{esc(r["system"])}"{row_class}>{_rank_html(line.rank, show_ci)}'
         f'<td class="sys">{name}</td><td class="fam">{esc(family(r))}</td>'
-        f'<td class="src"><bdi>{esc(source)}</bdi></td>{cells}<td class="ver">{versions}</td>'
-        f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi></td></tr>'
+        f'<td class="src"><bdi>{esc(source)}</bdi>{accountability_html(r, count)}</td>{cells}'
+        f'<td class="ver">{versions}</td>'
+        f'<td class="desc"><bdi>{esc(r.get("description") or "")}</bdi>{manifest_html(r)}</td></tr>'
     )
 
 

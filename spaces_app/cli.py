@@ -190,10 +190,27 @@ def register_submit(sub) -> None:
         metavar="FILE",
         help="also write a new submitter token to FILE (mode 0600) before the row is stored",
     )
+    p.add_argument(
+        "--manifest",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the OUT/manifest.json `trace-bench reproduce` wrote for the run (kept on the row; "
+        "`trace-bench leaderboard verify` re-runs it)",
+    )
+    p.add_argument(
+        "--blind",
+        type=Path,
+        default=None,
+        metavar="GOLD_DIR",
+        help="submit to the blind period of this gold folder (`trace-bench corpus blind`'s gold/), within "
+        "its quota (TRACE_SPACE_QUOTA)",
+    )
     p.set_defaults(func=_submit)
 
 
 def _submit(args: argparse.Namespace) -> int:
+    from spaces_app.blind import current, load_period
     from spaces_app.leaderboard import collect_rows, reserved_names
     from spaces_app.owners import OwnerError, owner_from_token
     from spaces_app.settings import Settings
@@ -213,6 +230,7 @@ def _submit(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(" ".join(str(e).split())) from None
     try:
+        period = None if args.blind is None else current(load_period(args.blind))
         owner = owner_from_token(args.token or os.environ.get(TOKEN_ENV))
         store = open_store(settings.results_dir, settings.results_repo, settings.hub_token)
         row = submit(
@@ -225,6 +243,8 @@ def _submit(args: argparse.Namespace) -> int:
             owner=owner,
             reserved=reserved_names(collect_rows(settings, store)),
             before_store=lambda: _show_new_token(owner, args.token_file),
+            period=period,
+            manifest_path=args.manifest,
         )
     except (SubmissionError, OwnerError) as e:
         raise SubmissionError(f"submission refused: {e}") from None
@@ -233,7 +253,8 @@ def _submit(args: argparse.Namespace) -> int:
             raise
         raise TraceBenchError(f"submit: {' '.join(str(e).split())}") from None
     print(
-        f"stored {row['system']!r} ({row['pool']} pool, {row['split']} split, version {row['version']}) in "
+        f"stored {row['system']!r} ({'blind period ' + row['period'] + ', ' if row.get('period') else ''}"
+        f"{row['pool']} pool, {row['split']} split, version {row['version']}) in "
         f"{store!r}: " + ", ".join(f"{k}={v:.3f}" for k, v in row["metrics"].items() if isinstance(v, float))
     )
     return 0

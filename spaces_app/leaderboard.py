@@ -24,6 +24,7 @@ from typing import Any, cast
 import pandas as pd
 
 from baselines.identity import BY_NAME, IDENTITIES, identity
+from spaces_app.blind import PUBLIC_TRACK, row_track
 from spaces_app.store import forbidden_char
 from trace_dataset.io import read_json
 from trace_metrics.tables import BOARD_VIEWS, DECIMALS, Column, format_value, header
@@ -193,11 +194,14 @@ def clean_rows(rows: Iterable[Any], origin: str) -> list[dict[str, Any]]:
 
 def collect_rows(settings, store, marks: BestMarks | None = None) -> list[dict[str, Any]]:
     """Every row the leaderboard shows: paper reference rows, baseline runs, stored submissions, with the
-    best-row marks recomputed over all of them (`marks` keeps them until the rows change)."""
+    best-row marks recomputed over the public track's (`marks` keeps them until the rows change)."""
     rows: list[dict[str, Any]] = paper_rows() if settings.show_paper_rows else []
     rows.extend(clean_rows(baseline_rows(settings.baselines_file), str(settings.baselines_file)))
     rows.extend(clean_rows(store.rows(), repr(store)))
-    return (marks or BestMarks()).apply(rows)
+    blind = [
+        r for r in rows if row_track(r) != PUBLIC_TRACK
+    ]  # own tracks: never compared with the public one
+    return (marks or BestMarks()).apply([r for r in rows if row_track(r) == PUBLIC_TRACK]) + blind
 
 
 def _identity(row: dict[str, Any]) -> tuple:

@@ -13,6 +13,11 @@
                                files, separated by the path separator (default runs/interactive)
     TRACE_SPACE_CORE           folders of `trace-bench core score` --out folders (default runs/core)
     TRACE_SPACE_CORE_META      a `trace-bench core meta --out` result file (CoRE against human ratings)
+    TRACE_SPACE_BLIND          gold folders of blind periods (`trace-bench corpus blind` OUT/gold), separated
+                               by the path separator (spaces_app.blind)
+    TRACE_SPACE_BLIND_REPOS    private Hub dataset ids holding gold folders, separated by the path separator
+                               (downloaded with HF_TOKEN when the app starts)
+    TRACE_SPACE_QUOTA          submissions one owner may make to a blind period (default 3)
     HF_TOKEN                   token with write access to TRACE_SPACE_RESULTS_REPO
 
 When TRACE_SPACE_DATA is not set and `runs/demo/hydrated` exists (the output of `trace-bench demo`), the demo's
@@ -36,6 +41,7 @@ from trace_harness.main_job.layout import DEFAULT_OUT as DEFAULT_DEMO_DIR
 from trace_harness.main_job.layout import demo_layout
 
 DEFAULT_MAX_UPLOAD_MB = 50
+DEFAULT_QUOTA = 3
 DEFAULT_RESULTS_DIR = Path("runs/space")
 DEFAULT_INTERACTIVE_DIRS: tuple[Path, ...] = (Path("runs/interactive"),)
 DEFAULT_CORE_DIRS: tuple[Path, ...] = (Path("runs/core"),)
@@ -51,6 +57,9 @@ ENV_VARS: tuple[str, ...] = (
     "TRACE_SPACE_INTERACTIVE",
     "TRACE_SPACE_CORE",
     "TRACE_SPACE_CORE_META",
+    "TRACE_SPACE_BLIND",
+    "TRACE_SPACE_BLIND_REPOS",
+    "TRACE_SPACE_QUOTA",
     "HF_TOKEN",
 )
 AUTH_MODES: tuple[str, ...] = ("oauth", "token")
@@ -78,6 +87,9 @@ class Settings:
     )
     core_dirs: tuple[Path, ...] = DEFAULT_CORE_DIRS  # `core score --out` folders
     core_meta: Path | None = None  # a `core meta --out` result file
+    blind_dirs: tuple[Path, ...] = ()  # gold folders of blind periods (spaces_app.blind)
+    blind_repos: tuple[str, ...] = ()  # private Hub datasets holding gold folders
+    quota: int = DEFAULT_QUOTA  # submissions per owner and blind period
 
     def __post_init__(self) -> None:
         if self.split not in SPLITS:
@@ -87,6 +99,8 @@ class Settings:
                 f"max_upload_mb must be a positive integer (TRACE_SPACE_MAX_UPLOAD_MB); "
                 f"got {self.max_upload_mb!r}"
             )
+        if not isinstance(self.quota, int) or self.quota < 1:
+            raise ValueError(f"quota must be a positive integer (TRACE_SPACE_QUOTA); got {self.quota!r}")
         if self.auth not in AUTH_MODES:
             raise ValueError(
                 f"unknown submitter authentication {self.auth!r} (TRACE_SPACE_AUTH); expected one "
@@ -107,13 +121,13 @@ class Settings:
             given = [Path(p) for p in env.get(name, "").split(os.pathsep) if p]
             return tuple(given) or None
 
-        max_mb = env.get("TRACE_SPACE_MAX_UPLOAD_MB", "")
-        try:
-            max_upload_mb = int(max_mb) if max_mb else DEFAULT_MAX_UPLOAD_MB
-        except ValueError:
-            raise ValueError(
-                f"TRACE_SPACE_MAX_UPLOAD_MB must be an integer number of MB; got {max_mb!r}"
-            ) from None
+        def number(name: str, default: int, what: str) -> int:
+            text = env.get(name, "")
+            try:
+                return int(text) if text else default
+            except ValueError:
+                raise ValueError(f"{name} must be an integer {what}; got {text!r}") from None
+
         values: dict[str, Any] = {
             "data_dir": path("TRACE_SPACE_DATA"),
             "results_dir": path("TRACE_SPACE_RESULTS"),
@@ -122,11 +136,15 @@ class Settings:
             "runs_dir": path("TRACE_SPACE_RUNS"),
             "baselines_file": path("TRACE_SPACE_BASELINES"),
             "split": env.get("TRACE_SPACE_SPLIT") or None,
-            "max_upload_mb": max_upload_mb,
+            "max_upload_mb": number("TRACE_SPACE_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB, "number of MB"),
             "auth": env.get("TRACE_SPACE_AUTH") or ("oauth" if on_hub_space(env) else None),
             "interactive_dirs": paths("TRACE_SPACE_INTERACTIVE"),
             "core_dirs": paths("TRACE_SPACE_CORE"),
             "core_meta": path("TRACE_SPACE_CORE_META"),
+            "blind_dirs": paths("TRACE_SPACE_BLIND"),
+            "blind_repos": tuple(r for r in env.get("TRACE_SPACE_BLIND_REPOS", "").split(os.pathsep) if r)
+            or None,
+            "quota": number("TRACE_SPACE_QUOTA", DEFAULT_QUOTA, "number of submissions"),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         given = {k for k in ("interactive_dirs", "core_dirs") if values.get(k) is not None}

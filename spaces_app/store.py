@@ -1,12 +1,14 @@
 """Where submitted leaderboard rows live: a local folder (default) or a Hub dataset repository.
 
-Layout (both backends, the requests/results pattern of Hugging Face leaderboards), key = <slug>__<pool>:
+Layout (both backends, the requests/results pattern of Hugging Face leaderboards), key = <slug>__<pool>
+(and __blind-<period> for a row of a blind period):
     results/<key>.json                    the current row (what the leaderboard shows)
     history/<key>/v<NNNN>.json            every version of that row ever stored, the current one included
     requests/<key>/v<NNNN>.jsonl[.gz]     the predictions file each version was scored from, in its own format
 A stored row carries `version`, `request` (the path of its predictions file), `owner` (spaces_app.owners)
 and `submitted_at`. `put` runs only after the submission validated and scored; it repeats the caller's check
-against the rows stored now (the look-alike names of spaces_app.submissions), checks the owner and writes the
+against the rows stored now (the look-alike names of spaces_app.submissions; the owner's count and quota of
+spaces_app.accountability, whose fields the row records), checks the owner and writes the
 three files under one lock (local: temp file + rename each, result last; Hub: one commit on top
 of the revision it read), so a refused or failed submission changes nothing and readers never see half a file.
 """
@@ -23,6 +25,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,9 +51,20 @@ RESULTS_DIR = "results"
 REQUESTS_DIR = "requests"
 HISTORY_DIR = "history"
 REQUEST_SUFFIXES: tuple[str, ...] = (".jsonl", ".jsonl.gz")  # plain JSON lines, or gzip of them
-# given the rows stored now: raises to refuse a row, or returns the rows the new one retires from results/
-# (their owner's rows under a name today's checks refuse: spaces_app.submissions.refuse_lookalike)
-RowsCheck = Callable[[list[dict[str, Any]]], "list[dict[str, Any]] | None"]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a RowsCheck found acceptable: `fields` to record on the new row (spaces_app.accountability's
+    count) and the stored `retire` rows it replaces on the board (their owner's rows under a name today's checks
+    refuse: spaces_app.submissions.refuse_lookalike)."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    retire: list[dict[str, Any]] = field(default_factory=list)
+
+
+# given the rows stored now: raises to refuse a row, or says what to record and retire (or None: nothing)
+RowsCheck = Callable[[list[dict[str, Any]]], "Checked | None"]
 
 
 def slugify(name: str) -> str:
@@ -122,7 +136,7 @@ def stored_slug(row: dict[str, Any]) -> str:
     other scripts keep their old one), else the slug of its name."""
     request = row.get("request")
     if isinstance(request, str) and request.count("/") >= 2 and "__" in request.split("/")[1]:
-        return request.split("/")[1].rsplit("__", 1)[0]
+        return request.split("/")[1].split("__", 1)[0]
     return slugify(row["system"])
 
 
@@ -149,8 +163,11 @@ def check_description(description: str | None) -> str:
     return description
 
 
-def row_key(row: dict[str, Any]) -> str:
-    return f"{slugify(row['system'])}__{row['pool']}"
+def row_key(row: dict[str, Any], slug: str | None = None) -> str:
+    """<slug>__<pool>, and __blind-<period> for a row of a blind period (spaces_app.blind); `slug` (a stored
+    row's own, `stored_slug`) in place of its name's."""
+    period = row.get("period")
+    return f"{slug or slugify(row['system'])}__{row['pool']}" + (f"__blind-{period}" if period else "")
 
 
 def result_path(row: dict[str, Any]) -> str:
@@ -215,7 +232,7 @@ def _retired(rows: list[dict[str, Any]] | None, row: dict[str, Any], owner: Owne
     paths = []
     for old in rows or ():
         check_replace(old, owner)
-        path = f"{RESULTS_DIR}/{stored_slug(old)}__{old['pool']}.json"
+        path = f"{RESULTS_DIR}/{row_key(old, stored_slug(old))}.json"
         if path != result_path(row):
             paths.append(path)
     return paths
@@ -291,7 +308,9 @@ class LocalStore:
         target = self.root / result_path(row)
         record = owner_record(owner)  # hashing a token takes a while: not under the lock
         with self.lock():
-            retire = _retired(check(self.rows()) if check is not None else None, row, owner)
+            checked = (check(self.rows()) if check is not None else None) or Checked()
+            row = {**row, **checked.fields}
+            retire = _retired(checked.retire, row, owner)
             current = _parse_current(target.read_bytes(), result_path(row)) if target.exists() else None
             stored = stored_row(row, current, owner, suffix, record)
             with (
@@ -402,7 +421,9 @@ class HubStore:
                 self.api.create_repo(repo_id=self.repo_id, repo_type="dataset", exist_ok=True)
                 self._repo_ready = True
             head = self.api.repo_info(repo_id=self.repo_id, repo_type="dataset").sha
-            retire = _retired(check(self._rows_at(head)) if check is not None else None, row, owner)
+            checked = (check(self._rows_at(head)) if check is not None else None) or Checked()
+            row = {**row, **checked.fields}
+            retire = _retired(checked.retire, row, owner)
             current_file = self._download(result_path(row), revision=head)
             current = (
                 None if current_file is None else _parse_current(current_file.read_bytes(), result_path(row))

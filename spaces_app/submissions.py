@@ -5,7 +5,9 @@ UTF-8), then goes through exactly the validation of `trace-bench evaluate` (`tra
 with its defaults: every system turn of the split once, known POIs from the dialogue's pool); only a file
 that validated and scored reaches the store, and the store lets only the row's owner replace it
 (spaces_app.owners), keeping every earlier version. Scoring runs without the NLI model and the LLM judge
-(their columns stay empty for submissions).
+(their columns stay empty for submissions). A submission to a blind period (spaces_app.blind) is scored the
+same way against the period's private gold; every submission is counted for its owner, and a blind one only
+within the period's quota (spaces_app.accountability).
 """
 
 from __future__ import annotations
@@ -13,16 +15,20 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spaces_app.accountability import QuotaError, count_check, read_manifest, track_key
+from spaces_app.blind import BLIND_SPLIT, Period, blind_fields, hide_gold, strip_gold
 from spaces_app.names import invisible_char
 from spaces_app.owners import Owner, OwnerError, check_replace
-from spaces_app.store import ResultsStore, check_description, check_name, lookalike_of, slugify
+from spaces_app.store import Checked, ResultsStore, check_description, check_name, lookalike_of, slugify
 from spaces_app.uploads import UploadError, first_unparsable_line, read_upload
 from trace_bench.errors import TraceBenchError
 from trace_dataset.io import TraceDataError
 from trace_harness.leaderboard.build import result_row
+from trace_harness.leaderboard.reproduction import ManifestError
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +52,8 @@ def submit(
     reserved: Collection[str] = (),
     kb: Any = None,
     before_store: Callable[[], None] | None = None,
+    period: Period | None = None,
+    manifest_path: str | Path | None = None,
 ) -> dict[str, Any]:
     """Validate, score and store one predictions file; returns the stored row or raises SubmissionError.
 
@@ -56,21 +64,22 @@ def submit(
     just before the row is written, so of two look-alikes submitted at the same moment one is stored. `kb`: an
     already loaded KnowledgeBase of `settings.data_dir`. `before_store`: called once the file has scored, before
     the store is asked for the row (the CLI shows a new submitter token there); when it raises, nothing is
-    stored.
+    stored. `period`: a blind period (spaces_app.blind): the file is scored against its gold, within the
+    owner's quota (spaces_app.accountability, counted again under the store's lock). `manifest_path`: the
+    `trace-bench reproduce` manifest of the run, checked and kept on the row.
     """
+    name, description = _checked_texts(name, description, pool, reserved, store, owner)
+    if period is not None and not period.open:
+        raise SubmissionError(f"blind period {period.name!r} is {period.state}: it takes no new submissions")
+    counting = count_check(owner, track_key(_track_fields(period)), settings.quota if period else None)
     try:
-        name = check_name(name)
-        description = check_description(description)
-    except ValueError as e:
+        if period is not None:  # the quota early, before the scoring; again under the store's lock
+            counting(store.rows())
+        manifest = read_manifest(manifest_path)
+    except (QuotaError, ManifestError) as e:
         raise SubmissionError(str(e)) from None
-    if slugify(name) in {slugify(r) for r in reserved}:
-        raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
-    refuse_lookalike(
-        name, store.rows(), reserved, owner, pool
-    )  # early, before the scoring; again under the lock
-    if pool not in SUBMIT_POOLS:
-        raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
-    if settings.data_dir is None:
+    data_dir, split = (period.gold_dir, BLIND_SPLIT) if period else (settings.data_dir, settings.split)
+    if data_dir is None:
         raise SubmissionError(
             "this leaderboard has no data directory configured (TRACE_SPACE_DATA): "
             "submissions cannot be scored"
@@ -85,30 +94,74 @@ def submit(
             upload = read_upload(path, Path(tmp) / "predictions.jsonl", settings.max_upload_mb * 2**20)
         except UploadError as e:
             raise SubmissionError(str(e)) from None
-        result = _score(settings, upload.plain, path.name, pool, kb)
-        if pool == "open" and _closed_pool_only(settings, upload.plain):
-            raise SubmissionError(
-                f"{path.name}: every ranking stays inside its dialogue's closed pool of candidates: these are "
-                "closed-pool predictions; submit them to the closed pool (an open-pool system ranks the city's "
-                "whole open set)"
-            )
-        row = result_row(
-            result, system=name, family="submitted", source="submission", description=description
-        )
+        where = Scoring(Path(data_dir), split, period)
+        row = _scored_row(where, upload.plain, path.name, pool, None if period else kb, name, description)
+        if manifest is not None:
+            row["manifest"] = manifest
         if before_store is not None:
             before_store()
+
+        def check(rows: list[dict[str, Any]]) -> Checked:
+            retire = refuse_lookalike(name, rows, reserved, owner, pool)
+            return Checked(fields=counting(rows) or {}, retire=retire)
+
         try:
-            stored = store.put(
-                row,
-                path,
-                owner,
-                suffix=upload.suffix,
-                check=lambda rows: refuse_lookalike(name, rows, reserved, owner, pool),
-            )
-        except OwnerError as e:
+            stored = store.put(row, path, owner, suffix=upload.suffix, check=check)
+        except (OwnerError, QuotaError) as e:
             raise SubmissionError(str(e)) from None
     log.info("stored submission %r (%s pool), version %s", name, pool, stored.get("version"))
     return stored
+
+
+def _checked_texts(
+    name: str, description: str, pool: str, reserved: Collection[str], store: ResultsStore, owner: Owner
+) -> tuple[str, str]:
+    try:
+        name = check_name(name)
+        description = check_description(description)
+    except ValueError as e:
+        raise SubmissionError(str(e)) from None
+    if slugify(name) in {slugify(r) for r in reserved}:
+        raise SubmissionError(f"the name {name!r} belongs to a baseline or paper row; choose another name")
+    refuse_lookalike(name, store.rows(), reserved, owner, pool)  # early; again under the store's lock
+    if pool not in SUBMIT_POOLS:
+        raise SubmissionError(f"unknown pool {pool!r}; expected one of {SUBMIT_POOLS}")
+    return name, description
+
+
+def _track_fields(period: Period | None) -> dict[str, Any]:
+    return blind_fields(period) if period is not None else {}
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """Where a file is scored: a data directory and split, and the blind period whose gold it is."""
+
+    data_dir: Path
+    split: str
+    period: Period | None = None
+
+
+def _scored_row(
+    where: Scoring, plain: Path, shown: str, pool: str, kb: Any, name: str, description: str
+) -> dict[str, Any]:
+    """The row of a validated, scored file (a blind one without what would tell its gold)."""
+    try:
+        result = _score(where, plain, shown, pool, kb)
+        if pool == "open" and _closed_pool_only(where, plain):
+            raise SubmissionError(
+                f"{shown}: every ranking stays inside its dialogue's closed pool of candidates: these are "
+                "closed-pool predictions; submit them to the closed pool (an open-pool system ranks the city's "
+                "whole open set)"
+            )
+    except SubmissionError as e:
+        if where.period is None:
+            raise
+        raise SubmissionError(hide_gold(str(e), where.period)) from None
+    row = result_row(result, system=name, family="submitted", source="submission", description=description)
+    if where.period is not None:
+        row = strip_gold({**row, **blind_fields(where.period)})
+    return row
 
 
 def refuse_lookalike(
@@ -159,7 +212,7 @@ def refuse_lookalike(
     return retire
 
 
-def _closed_pool_only(settings, plain: Path) -> bool:
+def _closed_pool_only(where: Scoring, plain: Path) -> bool:
     """Whether at least CLOSED_AS_OPEN_MIN_TURNS rankings of a (validated) file are non-empty and every
     ranking lies inside its dialogue's closed candidate pool (which the open set contains)."""
     from trace_dataset.constants import POOL_FIELDS
@@ -167,8 +220,7 @@ def _closed_pool_only(settings, plain: Path) -> bool:
     from trace_dataset.io import read_jsonl
 
     closed = {
-        d["dialogue_id"]: set(d[POOL_FIELDS["closed"]])
-        for d in iter_dialogues(settings.data_dir, settings.split)
+        d["dialogue_id"]: set(d[POOL_FIELDS["closed"]]) for d in iter_dialogues(where.data_dir, where.split)
     }
     ranked = 0
     for row in read_jsonl(plain):
@@ -181,7 +233,7 @@ def _closed_pool_only(settings, plain: Path) -> bool:
     return ranked >= CLOSED_AS_OPEN_MIN_TURNS
 
 
-def _score(settings, plain: Path, shown: str, pool: str, kb: Any) -> dict[str, Any]:
+def _score(where: Scoring, plain: Path, shown: str, pool: str, kb: Any) -> dict[str, Any]:
     """evaluate_run on the plain copy; every failure becomes one line naming the uploaded file."""
     from trace_metrics.lib.suite import evaluate_run
 
@@ -189,7 +241,7 @@ def _score(settings, plain: Path, shown: str, pool: str, kb: Any) -> dict[str, A
     if kb is not None:
         options["kb"] = kb
     try:
-        return evaluate_run(settings.data_dir, plain, split=settings.split, pool=pool, **options)
+        return evaluate_run(where.data_dir, plain, split=where.split, pool=pool, **options)
     except TraceDataError as e:  # the validators' messages name the file and line
         raise SubmissionError(_one_line(str(e).replace(str(plain), shown))) from None
     except (ValueError, KeyError, TypeError, RecursionError, OverflowError) as e:

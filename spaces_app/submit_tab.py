@@ -15,6 +15,7 @@ from typing import Any
 
 import gradio as gr
 
+from spaces_app.blind import PUBLIC_TRACK
 from spaces_app.leaderboard import reserved_names
 from spaces_app.markup import esc
 from spaces_app.owners import OwnerError, owner_from_profile, owner_from_token
@@ -53,6 +54,8 @@ def submit_step(
     *,
     token: str | None = None,
     profile: Any = None,
+    track: str = PUBLIC_TRACK,
+    manifest: str | None = None,
 ) -> tuple[str, str | None]:
     """Handle one Submit click: (the status HTML, a new submitter token for the token field or None); never
     raises for a refused submission.
@@ -60,7 +63,8 @@ def submit_step(
     Without sign-in, a click with an empty token field stores nothing: it issues a token, shown in the status
     and put in the field, and the submitter clicks again. A row is thus only ever stored under a token that
     came back from the browser, so a browser that disconnects before a reply arrives loses no token of a
-    stored row (the token is hashed in the row and could never be shown again).
+    stored row (the token is hashed in the row and could never be shown again). `track`: the public track or
+    a blind period's (`Period.track`); `manifest`: a `trace-bench reproduce` manifest.
     """
     if not path:
         return status_html("error", "no predictions file uploaded"), None
@@ -80,6 +84,7 @@ def submit_step(
             "hash (it cannot be shown again).",
         ), new
     try:
+        period = None if track in (None, "", PUBLIC_TRACK) else _period(ctx, track)
         owner = owner_from_profile(profile) if ctx.settings.auth == "oauth" else owner_from_token(token)
         row = submit(
             ctx.store,
@@ -91,12 +96,16 @@ def submit_step(
             owner=owner,
             reserved=reserved_names(ctx.rows()),
             kb=ctx.index.kb if ctx.index is not None else None,
+            period=period,
+            manifest_path=manifest,
         )
     except (SubmissionError, OwnerError) as e:
         return status_html("error", str(e)), None
     m = row["metrics"]
+    where = f"blind period {row['period']}, " if row.get("period") else ""
     summary = (
-        f"{row['system']} ({row['pool']} pool, version {row['version']}): R@1 "
+        f"{row['system']} ({where}{row['pool']} pool, version {row['version']}, submission "
+        f"{row.get('submissions', row['version'])} of yours to this track): R@1 "
         f"{m.get('recall@1', float('nan')):.3f}, CGS {m.get('cgs', float('nan')):.3f}"
     )
     return status_html("ok", summary), None
@@ -105,6 +114,16 @@ def submit_step(
 def submit_action(ctx, path: str | None, name: str, description: str, pool: str, **who: Any) -> str:
     """`submit_step`'s status HTML alone (`who`: token= or profile=)."""
     return submit_step(ctx, path, name, description, pool, **who)[0]
+
+
+def _period(ctx, track: str):
+    """The blind period of `track`, as its folder says now; SubmissionError naming the open ones."""
+    from spaces_app.blind import current
+
+    for p in ctx.periods:
+        if p.track == track:
+            return current(p)
+    raise SubmissionError(f"unknown track {track!r}; expected one of {ctx.tracks()}")
 
 
 def submit_tab(ctx) -> None:
@@ -135,6 +154,19 @@ def submit_tab(ctx) -> None:
         label="Description", lines=2, max_length=DESCRIPTION_MAX_CHARS, elem_id="submit-description"
     )
     pool = gr.Radio(list(SUBMIT_POOLS), value="closed", label="Candidate pool", elem_id="submit-pool")
+    track = gr.Radio(
+        ctx.tracks(),
+        value=PUBLIC_TRACK,
+        label=f"Track (a blind period: its inputs release, at most {settings.quota} submissions per owner)",
+        elem_id="submit-track",
+        visible=bool(ctx.periods),
+    )
+    manifest = gr.File(
+        label="Manifest of the run (optional: OUT/manifest.json of `trace-bench reproduce`)",
+        file_types=[".json"],
+        type="filepath",
+        elem_id="submit-manifest",
+    )
     token = None
     if login is None:
         token = gr.Textbox(
@@ -143,11 +175,13 @@ def submit_tab(ctx) -> None:
     button = gr.Button("Submit", variant="primary", elem_id="submit-button")
     status = gr.HTML(elem_id="submit-status")
     on_submit: Callable[..., Any]
-    inputs: list[Any] = [upload, name, description, pool]
+    inputs: list[Any] = [upload, name, description, pool, track, manifest]
     if token is not None:  # no sign-in: the submitter token identifies the row's owner
 
-        def submit_with_token(path, name_, desc_, pool_, token_):
-            status_, new = submit_step(ctx, path, name_, desc_, pool_, token=token_)
+        def submit_with_token(path, name_, desc_, pool_, track_, manifest_, token_):
+            status_, new = submit_step(
+                ctx, path, name_, desc_, pool_, token=token_, track=track_, manifest=manifest_
+            )
             return status_, gr.update() if new is None else gr.update(value=new)
 
         on_submit = submit_with_token
@@ -155,8 +189,10 @@ def submit_tab(ctx) -> None:
         outputs: list[Any] = [status, token]
     else:  # gradio fills `profile` from the signed-in user (the parameter's annotation tells it to)
 
-        def submit_signed_in(path, name_, desc_, pool_, profile: gr.OAuthProfile | None):
-            return submit_action(ctx, path, name_, desc_, pool_, profile=profile)
+        def submit_signed_in(path, name_, desc_, pool_, track_, manifest_, profile: gr.OAuthProfile | None):
+            return submit_action(
+                ctx, path, name_, desc_, pool_, profile=profile, track=track_, manifest=manifest_
+            )
 
         on_submit = submit_signed_in
         outputs = [status]

@@ -1,4 +1,5 @@
-"""`trace-bench leaderboard`: evaluate every run and print the paper-style tables with intervals."""
+"""`trace-bench leaderboard`: evaluate every run and print the paper-style tables with intervals;
+`trace-bench leaderboard verify ROW`: re-run a stored row's manifest and mark the row (reproduction.py)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,8 @@ def register(sub) -> None:
         "bootstrap interval; + leaderboard.per_dialogue.jsonl) plus one CSV per table and pool to --out. Conventions: "
         "docs/leaderboard.md.",
     )
-    p.add_argument("--data", type=Path, required=True, help="hydrated Trace data directory")
-    p.add_argument(
-        "--runs", type=Path, required=True, help="folder of prediction files (searched recursively)"
-    )
+    p.add_argument("--data", type=Path, help="hydrated Trace data directory (required)")
+    p.add_argument("--runs", type=Path, help="folder of prediction files, searched recursively (required)")
     p.add_argument(
         "--split", choices=(*SPLITS, ALL_SPLITS), help="only runs of this split ('all': full-corpus runs)"
     )
@@ -65,6 +64,36 @@ def register(sub) -> None:
     )
     _add_hub_arguments(p)
     p.set_defaults(func=_leaderboard)
+    sub_commands = p.add_subparsers(dest="leaderboard_command", metavar="verify")
+    v = sub_commands.add_parser(
+        "verify",
+        help="re-run the manifest a stored row carries and mark the row reproduced or not reproduced",
+        description="Run the `trace-bench reproduce` manifest a stored leaderboard row carries again (its system "
+        "and the part of the row's pool, on --data, with a fresh response cache), compare the re-run's record "
+        "with the manifest and its scores with the row's 95% intervals, and write the verdict into the row "
+        "file: reproduced, or not reproduced with the first reason (docs/space.md, 'Accountability').",
+    )
+    v.add_argument(
+        "row", metavar="ROW", type=Path, help="a stored row file (the results store's results/*.json)"
+    )
+    v.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        dest="verify_data",
+        metavar="DIR",
+        help="the data the row was scored on: the Space's data directory, or a blind period's gold folder",
+    )
+    v.add_argument("--work", type=Path, help="folder for the re-run (default: a temporary folder)")
+    v.set_defaults(func=_verify)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from trace_harness.leaderboard.reproduction import verify_file
+
+    verdict = verify_file(args.row, args.verify_data, args.work)
+    print(f"{args.row}: {verdict['status']} ({verdict['reason']})")
+    return 0 if verdict["status"] == "reproduced" else 1
 
 
 def _export_format(text: str) -> str:
@@ -158,6 +187,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
 def _check_hub_arguments(args: argparse.Namespace) -> None:
     from trace_bench.errors import UsageError
 
+    missing = [f"--{k}" for k in ("data", "runs") if getattr(args, k) is None]
+    if missing:
+        raise UsageError(
+            f"trace-bench leaderboard needs {' and '.join(missing)} (or: leaderboard verify ROW)"
+        )
     if args.export is not None:
         try:
             _export_format(args.export[0])
