@@ -10,7 +10,7 @@ import json
 import pytest
 
 from spaces_app.owners import Owner, owner_record
-from spaces_app.store import HISTORY_DIR, RESULTS_DIR, LocalStore
+from spaces_app.store import HISTORY_DIR, RESULTS_DIR, Checked, LocalStore
 from spaces_app.submissions import SubmissionError, submit
 
 OLD_NAME = "Alice\ufe0f"  # VARIATION SELECTOR-16: stored as a row of its own before the normalisation
@@ -86,10 +86,13 @@ def test_the_hub_store_retires_the_old_row_in_the_same_commit(tmp_path):
             row,
             predictions,
             STRANGER,
-            check=lambda rows: refuse_lookalike("Alice", rows, (), STRANGER, "closed"),
+            check=lambda rows: Checked(retire=refuse_lookalike("Alice", rows, (), STRANGER, "closed")),
         )
     store.put(
-        row, predictions, OWNER, check=lambda rows: refuse_lookalike("Alice", rows, (), OWNER, "closed")
+        row,
+        predictions,
+        OWNER,
+        check=lambda rows: Checked(retire=refuse_lookalike("Alice", rows, (), OWNER, "closed")),
     )
     assert hub.commits[-1]["paths"][-1] == f"{RESULTS_DIR}/{OLD_KEY}.json"  # deleted in the row's commit
     assert [r["system"] for r in store.rows()] == ["Alice"]

@@ -13,7 +13,7 @@ from spaces_app.accountability import QuotaError, count_check, owner_count, show
 from spaces_app.blind import load_periods
 from spaces_app.owners import Owner, OwnerError
 from spaces_app.settings import Settings
-from spaces_app.store import HubStore, LocalStore
+from spaces_app.store import Checked, HubStore, LocalStore
 from tests.support.hub import FakeHub
 from tests.support.space_blind import write_gold
 
@@ -162,7 +162,12 @@ def test_the_quota_holds_for_two_hub_writers(tmp_path):
 
     def put(store, name):
         row = {"system": name, "pool": "closed", "source": "submission", "metrics": {}, "period": "p1"}
-        return store.put(row, predictions, alice, check=count_check(alice, ("blind", "p1"), 1))
+        return store.put(
+            row,
+            predictions,
+            alice,
+            check=lambda rows: Checked(fields=count_check(alice, ("blind", "p1"), 1)(rows)),
+        )
 
     def overtaking_writer():
         hub.before_commit = None
