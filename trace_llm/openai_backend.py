@@ -1,8 +1,9 @@
 """Backend `openai`: any OpenAI-compatible chat-completions server (vLLM, TGI, transformers serve, llama.cpp,
 a hosted API). At scale this is how LLM work spreads over many GPUs: a cluster behind one URL.
 
-Requests go out concurrently (asyncio + aiohttp, at most `concurrency` in flight per server; trace_llm/http_clients.py
-says why aiohttp), each with a deadline: `timeout` seconds for the whole request, answer included, however the
+Requests go out concurrently (asyncio + aiohttp; trace_llm/http_clients.py says why aiohttp), at most `concurrency`
+in flight per server, counted across every thread of the process (`SERVER_SLOTS`: the schema groups of a batch
+run side by side, each in its own event loop), each with a deadline: `timeout` seconds for the whole request, answer included, however the
 server trickles its bytes. Requests are retried with exponential backoff on connection errors,
 timeouts, missed deadlines, 429 and 5xx answers, so one request takes at most about
 (max_retries + 1) x timeout plus the backoff. A server that stays
@@ -55,7 +56,7 @@ import httpx
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
-from trace_llm.http_clients import Answer, open_session, run_sync
+from trace_llm.http_clients import SERVER_SLOTS, Answer, open_session, run_sync
 from trace_llm.server_checks import DEFAULT_ERROR_WINDOW, DEFAULT_MAX_ERROR_RATE, ServerChecks
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import (
@@ -157,7 +158,6 @@ class OpenAILLM(ServerChecks, LLM):
         self.base_url = self.base_urls[0]
         self.urls = [f"{u}/chat/completions" for u in self.base_urls]
         self.url = self.urls[0]
-        self._inflight = [0] * len(self.urls)
         self._turn = 0
         self.concurrency = concurrency
         self.timeout = httpx.Timeout(timeout, connect=connect_timeout)  # preflight (httpx); connect
@@ -254,13 +254,13 @@ class OpenAILLM(ServerChecks, LLM):
             return {"base_url": self.base_url, "base_urls": list(self.base_urls)}
         return {"base_url": self.base_url}
 
-    def _pick(self, avoid: int | None = None) -> int:
-        """The server with the fewest requests in flight (ties in turn), another than `avoid` if there is one."""
-        n = len(self.urls)
-        order = [(self._turn + k) % n for k in range(n)]
-        self._turn = (self._turn + 1) % n
-        candidates = [i for i in order if i != avoid] or order
-        return min(candidates, key=lambda i: self._inflight[i])
+    def _candidates(self, avoid: int | None = None) -> tuple[str, ...]:
+        """The servers a request may go to, in turn (ties of the least busy go to the first), without `avoid`
+        (the one that just failed) if there is another."""
+        n, start = len(self.urls), self._turn
+        self._turn = (start + 1) % n
+        order = [(start + k) % n for k in range(n)]
+        return tuple(self.urls[i] for i in ([i for i in order if i != avoid] or order))
 
     def _headers(self) -> dict[str, str]:
         key = self._api_key
@@ -317,15 +317,15 @@ class OpenAILLM(ServerChecks, LLM):
     async def _run_bodies(
         self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]
     ) -> None:
-        slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
+        slots = self.concurrency * len(
+            self.urls
+        )  # connections; SERVER_SLOTS keeps each server at concurrency
         timeout = self.timeout.connect or DEFAULT_CONNECT_TIMEOUT_S
         async with open_session(slots, timeout, self.deadline, self._headers()) as session:
-            gate = asyncio.Semaphore(slots)  # requests in flight (a retry's wait holds no slot)
 
             async def one(index: int, body: dict[str, Any]) -> None:
                 on_done(
-                    index,
-                    await self._request(session, gate, json.dumps(body).encode(), "response_format" in body),
+                    index, await self._request(session, json.dumps(body).encode(), "response_format" in body)
                 )
 
             tasks = [asyncio.ensure_future(one(i, body)) for i, body in enumerate(bodies)]
@@ -353,23 +353,20 @@ class OpenAILLM(ServerChecks, LLM):
         except aiohttp.ClientError as e:  # connect errors, dropped connections, a broken answer
             return None, f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
-    async def _request(
-        self, session: aiohttp.ClientSession, gate: asyncio.Semaphore, payload: bytes, formatted: bool
-    ) -> Completion:
+    async def _request(self, session: aiohttp.ClientSession, payload: bytes, formatted: bool) -> Completion:
         started = time.monotonic()
         last_error = ""
         failed: int | None = None
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
             status = 0
-            async with gate:  # a slot, then the server with the fewest requests in flight
-                server = self._pick(avoid=failed)
-                url = self.urls[server]
-                self._inflight[server] += 1
-                try:
-                    response, last_error = await self._attempt(session, url, payload)
-                finally:
-                    self._inflight[server] -= 1
+            # a slot on the server with the fewest requests in flight (every thread's), waiting while all are full
+            url = await SERVER_SLOTS.acquire(self._candidates(avoid=failed), self.concurrency)
+            server = self.urls.index(url)
+            try:
+                response, last_error = await self._attempt(session, url, payload)
+            finally:
+                SERVER_SLOTS.release(url)
             if response is not None:
                 if response.status_code == 200:
                     self._note_attempt(server, None)
