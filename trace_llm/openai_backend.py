@@ -36,8 +36,10 @@ Structured outputs (`structured=`, trace_llm.structured): a request under a JSON
 alone, in each server dialect in the order of `trace_llm.structured.DIALECTS`, then by prompt, moving on when
 the server refuses the field (HTTP 400/422 naming it) or accepts it and answers something the schema refuses
 (it ignored the field: a constrained reply that ends before max_tokens always validates); the dialect it
-accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a batch whose every answer is already
-cached under one dialect needs no server at all.
+accepted is remembered for the process (`SERVER_DIALECT_MEMORY`). The prompt dialect, the last resort, needs no
+probe. A dialect with answers in the response cache was accepted before: a resumed run (a new process) takes it
+from there and sends no probe whose answer is cached, so it sends and counts what an uninterrupted run does;
+a batch whose every answer is cached needs no server at all.
 """
 
 from __future__ import annotations
@@ -199,15 +201,21 @@ class OpenAILLM(ServerChecks, LLM):
         candidates = dialects_to_try(AUTO)
         if not conversations:
             return candidates[0], False, None
-        if self.cache is not None:  # a rerun answered wholly from the cache needs no server
-            settings_dict = settings.to_dict()
-            for dialect in candidates:
-                keys = [self._key(c, settings_dict, dialect, constraint) for c in conversations]
-                if len(self.cache.get_many(keys)) == len(set(keys)):
-                    return dialect, dialect == PROMPT, None
+        cached = self._cached_dialect(conversations, settings, constraint, candidates)
+        if cached is not None:
+            return cached, cached == PROMPT, None
         answers: list[Completion] = []
         refusals: list[str] = []
         for dialect in candidates:
+            if dialect == PROMPT:  # the last resort sends no response_format: no probe, every request counted
+                SERVER_DIALECT_MEMORY.set(self.server_key, PROMPT)
+                log.warning(
+                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                    "fallbacks",
+                    self.server_key,
+                    "; ".join(refusals),
+                )
+                return PROMPT, True, None
             try:
                 body = self._body(conversations[0], settings, constraint, dialect)
                 run_sync(self._run_bodies([body], lambda _i, c: answers.append(c)))
@@ -215,39 +223,46 @@ class OpenAILLM(ServerChecks, LLM):
                 refusals.append(f"{dialect}: {str(e)[:200]}")
                 log.info("%s refused response_format %s; trying the next dialect", self.server_key, dialect)
                 continue
-            if dialect != PROMPT and not honoured(answers[-1], constraint):
+            done = answers[-1]
+            tokens = {"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens}
+            if not honoured(done, constraint):
                 # accepted and ignored (transformers serve logs "Ignoring unsupported fields"): a constrained
                 # reply that ends before max_tokens always parses, so this one was not constrained
                 refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
                 log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
-                self._count(
-                    requests=1,
-                    prompt_tokens=answers[-1].prompt_tokens,
-                    completion_tokens=answers[-1].completion_tokens,
-                )
+                self._count(requests=1, **tokens)
                 continue
             SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
-            fell_back = dialect == PROMPT
-            if fell_back:
-                log.warning(
-                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
-                    "fallbacks",
-                    self.server_key,
-                    "; ".join(refusals),
-                )
-            else:
-                log.info("%s: structured outputs as %s", self.server_key, dialect)
-            done = answers[-1]
-            self._count(
-                requests=1,
-                prompt_tokens=done.prompt_tokens,
-                completion_tokens=done.completion_tokens,
-                **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}),
-            )
-            return dialect, fell_back, done
-        raise LLMError(
-            f"{self.server_key}: even the prompt dialect was refused"
-        )  # prompt sends no response_format
+            log.info("%s: structured outputs as %s", self.server_key, dialect)
+            self._count(requests=1, constrained=1, **tokens)
+            return dialect, False, done
+        raise LLMError(f"{self.server_key}: no dialect to try")  # auto's list ends with prompt
+
+    def _cached_dialect(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        constraint: Constraint,
+        candidates: tuple[str, ...],
+    ) -> str | None:
+        """The dialect an earlier run of this server learned, read from the cache: a resumed run (a new process,
+        nothing remembered) sends no probe whose answer is cached, so it sends and counts what an uninterrupted
+        run does. A constrained dialect with any answer cached was accepted (an ignored one caches nothing); the
+        prompt dialect counts only when every answer is (a prompt key is also that of an unconstrained run)."""
+        if self.cache is None:
+            return None
+        settings_dict = settings.to_dict()
+        for dialect in candidates:
+            keys = {self._key(c, settings_dict, dialect, constraint) for c in conversations}
+            found = len(self.cache.get_many(list(keys)))
+            if found == len(keys) or (found and dialect != PROMPT):
+                if found < len(keys):
+                    SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
+                    log.info(
+                        "%s: structured outputs as %s (the cache's answers say so)", self.server_key, dialect
+                    )
+                return dialect
+        return None
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
