@@ -369,6 +369,11 @@ class OpenAILLM(ServerChecks, LLM):
             return None, f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
     async def _request(self, session: aiohttp.ClientSession, payload: bytes, formatted: bool) -> Completion:
+        return self._parse(await self.answer(session, payload, formatted))
+
+    async def answer(self, session: aiohttp.ClientSession, payload: bytes, formatted: bool = False) -> Answer:
+        """POST one request body to the least busy server, retried and bounded as the module docstring says;
+        the server's 200 answer, read whole (LLMError or LLMConnectionError otherwise)."""
         started = time.monotonic()
         last_error = ""
         failed: int | None = None
@@ -385,7 +390,7 @@ class OpenAILLM(ServerChecks, LLM):
             if response is not None:
                 if response.status_code == 200:
                     self._note_attempt(server, None)
-                    return self._parse(response)
+                    return response
                 status = response.status_code
                 excerpt = response.text[:500]
                 if formatted and is_refusal(response.status_code, response.text):
