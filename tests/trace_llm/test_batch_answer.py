@@ -47,8 +47,8 @@ def fresh_memory():
     SERVER_DIALECT_MEMORY.forget()
 
 
-def _export(tmp_path, questions, **options):
-    target = load_llm(DEAD, SETTINGS, cache_path=tmp_path / "c.sqlite", **options)
+def _export(tmp_path, questions, spec=DEAD, settings=SETTINGS, **options):
+    target = load_llm(spec, settings, cache_path=tmp_path / "c.sqlite", **options)
     ledger = RequestLedger()
     collecting = CollectingLLM(target, ledger, OverlayCache(target.cache), "systems")
     with pytest.raises(AnswersPending):
@@ -117,3 +117,39 @@ def test_a_file_that_is_not_a_batch_input_is_named(tmp_path, capsys):
         answer_batch_file(load_llm(DEAD, cache_path=False), bad)
     rc, text = run_cli(capsys, "llm", "answer-batch", str(bad), "--llm", "smollm2")
     assert rc == 2 and "expected openai:BASE_URL#MODEL" in text
+
+
+@pytest.mark.slow
+def test_llama_cpp_python_s_server_answers_a_json_object_export_of_the_packaged_model(
+    llama_cpp_server, tmp_path
+):
+    settings = DecodingSettings(
+        max_new_tokens=48
+    )  # the schema's reply always closes in 48 (trace_llm.budget)
+    questions = ["Name one museum in Tampa.", "Name one cafe in Reno."]
+    target, shard, source = _export(
+        tmp_path, questions, llama_cpp_server.spec, settings, structured="json_object"
+    )
+    out, answered, failed = answer_batch_file(load_llm(llama_cpp_server.spec, cache_path=False), source)
+    assert (answered, failed) == (2, 0)
+    with open(out, encoding="utf-8") as lines:
+        report = import_batch_output(
+            lines,
+            "out",
+            {shard.shard: shard.index},
+            ResponseCache(tmp_path / "c.sqlite"),
+            openai_body_parser(target),
+        )
+    assert report.imported == 2 and not report.failed
+    live = load_llm(
+        DEAD.replace("#m", f"#{target.model}"),
+        settings,
+        cache_path=tmp_path / "c.sqlite",
+        structured="json_object",
+    )
+    values = live.generate_json_batch(
+        [[{"role": "user", "content": q}] for q in questions], SCHEMA, max_repairs=0
+    )
+    assert live.usage["requests"] == 0 and all(
+        isinstance(v, dict) and isinstance(v.get("name"), str) for v in values
+    )
