@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.stub_server import StubOpenAI
 from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
+from trace_llm.budget import fit_schema
 from trace_llm.jsonout import validation_errors
 from trace_llm.options import OPTIONS
 from trace_llm.structured import (
@@ -99,7 +100,10 @@ def test_auto_uses_json_schema_where_the_server_takes_it(tmp_path):
             == [{"name": "Cafe Uno"}] * 2
         )
         assert kinds(stub) == ["json_schema", "json_schema"]
-        assert stub.requests[0]["response_format"]["json_schema"]["schema"] == SCHEMA
+        sent = stub.requests[0]["response_format"]["json_schema"]["schema"]
+        assert (
+            sent == fit_schema(SCHEMA, llm.settings.max_new_tokens) != SCHEMA
+        )  # bounded to close in the budget
         assert llm.usage["constrained"] == 2 and llm.usage["dialect_fallbacks"] == 0
 
 
