@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from tqdm.auto import tqdm
 
+from trace_llm.budget import fit_constraint
 from trace_llm.cache import Completion, ResponseCache, cache_key, default_cache_path
 from trace_llm.errors import LLMConfigError, LLMError, LLMOutputError
 from trace_llm.jsonout import (
@@ -284,6 +285,14 @@ class LLM(ABC):
         settings = self._resolve_settings(settings)
         convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
         settings_dict = settings.to_dict()
+        if (
+            constraint is not None
+            and self.structured != PROMPT
+            and self._dialect_for(constraint)[0] != PROMPT
+        ):
+            # a constrained reply closes within the budget (trace_llm.budget): the free lengths bounded where the
+            # schema allows more; below the smallest budget that always closes, a warning names it
+            constraint = fit_constraint(constraint, settings.max_new_tokens)
         dialect, fell_back, probed = self._batch_dialect(convs, settings, constraint)
         keys = [self._key(c, settings_dict, dialect, constraint) for c in convs]
         results, newly = self._cached_answers(keys, settings_dict, probed)

@@ -3,6 +3,7 @@
 trace-bench llm chat "Name one museum in Tampa."                      # default: --llm smollm2
 trace-bench llm chat --llm openai:http://127.0.0.1:8000/v1#MODEL --json-schema '{"type": "object"}' "..."
 trace-bench llm info --llm hf:HuggingFaceTB/SmolLM2-360M-Instruct --ping
+trace-bench llm answer-batch OUT/batch/round-001/*.jsonl --llm openai:http://127.0.0.1:8000/v1#MODEL
 """
 
 from __future__ import annotations
@@ -134,6 +135,20 @@ def register(subparsers: Any) -> None:
     add_llm_argument(info)
     info.set_defaults(func=_info)
 
+    answer = sub.add_parser(
+        "answer-batch",
+        help="answer OpenAI batch input files (reproduce --export-batch) through a live OpenAI-compatible server",
+    )
+    answer.add_argument("files", nargs="+", type=Path, metavar="FILE", help="batch input files (.jsonl)")
+    answer.add_argument(
+        "--llm",
+        required=True,
+        metavar="SPEC",
+        help="the server: openai:BASE_URL#MODEL (the model name is the file's)",
+    )
+    add_flags(answer)
+    answer.set_defaults(func=_answer_batch)
+
 
 def _load_schema(value: str) -> Any:
     from trace_llm.errors import LLMConfigError
@@ -189,4 +204,23 @@ def _info(args: argparse.Namespace) -> int:
             report["ping"] = {"answer": answer.text, "finish_reason": answer.finish_reason}
             report["usage"] = llm.usage
     print(json.dumps(report, indent=2, ensure_ascii=False, sort_keys=True))
+    return 0
+
+
+def _answer_batch(args: argparse.Namespace) -> int:
+    from trace_llm.batch_answer import answer_batch_file
+    from trace_llm.errors import LLMConfigError
+    from trace_llm.loading import load_llm
+    from trace_llm.openai_backend import OpenAILLM
+
+    llm = load_llm(args.llm, cache_path=False, **from_args(args))
+    if not isinstance(llm, OpenAILLM):
+        raise LLMConfigError(
+            f"--llm {args.llm!r}: answer-batch sends to a server; expected openai:BASE_URL#MODEL"
+        )
+    for source in args.files:
+        if source.name.endswith(".out.jsonl") or source.name.endswith(".index.json"):
+            continue  # a shell glob over a round folder also matches the answers and the indexes
+        out, answered, failed = answer_batch_file(llm, source)
+        print(f"{out}: {answered} answered, {failed} failed")
     return 0

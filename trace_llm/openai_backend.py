@@ -1,8 +1,9 @@
 """Backend `openai`: any OpenAI-compatible chat-completions server (vLLM, TGI, transformers serve, llama.cpp,
 a hosted API). At scale this is how LLM work spreads over many GPUs: a cluster behind one URL.
 
-Requests go out concurrently (asyncio + aiohttp, at most `concurrency` in flight per server; trace_llm/http_clients.py
-says why aiohttp), each with a deadline: `timeout` seconds for the whole request, answer included, however the
+Requests go out concurrently (asyncio + aiohttp; trace_llm/http_clients.py says why aiohttp), at most `concurrency`
+in flight per server, counted across every thread of the process (`SERVER_SLOTS`: the schema groups of a batch
+run side by side, each in its own event loop), each with a deadline: `timeout` seconds for the whole request, answer included, however the
 server trickles its bytes. Requests are retried with exponential backoff on connection errors,
 timeouts, missed deadlines, 429 and 5xx answers, so one request takes at most about
 (max_retries + 1) x timeout plus the backoff. A server that stays
@@ -35,8 +36,10 @@ Structured outputs (`structured=`, trace_llm.structured): a request under a JSON
 alone, in each server dialect in the order of `trace_llm.structured.DIALECTS`, then by prompt, moving on when
 the server refuses the field (HTTP 400/422 naming it) or accepts it and answers something the schema refuses
 (it ignored the field: a constrained reply that ends before max_tokens always validates); the dialect it
-accepted is remembered for the process (`SERVER_DIALECT_MEMORY`), and a batch whose every answer is already
-cached under one dialect needs no server at all.
+accepted is remembered for the process (`SERVER_DIALECT_MEMORY`). The prompt dialect, the last resort, needs no
+probe. A dialect with answers in the response cache was accepted before: a resumed run (a new process) takes it
+from there and sends no probe whose answer is cached, so it sends and counts what an uninterrupted run does;
+a batch whose every answer is cached needs no server at all.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ import httpx
 from trace_llm.base import LLM, CachePath, Message
 from trace_llm.cache import Completion
 from trace_llm.errors import LLMConfigError, LLMConnectionError, LLMError, LLMOutputError
-from trace_llm.http_clients import Answer, open_session, run_sync
+from trace_llm.http_clients import SERVER_SLOTS, Answer, open_session, run_sync
 from trace_llm.server_checks import DEFAULT_ERROR_WINDOW, DEFAULT_MAX_ERROR_RATE, ServerChecks
 from trace_llm.settings import DecodingSettings
 from trace_llm.structured import (
@@ -157,7 +160,6 @@ class OpenAILLM(ServerChecks, LLM):
         self.base_url = self.base_urls[0]
         self.urls = [f"{u}/chat/completions" for u in self.base_urls]
         self.url = self.urls[0]
-        self._inflight = [0] * len(self.urls)
         self._turn = 0
         self.concurrency = concurrency
         self.timeout = httpx.Timeout(timeout, connect=connect_timeout)  # preflight (httpx); connect
@@ -199,15 +201,21 @@ class OpenAILLM(ServerChecks, LLM):
         candidates = dialects_to_try(AUTO)
         if not conversations:
             return candidates[0], False, None
-        if self.cache is not None:  # a rerun answered wholly from the cache needs no server
-            settings_dict = settings.to_dict()
-            for dialect in candidates:
-                keys = [self._key(c, settings_dict, dialect, constraint) for c in conversations]
-                if len(self.cache.get_many(keys)) == len(set(keys)):
-                    return dialect, dialect == PROMPT, None
+        cached = self._cached_dialect(conversations, settings, constraint, candidates)
+        if cached is not None:
+            return cached, cached == PROMPT, None
         answers: list[Completion] = []
         refusals: list[str] = []
         for dialect in candidates:
+            if dialect == PROMPT:  # the last resort sends no response_format: no probe, every request counted
+                SERVER_DIALECT_MEMORY.set(self.server_key, PROMPT)
+                log.warning(
+                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
+                    "fallbacks",
+                    self.server_key,
+                    "; ".join(refusals),
+                )
+                return PROMPT, True, None
             try:
                 body = self._body(conversations[0], settings, constraint, dialect)
                 run_sync(self._run_bodies([body], lambda _i, c: answers.append(c)))
@@ -215,52 +223,59 @@ class OpenAILLM(ServerChecks, LLM):
                 refusals.append(f"{dialect}: {str(e)[:200]}")
                 log.info("%s refused response_format %s; trying the next dialect", self.server_key, dialect)
                 continue
-            if dialect != PROMPT and not honoured(answers[-1], constraint):
+            done = answers[-1]
+            tokens = {"prompt_tokens": done.prompt_tokens, "completion_tokens": done.completion_tokens}
+            if not honoured(done, constraint):
                 # accepted and ignored (transformers serve logs "Ignoring unsupported fields"): a constrained
                 # reply that ends before max_tokens always parses, so this one was not constrained
                 refusals.append(f"{dialect}: accepted, but the reply does not follow the schema")
                 log.info("%s ignored response_format %s; trying the next dialect", self.server_key, dialect)
-                self._count(
-                    requests=1,
-                    prompt_tokens=answers[-1].prompt_tokens,
-                    completion_tokens=answers[-1].completion_tokens,
-                )
+                self._count(requests=1, **tokens)
                 continue
             SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
-            fell_back = dialect == PROMPT
-            if fell_back:
-                log.warning(
-                    "%s accepts no structured-output dialect (%s): prompt + repair, counted as dialect "
-                    "fallbacks",
-                    self.server_key,
-                    "; ".join(refusals),
-                )
-            else:
-                log.info("%s: structured outputs as %s", self.server_key, dialect)
-            done = answers[-1]
-            self._count(
-                requests=1,
-                prompt_tokens=done.prompt_tokens,
-                completion_tokens=done.completion_tokens,
-                **({"dialect_fallbacks": 1} if fell_back else {"constrained": 1}),
-            )
-            return dialect, fell_back, done
-        raise LLMError(
-            f"{self.server_key}: even the prompt dialect was refused"
-        )  # prompt sends no response_format
+            log.info("%s: structured outputs as %s", self.server_key, dialect)
+            self._count(requests=1, constrained=1, **tokens)
+            return dialect, False, done
+        raise LLMError(f"{self.server_key}: no dialect to try")  # auto's list ends with prompt
+
+    def _cached_dialect(
+        self,
+        conversations: list[list[Message]],
+        settings: DecodingSettings,
+        constraint: Constraint,
+        candidates: tuple[str, ...],
+    ) -> str | None:
+        """The dialect an earlier run of this server learned, read from the cache: a resumed run (a new process,
+        nothing remembered) sends no probe whose answer is cached, so it sends and counts what an uninterrupted
+        run does. A constrained dialect with any answer cached was accepted (an ignored one caches nothing); the
+        prompt dialect counts only when every answer is (a prompt key is also that of an unconstrained run)."""
+        if self.cache is None:
+            return None
+        settings_dict = settings.to_dict()
+        for dialect in candidates:
+            keys = {self._key(c, settings_dict, dialect, constraint) for c in conversations}
+            found = len(self.cache.get_many(list(keys)))
+            if found == len(keys) or (found and dialect != PROMPT):
+                if found < len(keys):
+                    SERVER_DIALECT_MEMORY.set(self.server_key, dialect)
+                    log.info(
+                        "%s: structured outputs as %s (the cache's answers say so)", self.server_key, dialect
+                    )
+                return dialect
+        return None
 
     def _describe_extra(self) -> dict[str, Any]:
         if len(self.base_urls) > 1:
             return {"base_url": self.base_url, "base_urls": list(self.base_urls)}
         return {"base_url": self.base_url}
 
-    def _pick(self, avoid: int | None = None) -> int:
-        """The server with the fewest requests in flight (ties in turn), another than `avoid` if there is one."""
-        n = len(self.urls)
-        order = [(self._turn + k) % n for k in range(n)]
-        self._turn = (self._turn + 1) % n
-        candidates = [i for i in order if i != avoid] or order
-        return min(candidates, key=lambda i: self._inflight[i])
+    def _candidates(self, avoid: int | None = None) -> tuple[str, ...]:
+        """The servers a request may go to, in turn (ties of the least busy go to the first), without `avoid`
+        (the one that just failed) if there is another."""
+        n, start = len(self.urls), self._turn
+        self._turn = (start + 1) % n
+        order = [(start + k) % n for k in range(n)]
+        return tuple(self.urls[i] for i in ([i for i in order if i != avoid] or order))
 
     def _headers(self) -> dict[str, str]:
         key = self._api_key
@@ -317,15 +332,15 @@ class OpenAILLM(ServerChecks, LLM):
     async def _run_bodies(
         self, bodies: list[dict[str, Any]], on_done: Callable[[int, Completion], None]
     ) -> None:
-        slots = self.concurrency * len(self.urls)  # least-loaded picking keeps each server at <= concurrency
+        slots = self.concurrency * len(
+            self.urls
+        )  # connections; SERVER_SLOTS keeps each server at concurrency
         timeout = self.timeout.connect or DEFAULT_CONNECT_TIMEOUT_S
         async with open_session(slots, timeout, self.deadline, self._headers()) as session:
-            gate = asyncio.Semaphore(slots)  # requests in flight (a retry's wait holds no slot)
 
             async def one(index: int, body: dict[str, Any]) -> None:
                 on_done(
-                    index,
-                    await self._request(session, gate, json.dumps(body).encode(), "response_format" in body),
+                    index, await self._request(session, json.dumps(body).encode(), "response_format" in body)
                 )
 
             tasks = [asyncio.ensure_future(one(i, body)) for i, body in enumerate(bodies)]
@@ -353,27 +368,29 @@ class OpenAILLM(ServerChecks, LLM):
         except aiohttp.ClientError as e:  # connect errors, dropped connections, a broken answer
             return None, f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
-    async def _request(
-        self, session: aiohttp.ClientSession, gate: asyncio.Semaphore, payload: bytes, formatted: bool
-    ) -> Completion:
+    async def _request(self, session: aiohttp.ClientSession, payload: bytes, formatted: bool) -> Completion:
+        return self._parse(await self.answer(session, payload, formatted))
+
+    async def answer(self, session: aiohttp.ClientSession, payload: bytes, formatted: bool = False) -> Answer:
+        """POST one request body to the least busy server, retried and bounded as the module docstring says;
+        the server's 200 answer, read whole (LLMError or LLMConnectionError otherwise)."""
         started = time.monotonic()
         last_error = ""
         failed: int | None = None
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
             status = 0
-            async with gate:  # a slot, then the server with the fewest requests in flight
-                server = self._pick(avoid=failed)
-                url = self.urls[server]
-                self._inflight[server] += 1
-                try:
-                    response, last_error = await self._attempt(session, url, payload)
-                finally:
-                    self._inflight[server] -= 1
+            # a slot on the server with the fewest requests in flight (every thread's), waiting while all are full
+            url = await SERVER_SLOTS.acquire(self._candidates(avoid=failed), self.concurrency)
+            server = self.urls.index(url)
+            try:
+                response, last_error = await self._attempt(session, url, payload)
+            finally:
+                SERVER_SLOTS.release(url)
             if response is not None:
                 if response.status_code == 200:
                     self._note_attempt(server, None)
-                    return self._parse(response)
+                    return response
                 status = response.status_code
                 excerpt = response.text[:500]
                 if formatted and is_refusal(response.status_code, response.text):

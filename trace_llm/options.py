@@ -131,7 +131,7 @@ _OPTIONS: tuple[LLMOption, ...] = (
         transport=True,
         parse=number_in(int, 1),
         flag="--llm-concurrency",
-        help="requests in flight at once",
+        help="requests in flight at once per server, every thread and backend of the process together",
         default="64",
     ),
     LLMOption(

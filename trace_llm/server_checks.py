@@ -4,20 +4,27 @@ of OpenAILLM (trace_llm.openai_backend), which supplies the attributes it names.
 
 from __future__ import annotations
 
+import asyncio
 import collections
-from collections.abc import Callable
-from typing import Any
+import json
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from trace_llm.cache import Completion
 from trace_llm.errors import ErrorRateExceeded, LLMConfigError, LLMConnectionError
+from trace_llm.http_clients import Answer, open_session, run_sync
 from trace_llm.settings import DecodingSettings
+
+if TYPE_CHECKING:
+    import aiohttp
 
 DEFAULT_MAX_ERROR_RATE = 0.10  # share of failed attempts in the window that stops a run
 DEFAULT_ERROR_WINDOW = 100  # attempts the error rate is measured over
 PREFLIGHT_TIMEOUT_S = 60.0  # a preflight request waits at most this long (or the request deadline if shorter)
-INFO_TIMEOUT_S = 5.0  # each best-effort look at what a server says about itself
+INFO_TIMEOUT_S = 5.0  # each best-effort look at what a server says about itself, all of it
+INFO_MAX_BYTES = 2**20  # of such a look's answer
 
 
 class ServerChecks:
@@ -31,7 +38,8 @@ class ServerChecks:
     timeout: httpx.Timeout
     _body: Callable[..., dict[str, Any]]
     _headers: Callable[[], dict[str, str]]
-    _parse: Callable[[httpx.Response], Completion]
+    _parse: Callable[[Answer], Completion]
+    _post: Callable[[aiohttp.ClientSession, str, bytes], Coroutine[Any, Any, Answer]]
 
     # ---- the error-rate abort ---------------------------------------------------------------------------
     def _init_error_window(self, max_error_rate: float | None, error_window: int) -> None:
@@ -71,19 +79,29 @@ class ServerChecks:
     # ---- preflight and what the servers say about themselves --------------------------------------------
     def preflight(self) -> list[dict[str, Any]]:
         """Send one one-token request to every server before a run; LLMConnectionError names the first server
-        that does not answer it. Returns, per server, what it reports about itself (`server_info`)."""
+        that does not answer it. Returns, per server, what it reports about itself (`server_info`). Each request
+        has a deadline for the whole of it (connecting, headers, answer), so a server that drips even its
+        headers is named, not waited on."""
+        return run_sync(self._preflight())  # type: ignore[no-any-return]
+
+    async def _preflight(self) -> list[dict[str, Any]]:
+        import aiohttp
+
         messages = [{"role": "user", "content": "Reply with the word: ready"}]
-        body = self._body(messages, self.settings.replace(max_new_tokens=1))
-        timeout = httpx.Timeout(min(self.deadline, PREFLIGHT_TIMEOUT_S), connect=self.timeout.connect)
+        payload = json.dumps(self._body(messages, self.settings.replace(max_new_tokens=1))).encode()
+        deadline = min(self.deadline, PREFLIGHT_TIMEOUT_S)
         report = []
-        with httpx.Client(timeout=timeout, headers=self._headers()) as client:
+        async with open_session(1, self.timeout.connect or deadline, deadline, self._headers()) as session:
             for base, url in zip(self.base_urls, self.urls, strict=True):
                 try:
-                    response = client.post(url, json=body)
-                except httpx.TransportError as e:
+                    response = await self._post(session, url, payload)
+                except (asyncio.TimeoutError, aiohttp.ClientError) as e:
+                    why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                    if isinstance(e, asyncio.TimeoutError) and not isinstance(e, aiohttp.ServerTimeoutError):
+                        why = f"no complete answer within {deadline:g} s"
                     raise LLMConnectionError(
-                        f"preflight: {url} did not answer ({type(e).__name__}: {e}); is the server running and is "
-                        "the URL in 'openai:BASE_URL#MODEL' right?",
+                        f"preflight: {url} did not answer ({why}); is the server running and is the URL in "
+                        "'openai:BASE_URL#MODEL' right?",
                         url=url,
                     ) from None
                 if response.status_code != 200:
@@ -93,12 +111,26 @@ class ServerChecks:
                         url=url,
                     )
                 self._parse(response)  # the answer must be a chat completion
-                report.append({"url": base, **server_info(client, base, response)})
+                report.append({"url": base, **await server_info(session, base, response)})
         return report
 
 
-def server_info(
-    client: httpx.Client, base_url: str, response: httpx.Response | None = None
+async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:
+    """GET `url` within INFO_TIMEOUT_S in all, at most INFO_MAX_BYTES read; its JSON, or None."""
+    import aiohttp
+
+    try:
+        async with session.get(url, timeout=aiohttp.ClientTimeout(total=INFO_TIMEOUT_S)) as answer:
+            if answer.status != 200:
+                return None
+            data = await answer.content.read(INFO_MAX_BYTES + 1)
+            return None if len(data) > INFO_MAX_BYTES else json.loads(data)
+    except (asyncio.TimeoutError, aiohttp.ClientError, ValueError, RecursionError):
+        return None
+
+
+async def server_info(
+    session: aiohttp.ClientSession, base_url: str, response: Answer | None = None
 ) -> dict[str, Any]:
     """What an OpenAI-compatible server says about itself, best effort (nothing here ever fails a run): the
     models it serves and their `owned_by` (`GET /models`; "vllm" on vLLM), its version (vLLM's `GET /version`),
@@ -115,11 +147,7 @@ def server_info(
             info["system_fingerprint"] = fingerprint
     root = base_url.removesuffix("/v1")
     for key, url in (("models", f"{base_url}/models"), ("version", f"{root}/version")):
-        try:
-            answer = client.get(url, timeout=INFO_TIMEOUT_S)
-            data = answer.json() if answer.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            continue
+        data = await _get_json(session, url)
         if key == "models" and isinstance(data, dict) and isinstance(data.get("data"), list):
             entries = [m for m in data["data"] if isinstance(m, dict)]
             info["models"] = [str(m.get("id")) for m in entries][:20]

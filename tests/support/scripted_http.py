@@ -1,5 +1,5 @@
 """A scripted HTTP server on 127.0.0.1 (raw sockets, in threads) for the faults of an external system: replies
-dripped one piece at a time, replies without a Content-Length, huge replies, and a server that goes away.
+dripped one piece at a time (headers too), replies without a Content-Length, huge replies, and a server that goes away.
 
 `respond(body) -> Reply` decides each answer from the POSTed JSON body. `stop()` closes the listening socket, so
 the next connection is refused (what an unreachable system looks like); `start()` listens again on the same port.
@@ -24,6 +24,9 @@ class Reply:
     piece: int = 1
     length: bool = True  # send a Content-Length header (bytes bodies only)
     stop_server: bool = False  # stop listening before answering: the next request finds nobody
+    head_drip: float = (
+        0.0  # seconds between the bytes of the headers (and of a 600-byte X-Pad header among them)
+    )
 
 
 def json_reply(payload: Any, **options: Any) -> Reply:
@@ -109,7 +112,16 @@ class ScriptedHTTP:
         headers = f"HTTP/1.1 {reply.status} X\r\nContent-Type: application/json\r\nConnection: close\r\n"
         if isinstance(reply.body, bytes) and reply.length:
             headers += f"Content-Length: {len(reply.body)}\r\n"
-        conn.sendall((headers + "\r\n").encode())
+        if reply.head_drip:
+            headers += f"X-Pad: {'a' * 600}\r\n"
+        head = (headers + "\r\n").encode()
+        for i in range(len(head) if reply.head_drip else 0):
+            if self._closing.is_set():
+                return
+            conn.sendall(head[i : i + 1])
+            time.sleep(reply.head_drip)
+        if not reply.head_drip:
+            conn.sendall(head)
         if isinstance(reply.body, bytes):
             pieces: Iterator[bytes] = (
                 reply.body[i : i + reply.piece] for i in range(0, len(reply.body), reply.piece)

@@ -20,6 +20,9 @@ from trace_llm.structured import Constraint
 
 SHORT = DecodingSettings(max_new_tokens=8)
 SAMPLED = DecodingSettings(max_new_tokens=8, temperature=0.7, seed=3)
+JSON_BUDGET = DecodingSettings(
+    max_new_tokens=40
+)  # a constrained reply to SCHEMA always closes in 31 (trace_llm.budget)
 PLACES = (
     "a quiet cafe in Tampa",
     "a museum in Reno",
@@ -100,7 +103,7 @@ def test_side_by_side_answers_like_one_at_a_time(tmp_path):
     for n in (1, 3):
         model = llm(tmp_path, f"p{n}", parallel=n)
         free = model.complete_batch(CONVS)
-        json = model.complete_batch(CONVS, constraint=Constraint.json(SCHEMA))
+        json = model.complete_batch(CONVS, JSON_BUDGET, constraint=Constraint.json(SCHEMA))
         sampled = model.complete_batch(CONVS, SAMPLED)
         runs[n] = free, json, sampled, model.usage, model.describe()
         assert (len(model._sides) == 1) == (n > 1)

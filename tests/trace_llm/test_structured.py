@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.stub_server import StubOpenAI
 from trace_llm import DecodingSettings, LLMConfigError, LLMError, load_llm
+from trace_llm.budget import fit_schema
 from trace_llm.jsonout import validation_errors
 from trace_llm.options import OPTIONS
 from trace_llm.structured import (
@@ -99,7 +100,10 @@ def test_auto_uses_json_schema_where_the_server_takes_it(tmp_path):
             == [{"name": "Cafe Uno"}] * 2
         )
         assert kinds(stub) == ["json_schema", "json_schema"]
-        assert stub.requests[0]["response_format"]["json_schema"]["schema"] == SCHEMA
+        sent = stub.requests[0]["response_format"]["json_schema"]["schema"]
+        assert (
+            sent == fit_schema(SCHEMA, llm.settings.max_new_tokens) != SCHEMA
+        )  # bounded to close in the budget
         assert llm.usage["constrained"] == 2 and llm.usage["dialect_fallbacks"] == 0
 
 
@@ -206,3 +210,31 @@ def test_a_server_that_accepts_response_format_and_ignores_it_is_found_out():
         assert (
             llm.usage["dialect_fallbacks"] == 1 and llm.usage["requests"] == 3
         )  # the two probes are paid for
+
+
+@pytest.mark.parametrize("accepts", [("json_object",), ()])  # llama.cpp's server; one refusing every dialect
+def test_a_resumed_batch_sends_no_cached_probe_and_counts_as_an_uninterrupted_one(tmp_path, accepts):
+    refusal = (400, "response_format.type: '{kind}' is not one of json_object, text")
+    convs = [[{"role": "user", "content": f"Cafe {i}?"}] for i in range(4)]
+    with server(accepts, refusal) as stub:
+        whole = load_llm(stub.spec(), cache_path=tmp_path / "whole.sqlite", max_retries=0)
+        whole.generate_json_batch(convs, SCHEMA)
+        uninterrupted = dict(whole.usage)
+        first = load_llm(stub.spec(), cache_path=tmp_path / "resumed.sqlite", max_retries=0)
+        SERVER_DIALECT_MEMORY.forget()
+        first.generate_json_batch(convs[2:], SCHEMA)  # the run stopped after the last two of the batch
+        SERVER_DIALECT_MEMORY.forget()  # the resume is a new process: nothing remembered
+        sent_before = len(stub.requests)
+        resumed = load_llm(stub.spec(), cache_path=tmp_path / "resumed.sqlite", max_retries=0)
+        assert resumed.generate_json_batch(convs, SCHEMA) == [{"name": "Cafe Uno"}] * 4
+        sent = [(b.get("response_format") or {}).get("type") for b in stub.requests[sent_before:]]
+        asked = [b["messages"][-1]["content"].split("\n")[0] for b in stub.requests[sent_before:]]
+    # only the two answers missing go out (no probe of a cached answer), in the dialect the cache's answers name;
+    # a server refusing every dialect is asked each once more (refused, nothing answered, nothing counted)
+    refused = [] if accepts else ["json_schema", "json_object"]
+    assert sent == [*refused, *[accepts[0] if accepts else None] * 2]
+    assert sorted(asked[-2:]) == ["Cafe 0?", "Cafe 1?"]
+    answers = ("requests", "cache_hits")
+    assert sum(resumed.usage[k] for k in answers) == sum(uninterrupted[k] for k in answers) == 4
+    for kind in ("constrained", "dialect_fallbacks", "json_failures"):
+        assert resumed.usage[kind] + first.usage[kind] == uninterrupted[kind], kind
