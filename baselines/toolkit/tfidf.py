@@ -62,9 +62,15 @@ def smooth_idf(n_docs: int, df: int) -> float:
     return math.log((n_docs + 1) / (df + 1)) + 1.0
 
 
-def _normalise(weights: dict[str, float]) -> dict[str, float]:
-    norm = math.sqrt(sum(w * w for w in weights.values()))
-    return {t: w / norm for t, w in weights.items()} if norm > 0 else {}
+def unit_weights(counts: np.ndarray, idf: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
+    """Vectors laid end to end (`lengths` entries each, a term's count and idf per entry), weighted 1 + log count,
+    times idf, each divided by its norm: the squares summed by `sum`, left to right, as a Python loop over the
+    vector's terms sums them."""
+    weights = _log_tf_table(int(counts.max(initial=0)))[counts] * idf
+    squares = (weights * weights).tolist()
+    ends = itertools.accumulate(lengths)
+    norms = [math.sqrt(sum(squares[a:b])) for a, b in itertools.pairwise(itertools.chain([0], ends))]
+    return weights / np.repeat(np.array(norms), lengths)
 
 
 class TfidfIndex:
@@ -89,26 +95,20 @@ class TfidfIndex:
         self._docs = self.matrix.indices.astype(np.int64)  # each posting's document, as bincount reads bins
 
     def _matrix(self, counts: list[Counter[str]]) -> sparse.csc_matrix:
-        """documents x terms, each row the document's normalised vector (weights as `_normalise` gives them)."""
-        tf: dict[int, float] = {}
-        indptr, indices, data = [0], list[int](), list[float]()
-        for c in counts:
-            weights: dict[str, float] = {}
-            for t, k in c.items():
-                w = tf.get(k)
-                if w is None:
-                    w = tf[k] = log_tf(k)
-                weights[t] = w * self.idf[t]
-            vector = _normalise(weights)
-            indices.extend(self.column[t] for t in vector)
-            data.extend(vector.values())
-            indptr.append(len(indices))
-        shape = (self.n_docs, len(self.column))
-        csr = sparse.csr_matrix(
-            (np.array(data, dtype=np.float64), np.array(indices, dtype=np.int64), np.array(indptr)),
-            shape=shape,
+        """documents x terms, each row the document's normalised vector (`unit_weights`)."""
+        lengths = [len(c) for c in counts]
+        cols = np.fromiter(
+            map(self.column.__getitem__, itertools.chain.from_iterable(counts)),
+            dtype=np.int64,
+            count=sum(lengths),
         )
-        return csr.tocsc()
+        k = np.fromiter(
+            itertools.chain.from_iterable(c.values() for c in counts), dtype=np.int64, count=cols.size
+        )
+        data = unit_weights(k, self._idf[cols], lengths)
+        indptr = np.zeros(self.n_docs + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        return sparse.csr_matrix((data, cols, indptr), shape=(self.n_docs, len(self.column))).tocsc()
 
     def vector(self, doc_id: str) -> dict[str, float]:
         """The document's normalised vector, term -> weight (terms in column order)."""
@@ -132,11 +132,7 @@ class TfidfIndex:
         order = np.argsort(first)  # first occurrence, query after query
         qid, cols = np.divmod(key[order], n_terms_all)
         counts = counts[order]
-        weights = _log_tf_table(int(counts.max(initial=0)))[counts] * self._idf[cols]
-        squares = (weights * weights).tolist()
-        ends = np.cumsum(np.bincount(qid, minlength=nq)).tolist()
-        norms = [math.sqrt(sum(squares[a:b])) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
-        return qid, cols, weights / np.array(norms)[qid]
+        return qid, cols, unit_weights(counts, self._idf[cols], np.bincount(qid, minlength=nq).tolist())
 
     def query_vector(self, tokens: Sequence[str]) -> dict[str, float]:
         """The query's normalised vector, term -> weight (terms outside the vocabulary ignored)."""
