@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,6 @@ from baselines.base import TracePipeline
 from trace_bench.errors import UsageError
 from trace_dataset import __version__ as TRACE_VERSION
 from trace_dataset.constants import (
-    MAX_PREDICTION_LINE_BYTES,
     POOLS,
     SEED,
     resolve_splits,
@@ -58,9 +55,7 @@ from trace_dataset.io import (
     write_json,
 )
 from trace_dataset.kb.store import KnowledgeBase
-from trace_dataset.prediction import Prediction
 from trace_dataset.shards import SHARD_KEY, Shard
-from trace_dataset.views import turn_rows
 from trace_harness.fallbacks import add_counts, fallback_report, row_counts
 from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
@@ -71,6 +66,7 @@ from trace_harness.protocols.teacher_forced.resume import (
     system_turn_ids,
     verify_rows,
 )
+from trace_harness.protocols.teacher_forced.workers import predict_lines, worker_results
 from trace_llm import SECRET_OPTIONS, TRANSPORT_OPTIONS, LLMError
 
 log = logging.getLogger(__name__)
@@ -137,50 +133,6 @@ def recorded_llm_options(params: Mapping[str, Any]) -> dict[str, Any] | None:
 # -------------------------------------------------------------------------------------------------------
 # Workers
 # -------------------------------------------------------------------------------------------------------
-_WORKER: TracePipeline | None = None
-
-
-def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: int) -> None:
-    global _WORKER
-    # N workers already use N cores: a model-backed baseline (dense, hybrid_rrf) must not also start a
-    # thread pool per worker, which oversubscribes the cores (measured: 2x the CPU time for the same work).
-    os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = pipeline(name, kb=KnowledgeBase.load(kb_root), batch_size=batch_size, **params)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-
-
-def predict_lines(
-    pipe: TracePipeline, dialogues: Sequence[dict[str, Any]], pool: str, skip: int = 0
-) -> list[str]:
-    """JSON lines for every system turn of `dialogues`, in order, without the first `skip` rows."""
-    rows = (r for d in dialogues for r in turn_rows(d, pool))
-    lines = [_checked_line(pipe.name, rec) for rec in pipe(rows)]
-    return lines[skip:]
-
-
-def _checked_line(name: str, record: Prediction) -> str:
-    """The prediction as a JSON line; TraceDataError when it passes the one-row limit that `trace-bench submit`
-    and the Space accept (a run stops there rather than write a file nobody can submit)."""
-    line = record.to_json() + "\n"
-    size = len(line.encode("utf-8"))
-    if size > MAX_PREDICTION_LINE_BYTES:
-        raise TraceDataError(
-            f"{name}: the prediction of dialogue {record.dialogue_id!r} turn {record.turn_id} is "
-            f"{size:,} bytes as a JSON line; a prediction row is at most {MAX_PREDICTION_LINE_BYTES:,} bytes (what "
-            "trace-bench submit accepts): shorten the system's response"
-        )
-    return line
-
-
-def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, dict[str, Any]]:
-    """A chunk's lines, with this worker's pid and its summary so far (the parent keeps the latest per pid)."""
-    if _WORKER is None:
-        raise RuntimeError("worker process was not initialised")
-    dialogues, pool, skip = task
-    return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
-
-
 # -------------------------------------------------------------------------------------------------------
 # The run
 # -------------------------------------------------------------------------------------------------------
@@ -461,12 +413,8 @@ def _results(
         return
     if kb.root is None:
         raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")
-    # spawn: workers rebuild the pipeline from its name and parameters; no inherited threads or locks.
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(
-        num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
-    ) as mp:
-        yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
+    work = [(chunk, pool, skip) for chunk, skip, _ in tasks]
+    yield from worker_results(pipe, name, str(kb.root), params, batch_size, work, num_proc)
 
 
 def run_all(
