@@ -268,7 +268,9 @@ class LLMPipeline(TracePipeline):
                 for inp, vec in zip(todo, vectors, strict=True)
             ]
         else:
-            all_scores = [self.tfidf.scores(inp["query"], inp["candidates"]) for inp in todo]
+            all_scores = self.tfidf.scores_many(
+                [inp["query"] for inp in todo], [inp["candidates"] for inp in todo]
+            )
         for inp, scores in zip(todo, all_scores, strict=True):
             order = rank_by_score(inp["candidates"], scores)
             inp["shown"], inp["rest"] = order[: self.prefilter_k], order[self.prefilter_k :]

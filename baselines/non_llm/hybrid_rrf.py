@@ -132,6 +132,8 @@ class HybridRRFBaseline(RankingPipeline):
             vectors = self.dense.query_vectors([user_turns(inp["history"]) for inp in todo], self.query_mode)
             for inp, vec in zip(todo, vectors, strict=True):
                 inp["query_embedding"] = vec
+        if "tfidf" in self.rankers:
+            self.tfidf.prefetch(inputs)  # the batch's turns scored together; `rankings` reads them
         for inp in inputs:  # computed once per turn; score and meta read them
             if inp["action"] != "farewell" and inp["candidates"]:
                 inp["rankings"] = self.rankings(inp)

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.geo import has_coords, poi_distance_m
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.proximity import DEFAULT_RADIUS_M, ProximityGraphs
 from baselines.toolkit.responses import (
     Citations,
@@ -59,6 +60,10 @@ class ItineraryBaseline(RankingPipeline):
         self.max_stops = int(max_stops)
         self.tfidf = TfidfScorer(kb)
         self.graphs = ProximityGraphs(kb, self.radius_m)
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
+        self.tfidf.prefetch(inputs)  # the batch's turns scored together; `score` reads them
+        return super()._forward(inputs)
 
     def score(self, inp: Mapping[str, Any]) -> dict[str, float]:
         return self.tfidf.scores(inp["query"], inp["candidates"])

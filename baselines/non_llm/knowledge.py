@@ -95,6 +95,7 @@ class KnowledgeEnhancedBaseline(RankingPipeline):
     def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         for inp in inputs:  # parsed once per turn; score, notes and meta read them
             inp["constraints"] = self.constraints(inp)
+        self.tfidf.prefetch(inputs)  # the batch's turns scored together; `score` reads them
         return super()._forward(inputs)
 
     def _constraints_of(self, inp: Mapping[str, Any]) -> list[AttributeConstraint]:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.geo import has_coords, haversine_m
+from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.responses import format_distance
 from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import CITIES
@@ -70,6 +71,10 @@ class SpatialBaseline(RankingPipeline):
             if has_coords(poi):
                 out[pid] = haversine_m(coords[0], coords[1], poi.latitude, poi.longitude)
         return out
+
+    def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
+        self.tfidf.prefetch(inputs)  # the batch's turns scored together; `score` reads them
+        return super()._forward(inputs)
 
     def score(self, inp: Mapping[str, Any]) -> dict[str, float]:
         candidates = inp["candidates"]

@@ -103,6 +103,7 @@ class EvidenceIndex:
         self._pieces: dict[str, list[_Piece]] = {}  # review_id -> its pieces
         self._terms: dict[str, frozenset[str]] = {}  # review_id -> content tokens of the whole review
         self._by_rank: dict[str, list[tuple[int, Review]]] = {}  # poi_id -> (review_pos, review) in tie order
+        self._word_terms: dict[str, frozenset[str]] = {}  # a word (as cut) -> its content tokens
 
     def pieces(self, poi_id: str) -> list[_Piece]:
         """The POI's pieces in review order (knowledge-base order, then order in the review)."""
@@ -160,10 +161,17 @@ class EvidenceIndex:
                     b,
                     _content(piece),
                     words,
-                    tuple(_content(text[ws:we]) for ws, we in words),
+                    tuple(self._terms_of(text[ws:we]) for ws, we in words),
                 )
             )
         return out
+
+    def _terms_of(self, word: str) -> frozenset[str]:
+        """`_content` of one word, kept: review words repeat far more than they vary."""
+        found = self._word_terms.get(word)
+        if found is None:
+            found = self._word_terms[word] = _content(word)
+        return found
 
     def _best_window(self, piece: _Piece, terms: frozenset[str]) -> tuple[int, int, int]:
         """(overlap, start, end) of the piece's best window of at most max_words words."""

@@ -53,7 +53,6 @@ from trace_dataset.shards import SHARD_KEY, Shard
 from trace_harness.fallbacks import add_counts, fallback_report, row_counts
 from trace_harness.protocols.base import Protocol, RunConfig
 from trace_harness.protocols.subsets import check_one_subset, subset_dirname, write_subset
-from trace_harness.protocols.teacher_forced.chunks import chunk_results
 from trace_harness.protocols.teacher_forced.resume import (
     RowLedger,
     dialogue_chunks,
@@ -61,6 +60,7 @@ from trace_harness.protocols.teacher_forced.resume import (
     system_turn_ids,
     verify_rows,
 )
+from trace_harness.protocols.teacher_forced.workers import chunk_results
 from trace_llm import SECRET_OPTIONS, TRANSPORT_OPTIONS, LLMError
 
 log = logging.getLogger(__name__)

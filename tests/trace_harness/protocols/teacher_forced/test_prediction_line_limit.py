@@ -9,7 +9,7 @@ from trace_dataset.constants import MAX_PREDICTION_LINE_BYTES
 from trace_dataset.datadir import iter_dialogues
 from trace_dataset.io import TraceDataError
 from trace_dataset.prediction import Prediction
-from trace_harness.protocols.teacher_forced.chunks import predict_lines
+from trace_harness.protocols.teacher_forced.workers import predict_lines
 
 
 class Talkative:

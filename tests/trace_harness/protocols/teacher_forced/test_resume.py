@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import trace_harness.protocols.teacher_forced.chunks as chunks
+import trace_harness.protocols.teacher_forced.workers as workers
 from tests.support.cli import run_cli
 from trace_dataset.io import TraceDataError
 from trace_harness.protocols.teacher_forced.resume import HASH_KEY, ROWS_KEY
@@ -60,7 +60,7 @@ def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch, ca
     ref = tmp_path / "ref.jsonl"
     _run(world, ref)
     out = tmp_path / "out.jsonl"
-    real = chunks.predict_lines
+    real = workers.predict_lines
     calls = []
 
     def die_on_third_chunk(*args, **kwargs):
@@ -69,10 +69,10 @@ def test_a_killed_run_resumes_to_the_same_bytes(world, tmp_path, monkeypatch, ca
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(chunks, "predict_lines", die_on_third_chunk)
+    monkeypatch.setattr(workers, "predict_lines", die_on_third_chunk)
     with caplog.at_level("INFO"), pytest.raises(KeyboardInterrupt):
         _run(world, out)
-    monkeypatch.setattr(chunks, "predict_lines", real)
+    monkeypatch.setattr(workers, "predict_lines", real)
     recorded = json.loads(meta_path(out).read_text())[ROWS_KEY]
     assert 0 < recorded == len(out.read_bytes().splitlines())
     total = len(ref.read_bytes().splitlines())
@@ -99,7 +99,7 @@ def test_a_run_stopped_in_its_first_chunk_leaves_no_empty_file_and_resumes(
     def stopped(*args, **kwargs):
         raise KeyboardInterrupt  # Ctrl-C while the first chunk's LLM requests are out
 
-    monkeypatch.setattr(chunks, "predict_lines", stopped)
+    monkeypatch.setattr(workers, "predict_lines", stopped)
     with caplog.at_level("INFO"), pytest.raises(KeyboardInterrupt):
         _run(world, out, chunk_dialogues=50)
     assert not out.exists()  # no 0-byte predictions file

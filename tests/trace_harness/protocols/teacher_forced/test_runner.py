@@ -305,3 +305,35 @@ def test_the_progress_bar_moves_per_row_inside_a_chunk(data_dir, tmp_path, monke
     assert sum(n for n, _ in moves) == rows == len(lines(out))
     assert [n for n, _ in moves if n] == [1] * rows  # one move per row ...
     assert not any(existed for n, existed in moves if n)  # ... before the chunk was written
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_forked_and_spawned_workers_write_the_same_bytes(data_dir, tmp_path, monkeypatch, fork):
+    from trace_harness.protocols.teacher_forced import workers
+
+    ref = tmp_path / "ref.jsonl"
+    run_baseline("tfidf", data_dir, ref, progress=False)
+    seen = []
+    real = workers.forks
+    monkeypatch.setattr(workers, "forks", lambda pipe: seen.append(real(pipe)) or fork)
+    par = tmp_path / "par.jsonl"
+    run_baseline("tfidf", data_dir, par, progress=False, chunk_dialogues=2, num_proc=2)
+    assert seen and par.read_bytes() == ref.read_bytes()
+
+
+def test_workers_fork_only_a_non_llm_pipeline_without_torch(data_dir, monkeypatch):
+    import sys
+
+    from baselines import pipeline
+    from trace_dataset.datadir import kb_dir
+    from trace_dataset.kb.store import KnowledgeBase
+    from trace_harness.protocols.teacher_forced.workers import forks
+
+    pipe = pipeline("tfidf", kb=KnowledgeBase.load(kb_dir(data_dir)))
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert forks(pipe) == ("fork" in __import__("multiprocessing").get_all_start_methods())
+    monkeypatch.setitem(sys.modules, "torch", sys)  # any module under that name: torch is loaded
+    assert not forks(pipe)
+    monkeypatch.delitem(sys.modules, "torch")
+    monkeypatch.setattr(type(pipe), "family", property(lambda self: "LLM"))
+    assert not forks(pipe)

@@ -1,9 +1,17 @@
-"""The predictions of a run's chunks of dialogues, in this process or in a pool of worker processes.
+"""The predictions of a run's chunks of dialogues, in this process or in worker processes (`num_proc > 1`).
 
-`chunk_results` yields each chunk's JSON lines in chunk order (a process pool's ordered imap), with the pid that
-made them and that process's pipeline summary so far (in a single process, a callback per row as the
-pipeline hands it over, so that a run's progress bar moves inside a chunk); `predict_lines` is one chunk's lines, each checked
-against the one-row limit that `trace-bench submit` accepts.
+`chunk_results` yields each chunk's JSON lines in chunk order, with the pid that made them and that process's
+pipeline summary so far; in a single process a callback runs per row as the pipeline hands it over, so that a
+run's progress bar moves inside a chunk. `predict_lines` is one chunk's lines, each checked against the one-row
+limit that `trace-bench submit` accepts. With workers, each predicts whole chunks with its own copy of the
+pipeline, and the parent takes the chunks' lines back in chunk order (a process pool's ordered imap).
+
+Workers are forked where that is safe (`forks`): a non-LLM pipeline, no torch loaded in the parent (its thread
+pools do not survive a fork) and a platform that forks. A forked worker starts with the parent's knowledge base
+and pipeline in copy-on-write memory instead of loading the knowledge base and building the pipeline again; a
+pipeline keeps only knowledge-base caches (`baselines.base`, session isolation), so what it predicts is the
+same. Otherwise workers are spawned and rebuild the pipeline from its name and parameters, with no inherited
+threads or locks.
 """
 
 from __future__ import annotations
@@ -24,13 +32,25 @@ from trace_dataset.views import turn_rows
 
 _WORKER: TracePipeline | None = None
 
+Task = tuple[list[dict[str, Any]], str, int]  # (dialogues, pool, rows to skip)
+
+
+def forks(pipe: TracePipeline) -> bool:
+    """Whether workers may be forked from this process with `pipe` (module docstring)."""
+    return (
+        pipe.family == "non-LLM"
+        and "torch" not in sys.modules
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+
 
 def _init_worker(name: str, kb_root: str, params: dict[str, Any], batch_size: int) -> None:
     global _WORKER
     # N workers already use N cores: a model-backed baseline (dense, hybrid_rrf) must not also start a
     # thread pool per worker, which oversubscribes the cores (measured: 2x the CPU time for the same work).
     os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = pipeline(name, kb=KnowledgeBase.load(kb_root), batch_size=batch_size, **params)
+    if _WORKER is None:  # spawned; a forked worker has the parent's pipeline already
+        _WORKER = pipeline(name, kb=KnowledgeBase.load(kb_root), batch_size=batch_size, **params)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
 
@@ -67,12 +87,33 @@ def _checked_line(name: str, record: Prediction) -> str:
     return line
 
 
-def _work(task: tuple[list[dict[str, Any]], str, int]) -> tuple[list[str], int, dict[str, Any]]:
+def _work(task: Task) -> tuple[list[str], int, dict[str, Any]]:
     """A chunk's lines, with this worker's pid and its summary so far (the parent keeps the latest per pid)."""
     if _WORKER is None:
         raise RuntimeError("worker process was not initialised")
     dialogues, pool, skip = task
     return predict_lines(_WORKER, dialogues, pool, skip), os.getpid(), _WORKER.summary()
+
+
+def worker_results(
+    pipe: TracePipeline,
+    name: str,
+    kb_root: str,
+    params: dict[str, Any],
+    batch_size: int,
+    tasks: list[Task],
+    num_proc: int,
+) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
+    """(lines, pid, the worker's summary so far) of each task, in task order, from `num_proc` workers."""
+    global _WORKER
+    fork = forks(pipe)
+    _WORKER = pipe if fork else None
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
+    try:
+        with ctx.Pool(num_proc, initializer=_init_worker, initargs=(name, kb_root, params, batch_size)) as mp:
+            yield from mp.imap(_work, tasks)
+    finally:
+        _WORKER = None
 
 
 def chunk_results(
@@ -86,17 +127,13 @@ def chunk_results(
     num_proc: int,
     on_row: Callable[[], object] | None = None,
 ) -> Iterator[tuple[list[str], int, dict[str, Any]]]:
-    """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or a process
-    pool's ordered imap); `on_row`: called per row in a single process (predict_lines)."""
+    """(lines, pid, the process's summary so far) of each chunk, in chunk order (single process, or workers);
+    `on_row`: called per row in a single process (predict_lines)."""
     if num_proc == 1 or len(tasks) <= 1:
         for chunk, skip, _ in tasks:
             yield predict_lines(pipe, chunk, pool, skip, on_row), os.getpid(), pipe.summary()
         return
     if kb.root is None:
         raise ValueError("num_proc > 1 needs a knowledge base loaded from a folder (KnowledgeBase.load)")
-    # spawn: workers rebuild the pipeline from its name and parameters; no inherited threads or locks.
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(
-        num_proc, initializer=_init_worker, initargs=(name, str(kb.root), params, batch_size)
-    ) as mp:
-        yield from mp.imap(_work, [(chunk, pool, skip) for chunk, skip, _ in tasks])
+    work = [(chunk, pool, skip) for chunk, skip, _ in tasks]
+    yield from worker_results(pipe, name, str(kb.root), params, batch_size, work, num_proc)
