@@ -212,6 +212,7 @@ def _score(args: argparse.Namespace) -> int:
     from trace_dataset.io import check_output_dir
     from trace_llm import llm_from_args
     from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.reliability import read_verdicts
     from trace_metrics.core.report import format_summary
     from trace_metrics.core.runner import RUN_FILE, collect_logs, run_corpus
     from trace_metrics.core.scoring import check_factors
@@ -261,7 +262,7 @@ def _score(args: argparse.Namespace) -> int:
         f"CoRE with {described['backend']} {described['model']} (prompts {prompts.version}, "
         f"sha256 {prompts.sha256[:12]}) on {len(logs)} dialogues of {source['system']}"
     )
-    print(format_summary(result["summary"]))
+    print(format_summary(result["summary"], read_verdicts(args.out)))
     u = result["usage"]
     print(
         f"this run: {u['scored_now']} dialogues scored, {u['skipped']} already done; "

@@ -98,3 +98,9 @@ def test_cli_reliability_on_a_core_run(stub_factory, data_dir, predictions, tmp_
     # 3 of 3 identical, but the Wilson lower bound of 3/3 is 0.44: three items cannot earn "reliable"
     assert entry["repeat"]["identical_ci"][0] < 0.7 and entry["verdicts"]["identical_share"] == CARE
     assert main(["core", "reliability", "--kind", "judge", "--k", "2", *common]) == 2
+    capsys.readouterr()
+    assert (
+        main([*score, "--factors", "appropriateness", "--rounds", "1", *common]) == 0
+    )  # resumed: no request
+    header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("CoRE factor"))
+    assert header.split()[-1] == "reliability"
