@@ -107,7 +107,7 @@ def register(subparsers: Any) -> None:
 
 def _register_reliability(sub: Any) -> None:
     from trace_llm import add_llm_argument
-    from trace_metrics.core.reliability import DEFAULT_K
+    from trace_metrics.core.reliability import DEFAULT_K, MIN_K
 
     rel = sub.add_parser(
         "reliability",

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 REPORT_JSON, REPORT_MD, REPORT_PNG = "reliability.json", "reliability.md", "reliability.png"
 DEFAULT_K = 3
+MIN_K = 2  # repeat consistency needs two ratings per item (the CLI's --k and reproduce's reliability.k)
 RELIABILITY_DIR = "reliability"  # where a CoRE run keeps its report (`core reliability` default --out)
 CHECKS: tuple[str, ...] = ("icc", "identical_share", "order_flip_rate", "length_rho", "kappa")
 
@@ -110,8 +111,8 @@ def build_report(
     """The report (module docstring). `judge`: the judge LLM's `describe()`."""
     from tqdm.auto import tqdm
 
-    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise ValueError(f"k={k!r}; expected an integer >= 2 (repeat consistency needs two ratings per item)")
+    if isinstance(k, bool) or not isinstance(k, int) or k < MIN_K:
+        raise ValueError(f"k={k!r}; expected an integer >= {MIN_K} (repeats need two ratings per item)")
     repeats: list[Ratings] = []
     with tqdm(total=k + 1, desc=f"{subject.kind} reliability", unit="pass") as bar:
         for r in range(k):

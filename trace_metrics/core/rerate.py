@@ -180,7 +180,7 @@ def judge_run_items(
     data_dir: str | os.PathLike, predictions: str | os.PathLike, split: str = "test", limit: int | None = None
 ) -> tuple[str, list[dict[str, Any]]]:
     """(system, judge items) of a predictions file: its recommendation turns, as `evaluate --judge` rates them
-    (`suite_optional.judge_items`); `limit` keeps the first N dialogues."""
+    (`suite_optional.judge_items`); rows of other splits are left out; `limit` keeps the first N dialogues."""
     from trace_dataset.datadir import check_data_dir, iter_dialogues
     from trace_metrics.lib import items as items_mod
     from trace_metrics.lib import selection
@@ -191,7 +191,12 @@ def judge_run_items(
     data_dir = check_data_dir(data_dir, splits=(split,))
     kb = load_kb(data_dir)
     dialogues = list(iter_dialogues(data_dir, split))
-    rows = load_predictions(predictions)
+    in_split = {d["dialogue_id"] for d in dialogues}
+    rows = [
+        r for r in load_predictions(predictions) if r.get("dialogue_id") in in_split
+    ]  # a run of all splits
+    if not rows:
+        raise TraceDataError(f"no prediction for a dialogue of the {split} split", path=predictions)
     index = validate_predictions(
         rows, dialogues, split=split, known_poi_ids=kb.pois, check_pool=False, path=predictions
     )

@@ -94,3 +94,10 @@ def test_family_of_reads_the_data_file():
     assert family_of("HuggingFaceTB/SmolLM2-360M-Instruct") == "smollm"
     assert family_of("meta-llama/Llama-3.1-8B") == "llama"
     assert family_of("tfidf") is None and family_of(None) is None
+
+
+def test_nothing_rated_gives_none_not_an_error():
+    out = repeat_consistency([[None, None], [None, 1]])
+    assert out["icc"] is None and out["identical_share"] is None and out["n_incomplete"] == 2
+    assert flip_rate([None], [None])["flip_rate"] is None
+    assert length_bias([None, None], [3, 4], ["a", "a"])["spearman"] is None

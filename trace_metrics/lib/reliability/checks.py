@@ -42,7 +42,8 @@ def _rows_complete(ratings: Sequence[Sequence[float | None]]) -> tuple[np.ndarra
     widths = {len(row) for row in complete}
     if len(widths) > 1:
         raise ValueError(f"items have different numbers of repeats {sorted(widths)}; expected one k")
-    return np.asarray(complete, dtype=float).reshape(len(complete), -1), len(ratings) - len(complete)
+    width = widths.pop() if widths else max((len(row) for row in ratings), default=0)
+    return np.asarray(complete, dtype=float).reshape(len(complete), width), len(ratings) - len(complete)
 
 
 def icc_1_1(matrix: np.ndarray, alpha: float = ALPHA) -> dict[str, Any]:
