@@ -133,7 +133,7 @@ def _register_reliability(sub: Any) -> None:
     rel.add_argument("--limit", type=_count(1), default=None, help="--kind judge: only the first N dialogues")
     rel.add_argument(
         "--k",
-        type=_count(2),
+        type=_count(MIN_K),
         default=DEFAULT_K,
         help=f"ratings per item, the run's own included (default {DEFAULT_K})",
     )

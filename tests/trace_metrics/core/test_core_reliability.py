@@ -14,8 +14,8 @@ from tests.support.llm import ScriptedLLM
 from trace_bench.cli import main
 from trace_dataset.io import read_jsonl, write_jsonl
 from trace_metrics.core.reliability import build_report, read_verdicts, write_report
-from trace_metrics.core.report import format_summary
-from trace_metrics.core.rerate import core_subject, judge_subject
+from trace_metrics.core.report import format_reliability, format_summary
+from trace_metrics.core.rerate import core_subject, judge_subject, system_models
 from trace_metrics.core.runner import collect_logs, run_corpus
 from trace_metrics.lib.reliability import CARE, NOT_RELIABLE
 
@@ -104,3 +104,26 @@ def test_cli_reliability_on_a_core_run(stub_factory, data_dir, predictions, tmp_
     )  # resumed: no request
     header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("CoRE factor"))
     assert header.split()[-1] == "reliability"
+
+
+def test_self_preference_and_the_human_section(data_dir, predictions, prompts, tmp_path):
+    llm, run = _core_run(tmp_path, data_dir, predictions, prompts, order_sensitive_core)
+    judge = {**llm.describe(), "model": "HuggingFaceTB/SmolLM2-360M-Instruct"}
+    meta = predictions.with_name(predictions.name + ".meta.json")
+    meta.write_text(json.dumps({"baseline": "tfidf", "parameters": {"llm": {"model": "smollm2-135m"}}}))
+    subject = core_subject(llm, [run])
+    stored = {i: r["appropriateness"] for i, r in zip(subject.ids, subject.stored, strict=True)}
+    human = tmp_path / "human.jsonl"
+    # the humans agree on all but one log, by one point
+    rows = [{"id": i, "factor": "appropriateness", "score": v} for i, v in stored.items()]
+    rows[0]["score"] = max(0, rows[0]["score"] - 1)
+    write_jsonl(human, rows)
+    models = system_models([predictions])
+    report = build_report(subject, 2, judge=judge, system_models=models, human=human)
+    sp = report["self_preference"]
+    assert sp["flag"] and sp["judge_family"] == "smollm" and sp["rows"] == list(subject.ids)
+    assert sp["systems"]["tfidf"] == {"model": "smollm2-135m", "family": "smollm", "shared": True}
+    entry = report["keys"]["appropriateness"]
+    assert entry["human"]["n"] == 3 and entry["human"]["qwk"] is not None
+    assert entry["verdicts"]["kappa"] is not None and report["human"]["n"]["shared_logs"] == 3
+    assert "shares its model family with tfidf: 3 rows" in format_reliability(report)
