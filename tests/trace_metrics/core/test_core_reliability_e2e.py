@@ -1,6 +1,6 @@
 """End to end: the reliability reports with the packaged SmolLM2 behind a real `transformers serve` process, on
 one toy dialogue (smallest sizes, as test_core_e2e.py): a CoRE run of one factor and one debate round, then
-`core reliability` with k = 2; the judge's report on the same dialogue. Whatever the model answers, every
+`core reliability` with k = 2; the judge's report on the same dialogue's two recommendation turns. Whatever the model answers, every
 figure is a number in range or None with its count, and a verdict is one of the three or not measured."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _check(report, keys):
 
 
 @pytest.mark.slow
-def test_reliability_reports_with_smollm2_over_transformers_serve(transformers_server, tmp_path):
+def test_core_reliability_with_smollm2_over_transformers_serve(transformers_server, tmp_path):
     data = write_toy_data_dir(tmp_path / "trace")
     predictions = write_toy_predictions(tmp_path / "tfidf.jsonl")
     llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite")]
@@ -51,9 +51,16 @@ def test_reliability_reports_with_smollm2_over_transformers_serve(transformers_s
     _check(report, ["appropriateness", "factor_mean", "overall"])
     assert report["n_items"] == 1 and (run / "reliability" / "reliability.png").stat().st_size > 0
 
+
+@pytest.mark.slow
+def test_judge_reliability_with_smollm2_over_transformers_serve(transformers_server, tmp_path):
+    data = write_toy_data_dir(tmp_path / "trace")
+    predictions = write_toy_predictions(tmp_path / "tfidf.jsonl")
+    llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite")]
+    inputs = ["--data", str(data), "--predictions", str(predictions)]
     out = tmp_path / "judge"
     judge = ["core", "reliability", "--kind", "judge", *inputs, "--limit", "1", "--k", "2", "--out", str(out)]
-    assert main([*judge, *llm, "--max-new-tokens", "48"]) == 0
+    assert main([*judge, *llm, "--max-new-tokens", "16"]) == 0
     report = read_json(out / "reliability.json")
     _check(
         report,
