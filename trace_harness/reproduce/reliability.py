@@ -6,7 +6,8 @@ Config key `reliability: {k: 2, limit: 5}`: k ratings per item, the run's own in
 the command's --k; null, the default: no report, as no model is called unless the config asks); limit: the
 judge report's first N dialogues of each closed run (null: all; CoRE's report re-rates every dialogue its run
 rated, `core.limit` already bounds them). The packaged examples ask for k = 2. Each report costs about k passes
-of its part's requests (k - 1 repeats, one reversed), which the dry run does not count.
+of its part's requests (k - 1 repeats, one reversed), which the dry run does not count; the live path runs
+them, the batch path (--export-batch / --import-batch) does not.
 
 Outputs: OUT/core/<system>/<split>/reliability/ (beside each CoRE run: the Space's CoRE tab reads it) and
 OUT/reliability/judge/. They run in reproduce/reports.py.
