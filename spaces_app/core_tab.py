@@ -4,6 +4,9 @@ meta-evaluation result is named (`trace-bench core meta --out FILE`, TRACE_SPACE
 with human ratings: the per-factor table (with the CoRE paper's GPT-4o-mini QWK as reference), the overall and
 system-ranking agreement, and the two plots of `trace_metrics.core.plots`.
 
+Where a reliability report sits beside a run (`trace-bench core reliability`, RUN/reliability/), each factor's
+mean shows its verdict ("reliable", "usable with care", "not reliable"), with the figures on hover.
+
 A part with nothing to show says in one line which command fills it (never an empty table or plot). Ratings
 that are missing (a reply that never parsed, a debate that failed) are counted beside each system's means.
 Everything read from the files is data: tables are HTML written here with every text escaped, the plots
@@ -89,6 +92,7 @@ def scored_rows(roots: Sequence[Path]) -> list[dict[str, Any]]:
                     "factor_mean": (s.get("factor_mean") or {}).get("mean"),
                     "overall": s.get("overall"),
                     "ratings": s.get("ratings") or {},
+                    "verdicts": _verdicts(folder),
                 }
             )
         except (TraceDataError, OSError, TypeError, ValueError) as e:
@@ -153,7 +157,10 @@ def scores_html(rows: Sequence[Mapping[str, Any]]) -> str:
             ]
         )
     factors = [f for f in FACTOR_IDS if any(f in r["factors"] for r in rows)]
-    per_factor = [[Field(f), *(_factor_field(r["factors"].get(f)) for r in rows)] for f in factors]
+    per_factor = [
+        [Field(f), *(_factor_field(r["factors"].get(f), (r.get("verdicts") or {}).get(f)) for r in rows)]
+        for f in factors
+    ]
     marked |= any(field.text.endswith(" †") for line in per_factor for field in line)
     return (
         data_table(headings, body, elem_class="trace-core-systems")
@@ -174,14 +181,29 @@ def _over(missing: int, rated: int) -> bool:
     return missing_cell(missing, rated)[1]
 
 
-def _factor_field(stats: Mapping[str, Any] | None) -> Field:
+def _verdicts(folder: Path) -> dict[str, dict[str, Any]] | None:
+    """The reliability verdicts of a run (`trace-bench core reliability`, its reliability/ folder), if any."""
+    from trace_dataset.io import TraceDataError
+    from trace_metrics.core.reliability import read_verdicts
+
+    try:
+        return read_verdicts(folder)
+    except (TraceDataError, OSError, KeyError, TypeError, ValueError) as e:
+        log.warning("CoRE tab: no reliability verdicts for %s: %s", folder, e)
+        return None
+
+
+def _factor_field(stats: Mapping[str, Any] | None, verdict: Mapping[str, Any] | None = None) -> Field:
+    """A factor's mean; with a reliability report beside the run, its verdict too (hover: the figures)."""
     if not stats:
         return Field("")
     n, missing = stats.get("n", 0), stats.get("n_missing", 0)
-    return Field(
-        format_value(stats.get("mean"), missing="-") + (" †" if _over(missing, n) else ""),
-        f"rated {n}, missing {missing}",
-    )
+    text = format_value(stats.get("mean"), missing="-") + (" †" if _over(missing, n) else "")
+    title = f"rated {n}, missing {missing}"
+    if verdict:
+        text += f" · {verdict.get('verdict') or 'not measured'}"
+        title += f"; reliability: {verdict.get('title')}"
+    return Field(text, title)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -237,10 +237,11 @@ def run(args: argparse.Namespace) -> int:
         print()
         print(format_comparison(result["comparison"]))
     if "core" in result:
+        from trace_metrics.core.reliability import read_verdicts
         from trace_metrics.core.report import format_summary
 
         print(f"\nCoRE ({args.core}; outputs in {result['core']['out_dir']}/)")
-        print(format_summary(result["core"]["summary"]))
+        print(format_summary(result["core"]["summary"], read_verdicts(result["core"]["out_dir"])))
     print(f"\nwrote {args.out} and {per_item_path(args.out)}")
     return 0
 

@@ -27,6 +27,7 @@ from baselines import BASELINES, LLM_SYSTEMS, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
 from trace_harness.reproduce.fields import Fields, read_config_file
+from trace_harness.reproduce.reliability import ReliabilityConfig, parse_reliability
 from trace_llm import CONFIG_OPTIONS, LLMConfigError, check_options
 
 PARTS: tuple[str, ...] = ("table5", "table6", "table9", "core", "interactive", "nli", "judge")
@@ -136,6 +137,7 @@ class ReproduceConfig:
     interactive: InteractiveConfig
     core: CoreConfig
     nli: NLIConfig
+    reliability: ReliabilityConfig  # the reports of the model-made numbers (reproduce/reliability.py)
     cache: Path | None  # the LLM response cache file (None: trace-bench's default)
     batch_max_requests: int
     batch_max_bytes: int
@@ -282,6 +284,7 @@ TOP_KEYS: tuple[str, ...] = (
     "interactive",
     "core",
     "nli",
+    "reliability",
     "cache",
     "batch",
     "batch_size",
@@ -321,6 +324,7 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
         interactive=interactive,
         core=core,
         nli=nli,
+        reliability=parse_reliability(f),
         cache=_path(f, "cache", base),
         batch_max_requests=b.number("max_requests", 50_000, low=1, high=50_000),
         batch_max_bytes=b.number("max_bytes", 200_000_000, low=1, high=200_000_000),

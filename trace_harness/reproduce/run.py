@@ -8,7 +8,8 @@
 3. Jobs, in order: closed runs, open runs, interactive runs, CoRE; each a stage of the job engine run through
    the command's own function, each resumable (a complete job is skipped). A server that fails more than the allowed share of requests stops the run
    (ErrorRateExceeded); what was answered is cached and a rerun resumes.
-4. The leaderboard (the LLM judge and NLI score the closed runs inside it), the Space's leaderboard.json,
+4. The leaderboard (the LLM judge and NLI score the closed runs inside it), the Space's leaderboard.json.
+5. The reliability reports of CoRE and the judge (reproduce/reliability.py; config key `reliability`),
    OUT/manifest.json.
 """
 
@@ -21,6 +22,7 @@ from trace_harness.engine.stage import run_stages
 from trace_harness.reproduce import execute
 from trace_harness.reproduce.jobs import Context, Job, build_jobs
 from trace_harness.reproduce.manifest import write_manifest
+from trace_harness.reproduce.reports import run_reports
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +77,7 @@ def run_live(
             judge.progress = bar("judge")
         nli = _nli(ctx, source)
         board = execute.leaderboard(ctx, judge=judge, nli=nli)
+        board["reliability"] = run_reports(ctx, ctx.llm)
     finally:
         for b in bars.values():
             b.close()

@@ -4,6 +4,8 @@
     trace-bench core meta --scores DIR/scores.jsonl --human HUMAN.jsonl [--json] [--out FILE] [--plots DIR]
     trace-bench core human --annotations ANNOTATIONS.jsonl --out HUMAN.jsonl [--likert-naturalness]
     trace-bench core log --data DIR --predictions FILE --dialogue ID [--evidence]
+    trace-bench core reliability --kind core --run DIR [--run DIR ...] [--human FILE] --llm SPEC --k 3 --out DIR
+    trace-bench core reliability --kind judge --data DIR --predictions FILE [...] --llm SPEC --k 3 --out DIR
 
 Heavy imports stay inside the commands so that `trace-bench --help` is fast.
 """
@@ -94,11 +96,82 @@ def register(subparsers: Any) -> None:
     )
     human.set_defaults(func=_human)
 
+    _register_reliability(sub)
+
     show = sub.add_parser("log", help="print one dialogue's conversation log as CoRE's prompts show it")
     _log_inputs(show)
     show.add_argument("--dialogue", required=True, help="the dialogue id")
     show.add_argument("--evidence", action="store_true", help="with the cited reviews (the Groundness view)")
     show.set_defaults(func=_show)
+
+
+def _register_reliability(sub: Any) -> None:
+    from trace_llm import add_llm_argument
+    from trace_metrics.core.reliability import DEFAULT_K, MIN_K
+
+    rel = sub.add_parser(
+        "reliability",
+        help="how far a judge's ratings can be trusted: repeats, order, length, self-preference, humans",
+        description="Re-rate the items of CoRE runs (--kind core) or the LLM judge's items of predictions files "
+        "(--kind judge): repeat consistency (ICC(1,1)), order flips, length bias with a length-controlled "
+        "score, self-preference, agreement with human ratings; a verdict per factor (docs/metrics_models.md).",
+    )
+    rel.add_argument("--kind", choices=("core", "judge"), default="core", help="whose ratings (default core)")
+    rel.add_argument(
+        "--run", type=Path, action="append", default=[], help="a CoRE output folder (repeatable)"
+    )
+    rel.add_argument("--data", type=Path, default=None, help="Trace data directory (--kind judge)")
+    rel.add_argument(
+        "--predictions",
+        type=Path,
+        action="append",
+        default=[],
+        help="a predictions file (repeatable): the judge's items; for both kinds, its run metadata names the "
+        "rated system's model (self-preference)",
+    )
+    rel.add_argument("--split", default="test", choices=SPLITS)
+    rel.add_argument("--limit", type=_count(1), default=None, help="--kind judge: only the first N dialogues")
+    rel.add_argument(
+        "--k",
+        type=_count(MIN_K),
+        default=DEFAULT_K,
+        help=f"ratings per item, the run's own included (default {DEFAULT_K})",
+    )
+    rel.add_argument("--human", type=Path, default=None, help="--kind core: human ratings (see `core human`)")
+    rel.add_argument("--prompts", type=Path, default=None, help="--kind core: the runs' prompts folder")
+    rel.add_argument(
+        "--out", type=Path, default=None, help="output folder (default: the first run's reliability/)"
+    )
+    add_llm_argument(rel, max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    rel.set_defaults(func=_reliability)
+
+
+def _reliability(args: argparse.Namespace) -> int:
+    from trace_dataset.io import check_output_dir
+    from trace_llm import llm_from_args
+    from trace_metrics.core.reliability import RELIABILITY_DIR, run_report
+    from trace_metrics.core.report import format_reliability
+    from trace_metrics.core.rerate import core_subject, judge_subject
+
+    if args.kind == "core" and not args.run:
+        raise UsageError("--kind core needs --run DIR (a `core score` output folder)")
+    if args.kind == "judge" and (args.data is None or not args.predictions):
+        raise UsageError("--kind judge needs --data DIR and --predictions FILE")
+    if args.kind == "judge" and args.human is not None:
+        raise UsageError("--human compares CoRE runs with human ratings (--kind core)")
+    if args.out is None and args.kind == "judge":
+        raise UsageError("--kind judge needs --out DIR")
+    out = args.out if args.out is not None else args.run[0] / RELIABILITY_DIR
+    check_output_dir(out, what="reliability report")
+    with llm_from_args(args) as llm:
+        if args.kind == "core":
+            subject = core_subject(llm, args.run, args.prompts)
+        else:
+            subject = judge_subject(llm, args.data, args.predictions, args.split, args.limit)
+        report = run_report(llm, subject, out, args.k, predictions=args.predictions, human=args.human)
+    print(format_reliability(report))
+    print(f"wrote {out}/ (reliability.json, reliability.md, reliability.png)")
+    return 0
 
 
 def _count(minimum: int):
@@ -139,6 +212,7 @@ def _score(args: argparse.Namespace) -> int:
     from trace_dataset.io import check_output_dir
     from trace_llm import llm_from_args
     from trace_metrics.core.prompts import FACTOR_IDS, load_prompts
+    from trace_metrics.core.reliability import read_verdicts
     from trace_metrics.core.report import format_summary
     from trace_metrics.core.runner import RUN_FILE, collect_logs, run_corpus
     from trace_metrics.core.scoring import check_factors
@@ -188,7 +262,7 @@ def _score(args: argparse.Namespace) -> int:
         f"CoRE with {described['backend']} {described['model']} (prompts {prompts.version}, "
         f"sha256 {prompts.sha256[:12]}) on {len(logs)} dialogues of {source['system']}"
     )
-    print(format_summary(result["summary"]))
+    print(format_summary(result["summary"], read_verdicts(args.out)))
     u = result["usage"]
     print(
         f"this run: {u['scored_now']} dialogues scored, {u['skipped']} already done; "

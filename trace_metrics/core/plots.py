@@ -157,3 +157,65 @@ def write_plots(result: dict[str, Any], folder: str | os.PathLike) -> dict[str, 
         "coupling": str(write_png(coupling_figure(result), folder / COUPLING_PNG)),
         "agreement": str(write_png(agreement_figure(result), folder / AGREEMENT_PNG)),
     }
+
+
+def reliability_figure(report: dict[str, Any]):
+    """Per key of a reliability report: 1 - ICC, the order flip rate and |length rho| as bars with their
+    intervals (lower is better on all three), the `care` cut point of each as a dashed line."""
+    from matplotlib.figure import Figure
+
+    from trace_metrics.lib.reliability import THRESHOLDS
+
+    keys = list(report["keys"])
+    panels = (
+        ("1 - ICC(1,1)", "icc", lambda e: _flipped(e["repeat"])),
+        ("order flip rate", "order_flip_rate", lambda e: _bar(e["order"], "flip_rate")),
+        ("|length rho|", "length_rho", lambda e: _bar(e["length"], "spearman", absolute=True)),
+    )
+    fig = Figure(figsize=(max(6.0, 0.6 * len(keys) + 2), 7.5), dpi=100)
+    axes = fig.subplots(len(panels), 1, sharex=True)
+    for ax, (label, check, pick) in zip(axes, panels, strict=True):
+        bars = [pick(report["keys"][k]) for k in keys]
+        for i, (value, low, high) in enumerate(bars):
+            if value is None:
+                ax.text(i, 0.02, "n/a", ha="center", va="bottom", fontsize=7, **_NO_MATH)
+                continue
+            ax.bar(i, value, color="#4c72b0", width=0.6)
+            if low is not None and high is not None:
+                below, above = (
+                    max(0.0, value - low),
+                    max(0.0, high - value),
+                )  # a percentile interval may miss it
+                ax.errorbar(i, value, yerr=[[below], [above]], color="black", capsize=2)
+        t = THRESHOLDS[check]
+        ax.axhline(1 - t.care if check == "icc" else t.care, color="#c44e52", linestyle="--", linewidth=0.8)
+        ax.set_ylim(0, max(1.0, *(b[2] or b[0] or 0.0 for b in bars)))
+        ax.set_ylabel(label, fontsize=8, **_NO_MATH)
+        ax.grid(axis="y", alpha=0.3)
+    axes[-1].set_xticks(range(len(keys)), keys, rotation=60, ha="right", fontsize=7, **_NO_MATH)
+    judge = report["judge"]
+    axes[0].set_title(
+        f"{report['kind']} reliability: {judge.get('model')}, {report['n_items']} items, k = {report['k']} "
+        "(dashed: the 'usable with care' cut)",
+        fontsize=9,
+        **_NO_MATH,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _bar(section: dict[str, Any], key: str, absolute: bool = False) -> tuple[Any, Any, Any]:
+    value, low, high = section.get(key), section.get("ci_low"), section.get("ci_high")
+    if value is None or not absolute:
+        return value, low, high
+    ends = sorted(abs(e) for e in (low, high)) if low is not None and high is not None else [None, None]
+    if low is not None and high is not None and low <= 0.0 <= high:
+        ends[0] = 0.0
+    return abs(value), ends[0], max(ends[1], abs(value)) if ends[1] is not None else None
+
+
+def _flipped(repeat: dict[str, Any]) -> tuple[Any, Any, Any]:
+    icc, low, high = repeat.get("icc"), repeat.get("ci_low"), repeat.get("ci_high")
+    if icc is None:
+        return None, None, None
+    return 1 - icc, (1 - high) if high is not None else None, (1 - low) if low is not None else None

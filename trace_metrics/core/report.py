@@ -1,10 +1,12 @@
 """What `trace-bench core` prints (and the Space's CoRE tab shows): the per-factor table of a run with its
-missing ratings, and the agreement table of a meta-evaluation."""
+missing ratings (and the reliability verdict of each factor, where a report sits beside the run), the
+agreement table of a meta-evaluation, and the summary of a reliability report."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from trace_bench.tables import markdown_table
 from trace_dataset.constants import NOT_OWN_SHARE
 from trace_metrics.tables import text_table
 
@@ -30,10 +32,11 @@ def missing_cell(missing: int, n: int) -> tuple[str, bool]:
     return f"{missing} ({100 * share:.0f}%)", share > NOT_OWN_SHARE
 
 
-def format_summary(summary: dict[str, Any]) -> str:
+def format_summary(summary: dict[str, Any], verdicts: dict[str, dict[str, Any]] | None = None) -> str:
     """The per-factor table of a CoRE run (what `core score` and `evaluate --core` print): every mean beside
     its missing ratings (count and share); a row whose share is over NOT_OWN_SHARE is marked with a dagger and
-    a footnote, as the mean of the few ratings the model did give is not the evaluator's result on the set."""
+    a footnote, as the mean of the few ratings the model did give is not the evaluator's result on the set.
+    `verdicts` (`core.reliability.read_verdicts`): a "reliability" column with each factor's verdict."""
     rows, marked = [], False
     for f, s in summary["factors"].items():
         cell, over = missing_cell(s["n_missing"], s["n"])
@@ -57,7 +60,13 @@ def format_summary(summary: dict[str, Any]) -> str:
         rows.append(
             ["overall (debate, 0-100)" + (" †" if over else ""), _fmt(o["mean"], 1), str(o["n"]), cell]
         )
-    text = text_table(["CoRE factor", "mean", "n", "missing"], rows)
+    header = ["CoRE factor", "mean", "n", "missing"]
+    if verdicts is not None:
+        header.append("reliability")
+        keys = [*summary["factors"], "factor_mean", "overall"]
+        for row, key in zip(rows, keys, strict=False):
+            row.append((verdicts.get(key) or {}).get("verdict") or "not measured")
+    text = text_table(header, rows)
     if marked:
         text += "\n" + MISSING_NOTE
     r = summary["ratings"]
@@ -130,3 +139,53 @@ def format_meta(result: dict[str, Any]) -> str:
         + f"\nsystem ranking agreement (overall, Kendall tau_b): {_fmt(rank['kendall_tau_b'])} over "
         f"{len(rank['systems'])} systems"
     )
+
+
+def format_reliability(report: dict[str, Any], markdown: bool = False) -> str:
+    """The summary of a reliability report: per key its figures and verdict, then self-preference and the
+    human agreement; `markdown` for reliability.md (else the CLI's text table)."""
+    header = ["key", "ICC(1,1) [95% CI]", "identical", "order flips [95% CI]", "length rho [95% CI]"]
+    header += ["LC score (raw) per system", "QWK", "verdict"]
+    rows = []
+    for key, e in report["keys"].items():
+        r, o, ln = e["repeat"], e["order"], e["length"]
+        lc = ", ".join(
+            f"{name} {_fmt(s['lc'], 2)} ({_fmt(s['raw'], 2)})" for name, s in ln["systems"].items()
+        )
+        rows.append(
+            [
+                key,
+                f"{_fmt(r['icc'], 2)} [{_fmt(r['ci_low'], 2)}, {_fmt(r['ci_high'], 2)}]",
+                _fmt(r["identical_share"], 2),
+                f"{_fmt(o['flip_rate'], 2)} [{_fmt(o['ci_low'], 2)}, {_fmt(o['ci_high'], 2)}]",
+                f"{_fmt(ln['spearman'], 2)} [{_fmt(ln['ci_low'], 2)}, {_fmt(ln['ci_high'], 2)}]",
+                lc or "-",
+                _fmt((e.get("human") or {}).get("qwk"), 2),
+                e["verdict"] or "not measured",
+            ]
+        )
+    judge = report["judge"]
+    temperature = (judge.get("settings") or {}).get("temperature")
+    lines = [
+        f"{report['kind']} reliability: judge {judge.get('backend')} {judge.get('model')} "
+        f"(temperature {temperature}), {report['n_items']} items of {', '.join(report['systems'])}, "
+        f"k = {report['k']} repeats (seeds {report['seed']}..{report['seed'] + report['k'] - 1})",
+        "",
+        markdown_table(header, rows) if markdown else text_table(header, rows),
+        "",
+    ]
+    if temperature == 0.0:
+        lines.append("greedy decoding: the repeats measure only what changes the answer besides the seed.")
+    sp = report["self_preference"]
+    if sp["flag"]:
+        shared = [n for n, s in sp["systems"].items() if s["shared"]]
+        lines.append(
+            f"self-preference: the judge ({sp['judge_family']}) shares its model family with "
+            f"{', '.join(shared)}: {len(sp['rows'])} rows concerned"
+        )
+    else:
+        lines.append(f"self-preference: no rated system shares the judge's family ({sp['judge_family']})")
+    if report.get("human"):
+        lines.append("human agreement (core meta):")
+        lines.append(format_meta(report["human"]))
+    return "\n".join(lines)

@@ -93,13 +93,16 @@ def judge_messages(item: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages that ask the judge to rate one item.
 
     Item fields: `response` (str, required), `context` (earlier turns: a list of {"role", "text"} or a
-    string), `reviews` (texts of the cited reviews, `reviews[n-1]` for label [Rn]; None entries skipped).
+    string), `reviews` (texts of the cited reviews, `reviews[n-1]` for label [Rn]; None entries skipped),
+    `reversed_reviews` (list the reviews last first, each under its own label: the order check).
     """
     if not isinstance(item.get("response"), str):
         raise ValueError(f"judge item {item.get('item_id', '')!r}: 'response' must be a string")
     reviews = [
         f"[R{n}] {_clip(t, REVIEW_MAX_CHARS)}" for n, t in enumerate(item.get("reviews") or [], start=1) if t
     ][:MAX_REVIEWS]
+    if item.get("reversed_reviews"):  # the order check of the reliability report: each label keeps its text
+        reviews.reverse()
     prompt = judge_prompt()
     user = prompt.render(
         "user",

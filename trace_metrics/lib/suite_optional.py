@@ -49,18 +49,11 @@ def nli_threshold_sweep(results: Sequence[Mapping[str, Any]]) -> dict[str, float
     return {f"{th:g}": mean_or_none(entailment.rescore(results, th)) for th in entailment.THRESHOLD_SWEEP}
 
 
-def run_judge(
-    judge: Judge,
-    turns: list[selection.EvalTurn],
-    dialogues: Mapping[str, dict],
-    sources: list[list[str | None]],
-) -> tuple[list[dict[str, float | None]], list[dict], dict]:
-    """Per turn, the judge's rating on each scale (`judge.JUDGE_SCALES`; None where it failed), the records,
-    and the judge's description with its failure count."""
-    if isinstance(judge, str):
-        from trace_llm import load_llm
-
-        judge = load_llm(judge)
+def judge_items(
+    turns: list[selection.EvalTurn], dialogues: Mapping[str, dict], sources: list[list[str | None]]
+) -> list[dict[str, Any]]:
+    """The judge's items (`judge.judge_messages`) of the rated turns: id `DIALOGUE/TURN`, the earlier turns,
+    the response and the texts of its cited reviews."""
     items = []
     for t, src in zip(turns, sources, strict=True):
         d = dialogues[t.dialogue_id]
@@ -73,7 +66,22 @@ def run_judge(
                 "reviews": src,
             }
         )
-    records = judge_mod.judge_turns(judge, items)
+    return items
+
+
+def run_judge(
+    judge: Judge,
+    turns: list[selection.EvalTurn],
+    dialogues: Mapping[str, dict],
+    sources: list[list[str | None]],
+) -> tuple[list[dict[str, float | None]], list[dict], dict]:
+    """Per turn, the judge's rating on each scale (`judge.JUDGE_SCALES`; None where it failed), the records,
+    and the judge's description with its failure count."""
+    if isinstance(judge, str):
+        from trace_llm import load_llm
+
+        judge = load_llm(judge)
+    records = judge_mod.judge_turns(judge, judge_items(turns, dialogues, sources))
     scales = judge_mod.JUDGE_SCALES
     ratings = [{s: float(r["ratings"][s]) if r.get("ok") else None for s in scales} for r in records]
     describe = {

@@ -1,0 +1,38 @@
+"""The `reliability` section of `reproduce`'s config: the reliability reports (`trace-bench core reliability`)
+after the leaderboard, each CoRE run (parts: core) and the LLM judge's ratings of the closed runs (parts:
+judge) re-rated k times and in reversed order, with the run's own model.
+
+Config key `reliability: {k: 2, limit: 5}`: k ratings per item, the run's own included (an integer >= 2, as
+the command's --k; null, the default: no report, as no model is called unless the config asks); limit: the
+judge report's first N dialogues of each closed run (null: all; CoRE's report re-rates every dialogue its run
+rated, `core.limit` already bounds them). The packaged examples ask for k = 2. Each report costs about k passes
+of its part's requests (k - 1 repeats, one reversed), which the dry run does not count; the live path runs
+them, the batch path (--export-batch / --import-batch) does not.
+
+Outputs: OUT/core/<system>/<split>/reliability/ (beside each CoRE run: the Space's CoRE tab reads it) and
+OUT/reliability/judge/. They run in reproduce/reports.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trace_harness.reproduce.fields import Fields
+
+JUDGE_REPORT_DIR = "reliability/judge"
+
+
+@dataclass(frozen=True)
+class ReliabilityConfig:
+    k: int | None = None
+    limit: int | None = 5
+
+
+def parse_reliability(f: Fields) -> ReliabilityConfig:
+    """The `reliability` section, checked as `core reliability --k` checks its flag."""
+    from trace_metrics.core.reliability import MIN_K
+
+    r = f.sub("reliability", ("k", "limit"))
+    return ReliabilityConfig(
+        k=r.number("k", None, low=MIN_K, none=True), limit=r.number("limit", 5, low=1, none=True)
+    )
