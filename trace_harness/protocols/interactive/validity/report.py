@@ -23,6 +23,7 @@ from typing import Any
 
 from trace_dataset.constants import SEED
 from trace_dataset.io import write_json, write_text
+from trace_dataset.kb.store import KnowledgeBase
 from trace_harness.protocols.interactive.simulator.goal import World
 from trace_harness.protocols.interactive.validity.leaks import dialogue_leaks
 from trace_metrics.lib.benchmark_items import accepted
@@ -101,7 +102,7 @@ def _counterfactual(
 
 def build_report(
     items: Sequence[Mapping[str, Any]],
-    world: World,
+    world: World | KnowledgeBase,
     run: Mapping[str, Any],
     *,
     counterfactual: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
@@ -109,7 +110,8 @@ def build_report(
     seed: int = SEED,
 ) -> dict[str, Any]:
     """The report's content (module docstring) from a run's finished dialogues (record, predictions,
-    traveler) and, where run, the bad systems' dialogues on the same travellers (name -> items)."""
+    traveler) on `world` (or the knowledge base it is built on) and, where run, the bad systems' dialogues on the same travellers (name -> items)."""
+    world = World(world) if isinstance(world, KnowledgeBase) else world
     cache: dict[str, set[tuple[str, ...]]] = {}
     leaks = [dialogue_leaks(it, world, cache) for it in items]
     first = [first_recommendation_accept(it["record"]) for it in items]
