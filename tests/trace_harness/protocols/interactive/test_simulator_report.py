@@ -169,3 +169,27 @@ def test_compare_sides_ranks_systems_by_live_success():
     out = compare_sides(a, b, n_boot=100)
     assert out["tau"] == pytest.approx(-1.0) and out["verdict"] == "not reliable"
     assert out["success"]["z"] == [0.0, 1.0]
+
+
+def test_the_docs_table_gives_the_thresholds_defined_once():
+    import re
+
+    from tests.support.layout import ROOT
+    from trace_metrics.lib.reliability import THRESHOLDS
+
+    text = (ROOT / "docs" / "interactive.md").read_text(encoding="utf-8")
+    section = text[text.index("### How far to trust the simulated traveller") :]
+    rows = re.findall(
+        r"^\| `(\w+)`[^|]*\|[^|]*\| ([<>]=) ([\d.]+) \| [<>]= ([\d.]+) \|", section, re.MULTILINE
+    )
+    assert {r[0] for r in rows} == {
+        "leak_rate",
+        "first_turn_success",
+        "no_effort_share",
+        "fallback_share",
+        "counterfactual_margin",
+        "kendall_tau",
+    }
+    for check, sign, reliable, care in rows:
+        t = THRESHOLDS[check]
+        assert (sign == ">=", float(reliable), float(care)) == (t.higher_is_better, t.reliable, t.care), check
