@@ -23,6 +23,8 @@ _TABLE: dict[str, tuple[str, str]] = {i.name: (i.module, i.cls) for i in IDENTIT
 NON_LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "non_llm")
 LLM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "llm")
 SYSTEM_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "system")
+# The deliberately bad systems of the simulator report (random_pick, contrary): no job loops over them.
+COUNTERFACTUAL_BASELINES: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.group == "counterfactual")
 # The systems that ask an LLM on every run (the LLM baselines and Collab-REC); SnipRec's take one optionally.
 LLM_SYSTEMS: tuple[str, ...] = tuple(i.name for i in IDENTITIES if i.llm == "always")
 
@@ -70,6 +72,7 @@ def pipeline(name: str, kb: KnowledgeBase | str | os.PathLike, **params: Any) ->
 
 __all__ = [
     "BASELINES",
+    "COUNTERFACTUAL_BASELINES",
     "IDENTITIES",
     "LLM_BASELINES",
     "LLM_SYSTEMS",

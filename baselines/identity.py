@@ -12,6 +12,9 @@
     llm      "always": it asks an LLM on every run (the LLM baselines, Collab-REC); "optional": it takes the
              --llm options but runs offline without them (SnipRec and its comparison systems); "": never
     notes    why its row reads as it does, where that needs saying (shown beside its name in the Space)
+    counterfactual   True for a deliberately bad system (random_pick, contrary): run by the interactive
+             protocol's simulator report beside the system under test, never by the jobs that loop over the
+             baselines (its group is "counterfactual", outside NON_LLM_BASELINES), never ranked
 
 The runner (run metadata), the leaderboard (labels and row order), the Space (labels, notes, reserved
 names) and the docs (docs/baselines.md's table, checked by a test) read this table; nothing else lists names
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 TRACE = "Trace (Zhao et al., 2026)"
 SNIPREC = "SnipRec (Sun et al.)"
 COLLAB_REC = "Collab-REC (Banerjee et al.)"
+COUNTERFACTUAL = "this package, ConvApparel's counterfactual validation (docs/interactive.md)"
 
 
 @dataclass(frozen=True)
@@ -42,10 +46,14 @@ class BaselineIdentity:
     session_isolated: bool = True
     notes: str = ""
     llm: str = ""
+    counterfactual: bool = False
 
     @property
     def group(self) -> str:
-        """ "non_llm" (Trace's nine), "llm" (Trace's LLM baselines) or "system" (another paper's system)."""
+        """ "non_llm" (Trace's nine), "llm" (Trace's LLM baselines), "system" (another paper's system) or
+        "counterfactual" (a deliberately bad system of the simulator report)."""
+        if self.counterfactual:
+            return "counterfactual"
         folder = self.module.split(".")[1]
         return folder if folder in ("non_llm", "llm") else "system"
 
@@ -61,10 +69,11 @@ def _b(
     session_isolated: bool = True,
     notes: str = "",
     llm: str = "",
+    counterfactual: bool = False,
 ) -> BaselineIdentity:
     llm = llm or ("always" if module.startswith("llm.") else "")  # the LLM baselines ask one on every run
     return BaselineIdentity(
-        name, f"baselines.{module}", cls, label, family, paper, session_isolated, notes, llm
+        name, f"baselines.{module}", cls, label, family, paper, session_isolated, notes, llm, counterfactual
     )
 
 
@@ -204,6 +213,29 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "LLM",
         f"{COLLAB_REC}, §3",
         llm="always",
+    ),
+    # The deliberately bad systems of the simulator report's counterfactual check (never ranked)
+    _b(
+        "random_pick",
+        "non_llm.random_pick",
+        "RandomPickBaseline",
+        "Random pick (counterfactual)",
+        "non-LLM",
+        COUNTERFACTUAL,
+        notes="A deliberately bad system: the simulator report runs it beside the system under test; "
+        "it is not a ranked row.",
+        counterfactual=True,
+    ),
+    _b(
+        "contrary",
+        "non_llm.contrary",
+        "ContraryBaseline",
+        "Contrary (counterfactual)",
+        "non-LLM",
+        COUNTERFACTUAL,
+        notes="A deliberately bad system that ranks first what the traveller's stated preferences exclude: "
+        "the simulator report runs it beside the system under test; it is not a ranked row.",
+        counterfactual=True,
     ),
 )
 BY_NAME: dict[str, BaselineIdentity] = {i.name: i for i in IDENTITIES}

@@ -101,6 +101,10 @@ def read_board(roots: Sequence[Path], tf_rows: Sequence[Mapping[str, Any]] = ())
 
 
 def _metric_field(row: Mapping[str, Any], column: Column, source: str = "") -> Field:
+    """A metric's cell; a live cell (source "") with the simulated traveller's verdict after its value and
+    the report's figures in its hover (trace_harness.leaderboard.interactive.simulator_check)."""
+    from trace_harness.leaderboard.interactive import verdict_mark
+
     values = (row.get("teacher_forced") or {}) if source == "tf" else row
     value = (values.get("metrics") or {}).get(column.metric)
     ci = (values.get("ci") or {}).get(column.metric)
@@ -109,7 +113,11 @@ def _metric_field(row: Mapping[str, Any], column: Column, source: str = "") -> F
         if ci
         else ""
     )
-    return Field(format_value(value, column.digits, missing=""), title)
+    check = row.get("simulator_check") if source == "" else None
+    if not check:
+        return Field(format_value(value, column.digits, missing=""), title)
+    text = format_value(value, column.digits, missing="") + (verdict_mark(row) if value is not None else "")
+    return Field(text, "; ".join(t for t in (title, check["figures"]) if t))
 
 
 def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
@@ -156,7 +164,7 @@ def board_html(rows: Sequence[Mapping[str, Any]], protocol: str) -> str:
 def boards_html(board: Board) -> str:
     """Every protocol's table with its title, the notes under them and the warnings (duplicate runs)."""
     from trace_harness import fallbacks as fb
-    from trace_harness.leaderboard.interactive import VIEWS
+    from trace_harness.leaderboard.interactive import VERDICT_LEGEND, VIEWS, verdict_mark
 
     parts = []
     for protocol in VIEWS:
@@ -167,6 +175,8 @@ def boards_html(board: Board) -> str:
         notes.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time.")
     if any(fb.mark(r) for r in board.rows):
         notes.append(fb.LEGEND + ".")
+    if any(verdict_mark(r) for r in board.rows):
+        notes.append(VERDICT_LEGEND + "; hover a live cell for the figures.")
     notes += [f"Warning: {w}" for w in board.warnings]
     if notes:
         parts.append('<div class="trace-board-notes">' + "<br>".join(esc(n) for n in notes) + "</div>")

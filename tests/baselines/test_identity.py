@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from baselines import BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
+from baselines import BASELINES, COUNTERFACTUAL_BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
 from baselines.identity import BY_NAME, IDENTITIES, TRACE, identity, label, markdown_table
 from tests.support.layout import LAYERS, ROOT
 
@@ -18,7 +18,9 @@ def test_names_are_unique_and_the_registry_is_the_table():
     names = [i.name for i in IDENTITIES]
     assert len(set(names)) == len(names) and len({i.label for i in IDENTITIES}) == len(names)
     assert tuple(BASELINES) == tuple(names)
-    assert NON_LLM_BASELINES + LLM_BASELINES + SYSTEM_BASELINES == tuple(names)
+    assert NON_LLM_BASELINES + LLM_BASELINES + SYSTEM_BASELINES + COUNTERFACTUAL_BASELINES == tuple(names)
+    # the deliberately bad systems of the simulator report: registered, outside every list a job loops over
+    assert COUNTERFACTUAL_BASELINES == ("random_pick", "contrary") and len(NON_LLM_BASELINES) == 9
     # the paper's nine non-LLM and six LLM baselines (a system of one's own adds a record, not a change here)
     paper = [i for i in IDENTITIES if i.paper.startswith(TRACE)]
     assert (

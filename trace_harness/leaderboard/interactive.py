@@ -20,6 +20,7 @@ from trace_dataset.io import TraceDataError, read_json, write_json, write_text
 from trace_harness import fallbacks as fb
 from trace_harness.fallbacks import row_counts
 from trace_harness.protocols.interactive.output import METRICS_FILE, PREDICTIONS_FILE
+from trace_metrics.lib.reliability import CARE, NOT_RELIABLE, RELIABLE
 from trace_metrics.specs import spec
 from trace_metrics.tables import (
     Column,
@@ -166,7 +167,32 @@ def run_row(run: Path, metrics: Mapping[str, Any], root: Path) -> dict[str, Any]
         "lost_turns": [int(lost.get("total", 0)), int(lost.get("system_turns", 0))],
         "fallbacks": fb.report_of(row_counts(run / PREDICTIONS_FILE), int(lost.get("system_turns", 0))),
         "run": run.relative_to(root).as_posix(),
+        **simulator_check(run),
     }
+
+
+# The simulated traveller's verdict beside each live cell (its simulator report), as one mark.
+VERDICT_MARKS: dict[str, str] = {RELIABLE: "", CARE: " ~", NOT_RELIABLE: " !"}
+VERDICT_LEGEND = (
+    "~ / !: the simulated traveller is usable with care / not reliable for this run (simulator_report.md "
+    "beside the run: leaks, first-turn wins, wins with no effort, LLM fallbacks, the margin over the "
+    "deliberately bad systems)"
+)
+
+
+def simulator_check(run: Path) -> dict[str, Any]:
+    """{"simulator_check": {verdict, figures}} from the run's simulator report; {} where it has none."""
+    from trace_harness.protocols.interactive.validity.report import figures, read_report
+
+    report = read_report(run)
+    if report is None:
+        return {}
+    return {"simulator_check": {"verdict": report.get("verdict"), "figures": figures(report)}}
+
+
+def verdict_mark(row: Mapping[str, Any]) -> str:
+    check = row.get("simulator_check") or {}
+    return VERDICT_MARKS.get(check.get("verdict") or "", "")
 
 
 def teacher_forced(row: Mapping[str, Any], tf_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -217,6 +243,8 @@ def interactive_rows(
 ) -> list[dict[str, Any]]:
     """A row per interactive run under `root` (unreadable or foreign metrics.json files are skipped, logged),
     with `teacher_forced` from `tf_rows` (leaderboard rows) where one matches."""
+    from baselines import COUNTERFACTUAL_BASELINES
+
     root = Path(root)
     rows = []
     for run in find_interactive_runs(root):
@@ -229,6 +257,9 @@ def interactive_rows(
             row = run_row(run, metrics, root)
         except (TraceDataError, OSError, KeyError, TypeError, ValueError) as e:
             log.warning("skipping interactive run %s: %s", run, e)
+            continue
+        if row["baseline"] in COUNTERFACTUAL_BASELINES:  # a deliberately bad system: never a ranked row
+            log.info("leaving out %s: a counterfactual baseline of the simulator report", run)
             continue
         row["teacher_forced"] = teacher_forced(row, tf_rows)
         rows.append(row)
@@ -259,7 +290,11 @@ def _lines(row: Mapping[str, Any], protocol: str) -> list[str]:
         str(row.get("split") or "-"),
         str(row.get("turns") or "-"),
         str(row["n_dialogues"]),
-        *(format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits) for c in cols),
+        *(
+            format_cell(row["metrics"].get(c.metric), row["ci"].get(c.metric), digits=c.digits)
+            + verdict_mark(row)
+            for c in cols
+        ),
     ]
     if protocol == "trace":
         tf = row.get("teacher_forced") or {"metrics": {}, "ci": {}}
@@ -304,6 +339,8 @@ def format_interactive(rows: Sequence[Mapping[str, Any]]) -> str:
             parts.append("‡ not session-isolated (memory across dialogues): its dialogues ran one at a time")
         if any(fb.mark(r) for r in rows if r["protocol"] == protocol):
             parts.append(fb.LEGEND)
+        if any(verdict_mark(r) for r in rows if r["protocol"] == protocol):
+            parts.append(VERDICT_LEGEND)
         parts.append(
             "±: half the width of the 95% cluster-bootstrap interval (dialogues resampled; bounds in the "
             "CSV and JSON; CGS, a formula on means, has none)"

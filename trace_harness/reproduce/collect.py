@@ -215,6 +215,7 @@ class Collector:
                 self.unit(partial(_answers, pipe, batch))
 
     def _interactive(self, job: Job, tally: JobTally) -> None:
+        from baselines import COUNTERFACTUAL_BASELINES
         from trace_harness.protocols.interactive.loop import GENERATOR, converse
         from trace_harness.protocols.interactive.run import load_data_kb, travelers
         from trace_harness.protocols.interactive.systems import load_system
@@ -240,20 +241,23 @@ class Collector:
         system = load_system(job.system, kb, params=self._params(job.system, answer_now=not isolated))
         size = cfg.batch_dialogues if isolated else 1
         meta = {"generator": GENERATOR}
-        for start in range(0, len(goals), size):
-            chunk = goals[start : start + size]
-            self.unit(
-                partial(
-                    converse,
-                    system,
-                    sim,
-                    chunk,
-                    pool=job.pool,
-                    max_turns=cfg.turns,
-                    seed=cfg.seed,
-                    metadata=meta,
+        # with the LLM traveller the simulator report's bad systems talk to the same travellers (execute.py)
+        bad = [load_system(n, kb) for n in COUNTERFACTUAL_BASELINES] if cfg.simulator == "llm" else []
+        for who in [system, *bad]:
+            for start in range(0, len(goals), size if who is system else cfg.batch_dialogues):
+                chunk = goals[start : start + (size if who is system else cfg.batch_dialogues)]
+                self.unit(
+                    partial(
+                        converse,
+                        who,
+                        sim,
+                        chunk,
+                        pool=job.pool,
+                        max_turns=cfg.turns,
+                        seed=cfg.seed,
+                        metadata=meta,
+                    )
                 )
-            )
 
     def _core(self, job: Job, tally: JobTally) -> None:
         from trace_harness.reproduce.execute import core_options, core_predictions

@@ -190,6 +190,7 @@ def _interactive(ctx: Context, job: Job, llm_of: LlmOf) -> None:
             batch_dialogues=cfg.batch_dialogues,
             kb=ctx.kb,
             shard=ctx.shard,
+            counterfactual=cfg.simulator == "llm",  # the LLM traveller's report checks it against bad systems
         )
     finally:
         if job.system not in LLM_SYSTEMS:
@@ -262,6 +263,7 @@ def _interactive_in_worker(
             progress=False,
             kb=kb,
             goals=goals,
+            counterfactual=cfg.simulator == "llm",
         )
     except may_fail as e:  # e.g. dense without its model package
         log.error("interactive run of %s failed: %s", job.system, e)

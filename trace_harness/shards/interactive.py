@@ -24,7 +24,8 @@ from trace_harness.protocols.interactive.output import (
     write_outputs,
 )
 from trace_harness.protocols.interactive.report import build_metrics
-from trace_harness.protocols.interactive.run import load_data_kb
+from trace_harness.protocols.interactive.run import COUNTERFACTUAL_DIR, load_data_kb
+from trace_harness.protocols.interactive.validity.report import build_report, write_report
 from trace_harness.shards.check import MergeError, ShardPart, check_parts
 
 
@@ -75,8 +76,31 @@ def merge_interactive(shards: Sequence[str | os.PathLike], out: str | os.PathLik
         items, kb, protocol="trace", run=run, n_boot=record["n_boot"], seed=first["identity"]["seed"]
     )
     write_json(out / METRICS_FILE, metrics)
+    bad = counterfactual_items(parts, items)
+    report = build_report(
+        items, kb, run, counterfactual=bad, n_boot=record["n_boot"], seed=first["identity"]["seed"]
+    )
+    write_report(out, report)
     meta = {k: v for k, v in first.items() if k != SHARD_KEY}
     meta["identity"] = {k: v for k, v in first["identity"].items() if k != SHARD_KEY}
     meta["n_dialogues"] = len(items)
     write_json(out / META_FILE, meta)
     return metrics
+
+
+def counterfactual_items(
+    parts: Sequence[ShardPart], items: Sequence[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The bad systems' dialogues of every shard (each shard ran them on its own travellers), in the merged
+    order, for the merged run's simulator report; only the systems every shard ran. Their folders stay in
+    the shards'."""
+    from baselines import COUNTERFACTUAL_BASELINES
+
+    out = {}
+    for name in COUNTERFACTUAL_BASELINES:
+        folders = [p.path / COUNTERFACTUAL_DIR / name for p in parts]
+        if not all((f / METRICS_FILE).is_file() for f in folders):
+            continue
+        found = {it["record"]["dialogue_id"]: it for f in folders for it in read_outputs(f)}
+        out[name] = [found[d] for d in (it["record"]["dialogue_id"] for it in items) if d in found]
+    return out

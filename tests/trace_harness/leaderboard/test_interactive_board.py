@@ -154,3 +154,29 @@ def test_the_space_tab_reads_the_written_file(small_corpus, board_dirs, tmp_path
     )
     assert from_dir["metrics"] == tfidf["metrics"] and from_dir["teacher_forced"] == tfidf["teacher_forced"]
     assert read_interactive(out / BOARD_FILE)[1][0]["run"] in {"aspect", "tfidf"}
+
+
+def test_the_traveller_verdict_stands_beside_each_live_cell_and_bad_systems_stay_off(small_corpus, tmp_path):
+    from spaces_app.interactive_tab import board_html, read_board
+    from trace_harness.leaderboard.interactive import TRACE_COLUMNS, VERDICT_LEGEND, VERDICT_MARKS
+    from trace_harness.protocols.interactive.validity.report import figures
+
+    root = tmp_path / "interactive"
+    # 2 system turns: tfidf wins no dialogue, so it cannot beat the bad systems (a margin of 0 at best)
+    run_interactive(
+        "tfidf", small_corpus, root / "tfidf", n=N, turns=2, progress=False, n_boot=200, counterfactual=True
+    )
+    run_interactive("contrary", small_corpus, root / "contrary", n=N, turns=2, progress=False, n_boot=200)
+    rows = interactive_rows(root)
+    assert [r["baseline"] for r in rows] == ["tfidf"]  # contrary's own run, and those under tfidf/, left off
+    check = rows[0]["simulator_check"]
+    report = read_json(root / "tfidf" / "simulator_report.json")
+    assert check == {"verdict": report["verdict"], "figures": figures(report)}
+    assert report["verdict"] != "reliable"
+    text = format_interactive(rows)
+    mark = VERDICT_MARKS[report["verdict"]]
+    line = next(x for x in text.splitlines() if x.startswith("TF-IDF"))
+    assert line.count(mark) >= len([c for c in TRACE_COLUMNS if c.metric in rows[0]["metrics"]])
+    assert VERDICT_LEGEND in text
+    html = board_html(read_board([root]).rows, "trace")
+    assert "margin over the deliberately bad systems" in html and "simulator " + report["verdict"] in html

@@ -10,6 +10,7 @@ trace-bench interact --protocol sniprec --system tfidf --data CATALOGUE --out ru
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from trace_bench.errors import UsageError
@@ -87,6 +88,12 @@ def register(subparsers: Any) -> None:
         default=10_000,
         help="cluster-bootstrap resamples (default 10000)",
     )
+    p.add_argument(
+        "--no-counterfactual",
+        action="store_true",
+        help="trace: leave out the simulator report's counterfactual check (by default the deliberately bad "
+        "systems random_pick and contrary talk to the same travellers, in OUT/counterfactual/)",
+    )
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_llm_argument(p)
@@ -151,14 +158,12 @@ def _add_external_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _run(args: argparse.Namespace) -> int:
-    from trace_harness.protocols.interactive.report import summary_text
-    from trace_llm.cli import llm_from_args
-
+def _check_system(args: argparse.Namespace) -> None:
+    """The system and its parameters, checked before anything is loaded or written."""
     if args.system.startswith(("http://", "https://")):
         from trace_harness.protocols.interactive.http_system import check_system_url
 
-        check_system_url(args.system)  # before anything is loaded or written
+        check_system_url(args.system)
     elif not args.system.startswith("openai:"):
         from baselines import BASELINES
         from trace_harness.protocols.params import check_params
@@ -171,6 +176,13 @@ def _run(args: argparse.Namespace) -> int:
         problem = check_params(args.system, dict(args.param))
         if problem:
             raise UsageError(problem)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from trace_harness.protocols.interactive.report import summary_text
+    from trace_llm.cli import llm_from_args
+
+    _check_system(args)
     llm = llm_from_args(args) if args.simulator == "llm" else None
     common = dict(
         simulator=args.simulator,
@@ -216,6 +228,7 @@ def _run(args: argparse.Namespace) -> int:
                 turns=args.turns or DEFAULT_TURNS,
                 pool=args.pool,
                 shard=args.shard,
+                counterfactual=not args.no_counterfactual,
                 **common,
             )
     except (KeyError, ValueError) as e:
@@ -228,5 +241,16 @@ def _run(args: argparse.Namespace) -> int:
         if llm is not None:
             llm.close()
     print(summary_text(metrics))
+    if args.protocol == "trace":
+        _print_report(args.out)
     print(f"\nlogs and metrics.json written to {args.out}")
     return 0
+
+
+def _print_report(out: str) -> None:
+    """The simulator report's verdict line, after the run's summary."""
+    from trace_harness.protocols.interactive.validity.report import REPORT_MD, figures, read_report
+
+    report = read_report(out)
+    if report is not None:
+        print(f"\n{figures(report)} ({Path(out) / REPORT_MD})")

@@ -33,6 +33,7 @@ from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.shards import Shard
 from trace_harness.protocols.base import RunConfig
 from trace_harness.protocols.interactive.loop import GENERATOR, LiveDialogue, converse
+from trace_harness.protocols.interactive.output import read_outputs
 from trace_harness.protocols.interactive.reply import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_REPLY_BYTES,
@@ -43,6 +44,7 @@ from trace_harness.protocols.interactive.session import InteractiveRun, ReplyLim
 from trace_harness.protocols.interactive.simulator.goal import TravelerGoal, World
 from trace_harness.protocols.interactive.simulator.rules import RulesSimulator, Simulator
 from trace_harness.protocols.interactive.simulator.seeding import CorpusSeeder
+from trace_harness.protocols.interactive.validity.report import build_report, write_report
 from trace_llm import LLM
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,7 @@ log = logging.getLogger(__name__)
 SIMULATORS: tuple[str, ...] = ("rules", "llm")
 DEFAULT_TURNS = 8
 DEFAULT_BATCH_DIALOGUES = 64
+COUNTERFACTUAL_DIR = "counterfactual"  # OUT/counterfactual/<bad system>/: the counterfactual check's runs
 
 
 def load_data_kb(data_dir: str | os.PathLike, kb: KnowledgeBase | None = None) -> KnowledgeBase:
@@ -153,6 +156,7 @@ class TraceRun(InteractiveRun):
         batch_dialogues: int = DEFAULT_BATCH_DIALOGUES,
         kb: KnowledgeBase | None = None,
         goals: list[TravelerGoal] | None = None,
+        counterfactual: bool = False,
         **options: Any,
     ):
         if config.split not in SPLITS:
@@ -165,7 +169,7 @@ class TraceRun(InteractiveRun):
                 f"need turns >= 1, n >= 1 and batch_dialogues >= 1; got {turns}, {n}, {batch_dialogues}"
             )
         super().__init__(system, config, Path(out), turns=turns, batch_dialogues=batch_dialogues, **options)
-        self.given_kb, self.goals = kb, goals
+        self.given_kb, self.goals, self.counterfactual = kb, goals, counterfactual
 
     def prepare(self) -> KnowledgeBase:
         config = self.config
@@ -248,6 +252,47 @@ class TraceRun(InteractiveRun):
         kb, pool = self.kb, self.config.pool
         return {pid: kb.pois[pid].name for g in self.units for pid in g.pools.get(pool, ()) if pid in kb.pois}
 
+    def finish(self) -> dict[str, Any]:
+        """The run's files, then its simulator report (validity/report.py), after the counterfactual runs
+        when asked for."""
+        metrics = super().finish()
+        items = [self.store.done[self.unit_id(u)] for u in self.units]
+        bad = self.counterfactual_runs() if self.counterfactual else None
+        report = build_report(
+            items, self.world, metrics["run"], counterfactual=bad, n_boot=self.n_boot, seed=self.config.seed
+        )
+        write_report(self.out, report)
+        return metrics
+
+    def counterfactual_runs(self) -> dict[str, list[dict[str, Any]]]:
+        """The deliberately bad systems on the same travellers, simulator, pool, turns and seed, each in
+        OUT/counterfactual/<name>/ (resumable, as any run); name -> their finished dialogues. None of them
+        when the system under test is one."""
+        from baselines import COUNTERFACTUAL_BASELINES
+
+        if self.desc.get("system") in COUNTERFACTUAL_BASELINES:
+            return {}
+        out = {}
+        for name in COUNTERFACTUAL_BASELINES:
+            folder = self.out / COUNTERFACTUAL_DIR / name
+            run = TraceRun(
+                name,
+                dataclasses.replace(self.config, shard=None),  # this run's travellers, given as they are
+                folder,
+                turns=self.turns,
+                batch_dialogues=self.batch_dialogues,
+                kb=self.kb,
+                goals=list(self.units),
+                simulator=self.simulator,
+                llm=self.llm,
+                overwrite=self.overwrite,
+                progress=self.progress,
+                n_boot=self.n_boot,
+            )
+            run.run()
+            out[name] = read_outputs(folder)
+        return out
+
 
 def run_interactive(
     system: str | System,
@@ -272,9 +317,11 @@ def run_interactive(
     goals: list[TravelerGoal] | None = None,
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     shard: Shard | None = None,
+    counterfactual: bool = False,
 ) -> dict[str, Any]:
     """The `trace` protocol end to end (TraceRun); returns metrics.json's content (`shard`: only that shard's
-    travelers, for `trace-bench merge`)."""
+    travelers, for `trace-bench merge`; `counterfactual`: run the deliberately bad systems on the same
+    travellers for the simulator report)."""
     config = RunConfig(Path(data_dir), split=split, pool=pool, limit=n, seed=seed, shard=shard)
     run = TraceRun(
         system,
@@ -284,6 +331,7 @@ def run_interactive(
         batch_dialogues=batch_dialogues,
         kb=kb,
         goals=goals,
+        counterfactual=counterfactual,
         simulator=simulator,
         llm=llm,
         params=params,

@@ -2,6 +2,7 @@
 
     verdict     the three verdicts, the documented threshold of every check, and the grading rule
     agreement   Kendall tau_b between two system rankings, with a bootstrap interval over the shared items
+    simulator   the simulated traveller's statistics: shares counted in dialogues, first-turn wins, margins
 
 The reports that use them: `trace_metrics.core` (CoRE and the LLM judge) and the interactive protocol's
 simulator report. docs/metrics_models.md ("Reliability") says what each check measures and where it comes from.

@@ -54,9 +54,13 @@ THRESHOLDS: dict[str, Threshold] = {
     "kendall_tau": Threshold(0.7, 0.5, True, False, "SimulatorArena (rho about 0.7 for profiled simulators)"),
     # Share of traveller utterances that name or quote the target.
     "leak_rate": Threshold(0.01, 0.05, False, False, "SimpleUserSim (iEvaLM-style leaks inflate recall)"),
-    # Share of dialogues won at the first recommendation turn / ended with no system effort.
+    # Share of dialogues won at the first recommendation turn.
     "first_turn_success": Threshold(
         0.5, 0.8, False, False, "this package (a traveller won at once tests little)"
+    ),
+    # Share of dialogues won with no system effort: at the first recommendation, every candidate a target.
+    "no_effort_share": Threshold(
+        0.05, 0.2, False, False, "this package (a dialogue any ranking wins tells systems nothing apart)"
     ),
     # Margin of the worst real system over the best deliberately bad one, on the column's own scale.
     "counterfactual_margin": Threshold(0.05, 0.0, True, False, "ConvApparel counterfactual validation"),

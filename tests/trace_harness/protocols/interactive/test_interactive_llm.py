@@ -81,3 +81,57 @@ def test_an_llm_baseline_against_the_llm_traveler(
                 assert world.acceptable(goal, t["referenced_poi_ids"][0])
             if t["action"] == "greet_and_seek":  # nothing recommended yet: no target may be named
                 assert not any(name in t["text"].lower() for name in targets if len(name) >= 4)
+
+
+def test_the_simulator_report_of_the_llm_traveler(small_corpus, simulator_llm, tmp_path, one_torch_thread):
+    """tfidf against the SmolLM2 traveller, two travellers, two system turns, with the counterfactual check:
+    the bad systems talk to the same LLM traveller, the replies are counted, and the report's bytes are what
+    the run's logs give again."""
+    from trace_harness.protocols.interactive.output import read_outputs
+    from trace_harness.protocols.interactive.validity.report import REPORT_FILE, build_report
+
+    kb = KnowledgeBase.load(kb_dir(small_corpus))
+    out = tmp_path / "tfidf_llm"
+    m = run_interactive(
+        "tfidf",
+        small_corpus,
+        out,
+        simulator="llm",
+        llm=simulator_llm,
+        n=2,
+        turns=2,
+        progress=False,
+        n_boot=100,
+        kb=kb,
+        counterfactual=True,
+    )
+    report = read_json(out / REPORT_FILE)
+    checks = report["checks"]
+    assert set(checks) == {
+        "leak_rate",
+        "first_turn_success",
+        "no_effort_share",
+        "fallback_share",
+        "counterfactual_margin",
+    }
+    v = report["reply_validity"]
+    replies = sum(m["travelers"]["wording"].values())
+    assert (
+        v["replies"] == replies == v["llm_as_written"] + v["llm_trimmed"] + sum(v["rules_fallbacks"].values())
+    )
+    assert checks["fallback_share"]["count"] == sum(v["rules_fallbacks"].values())
+    assert checks["leak_rate"]["total"] == replies and report["run"]["simulator"] == "llm"
+    for name in ("random_pick", "contrary"):
+        meta = read_json(out / "counterfactual" / name / "predictions.jsonl.meta.json")
+        assert meta["simulator"]["simulator"] == "llm" and meta["identity"]["system"] == name
+        assert checks["counterfactual_margin"]["systems"][name]["n_dialogues"] == 2
+    again = build_report(
+        read_outputs(out),
+        World(kb),
+        m["run"],
+        n_boot=100,
+        counterfactual={
+            name: read_outputs(out / "counterfactual" / name) for name in ("random_pick", "contrary")
+        },
+    )
+    assert again == report
