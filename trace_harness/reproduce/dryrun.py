@@ -1,6 +1,7 @@
 """`trace-bench reproduce CONFIG --dry-run`: per part, the LLM requests the run would still send, their prompt
 and output tokens and their cost, from the prompts themselves (collect.py), the response cache taken into
-account. Nothing is sent.
+account. Nothing is sent. The reliability reports (config key `reliability`) are not counted: their requests
+are made from a run's own ratings; the plan says so under each part they follow.
 
 - Requests: round 1 of every unit is exact (built from the data and cached answers). Requests that depend on an
   earlier answer (DST's response after its state extraction, RAG-Citation's quote retries, every interactive turn
@@ -29,6 +30,7 @@ from typing import Any
 from trace_harness.reproduce.collect import Collector, JobTally
 from trace_harness.reproduce.config import PARTS, ReproduceConfig, role_model
 from trace_harness.reproduce.jobs import Context, build_jobs, closed_run, run_complete
+from trace_harness.reproduce.reliability import dry_run_notes
 from trace_llm.collecting import PendingRequest
 
 log = logging.getLogger(__name__)
@@ -259,6 +261,8 @@ def _summarize(
         parts[tally.job.part].add(row)
     if ctx.config.wants("nli"):
         parts["nli"].notes.append(nli_note(ctx))
+    for name, note in dry_run_notes(ctx.config.reliability, tuple(parts)).items():
+        parts[name].notes.append(note)
     total = Row("all", "total")
     for row in parts.values():
         total.add(row)

@@ -152,6 +152,28 @@ def test_stand_in_predictions_before_the_runs_exist(data, tmp_path):
         True,
     ]  # each counted, as estimates
     assert "reference turns in place of its responses" in judge[0]["notes"][0]
+    assert not any("reliability report" in n for n in planned["parts"]["judge"]["notes"])
+
+
+def test_the_plan_says_the_reliability_reports_are_not_counted(data, tmp_path):
+    path = write_config(
+        tmp_path / "c.yaml",
+        data,
+        "http://127.0.0.1:9/v1",
+        systems=["tfidf"],
+        parts=["table5", "judge"],
+        reliability={"k": 3, "limit": 4},
+    )
+    ctx = Context(load_config(path))
+    try:
+        planned = plan(ctx)
+    finally:
+        ctx.close()
+    [note] = [n for n in planned["parts"]["judge"]["notes"] if "reliability report" in n]
+    assert note.startswith("not counted above: its reliability report (reliability.k = 3) sends about 3 more")
+    assert "2 repeat(s)" in note and "first 4 dialogues" in note
+    assert "core" not in planned["parts"]  # a part the config does not ask for gets no note
+    assert note in format_plan(planned)
 
 
 def test_prices_give_the_cost(data, tmp_path):
