@@ -95,9 +95,10 @@ def test_the_api_and_the_routes_give_no_path_to_the_gold(probe):
     [submit] = [name for name in api["named_endpoints"] if "submit" in name]
     for name, path in files.items():
         for pool in ("closed", "open"):
-            status = client.predict(
+            status, token = client.predict(
                 handle_file(str(path)), f"Probe {name}", "", pool, TRACK, None, "t" * 20, api_name=submit
             )
+            assert not isinstance(token, str)  # the token was given: none is issued (the field is left as is)
             seen.append(status)
             if name == "valid" and pool == "closed":
                 assert "Scored and added" in status, status
@@ -129,7 +130,12 @@ def test_a_browser_finds_no_path_to_the_gold(probe):
         page.wait_for_selector('#submit-file td.filename[aria-label="swapped.jsonl"]')
         page.fill("#submit-name textarea, #submit-name input", "Browser probe")
         page.locator("#submit-track").get_by_label(TRACK).check()
-        page.click("#submit-button")
+        page.click("#submit-button")  # no token yet: one is issued into the field and nothing is stored
+        page.wait_for_function(
+            "document.querySelector('#submit-status').innerText.includes('Nothing stored yet')",
+            timeout=120_000,
+        )
+        page.click("#submit-button")  # scored under the token the browser now holds
         page.wait_for_function("document.querySelector('#submit-status').innerText.includes('Error')")
         assert "the details would name the hidden gold" in page.inner_text("#submit-status")
         pages.append(page.content())

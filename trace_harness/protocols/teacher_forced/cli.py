@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from baselines import LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
+from baselines import COUNTERFACTUAL_BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
 from baselines.identity import IDENTITIES
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
@@ -55,7 +55,8 @@ def register_run(subparsers) -> None:
         help=f"baseline name: {', '.join(NON_LLM_BASELINES)}; with an LLM: "
         f"{', '.join(LLM_BASELINES)}; the systems of other papers: "
         f"{', '.join(SYSTEM_BASELINES)} (collab_rec asks an LLM, the packaged one "
-        "unless --llm names another; sniprec* run offline without --llm)",
+        "unless --llm names another; sniprec* run offline without --llm); the deliberately bad systems of "
+        f"the simulator report: {', '.join(COUNTERFACTUAL_BASELINES)}",
     )
     target.add_argument(
         "--all", action="store_true", help="the nine non-LLM baselines; --out is then a folder"
