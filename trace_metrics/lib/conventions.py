@@ -101,7 +101,7 @@ def resolve_scored_turns(one_per_dialogue: bool, scored_turns: ScoredTurns = DEF
     if one_per_dialogue and scored_turns == "all":
         raise ValueError(
             "scored_turns='all' on a blind set's gold: its period.json says one scored turn per dialogue (the "
-            "last system turn; the earlier ones were visible in the inputs); use 'auto' or 'last'"
+            "last system turn: the reference answers of the earlier ones are in the inputs); use 'auto' or 'last'"
         )
     if scored_turns == "auto":
         return "last" if one_per_dialogue else "all"
