@@ -18,7 +18,6 @@ a refused blind file gets a message that names no gold POI (`hide_gold`). The pe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,14 +25,13 @@ from typing import Any
 
 from trace_bench.errors import TraceBenchError
 from trace_dataset.io import TraceDataError, read_json
+from trace_dataset.release.blind import BLIND_SPLIT, PERIOD_FILE, PERIOD_RE
+from trace_dataset.release.blind import GOLD_TURN_FIELDS as GOLD_FIELDS
 
-PERIOD_FILE = "period.json"
 STATE_FILE = "state"
 STATES: tuple[str, ...] = ("open", "closed", "published")
 PUBLIC_TRACK = "public"
-BLIND_SPLIT = "test"  # the split `corpus blind` writes
-PERIOD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # the names `corpus blind` accepts
-GOLD_FIELDS: tuple[str, ...] = ("gold_poi_ids", "acceptable_alternative_poi_ids")
+PERIOD_NAME = PERIOD_RE  # the names `corpus blind` accepts
 REFUSED_MESSAGE = (
     "the predictions file does not match this period's inputs (one row per system turn of the inputs "
     "release, ranking only each dialogue's candidates); the details would name the hidden gold, so they are "

@@ -13,7 +13,7 @@ from spaces_app.owners import Owner
 from spaces_app.settings import Settings
 from spaces_app.store import LocalStore
 from spaces_app.submissions import SubmissionError, submit
-from tests.support.space_blind import SECRET_SEED, gold_poi_ids, write_gold
+from tests.support.space_blind import SECRET_SEED, gold_poi_ids, predictions_on, write_gold
 from trace_dataset.datadir import corpus_meta, corpus_version, iter_dialogues
 
 ALICE = Owner("hf", user="alice")
@@ -74,6 +74,41 @@ def test_blind_rows_are_their_own_track(blind_settings, gold, valid_predictions)
     assert "Blindy" in blind and "Publicy" not in blind and "TF-IDF" not in blind
     assert 'data-period="2026-12" data-state="open"' in blind and "never with the public track" in blind
     assert [r["system"] for r in ctx.rows()].count("Blindy") == 0
+
+
+def test_a_one_turn_period_scores_the_last_turns_and_shows_no_tsr_or_t2r(
+    space_world, space_settings, valid_predictions, tmp_path
+):
+    """A period as `corpus blind` writes it (one scored turn per dialogue): scored with no option, the
+    per-turn metrics as offline scoring gives them, and TSR and T2R with no value, shown as empty cells."""
+    from trace_metrics.lib.suite import evaluate_run
+    from trace_metrics.tables import column, header
+
+    gold = write_gold(space_world["data"], tmp_path / "one" / "gold", period="2027-01", one_turn=True)
+    settings = Settings(**{**space_settings.__dict__, "blind_dirs": (gold,)})
+    ctx = _ctx(settings)
+    preds = predictions_on(gold, valid_predictions, tmp_path / "on_inputs.jsonl")
+    row = submit(ctx.store, settings, preds, name="Onesy", owner=ALICE, period=ctx.periods[0])
+    offline = evaluate_run(gold, preds, split="test", pool="closed")
+    assert offline["config"]["scored_turns"] == "last" and offline["values"]["recall@1"] is not None
+    assert row["metrics"] == {k: v for k, v in offline["values"].items() if v is not None}
+    assert "tsr" not in row["metrics"] and "t2r" not in row["metrics"] and "recall@1" in row["metrics"]
+    board = ctx.table(
+        "Table 5: headline",
+        "closed",
+        ["submitted"],
+        True,
+        "",
+        None,
+        "best first",
+        False,
+        track="blind 2027-01",
+    )
+    assert "Onesy" in board
+    for metric in ("tsr", "t2r"):
+        assert (
+            f'data-column="{html.escape(header(column(metric)))}" title="not reported / not scored"' in board
+        )
 
 
 @pytest.mark.parametrize("state", ["closed", "published"])

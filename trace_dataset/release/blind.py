@@ -4,17 +4,24 @@
 
 The generator (`generate_corpus(split="test")`: the same cells, tiers, archetypes, plans and validation) makes
 `n` new test dialogues over the knowledge base of the data directory `data_dir` (a hydrated release or a
-generated corpus) with a secret seed (`secrets`), and two folders are written:
+generated corpus) with a secret seed (`secrets`). Each dialogue scores one system turn s (`blind_turns`:
+uniform among its system turns, drawn from the seed and the dialogue id) and ends there, so that nothing in
+the inputs is the reference of a scored turn; two folders are written:
 
-    OUT/inputs/   the dialogues without their gold (GOLD_TURN_FIELDS, GOLD_DIALOGUE_FIELDS emptied, the seed
-                  withheld), as a [Q:N] release any user hydrates (`trace-bench corpus hydrate`), + period.json
-    OUT/gold/     the private side: the complete data directory (the blind dialogues with their gold as the
-                  test split, over the same knowledge base) for `evaluate_run(OUT/gold, ..., split="test")`,
+    OUT/inputs/   the dialogues' turns 0..s without their gold (GOLD_TURN_FIELDS, GOLD_DIALOGUE_FIELDS
+                  emptied, the seed withheld) and turn s with only its turn_id, role and action (its text,
+                  referenced ids and citations emptied, the quote spans of its quotes dropped), as a [Q:N]
+                  release any user hydrates (`trace-bench corpus hydrate`), + period.json
+    OUT/gold/     the private side: a complete data directory (the dialogues' turns 0..s with their gold as
+                  the test split, over the same knowledge base) for `evaluate_run(OUT/gold, ..., split="test")`,
+                  which scores the last system turn of each dialogue (period.json's `scored_turns`),
                   + period.json with the seed
 
-Both period.json files hold the period name, the creation date, the number of dialogues and the statistics of
-the blind set beside those of the public test split (`trace-bench corpus stats`'s, Table 3), with the
-differences and whether each is within `BLIND_TOLERANCES`. The whole of OUT is staged and moved into place
+Both period.json files hold the period name, the creation date, the number of dialogues, `scored_turns`
+("last_system_turn") and the statistics of the blind set (of the whole generated dialogues, before they are
+cut at s, so that they compare like for like) beside those of the public test split (`trace-bench corpus
+stats`'s, Table 3), with the scored turns' action shares beside those a uniform pick gives on the public split,
+the differences and whether each is within `BLIND_TOLERANCES`. The whole of OUT is staged and moved into place
 at the end (`trace_dataset.io.staged_dir`): an interrupted run leaves nothing to resume, and a finished OUT
 is replaced only with `force`.
 """
@@ -47,7 +54,26 @@ from trace_dataset.datadir import (
     kb_dir,
     split_file,
 )
-from trace_dataset.io import TraceDataError, atomic_open, copy_file, dumps, staged_dir, write_json, write_text
+from trace_dataset.io import (
+    TraceDataError,
+    atomic_open,
+    copy_file,
+    dumps,
+    read_json,
+    staged_dir,
+    write_json,
+    write_text,
+)
+from trace_dataset.release.blind_turns import (
+    LAST_SYSTEM_TURN,
+    SCORED_TURNS_FIELD,
+    blank_scored_turn,
+    expected_scored_shares,
+    quotes_in,
+    scored_action_shares,
+    scored_turn,
+    truncate,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +92,15 @@ PERIOD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # shares (tests/trace_dataset/generate/test_generate_synthetic_corpus.py, for 1,000 dialogues), applied to every
 # share, and its band on the mean number of turns (10.0-11.0 around Table 3's 10.5), or three standard errors
 # of the difference between two samples of these sizes where that is larger (two smaller sets differ more).
+# The scored turns' action shares (one turn per dialogue) take the action shares' tolerance; their bound is
+# mostly the standard errors (one draw per dialogue).
 BLIND_STANDARD_ERRORS = 3.0
-BLIND_TOLERANCES: dict[str, float] = {"tier_shares": 0.015, "action_shares": 0.015, "turns_mean": 0.5}
+BLIND_TOLERANCES: dict[str, float] = {
+    "tier_shares": 0.015,
+    "action_shares": 0.015,
+    "turns_mean": 0.5,
+    "scored_action_shares": 0.015,
+}
 
 
 def check_period(period: str) -> str:
@@ -122,7 +155,10 @@ def make_blind(
     root = _check_source(data_dir)
     out = Path(out_dir)
     _check_out(out, force)
-    public = corpus_stats(root, (BLIND_SPLIT,))
+    public = {
+        **corpus_stats(root, (BLIND_SPLIT,)),
+        "scored_action_shares": expected_scored_shares(iter_dialogues(root, BLIND_SPLIT)),
+    }
     n = public["dialogues"] if n is None else n
     if not isinstance(n, int) or n < 1:
         raise TraceDataError(f"n: expected a positive number of dialogues, got {n!r}", path=root)
@@ -133,12 +169,14 @@ def make_blind(
         generate_corpus(
             kb_dir(root), gold, n=n, seed=seed, split=BLIND_SPLIT, workers=workers, progress=progress
         )
+        generated = corpus_stats(gold, (BLIND_SPLIT,))  # the whole dialogues, before the cut
+        generated["scored_action_shares"] = scored_action_shares(_cut_gold(gold, seed))
         stripped = stage / "inputs-corpus"
         _write_inputs_corpus(gold, stripped)
         write_release(stripped, stage / INPUTS_DIRNAME)
         shutil.rmtree(stripped)
         _mark_inputs(stage / INPUTS_DIRNAME, period, n)
-        record = _period_record(period, created, corpus_stats(gold, (BLIND_SPLIT,)), public, root)
+        record = _period_record(period, created, generated, public, root)
         write_json(stage / INPUTS_DIRNAME / PERIOD_FILE, record)
         private = {**record, "seed": seed}
         write_json(gold / PERIOD_FILE, private)
@@ -175,6 +213,47 @@ def strip_gold(dialogue: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def blind_inputs(gold: dict[str, Any]) -> dict[str, Any]:
+    """A cut gold dialogue (`blind_turns.truncate`) as the inputs show it: `strip_gold`, and its last turn, the
+    scored one, with its reference content emptied (`blank_scored_turn`) and the quote spans of its quotes
+    dropped (the spans of the earlier turns' quotes are a prefix, numbered as before)."""
+    out = strip_gold(gold)
+    turns = [*out["turns"][:-1], blank_scored_turn(out["turns"][-1])]
+    out["turns"] = turns
+    out["quote_spans"] = gold["quote_spans"][: quotes_in(turns)]
+    return out
+
+
+def _cut_gold(gold: Path, seed: int) -> list[str]:
+    """Cut every dialogue of the gold folder after its scored turn (`blind_turns.scored_turn`), in place;
+    returns the scored turns' actions."""
+    actions: list[str] = []
+    for split in SPLITS:
+        with atomic_open(split_file(gold, split), "w") as f:
+            for d in iter_dialogues(gold, split):
+                s = scored_turn(d, seed)
+                actions.append(d["turns"][s]["action"])
+                f.write(dumps(truncate(d, s)) + "\n")
+    return actions
+
+
+def read_scored_turns(data_dir: str | os.PathLike) -> str | None:
+    """What the period.json of a data directory says of its scored turns: LAST_SYSTEM_TURN for a blind set's
+    gold (or inputs), None for a data directory without a period.json or one that says nothing."""
+    path = Path(data_dir) / PERIOD_FILE
+    if not path.exists():
+        return None
+    record = read_json(path)
+    value = record.get(SCORED_TURNS_FIELD) if isinstance(record, dict) else None
+    if value not in (None, LAST_SYSTEM_TURN):
+        raise TraceDataError(
+            f"{SCORED_TURNS_FIELD}: {value!r}; expected {LAST_SYSTEM_TURN!r} (a blind set scores the last system "
+            "turn of each dialogue) or no such field",
+            path=path,
+        )
+    return value
+
+
 def _mark_inputs(inputs: Path, period: str, n: int) -> None:
     """The release's card says it is a blind set's inputs, right under its title; no eval.yaml (its Hub
     leaderboards would take scores nobody can compute without the gold)."""
@@ -187,8 +266,10 @@ def _mark_inputs(inputs: Path, period: str, n: int) -> None:
     note = (
         f"\n\n> **Blind test set, period {period}: inputs only.** {n} test dialogues made by the Trace generator "
         f"with a private seed; the fields {', '.join(f'`{k}`' for k in GOLD_TURN_FIELDS + GOLD_DIALOGUE_FIELDS)} are empty and "
-        "`metadata.seed` is 0. The gold is kept by the leaderboard's maintainer, who scores submissions "
-        "against it; the sections below describe a Trace release in general."
+        "`metadata.seed` is 0. Each dialogue ends at the one system turn it scores, whose text, referenced "
+        "ids and citations are empty too (predict it and every other system turn; only the last one is "
+        "scored). The gold is kept by the leaderboard's maintainer, who scores submissions against it; the "
+        "sections below describe a Trace release in general."
     )
     write_text(inputs / CARD_FILE, card[:title_end] + note + card[title_end:])
 
@@ -199,7 +280,7 @@ def _write_inputs_corpus(gold: Path, dest: Path) -> None:
     for split in SPLITS:
         with atomic_open(split_file(dest, split), "w") as f:
             for d in iter_dialogues(gold, split):
-                f.write(dumps(strip_gold(d)) + "\n")
+                f.write(dumps(blind_inputs(d)) + "\n")
     for name in (POIS_FILE, REVIEW_INDEX_FILE, REVIEWS_FILE, KB_META_FILE):
         if (kb_dir(gold) / name).exists():
             copy_file(kb_dir(gold) / name, kb_dir(dest) / name)
@@ -238,6 +319,7 @@ def _period_record(
         "created": created,
         "split": BLIND_SPLIT,
         "dialogues": blind["dialogues"],
+        SCORED_TURNS_FIELD: LAST_SYSTEM_TURN,
         "public_corpus_version": corpus_version(corpus_meta(root)),
         "statistics": {"blind": blind, "public_test": public},
         "comparison": compare_stats(blind, public),
@@ -256,6 +338,11 @@ def format_comparison(record: dict[str, Any]) -> str:
         f"public test split ({stats['public_test']['dialogues']} dialogues):",
         format_stats(stats["public_test"]),
         "",
+        "scored turns' actions (one per dialogue; blind / public split, expected of a uniform pick): "
+        + ", ".join(
+            f"{a} {share:.1%} / {stats['public_test']['scored_action_shares'].get(a, 0.0):.1%}"
+            for a, share in stats["blind"]["scored_action_shares"].items()
+        ),
     ]
     for key, c in record["comparison"].items():
         if key == "same_cells":

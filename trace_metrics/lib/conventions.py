@@ -35,6 +35,16 @@ first hit among all of the dialogue's turns (its 0-based turn_id), also over the
 floor is the earliest turn a recommendation can take in a dialogue that opens greet_and_seek, ask_preference,
 answer: 3, Table 5's LLM Zero-Shot (3.00 with TSR 1.000); on the built-in corpus it gives 5.08-5.63 for the
 non-LLM baselines (Popularity 5.57) where "count" gives 2.04-2.32. docs/metrics.md has the table.
+
+**Scored turns** (`scored_turns`, `--scored-turns`). "all": every system turn is scored (the public splits).
+"last": only the last system turn of each dialogue, the one turn a blind test set scores
+(`trace_dataset.release.blind`: its inputs end at that turn, so no reference content of it is visible).
+Predictions are still validated against every system turn; the per-turn metrics average over the scored
+turns; the dialogue-level metrics (TSR, T2R, practical value) have no value, since one scored turn per dialogue
+is no dialogue's success nor its itinerary; a rejection episode counts when the scored turn is its follow-up
+(the first recommend/compare turn after the reject_and_refine turn). "auto" (default): "last" on a data
+directory whose period.json says one scored turn per dialogue (a blind set's gold), else "all"; an explicit
+"all" on such a directory is refused (the reference answers of its earlier system turns are in the inputs).
 """
 
 from __future__ import annotations
@@ -70,6 +80,32 @@ T2RReading = Literal["count", "turn_index"]
 # T2R: recommend/compare turns up to the first hit (default, App. J as written) or the first hit's turn index.
 T2R_READINGS: tuple[str, ...] = ("count", "turn_index")
 DEFAULT_T2R: T2RReading = "count"
+
+
+ScoredTurns = Literal["auto", "all", "last"]
+# Which system turns the suite scores: every one, only each dialogue's last (a blind set), or as the data
+# directory's period.json says ("auto", default; the module docstring says why).
+SCORED_TURNS: tuple[str, ...] = ("auto", "all", "last")
+DEFAULT_SCORED_TURNS: ScoredTurns = "auto"
+WITHOUT_VALUE_ONE_TURN = (
+    "one scored turn per dialogue (scored_turns=last): a dialogue-level metric needs every system turn of the "
+    "dialogue scored"
+)
+
+
+def resolve_scored_turns(one_per_dialogue: bool, scored_turns: ScoredTurns = DEFAULT_SCORED_TURNS) -> str:
+    """ "all" or "last": `scored_turns` on data whose dialogues score one turn each (`one_per_dialogue`, a
+    blind set's gold) or not; ValueError for "all" on such data."""
+    if scored_turns not in SCORED_TURNS:
+        raise ValueError(f"unknown scored_turns {scored_turns!r}; expected one of {SCORED_TURNS}")
+    if one_per_dialogue and scored_turns == "all":
+        raise ValueError(
+            "scored_turns='all' on a blind set's gold: its period.json says one scored turn per dialogue (the "
+            "last system turn: the reference answers of the earlier ones are in the inputs); use 'auto' or 'last'"
+        )
+    if scored_turns == "auto":
+        return "last" if one_per_dialogue else "all"
+    return scored_turns
 
 
 def check_compare_hit(value: str) -> None:

@@ -224,11 +224,16 @@ class EpisodeItem(NamedTuple):
     turn_id: int
 
 
-def episodes(item: DialogueItem, turns: Sequence[Mapping]) -> tuple[list[EpisodeItem], int]:
+def episodes(
+    item: DialogueItem, turns: Sequence[Mapping], scored_turns: str
+) -> tuple[list[EpisodeItem], int]:
     """The dialogue's rejection episodes with a follow-up, and how many have none (counted, not scored);
-    `turns`: the dialogue record's turns (for their ids)."""
+    `turns`: the dialogue record's turns (for their ids). Under scored_turns="last", only the episodes whose
+    follow-up is the scored turn (`selection.scores_episode`); the others are not counted."""
     out, without_followup = [], 0
     for idx, hit in item.rejection_hits(DEFAULT_COMPARE_HIT).items():
+        if not selection.scores_episode(item.dialogue, idx, scored_turns):
+            continue
         if hit is None:
             without_followup += 1
         else:

@@ -103,6 +103,24 @@ def join(dialogues: Iterable[dict], predictions: Mapping[tuple[str, int], Predic
     return out
 
 
+def scored_system_turns(dialogue: EvalDialogue, scored_turns: str) -> tuple[EvalTurn, ...]:
+    """The system turns scored (`conventions.resolve_scored_turns`'s "all" or "last"): every one, or only the
+    last."""
+    return dialogue.system_turns if scored_turns == "all" else dialogue.system_turns[-1:]
+
+
+def scores_episode(dialogue: EvalDialogue, position: int, scored_turns: str) -> bool:
+    """Whether the rejection episode of the reject_and_refine turn at `position` is scored: always under "all";
+    under "last", when its follow-up (the first recommend/compare turn after it) is the last system turn."""
+    if scored_turns == "all":
+        return True
+    actions = dialogue.actions
+    followup = next(
+        (j for j in range(position + 1, len(actions)) if actions[j] in RECOMMENDATION_ACTIONS), None
+    )
+    return bool(dialogue.system_positions) and followup == dialogue.system_positions[-1]
+
+
 def system_turns(dialogues: Iterable[EvalDialogue]) -> list[EvalTurn]:
     return [t for d in dialogues for t in d.system_turns]
 

@@ -39,6 +39,7 @@ from trace_dataset.datadir import (
 from trace_dataset.io import TraceDataError, read_json, sha256_file
 from trace_dataset.kb.store import KnowledgeBase
 from trace_dataset.prediction import Prediction
+from trace_dataset.release.blind import PERIOD_FILE, read_scored_turns
 from trace_metrics.lib import conventions, items, scoring, selection, suite_optional, text
 from trace_metrics.lib import sweeps as sweeps_lib
 from trace_metrics.lib.predictions import load_predictions, validate_predictions
@@ -106,8 +107,10 @@ def evaluate_predictions(
     opts = specs.resolve_options(options)
     metrics = specs.SUITE_METRICS if metrics is None else tuple(metrics)
     check_metrics(metrics)
+    scored_turns = conventions.resolve_scored_turns(False, opts["scored_turns"])  # "auto": data dirs only
+    opts["scored_turns"] = scored_turns
     with _cyclic_gc_paused(nli is None and judge is None):
-        found = _items(dialogues, predictions, kb, opts["grounding_turns"])
+        found = _items(dialogues, predictions, kb, opts["grounding_turns"], scored_turns)
         aggregates, models = _run_models(found, dialogues, nli, judge, sweeps)
         have = {"nli": nli is not None, "judge": judge is not None}
         scores = scoring.score([m for m in metrics if m.needs is None or have[m.needs]], found.levels, opts)
@@ -115,8 +118,28 @@ def evaluate_predictions(
         for m in metrics:
             key = scores.keys.get(m.id)
             if key in scores.per_item:
-                per_item[found.group_of[m.level]][key] = scores.per_item[key]
-        return _result(found, scores, per_item, aggregates, models, opts, sweeps=sweeps, with_std=with_std)
+                values = scores.per_item[key]
+                if m.level == "dialogue" and found.scored_dialogues is not found.dialogues:
+                    values = [None] * len(found.dialogues)  # every dialogue listed, none scored ("last")
+                per_item[found.group_of[m.level]][key] = values
+        result = _result(found, scores, per_item, aggregates, models, opts, sweeps=sweeps, with_std=with_std)
+        result["config"] = _scored_config(metrics, scores, scored_turns)
+        return result
+
+
+def _scored_config(
+    metrics: Sequence[MetricSpec], scores: scoring.Scores, scored_turns: str
+) -> dict[str, Any]:
+    """The scored turns, and why each metric the scored turns leave without a value has none (under "last":
+    every dialogue-level metric, `conventions.WITHOUT_VALUE_ONE_TURN`)."""
+    out: dict[str, Any] = {"scored_turns": scored_turns}
+    if scored_turns == "last":
+        out["without_value"] = {
+            scores.keys[m.id]: conventions.WITHOUT_VALUE_ONE_TURN
+            for m in metrics
+            if m.level == "dialogue" and m.id in scores.keys
+        }
+    return out
 
 
 class _SuiteItems(NamedTuple):
@@ -127,9 +150,11 @@ class _SuiteItems(NamedTuple):
     system: list[items.TurnItem]
     recommendation: list[items.TurnItem]
     grounded: list[items.TurnItem]
-    dialogues: list[items.DialogueItem]
+    dialogues: list[items.DialogueItem]  # every dialogue (the per-item ids, the intervals' resampling unit)
+    scored_dialogues: list[items.DialogueItem]  # the dialogue-level metrics' items: none under "last"
     episodes: list[items.EpisodeItem]
     without_followup: int  # rejection episodes with no later recommend/compare turn (counted, not scored)
+    unscored: int  # system turns predicted but not scored (scored_turns="last": all but each dialogue's last)
 
     @property
     def levels(self) -> dict[str, list]:
@@ -137,7 +162,7 @@ class _SuiteItems(NamedTuple):
             "recommendation_turn": self.recommendation,
             "grounded_turn": self.grounded,
             "system_turn": self.system,
-            "dialogue": self.dialogues,
+            "dialogue": self.scored_dialogues,
             "rejection_episode": self.episodes,
         }
 
@@ -170,21 +195,30 @@ def _items(
     predictions: Mapping[tuple[str, int], Prediction],
     kb: KnowledgeBase,
     grounding_turns: Any,
+    scored_turns: str,
 ) -> _SuiteItems:
+    """The items of each level; under scored_turns="last" only each dialogue's last system turn, the rejection
+    episodes it follows up, and no dialogue (the dialogue-level metrics have no value)."""
     joined = selection.join(dialogues, predictions)
     sources = items.Sources(kb)
-    sys_turns = [items.TurnItem(t, sources) for d in joined for t in d.system_turns]
+    sys_turns = [
+        items.TurnItem(t, sources) for d in joined for t in selection.scored_system_turns(d, scored_turns)
+    ]
     rec = [x for x in sys_turns if x.recommending]
     points: dict = {}
     dlg = [items.DialogueItem(d, kb, points) for d in joined]
     episodes: list[items.EpisodeItem] = []
     without_followup = 0
     for d, src in zip(dlg, dialogues, strict=True):
-        found, missing = items.episodes(d, src["turns"])
+        found, missing = items.episodes(d, src["turns"], scored_turns)
         episodes.extend(found)
         without_followup += missing
     grounded = items.grounded_items(rec, sys_turns, grounding_turns)
-    return _SuiteItems(joined, sources, sys_turns, rec, grounded, dlg, episodes, without_followup)
+    unscored = sum(len(d.system_turns) for d in joined) - len(sys_turns)
+    scored = dlg if scored_turns == "all" else []
+    return _SuiteItems(
+        joined, sources, sys_turns, rec, grounded, dlg, scored, episodes, without_followup, unscored
+    )
 
 
 def _run_models(
@@ -219,6 +253,7 @@ def _counts(found: _SuiteItems) -> dict[str, int]:
     return {
         "dialogues": len(found.joined),
         "system_turns": len(found.system),
+        "unscored_system_turns": found.unscored,
         "recommendation_turns": len(rec),
         "recommendation_turns_without_gold": sum(1 for x in rec if not x.turn.gold),
         "rejection_episodes": len(found.episodes) + found.without_followup,
@@ -264,7 +299,7 @@ def _result(
             **sweeps_lib.grounding_sweeps(
                 analyses, opts["fuzzy_threshold"], opts["cd_gate"], opts["pc_window"]
             ),
-            "spatial_radius_km": sweeps_lib.spatial_sweep([d.distances for d in found.dialogues]),
+            "spatial_radius_km": sweeps_lib.spatial_sweep([d.distances for d in found.scored_dialogues]),
         }
     return result
 
@@ -353,6 +388,7 @@ def evaluate_rows(
     opts = specs.resolve_options(options)
     splits = resolve_splits(split)  # "all": the paper's full-corpus headline over every split
     data_dir = check_data_dir(data_dir, splits=splits)
+    opts["scored_turns"] = _scored_turns(data_dir, opts["scored_turns"])
     kb = load_kb(data_dir) if kb is None else kb
     dialogues = list(iter_dialogues(data_dir, splits))
     index = validate_predictions(
@@ -403,10 +439,21 @@ def evaluate_rows(
             "bleu": {"smoothing": text.BLEU_SMOOTHING, "tokenizer": BLEU_TOKENIZER},
             "rouge": {"tokenizer": ROUGE_TOKENIZER, "use_stemmer": opts["use_stemmer"]},
         },
+        **result["config"],  # the scored turns (evaluate_predictions)
         "check_pool": check_pool,
         "sweeps": sweeps,
     }
     return {k: result[k] for k in RESULT_ORDER if k in result}
+
+
+def _scored_turns(data_dir: Path, scored_turns: Any) -> str:
+    """The scored turns on `data_dir`: "last" where its period.json says one scored turn per dialogue (a
+    blind set's gold, `trace_dataset.release.blind`), unless asked for "all" (refused); else as asked."""
+    one_per_dialogue = read_scored_turns(data_dir) is not None
+    try:
+        return conventions.resolve_scored_turns(one_per_dialogue, scored_turns)
+    except ValueError as e:
+        raise specs.MetricOptionError(f"{e} ({data_dir / PERIOD_FILE})") from None
 
 
 def leaderboard_row(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from trace_bench.errors import TraceBenchError
-from trace_metrics.lib.conventions import COMPARE_HITS, GROUNDING_TURNS, T2R_READINGS
+from trace_metrics.lib.conventions import COMPARE_HITS, GROUNDING_TURNS, SCORED_TURNS, T2R_READINGS
 
 
 class MetricOptionError(TraceBenchError, ValueError):
@@ -152,6 +152,15 @@ _OPTIONS: tuple[Option, ...] = (
         choices=T2R_READINGS,
         help="T2R: recommend/compare turns up to the first hit (App. J as written) or the first hit's turn "
         "index in the dialogue (the reading the paper's 3.00-5.57 fit)",
+    ),
+    Option(
+        name="scored_turns",
+        type=str,
+        source="trace_metrics.lib.conventions:resolve_scored_turns",
+        choices=SCORED_TURNS,
+        help="system turns scored: every one, only each dialogue's last (a blind set: TSR, T2R and practical "
+        "value have no value), or 'auto', the last where the data directory's period.json says so; "
+        "docs/leaderboard.md",
     ),
     Option(
         name="nli_model",

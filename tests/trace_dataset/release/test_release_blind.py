@@ -1,6 +1,7 @@
-"""Blind test sets: the generator's stratification beside the public test split's, inputs without any gold
-value that hydrate like any release, gold that scores as the offline path does, the same bytes for a given
-seed, and clear refusals."""
+"""Blind test sets: the generator's stratification beside the public test split's, one scored system turn per
+dialogue (the inputs end at it and show nothing of its reference), inputs without any gold value that hydrate
+like any release, gold that scores as the offline path does (the last system turn only), the same bytes for a
+given seed, and clear refusals."""
 
 from __future__ import annotations
 
@@ -18,11 +19,18 @@ from trace_dataset.release.blind import (
     GOLD_DIALOGUE_FIELDS,
     GOLD_TURN_FIELDS,
     SEED_WITHHELD,
+    blind_inputs,
     compare_stats,
     make_blind,
     strip_gold,
 )
 from trace_dataset.release.blind_hub import push_gold
+from trace_dataset.release.blind_turns import (
+    LAST_SYSTEM_TURN,
+    SCORED_TURN_CONTENT,
+    SCORED_TURNS_FIELD,
+    scored_turn,
+)
 from trace_dataset.views import iter_turn_rows
 
 SEED = 918273645
@@ -50,10 +58,23 @@ def test_same_cells_tiers_and_action_shares_as_the_public_test_split(world):
     assert max(blind["cells"].values()) - min(blind["cells"].values()) <= 1  # balanced, as the generator is
     comparison = record["comparison"]
     assert comparison["same_cells"] is True
-    for key in ("tier_shares", "action_shares", "turns_mean"):
+    for key in ("tier_shares", "action_shares", "turns_mean", "scored_action_shares"):
         assert comparison[key]["within"] is True, (key, comparison[key])
     assert set(blind["action_shares"]) == set(public["action_shares"])
     assert blind["splits"] == {"test": 60}
+    # the statistics are those of the whole generated dialogues (like for like with the public split's), not
+    # of the dialogues cut at their scored turns
+    gold = list(iter_dialogues(world["out"] / "gold", "test"))
+    assert blind["turns_mean"] > sum(len(d["turns"]) for d in gold) / len(gold)
+    assert abs(blind["turns_mean"] - public["turns_mean"]) <= comparison["turns_mean"]["bound"]
+    scored = blind["scored_action_shares"]
+    assert sum(scored.values()) == pytest.approx(1.0, abs=1e-3)
+    last_actions = [d["turns"][-1]["action"] for d in gold]
+    assert scored == {a: round(last_actions.count(a) / 60, 4) for a in scored}
+    assert sum(public["scored_action_shares"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert record[SCORED_TURNS_FIELD] == LAST_SYSTEM_TURN
+    inputs_record = json.loads((world["out"] / "inputs" / "period.json").read_text())
+    assert inputs_record[SCORED_TURNS_FIELD] == LAST_SYSTEM_TURN
 
 
 def test_comparison_flags_a_share_outside_its_bound(world):
@@ -108,12 +129,61 @@ def test_inputs_hold_no_gold_value_and_no_seed(world):
     assert all(t["gold_poi_ids"] for d in gold_dialogues for t in d["turns"] if t["action"] == "recommend")
 
 
+def test_each_dialogue_ends_at_its_scored_turn_and_shows_nothing_of_it(world, tmp_path):
+    """The property: every inputs dialogue's last turn is a system turn (the scored one, turn s) whose text,
+    referenced POI and review ids, citations and gold are empty and whose quotes left no span; turns 0..s-1
+    are the gold's, without gold fields; turn s's reference text is in no inputs text and its referenced
+    review ids nowhere in the inputs record. (Its gold POI is among the candidates, as every gold POI is, and
+    may have been named by an earlier turn: the assertion on its ids is that they appear only there.)"""
+    hydrate_release(world["out"] / "inputs", world["bundle"], tmp_path / "hyd")
+    hydrated = list(iter_dialogues(tmp_path / "hyd", "test"))
+    gold = list(iter_dialogues(world["out"] / "gold", "test"))
+    generated_ids = [d["dialogue_id"] for d in gold]
+    assert [d["dialogue_id"] for d in hydrated] == generated_ids and len(set(generated_ids)) == 60
+    actions = set()
+    for d_in, d_gold in zip(hydrated, gold, strict=True):
+        last, reference = d_in["turns"][-1], d_gold["turns"][-1]
+        actions.add(last["action"])
+        assert last["role"] == "system" == reference["role"]
+        assert (last["turn_id"], last["action"]) == (reference["turn_id"], reference["action"])
+        assert all(not last[k] for k in SCORED_TURN_CONTENT + GOLD_TURN_FIELDS), last
+        assert [t for t in d_in["turns"][:-1]] == strip_gold(d_gold)["turns"][:-1]
+        assert d_in["quote_spans"] == d_gold["quote_spans"][: len(d_in["quote_spans"])]
+        record = json.dumps(d_in)
+        if reference["text"]:
+            assert all(reference["text"] not in t["text"] for t in d_in["turns"])
+        for rid in reference["referenced_review_ids"]:
+            earlier = any(rid in t["referenced_review_ids"] for t in d_in["turns"])
+            assert earlier or rid not in record, (d_in["dialogue_id"], rid)
+        for pid in reference["gold_poi_ids"] + reference["referenced_poi_ids"]:
+            allowed = sum(
+                d_in[k].count(pid) for k in ("candidate_poi_ids", "pool_16_poi_ids", "pool_32_poi_ids")
+            )
+            for t in d_in["turns"][:-1]:
+                allowed += t["referenced_poi_ids"].count(pid)
+                allowed += sum(c["business_id"] == pid for c in t["citations"])
+            assert record.count(json.dumps(pid)) == allowed, (d_in["dialogue_id"], pid)
+    assert {"recommend", "ask_preference"} <= actions  # the scored turns are of several actions
+
+
+def test_the_scored_turn_is_a_system_turn_drawn_from_the_seed_and_the_dialogue_id():
+    turns = [{"role": "user" if i % 2 == 0 else "system"} for i in range(10)]
+    picks = [scored_turn({"dialogue_id": f"d{i}", "turns": turns}, SEED) for i in range(2000)]
+    assert set(picks) == {1, 3, 5, 7, 9}  # every system turn, no user turn
+    assert all(abs(picks.count(i) / 2000 - 0.2) < 0.04 for i in set(picks))  # uniform
+    again = [scored_turn({"dialogue_id": f"d{i}", "turns": turns}, SEED) for i in range(2000)]
+    other = [scored_turn({"dialogue_id": f"d{i}", "turns": turns}, SEED + 1) for i in range(2000)]
+    assert picks == again and picks != other
+    with pytest.raises(TraceDataError, match="no system turn"):
+        scored_turn({"dialogue_id": "x", "turns": turns[:1]}, SEED)
+
+
 def test_inputs_hydrate_and_give_the_systems_what_the_gold_gives(world, tmp_path):
     report = hydrate_release(world["out"] / "inputs", world["bundle"], tmp_path / "hyd")
     assert report["byte_identical"] is True and not report["partial"]
     hydrated = list(iter_dialogues(tmp_path / "hyd", "test"))
     gold = list(iter_dialogues(world["out"] / "gold", "test"))
-    assert hydrated == [strip_gold(d) for d in gold]
+    assert hydrated == [blind_inputs(d) for d in gold]
     seen = ("history", "candidate_poi_ids", "rejected_poi_ids", "action", "scenario")
     rows_in = [{k: r[k] for k in seen} for r in iter_turn_rows(hydrated)]
     rows_gold = [{k: r[k] for k in seen} for r in iter_turn_rows(gold)]
@@ -152,6 +222,28 @@ def test_gold_scores_as_the_offline_path(world, tmp_path):
     assert blind["values"] == offline["values"] and blind["n"] == offline["n"]
     assert blind["n"]["recall@1"] > 0
     assert 0.0 <= blind["values"]["recall@1"] <= 1.0
+    # one scored turn per dialogue, read from the gold's period.json
+    assert blind["config"]["scored_turns"] == "last" and blind["counts"]["system_turns"] == 60
+    assert blind["values"]["tsr"] is None and blind["n"]["tsr"] == 0 and blind["n"]["t2r"] == 0
+
+
+def test_a_baseline_on_the_hydrated_inputs_scores_against_the_gold(world, tmp_path):
+    """End to end: hydrate the inputs, run a baseline on them as on any data directory, score against the
+    gold (the last system turn of each dialogue)."""
+    from trace_harness.protocols.teacher_forced.runner import run_baseline
+    from trace_metrics.lib.suite import evaluate_run
+
+    hydrate_release(world["out"] / "inputs", world["bundle"], tmp_path / "hyd")
+    preds = tmp_path / "tfidf.jsonl"
+    run_baseline("tfidf", tmp_path / "hyd", preds, split="test", pool="closed", progress=False)
+    result = evaluate_run(world["out"] / "gold", preds, split="test", pool="closed")
+    n_recommending = sum(
+        d["turns"][-1]["action"] in ("recommend", "compare")
+        for d in iter_dialogues(world["out"] / "gold", "test")
+    )
+    assert result["n"]["recall@1"] == n_recommending > 0 and result["counts"]["system_turns"] == 60
+    assert 0.0 <= result["values"]["recall@1"] <= 1.0 and result["values"]["bleu4"] is not None
+    assert result["values"]["tsr"] is None and "tsr" in result["config"]["without_value"]
 
 
 def test_byte_identical_for_a_given_seed_and_another_seed_differs(world, tmp_path):
