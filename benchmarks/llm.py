@@ -6,6 +6,7 @@ of `--llm smollm2` where llama-cpp-python is installed), the fp32 transformers p
     .venv/bin/python benchmarks/llm.py --backends hf --n 64 --batch-size 16 --json out.json
     .venv/bin/python benchmarks/llm.py --threads 1             # on a machine busy with other jobs
     .venv/bin/python benchmarks/llm.py --prompt-read            # llama.cpp: weights' dtype x flash attention
+    .venv/bin/python benchmarks/llm.py --batched --threads 1    # llama.cpp: 8 requests side by side vs one by one
 
 Prints requests/s and completion tokens/s for a cold run (fresh response cache, model already loaded), the
 same per CPU-second of this process (`tok/cpu-s`, the figure a machine shared with other jobs does not distort;
@@ -227,8 +228,28 @@ def _parser() -> argparse.ArgumentParser:
         help="llama.cpp only: prompt reading and generation speed of Q4_1 against F16 weights, flash attention "
         "off and on (--n prompts of about 2,300 tokens; default here 8)",
     )
+    parser.add_argument(
+        "--batched",
+        action="store_true",
+        help="llama.cpp only: --n requests (default here 8) side by side (--llm-parallel N) against one by one, "
+        "--repeats alternated rounds (benchmarks/_llm_batched.py); prints `batched speed-up: X.XXx`",
+    )
+    parser.add_argument(
+        "--parallel", type=int, default=8, help="--batched: sequences side by side (default 8)"
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="--batched: rounds of each side (default 3)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     return parser
+
+
+def _batched_main(args: argparse.Namespace) -> None:
+    from _llm_batched import batched_speedup
+
+    n = args.n or 8
+    print(f"{n} requests side by side (parallel {args.parallel}) against one by one; {machine()}", flush=True)
+    result = batched_speedup(prompts(n), args.max_new_tokens, args.threads, args.repeats, args.parallel)
+    print(f"batched speed-up: {result['speed_up']:.2f}x (identical replies: {result['identical_replies']})")
+    _write_report({"mode": "batched", "machine": machine(), **result}, args.json)
 
 
 def _write_report(report: dict, path: Path | None) -> None:
@@ -318,6 +339,9 @@ def main() -> None:
     args = _parser().parse_args()
     if args.prompt_read:
         _prompt_read_main(args)
+        return
+    if args.batched:
+        _batched_main(args)
         return
 
     from trace_llm import DecodingSettings
