@@ -247,13 +247,16 @@ def _run_models(
     return extra, models
 
 
-def _counts(found: _SuiteItems) -> dict[str, int]:
+def _counts(found: _SuiteItems, scored_turns: str) -> dict[str, int]:
+    """The suite's counts; `unscored_system_turns` only under scored_turns="last" (elsewhere every system turn
+    is scored, and the counts keep the keys and bytes they had before the option existed)."""
     analyses = [x.analysis for x in found.grounded]
     rec = found.recommendation
+    unscored = {"unscored_system_turns": found.unscored} if scored_turns == "last" else {}
     return {
         "dialogues": len(found.joined),
         "system_turns": len(found.system),
-        "unscored_system_turns": found.unscored,
+        **unscored,
         "recommendation_turns": len(rec),
         "recommendation_turns_without_gold": sum(1 for x in rec if not x.turn.gold),
         "rejection_episodes": len(found.episodes) + found.without_followup,
@@ -280,7 +283,7 @@ def _result(
         "values": scores.values,
         "n": scores.n,
         "aggregates": aggregates,
-        "counts": _counts(found),
+        "counts": _counts(found, opts["scored_turns"]),
         "models": models,
         "per_item": per_item,
     }
