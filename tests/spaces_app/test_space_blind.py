@@ -59,17 +59,8 @@ def test_blind_rows_are_their_own_track(blind_settings, gold, valid_predictions)
     ctx = _ctx(blind_settings)
     submit(ctx.store, blind_settings, valid_predictions, name="Blindy", owner=ALICE, period=ctx.periods[0])
     submit(ctx.store, blind_settings, valid_predictions, name="Publicy", owner=ALICE)
-    args = (
-        "Table 5: headline",
-        "closed",
-        ["non-LLM", "LLM", "submitted"],
-        True,
-        "",
-        None,
-        "best first",
-        False,
-    )
-    public, blind = ctx.table(*args), ctx.table(*args, track="blind 2026-12")
+    groups = ["non-LLM", "LLM", "submitted"]
+    public, blind = _headline(ctx, groups=groups), _headline(ctx, "blind 2026-12", groups)
     assert "Publicy" in public and "Blindy" not in public
     assert "Blindy" in blind and "Publicy" not in blind and "TF-IDF" not in blind
     assert 'data-period="2026-12" data-state="open"' in blind and "never with the public track" in blind
@@ -93,17 +84,7 @@ def test_a_one_turn_period_scores_the_last_turns_and_shows_no_tsr_or_t2r(
     assert offline["config"]["scored_turns"] == "last" and offline["values"]["recall@1"] is not None
     assert row["metrics"] == {k: v for k, v in offline["values"].items() if v is not None}
     assert "tsr" not in row["metrics"] and "t2r" not in row["metrics"] and "recall@1" in row["metrics"]
-    board = ctx.table(
-        "Table 5: headline",
-        "closed",
-        ["submitted"],
-        True,
-        "",
-        None,
-        "best first",
-        False,
-        track="blind 2027-01",
-    )
+    board = _headline(ctx, "blind 2027-01")
     assert "Onesy" in board
     for metric in ("tsr", "t2r"):
         assert (
@@ -127,18 +108,16 @@ def test_a_closed_or_published_period_takes_no_submission(blind_settings, gold, 
     )
     assert f"blind period '2026-12' is {state}: it takes no new submissions" in status
     assert [r["version"] for r in ctx.store.rows()] == [1]  # frozen
-    args = (
-        "Table 5: headline",
-        "closed",
-        ["submitted"],
-        True,
-        "",
-        None,
-        "best first",
-        False,
-        "blind 2026-12",
+    board = _headline(ctx, "blind 2026-12")
+    assert f'data-state="{state}"' in board and "Early" in board
+
+
+def _headline(ctx, track=None, groups=("submitted",)):
+    """The closed pool's Table 5 board as the app renders it (best first), of the public track or `track`."""
+    extra = {} if track is None else {"track": track}
+    return ctx.table(
+        "Table 5: headline", "closed", list(groups), True, "", None, "best first", False, **extra
     )
-    assert f'data-state="{state}"' in ctx.table(*args) and "Early" in ctx.table(*args)
 
 
 def _bad_files(space_world, gold, tmp_path):

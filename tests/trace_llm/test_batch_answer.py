@@ -59,6 +59,18 @@ def _export(tmp_path, questions, spec=DEAD, settings=SETTINGS, **options):
     return target, shard, source
 
 
+def _import(path, shard, target, tmp_path):
+    """Import the answers file into the export's response cache (what `reproduce --import-batch` does)."""
+    with open(path, encoding="utf-8") as lines:
+        return import_batch_output(
+            lines,
+            "out",
+            {shard.shard: shard.index},
+            ResponseCache(tmp_path / "c.sqlite"),
+            openai_body_parser(target),
+        )
+
+
 def test_an_export_in_the_json_object_dialect_answered_locally_imports_for_the_live_run(tmp_path, capsys):
     target, shard, source = _export(tmp_path, ["Cafe Uno", "Cafe Due"], structured="json_object")
     bodies = [json.loads(line)["body"] for line in shard.lines]
@@ -66,14 +78,7 @@ def test_an_export_in_the_json_object_dialect_answered_locally_imports_for_the_l
     with StubOpenAI(llama_cpp_like) as stub:
         rc, text = run_cli(capsys, "llm", "answer-batch", str(source), "--llm", stub.spec("m"))
         assert rc == 0 and len(stub.requests) == 2 and "2 answered, 0 failed" in text
-    with open(output_path(source), encoding="utf-8") as lines:
-        report = import_batch_output(
-            lines,
-            "out",
-            {shard.shard: shard.index},
-            ResponseCache(tmp_path / "c.sqlite"),
-            openai_body_parser(target),
-        )
+    report = _import(output_path(source), shard, target, tmp_path)
     assert report.imported == 2
     live = load_llm(DEAD, SETTINGS, cache_path=tmp_path / "c.sqlite", structured="json_object")
     convs = [[{"role": "user", "content": q}] for q in ["Cafe Uno", "Cafe Due"]]
@@ -91,14 +96,7 @@ def test_unanswered_requests_are_error_lines_the_import_asks_again(tmp_path):
         json.loads(line)["custom_id"] for line in shard.lines
     ]
     assert records[1]["response"] is None and "HTTP 500" in records[1]["error"]["message"]
-    with open(out, encoding="utf-8") as lines:
-        report = import_batch_output(
-            lines,
-            "out",
-            {shard.shard: shard.index},
-            ResponseCache(tmp_path / "c.sqlite"),
-            openai_body_parser(target),
-        )
+    report = _import(out, shard, target, tmp_path)
     assert report.imported == 1 and list(report.failed) == [records[1]["custom_id"]]
 
 
@@ -132,14 +130,7 @@ def test_llama_cpp_python_s_server_answers_a_json_object_export_of_the_packaged_
     )
     out, answered, failed = answer_batch_file(load_llm(llama_cpp_server.spec, cache_path=False), source)
     assert (answered, failed) == (2, 0)
-    with open(out, encoding="utf-8") as lines:
-        report = import_batch_output(
-            lines,
-            "out",
-            {shard.shard: shard.index},
-            ResponseCache(tmp_path / "c.sqlite"),
-            openai_body_parser(target),
-        )
+    report = _import(out, shard, target, tmp_path)
     assert report.imported == 2 and not report.failed
     live = load_llm(
         DEAD.replace("#m", f"#{target.model}"),

@@ -59,29 +59,16 @@ def test_a_leaking_traveller_shows_a_leak_rate_near_one(small_corpus):
     kb = load_data_kb(small_corpus)
     world = World(kb)
     goals = seed_goals(small_corpus, kb, world, "test", None)
-    lives = converse(
-        load_system("tfidf", kb),
-        LeakingSimulator(world),
-        goals,
-        pool="closed",
-        max_turns=4,
-        seed=42,
-        metadata={},
-    )
-    items = [dialogue_item(x) for x in lives]
-    report = build_report(items, world, {"simulator": "rules"}, n_boot=200)
-    leak = report["checks"]["leak_rate"]
+
+    def report_with(simulator):
+        lives = converse(
+            load_system("tfidf", kb), simulator, goals, pool="closed", max_turns=4, seed=42, metadata={}
+        )
+        return build_report([dialogue_item(x) for x in lives], world, {"simulator": "rules"}, n_boot=200)
+
+    leak = report_with(LeakingSimulator(world))["checks"]["leak_rate"]
     assert leak["value"] > 0.9 and leak["verdict"] == "not reliable", leak
-    honest = converse(
-        load_system("tfidf", kb),
-        RulesSimulator(world),
-        goals,
-        pool="closed",
-        max_turns=4,
-        seed=42,
-        metadata={},
-    )
-    clean = build_report([dialogue_item(x) for x in honest], world, {"simulator": "rules"}, n_boot=200)
+    clean = report_with(RulesSimulator(world))
     assert clean["checks"]["leak_rate"]["value"] == 0.0 and clean["leaks"] == []
 
 
