@@ -291,7 +291,7 @@ class LLM(ABC):
             and self._dialect_for(constraint)[0] != PROMPT
         ):
             # a constrained reply closes within the budget (trace_llm.budget): the free lengths bounded where the
-            # schema allows more; below the smallest budget that always closes, a warning names it
+            # schema allows more; below the smallest budget that always closes, the request is refused
             constraint = fit_constraint(constraint, settings.max_new_tokens)
         dialect, fell_back, probed = self._batch_dialect(convs, settings, constraint)
         keys = [self._key(c, settings_dict, dialect, constraint) for c in convs]

@@ -15,22 +15,22 @@ the structure and every value), the longest enum value, numbers as the grammar b
 count is a bound for replies without escapes).
 
 `smallest_budget(schema)` is the least budget at which a reply always closes (every free length at its
-minimum); `fit_schema` refuses less (`BudgetTooSmall`, naming it), and the LLM layer (`fit_constraint`, on every
-constrained request) then keeps the schema as it is and warns once, naming the budget to ask for: the packaged
-small-budget configs (48-64 tokens) send schemas whose smallest budget is higher (DST's delta: 192). A schema the count cannot bound (`$ref`, `allOf`,
+minimum); `fit_schema` refuses less (`BudgetTooSmall`, naming it), and so does the LLM layer on every
+constrained request (`fit_constraint`): a request below it is refused before anything is sent, since its reply
+could be cut before the JSON closes. Callers that know their schemas check them when they are built
+(`require_budget`: an LLM baseline, a reproduce config), so that the refusal names the option to raise before
+any work is done. A schema the count cannot bound (`$ref`, `allOf`,
 `additionalProperties` true or a schema, `patternProperties`) is left as it is.
 """
 
 from __future__ import annotations
 
 import json
-import logging
+from collections.abc import Mapping
 from typing import Any
 
 from trace_llm.errors import LLMConfigError
 from trace_llm.structured import Constraint
-
-log = logging.getLogger(__name__)
 
 SPACE = 1  # the optional space llama.cpp's converter allows at each separator ('" "?')
 INTEGER_CHARS = 17  # "-" and 16 digits: the converter's integral part
@@ -175,19 +175,27 @@ def fit_schema(schema: Any, max_new_tokens: int) -> Any:
 
 
 def fit_constraint(constraint: Constraint, max_new_tokens: int) -> Constraint:
-    """A JSON constraint fitted to the budget (`fit_schema`); the same object where nothing changes, and where
-    the budget is below the smallest that always closes (a warning names that budget, once per schema and
-    budget: the reply may then be cut, and is counted as a constraint violation as before)."""
+    """A JSON constraint fitted to the budget (`fit_schema`); the same object where nothing changes;
+    BudgetTooSmall where the budget is below the smallest in which a reply always closes."""
     if constraint.kind != "json":
         return constraint
-    try:
-        fitted = fit_schema(constraint.schema, max_new_tokens)
-    except BudgetTooSmall as e:
-        if (constraint.digest, max_new_tokens) not in _WARNED:
-            _WARNED.add((constraint.digest, max_new_tokens))
-            log.warning("%s; until then a reply may be cut before its JSON closes", e)
-        return constraint
+    fitted = fit_schema(constraint.schema, max_new_tokens)
     return constraint if fitted is constraint.schema else Constraint.json(fitted)
 
 
-_WARNED: set[tuple[str, int]] = set()  # (schema digest, budget) pairs already warned about in this process
+def least_budget(schemas: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The largest `smallest_budget` among named schemas and the name of the schema that sets it (None where no
+    schema can be bounded): the least max_new_tokens at which every one of them closes."""
+    sizes = [(b, name) for name, s in schemas.items() if (b := smallest_budget(s)) is not None]
+    return max(sizes, key=lambda x: x[0]) if sizes else None
+
+
+def require_budget(schemas: Mapping[str, Any], max_new_tokens: int, who: str, raise_with: str) -> None:
+    """Refuse (`BudgetTooSmall`) a budget below the least in which every constrained reply of `who` closes
+    (`least_budget`), naming that budget, the schema that needs it and the option to raise (`raise_with`)."""
+    least = least_budget(schemas)
+    if least is not None and max_new_tokens < least[0]:
+        raise BudgetTooSmall(
+            f"{who}: max_new_tokens={max_new_tokens} is below the {least[0]} tokens in which its {least[1]} (a "
+            f"constrained JSON reply) always closes; raise {raise_with} to at least {least[0]}"
+        )

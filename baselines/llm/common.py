@@ -60,7 +60,9 @@ from baselines.toolkit.tfidf import TfidfScorer
 from trace_dataset.constants import RECOMMENDATION_ACTIONS, SEED
 from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_llm
 from trace_llm.base import DEFAULT_MAX_REPAIRS
+from trace_llm.budget import require_budget
 from trace_llm.prompts import Prompt
+from trace_llm.structured import PROMPT
 
 if TYPE_CHECKING:
     from baselines.toolkit.dense import DenseIndex
@@ -221,14 +223,45 @@ class LLMPipeline(TracePipeline):
                 cache_path=llm_cache,
                 **dict(llm_options or {}),
             )
+        # every request's decoding: the model's, with this system's own temperature and budget where given (one
+        # model object serves every system of a reproduce run; `system_params.dst.max_new_tokens`)
+        self.settings = self.llm.settings.replace(
+            **{
+                k: v
+                for k, v in (("temperature", temperature), ("max_new_tokens", max_new_tokens))
+                if v is not None
+            }
+        )
+        if self.llm.structured != PROMPT:
+            require_budget(
+                self.budget_schemas(self.prefilter_k),
+                self.settings.max_new_tokens,
+                self.name,
+                "--max-new-tokens (a reproduce config: models.systems.max_new_tokens or "
+                f"system_params.{self.name}.max_new_tokens)",
+            )
         self.tfidf = TfidfScorer(kb)
         self.cards = CardIndex(kb, reviews_per_poi, review_chars)
         self._popularity = BASELINES["popularity"](kb, batch_size)  # the fallback is that system (registry)
         self._dense: DenseIndex | None = None
 
+    @classmethod
+    def budget_schemas(cls, prefilter_k: int = DEFAULT_PREFILTER_K) -> dict[str, dict[str, Any]]:
+        """What the baseline asks for under a constraint, by name, at its largest (for `require_budget`): a
+        ranking of up to `prefilter_k` cards and, on ask turns, a response."""
+        labels = [lab for lab, _ in candidate_labels([""] * prefilter_k)]
+        return {
+            f"ranking of {prefilter_k} cards": ranking_schema(labels, True),
+            "response": ranking_schema(labels, False),
+        }
+
     # -- metadata ----------------------------------------------------------------------------------
     def get_config_dict(self) -> dict[str, Any]:
         config = super().get_config_dict()
+        if (
+            self.settings != self.llm.settings
+        ):  # this system's own decoding (a run's other systems keep theirs)
+            config["settings"] = self.settings.to_dict()
         if not self.uses_prefilter:
             for key in ("prefilter", "prefilter_k"):
                 config.pop(key, None)
@@ -321,7 +354,7 @@ class LLMPipeline(TracePipeline):
 
         def run(idx: list[int]) -> None:
             answers = self.llm.generate_json_batch(
-                [conversations[i] for i in idx], schemas[idx[0]], max_repairs=self.json_repairs
+                [conversations[i] for i in idx], schemas[idx[0]], self.settings, max_repairs=self.json_repairs
             )
             for i, answer in zip(idx, answers, strict=True):
                 results[i] = answer

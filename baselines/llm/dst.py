@@ -34,7 +34,7 @@ from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import add_count, rank_by_score
-from baselines.llm.common import LLMPipeline, failure_text, messages
+from baselines.llm.common import DEFAULT_PREFILTER_K, LLMPipeline, failure_text, messages
 from baselines.llm.prompting import LabelMap, candidate_labels, format_history, price_text
 from baselines.toolkit.constraints import (
     AttributeConstraint,
@@ -229,6 +229,11 @@ class DSTBaseline(LLMPipeline):
     name: ClassVar[str] = "dst"
     uses_prefilter: ClassVar[bool] = False
 
+    @classmethod
+    def budget_schemas(cls, prefilter_k: int = DEFAULT_PREFILTER_K) -> dict[str, dict[str, Any]]:
+        """DST asks for one thing under a constraint: a user turn's state delta (its responses are free text)."""
+        return {"state delta": DELTA_SCHEMA}
+
     def categories(self, city: str, poi_type: str) -> CategoryMatcher:
         """The category names of a knowledge-base cell, built on first use and kept (KB-derived only)."""
         cache = self.__dict__.setdefault("_categories", {})
@@ -255,7 +260,7 @@ class DSTBaseline(LLMPipeline):
             conv, ranked, labels, tie_scores = self._request(inp, state, meta)
             convs.append(conv)
             prepared.append((ranked, labels, meta, tie_scores))
-        texts = self.llm.generate_batch(convs)  # 5. the responses in one batch
+        texts = self.llm.generate_batch(convs, self.settings)  # 5. the responses in one batch
         outputs = []
         for inp, text, (ranked, labels, meta, tie_scores) in zip(inputs, texts, prepared, strict=True):
             if not text.strip():
@@ -279,7 +284,7 @@ class DSTBaseline(LLMPipeline):
             per_input.append(keys)
         order = list(requests)
         answers = self.llm.generate_json_batch(
-            [requests[k] for k in order], DELTA_SCHEMA, max_repairs=self.json_repairs
+            [requests[k] for k in order], DELTA_SCHEMA, self.settings, max_repairs=self.json_repairs
         )
         return per_input, dict(zip(order, answers, strict=True))
 

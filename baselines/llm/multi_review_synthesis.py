@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS, add_count, rank_by_score
-from baselines.llm.common import LLMPipeline, messages
+from baselines.llm.common import DEFAULT_PREFILTER_K, LLMPipeline, messages
 from baselines.llm.prompting import LabelMap, clip, format_history, price_text
 from baselines.toolkit.aspect import (
     ASPECTS,
@@ -157,6 +157,11 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
         "json_repairs",
     )
 
+    @classmethod
+    def budget_schemas(cls, prefilter_k: int = DEFAULT_PREFILTER_K) -> dict[str, dict[str, Any]]:
+        """Nothing under a constraint: the model writes the response as free text from the consensus."""
+        return {}
+
     def __init__(
         self,
         kb: KnowledgeBase,
@@ -253,7 +258,7 @@ class MultiReviewSynthesisBaseline(LLMPipeline):
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         built = [self.build(inp) for inp in inputs]
-        texts = self.llm.generate_batch([conversation for conversation, _ in built])
+        texts = self.llm.generate_batch([conversation for conversation, _ in built], self.settings)
         outputs = []
         for inp, text, (_, (ranked, labels, meta, scores)) in zip(inputs, texts, built, strict=True):
             if not text.strip():

@@ -48,7 +48,10 @@ def write_config(path: Path, data: Path, url: str, **overrides: Any) -> Path:
         "closed": {"split": "all"},
         "open": {"split": "all", "subset": 2},
         "models": {
-            "systems": {"llm": f"openai:{url}#sys", "max_new_tokens": 32},
+            "systems": {
+                "llm": f"openai:{url}#sys",
+                "max_new_tokens": 48,
+            },  # a ranking of 16 cards closes in 48
             "simulator": f"openai:{url}#sim",
             "judge": f"openai:{url}#judge",
             "core": f"openai:{url}#core",

@@ -67,7 +67,7 @@ def test_free_lengths_without_bounds_get_them_and_unboundable_schemas_are_left_a
     assert longest(fit_schema(choice, 40)) <= 40
 
 
-def test_the_layer_fits_every_constrained_request_and_names_a_budget_too_small(caplog):
+def test_the_layer_fits_every_constrained_request_and_refuses_a_budget_too_small():
     from trace_llm.budget import fit_constraint
     from trace_llm.structured import Constraint
 
@@ -75,10 +75,23 @@ def test_the_layer_fits_every_constrained_request_and_names_a_budget_too_small(c
     assert fit_constraint(constraint, 617) is constraint  # fits: the same grammar and cache keys
     fitted = fit_constraint(constraint, 160)
     assert longest(fitted.schema) <= 160 and fitted.digest != constraint.digest
-    with caplog.at_level("WARNING", logger="trace_llm.budget"):
-        assert fit_constraint(constraint, 20) is constraint
+    with pytest.raises(BudgetTooSmall, match="at least 48"):
         fit_constraint(constraint, 20)
-    assert [r.getMessage().count("at least 48") for r in caplog.records] == [1]  # said once
+
+
+def test_the_least_budget_of_a_callers_schemas_is_the_largest_and_a_caller_names_its_option():
+    from trace_llm.budget import least_budget, require_budget
+
+    response = RANKING["properties"]["response"]
+    small = {"type": "object", "properties": {"response": response}, "required": ["response"]}
+    small["additionalProperties"] = False
+    assert least_budget({"ranking": RANKING, "response": small}) == (48, "ranking")
+    assert least_budget({"free": {"type": "object", "additionalProperties": True}}) is None
+    require_budget({"ranking": RANKING}, 48, "zero_shot", "--max-new-tokens")  # enough: nothing said
+    with pytest.raises(
+        BudgetTooSmall, match=r"^zero_shot: max_new_tokens=47 .* its ranking .* raise --flag to at least 48$"
+    ):
+        require_budget({"ranking": RANKING, "response": small}, 47, "zero_shot", "--flag")
 
 
 def test_a_server_gets_the_fitted_schema_and_the_prompt_keeps_the_callers():

@@ -152,6 +152,8 @@ def header(config: ReproduceConfig, split: str) -> str:
         **config.system_params[LLM_BASELINES[0]],
     }
     text = ", ".join(f"{k}={v}" for k, v in settings.items())
+    own = {n: p["max_new_tokens"] for n, p in config.system_params.items() if "max_new_tokens" in p}
+    text += "".join(f"; {n}: max_new_tokens={v}" for n, v in own.items())  # a budget of its own (DST's delta)
     return (
         f"\nLLM baselines with the packaged SmolLM2-135M ({text}) on a "
         f"seeded {LLM_STEP_DIALOGUES}-dialogue subset of the {split} split, beside the other baselines on the same "

@@ -29,6 +29,9 @@ pytestmark = pytest.mark.slow
 CITIES = {"Amsterdam", "Bergen", "Dublin", "Porto", "Riga"}
 K = 2
 SHORT = {"max_new_tokens": 8}
+# `transformers serve` ignores response_format (docs/llm.md): the agents ask by prompt, so no grammar has to close
+# in SHORT's 8 tokens (a constrained agent reply needs at least 58, trace_llm.budget)
+BY_PROMPT = {"structured": "prompt"}
 
 
 def check_accounting(record: dict) -> None:
@@ -53,7 +56,11 @@ def test_own_benchmark_mami(transformers_server, collab_rec_dir, tmp_path, one_t
 
     def llm():
         return load_llm(
-            transformers_server.spec, load_settings().settings(**SHORT), cache_path=cache, concurrency=3
+            transformers_server.spec,
+            load_settings().settings(**SHORT),
+            cache_path=cache,
+            concurrency=3,
+            **BY_PROMPT,
         )
 
     model = llm()
@@ -109,7 +116,14 @@ def test_trace_baseline_through_the_runner(transformers_server, tmp_path, monkey
         short["turns"][-1],
     ]  # greet, recommend, accept, bye
     data = write_data_dir(tmp_path / "data", [short])
-    params = {"llm": transformers_server.spec, "strategy": "sasi", "k": K, "max_repairs": 0, **SHORT}
+    params = {
+        "llm": transformers_server.spec,
+        "strategy": "sasi",
+        "k": K,
+        "max_repairs": 0,
+        "llm_options": BY_PROMPT,
+        **SHORT,
+    }
     meta = run_baseline("collab_rec", data, tmp_path / "preds.jsonl", params=params, progress=False)
     assert meta["complete"] and meta["baseline"] == "collab_rec" and meta["family"] == "LLM"
     model = transformers_server.model.rsplit("/", 1)[-1]

@@ -45,7 +45,8 @@ def test_llm_step_runs_on_a_seeded_subset_apart_from_the_main_runs(tmp_path, mon
     assert sorted(p.parent.name for p in (out / "core").glob("*/summary.json")) == ["llm_zero_shot", "tfidf"]
     printed = capsys.readouterr().out
     assert (
-        "(max_new_tokens=64, json_repairs=0, reviews_per_poi=1) on a seeded 1-dialogue subset of the "
+        "(max_new_tokens=64, json_repairs=0, reviews_per_poi=1; dst: max_new_tokens=192) on a seeded 1-dialogue "
+        "subset of the "
         "validation split" in printed
     )
     assert "LLM Zero-Shot (scripted-model)" in printed and "TF-IDF" in printed

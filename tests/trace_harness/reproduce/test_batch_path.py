@@ -42,6 +42,9 @@ def test_export_answer_import_until_the_run_finishes_from_the_cache(data, tmp_pa
         systems=["popularity", "llm_zero_shot", "dst"],
         parts=["table5", "judge"],
         batch={"max_requests": 5},
+        system_params={
+            "dst": {"max_new_tokens": 192}
+        },  # its state delta closes in no fewer (trace_llm.budget)
     )
     rounds = []
     with StubOpenAI(dry_run_responder) as stub:
@@ -110,14 +113,14 @@ def test_a_batch_round_trip_through_a_real_server(transformers_server, data, tmp
         "closed": {"split": "test"},
         "system_params": {"llm_zero_shot": {"json_repairs": 0, "reviews_per_poi": 1}},
     }
-    models = {"systems": {"llm": f"openai:{DEAD}#{model}", "max_new_tokens": 12}}
+    models = {"systems": {"llm": f"openai:{DEAD}#{model}", "max_new_tokens": 48}}  # the least that closes
     config = write_config(tmp_path / "c.yaml", data, DEAD, models=models, **base)
     record = export(config, capsys)["round"]
     assert record["requests"] == 2  # the test split's dialogue has two system turns
     [shard] = record["files"]
     first = json.loads(Path(shard["input"]).read_text().splitlines()[0])
     assert (
-        first["body"]["model"] == model and first["body"]["max_tokens"] == 12 and first["body"]["seed"] == 42
+        first["body"]["model"] == model and first["body"]["max_tokens"] == 48 and first["body"]["seed"] == 42
     )
     assert (
         answer_batch_file(shard["input"], shard["output"], transformers_server.base_url.removesuffix("/v1"))

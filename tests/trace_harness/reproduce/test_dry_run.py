@@ -16,6 +16,7 @@ from trace_harness.reproduce.jobs import Context
 from trace_harness.reproduce.run import run_live
 
 SYSTEMS = ["popularity", "llm_zero_shot", "dst", "rag_citation", "multi_review_synthesis"]
+DST_BUDGET = {"dst": {"max_new_tokens": 192}}  # its state delta closes in no fewer (trace_llm.budget)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,14 @@ def _plan_and_run(path):
 
 def test_the_dry_run_counts_the_requests_a_live_run_sends(data, tmp_path):
     with StubOpenAI(dry_run_responder) as stub:
-        path = write_config(tmp_path / "c.yaml", data, stub.url, parts=["table5", "table6"], systems=SYSTEMS)
+        path = write_config(
+            tmp_path / "c.yaml",
+            data,
+            stub.url,
+            parts=["table5", "table6"],
+            systems=SYSTEMS,
+            system_params=DST_BUDGET,
+        )
         planned, board = _plan_and_run(path)
         sent = requests_by_role(stub.requests)
         assert planned["requests_by_role"] == sent and sent["systems"] > 20
@@ -184,7 +192,7 @@ def test_prices_give_the_cost(data, tmp_path):
         models={
             "systems": {
                 "llm": "openai:http://127.0.0.1:9/v1#sys",
-                "max_new_tokens": 10,
+                "max_new_tokens": 50,
                 "price": {"input": 2.0, "output": 10.0},
             }
         },
@@ -196,7 +204,7 @@ def test_prices_give_the_cost(data, tmp_path):
         ctx.close()
     row = planned["parts"]["table5"]
     assert (
-        row["requests"] > 0 and row["output_tokens"] == 10 * row["requests"]
+        row["requests"] > 0 and row["output_tokens"] == 50 * row["requests"]
     )  # max_new_tokens: no cached answer
     assert row["cost_usd"] == pytest.approx(
         row["prompt_tokens"] * 2e-6 + row["output_tokens"] * 1e-5, abs=1e-4

@@ -58,7 +58,7 @@ def test_a_ray_run_ends_with_the_live_runs_predictions(llama_cpp_server, tmp_pat
     settings = {
         "systems": ["popularity", "llm_zero_shot"],
         "closed": {"split": "test"},
-        "models": {"systems": {"llm": llama_cpp_server.spec, "temperature": 0.0, "max_new_tokens": 16}},
+        "models": {"systems": {"llm": llama_cpp_server.spec, "temperature": 0.0, "max_new_tokens": 48}},
         "transport": {"timeout": 300, "concurrency": 1},  # one llama.cpp thread on a shared machine
     }
     live = write_config(tmp_path / "live" / "c.yaml", data, DEAD, **settings)

@@ -405,9 +405,11 @@ def run_baseline(
 
 def _build(name: str, kb: KnowledgeBase, batch_size: int, params: dict[str, Any]) -> TracePipeline:
     """The pipeline; a parameter it rejects (unknown name, wrong type or range) is bad input, named as such."""
+    from trace_llm.budget import BudgetTooSmall
+
     try:
         return pipeline(name, kb=kb, batch_size=batch_size, **params)
-    except TraceDataError:
+    except (TraceDataError, BudgetTooSmall):  # already says what to change
         raise
     except (TypeError, ValueError) as e:
         if not params:
