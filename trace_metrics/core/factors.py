@@ -18,8 +18,10 @@ so the LLM layer's concurrency, cache and usage accounting apply.
 
 Constrained decoding (the LLM layer's `--structured`, default auto): the reply keeps the paper's format, not a
 JSON form. In process (llama.cpp, transformers) it is decoded under `RATING_GRAMMAR`, a GBNF grammar: a
-rationale of at most RATIONALE_MAX_CHARS (1,000) characters without `<`, then exactly one `<rating>N</rating>` with N in 0-4, and nothing after, so
-every reply that ends before `max_new_tokens` parses `ok`. Servers get no portable way to carry a grammar, so
+rationale of at most RATIONALE_MAX_CHARS (1,000) characters without `<`, then exactly one `<rating>N</rating>` with N in 0-4, and nothing after.
+Below 1,018 new tokens the rationale is bounded by the budget less the tag's 18 characters (`rating_grammar`, one
+token per character at worst, as `trace_llm.budget` counts JSON replies), so every reply closes within
+`max_new_tokens` and parses `ok`; a budget under 18 is refused (`BudgetTooSmall`). Servers get no portable way to carry a grammar, so
 through the openai backend the format is asked by prompt alone and checked as above (the LLM usage's
 `constrained` count says which way the replies were made).
 """
@@ -48,9 +50,32 @@ _TAG_RE = re.compile(r"<\s*rating\s*>(.*?)<\s*/\s*rating\s*>", re.IGNORECASE | r
 _INT_RE = re.compile(r"[+-]?\d+")
 _NUMBER_RE = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)")
 RATIONALE_MAX_CHARS = 1000  # the rationale before the tag, bounded so that the tag always fits (docs/core.md)
-RATING_GRAMMAR = (
-    f'root ::= [^<]{{0,{RATIONALE_MAX_CHARS}}} "<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
-)
+TAG_CHARS = len(
+    f"<rating>{RATING_MAX}</rating>"
+)  # the tag's characters: the least budget in which a reply closes
+
+
+def rating_grammar(max_new_tokens: int | None = None) -> str:
+    """The GBNF grammar of a factor reply: a rationale of at most RATIONALE_MAX_CHARS characters without `<`,
+    fewer where `max_new_tokens` leaves less room (one token per character at worst, as `trace_llm.budget`
+    counts), then the tag; the same text wherever the budget leaves the whole rationale (its cache keys stay)."""
+    from trace_llm.budget import BudgetTooSmall
+
+    room = (
+        RATIONALE_MAX_CHARS
+        if max_new_tokens is None
+        else min(RATIONALE_MAX_CHARS, max_new_tokens - TAG_CHARS)
+    )
+    if room < 0:
+        raise BudgetTooSmall(
+            f"max_new_tokens={max_new_tokens} is below the {TAG_CHARS} tokens in which a CoRE factor rating "
+            f"(<rating>N</rating>) always closes; raise --max-new-tokens to at least {TAG_CHARS}"
+        )
+    rationale = f"[^<]{{0,{room}}} " if room else ""
+    return f'root ::= {rationale}"<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
+
+
+RATING_GRAMMAR = rating_grammar()
 
 
 @dataclass(frozen=True)
@@ -157,11 +182,23 @@ class FactorJob:
         }
 
 
-def rating_constraint() -> Any:
-    """The grammar every factor reply is decoded under where the backend honours one (module docstring)."""
+def rating_constraint(max_new_tokens: int | None = None) -> Any:
+    """The grammar every factor reply is decoded under where the backend honours one (module docstring), fitted
+    to `max_new_tokens` (`rating_grammar`)."""
     from trace_llm.structured import Constraint
 
-    return Constraint.gbnf(RATING_GRAMMAR)
+    return Constraint.gbnf(rating_grammar(max_new_tokens))
+
+
+def _budget(llm: LLM, settings: DecodingSettings | dict | None) -> int:
+    """The max_new_tokens a request with `settings` is decoded with (the model's own where None)."""
+    from trace_llm import DecodingSettings
+
+    if settings is None:
+        return llm.settings.max_new_tokens
+    return (
+        settings if isinstance(settings, DecodingSettings) else DecodingSettings.from_dict(settings)
+    ).max_new_tokens
 
 
 def rate_factors(
@@ -183,10 +220,9 @@ def rate_factors(
         for f in chosen
     ]
     pending = list(jobs)
+    constraint = rating_constraint(_budget(llm, settings))
     while pending:
-        completions = llm.complete_batch(
-            [j.messages for j in pending], settings, constraint=rating_constraint()
-        )
+        completions = llm.complete_batch([j.messages for j in pending], settings, constraint=constraint)
         if len(completions) != len(pending):
             raise RuntimeError(f"the LLM returned {len(completions)} answers for {len(pending)} requests")
         for job, c in zip(pending, completions, strict=True):

@@ -194,3 +194,41 @@ def test_rate_factors_checks_arguments(prompts, conversation):
         rate_factors(None, [conversation], prompts, max_retries=-1)
     with pytest.raises(KeyError, match="unknown factor"):
         rate_factors(None, [conversation], prompts, factors=["charm"])
+
+
+# ---- the grammar fitted to the budget ------------------------------------------------------------
+def test_the_rating_grammar_leaves_room_for_the_tag_within_the_budget():
+    from trace_llm.budget import BudgetTooSmall
+    from trace_metrics.core.factors import RATING_GRAMMAR, TAG_CHARS, rating_grammar
+
+    assert TAG_CHARS == len("<rating>4</rating>") == 18
+    assert (
+        rating_grammar(1018) == rating_grammar(4096) == rating_grammar() == RATING_GRAMMAR
+    )  # cache keys kept
+    assert "[^<]{0,1000}" in RATING_GRAMMAR
+    assert rating_grammar(96) == 'root ::= [^<]{0,78} "<rating>" [0-4] "</rating>"'
+    assert rating_grammar(18) == 'root ::= "<rating>" [0-4] "</rating>"'  # the tag alone
+    with pytest.raises(BudgetTooSmall, match="max_new_tokens=17 is below the 18 tokens .* at least 18"):
+        rating_grammar(17)
+
+
+@pytest.mark.slow
+def test_every_reply_under_a_small_budget_closes_with_its_rating(prompts, conversation, tmp_path):
+    """The packaged SmolLM2 in process at 40 new tokens: the rationale is cut to 22 characters by the grammar,
+    so each reply ends with its tag before the budget (at 1,000 characters, the demo's cut replies)."""
+    from trace_llm import DecodingSettings, LLMConfigError
+    from trace_llm.smollm2 import smollm2_gguf_path
+
+    try:
+        smollm2_gguf_path()
+    except LLMConfigError as e:
+        pytest.skip(str(e))
+    llm = load_llm("smollm2", DecodingSettings(max_new_tokens=40), cache_path=False, threads=1)
+    try:
+        (results,) = rate_factors(
+            llm, [conversation], prompts, factors=["coherence", "novelty"], max_retries=0
+        )
+    finally:
+        llm.close()
+    assert {f: r["status"] for f, r in results.items()} == {"coherence": "ok", "novelty": "ok"}
+    assert llm.usage["constrained"] == 2
