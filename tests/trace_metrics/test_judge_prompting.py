@@ -177,7 +177,9 @@ def test_backend_failure_propagates():
 def test_smollm2_judges_two_items(tmp_path):
     import trace_llm as llm_package
 
-    settings = llm_package.DecodingSettings(max_new_tokens=48)  # five ratings fit; keeps the test short
+    settings = llm_package.DecodingSettings(
+        max_new_tokens=97
+    )  # five ratings always close in 97 (trace_llm.budget)
     llm = llm_package.load_llm("smollm2", settings=settings, cache_path=tmp_path / "llm.sqlite")
     records = judge_turns(llm, ITEMS[:2], max_repairs=0)
     assert len(records) == 2

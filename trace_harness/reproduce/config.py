@@ -26,7 +26,6 @@ from typing import Any
 from baselines import BASELINES, LLM_SYSTEMS, NON_LLM_BASELINES
 from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.io import TraceDataError
-from trace_harness.reproduce.budgets import check_budgets
 from trace_harness.reproduce.fields import Fields, read_config_file
 from trace_harness.reproduce.reliability import ReliabilityConfig, parse_reliability
 from trace_llm import CONFIG_OPTIONS, LLMConfigError, check_options
@@ -337,7 +336,6 @@ def parse_config(data: dict[str, Any], path: Path, base: Path, sha256: str = "")
     check_models(config)
     check_core_split(config)
     check_folders(config)
-    check_budgets(config)
     return config
 
 

@@ -22,16 +22,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from baselines import LLM_SYSTEMS
 from baselines.llm import app_f_decoding
 from trace_dataset.constants import ALL_SPLITS, resolve_splits
-from trace_dataset.io import read_json
+from trace_dataset.io import TraceDataError, read_json
 from trace_dataset.shards import Shard
 from trace_harness.protocols.subsets import subset_dirname
 from trace_harness.protocols.teacher_forced.runner import meta_path
-from trace_harness.reproduce.config import INTERACTIVE_DIR, ReproduceConfig, RunSet, role_model
+from trace_harness.reproduce.config import INTERACTIVE_DIR, ReproduceConfig, RunSet, needed_roles, role_model
 from trace_llm import LLM, DecodingSettings
+from trace_llm.budget import BudgetTooSmall, require_budget
+from trace_llm.structured import DEFAULT_STRUCTURED, PROMPT
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +183,73 @@ def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
     )
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Token budgets, checked when the context is built: before anything runs, a dry run and a batch export too
+# ---------------------------------------------------------------------------------------------------------
+# Each LLM system's budget against the least in which its constrained replies always close, and the judge's and
+# CoRE debate's budgets against theirs (trace_llm.budget; the LLM layer refuses such a request anyway, but only
+# once the runs before it have taken their time). A system's budget is its own
+# `system_params.NAME.max_new_tokens` where given (the one model object answers with that budget for that
+# system's requests only), else the systems model's (`models.systems.max_new_tokens`, else App. F's). A role
+# asked by prompt alone (`structured: prompt`) has no grammar to close and is not checked.
+
+
+def _constrained(config: ReproduceConfig, role: str) -> bool:
+    """Whether a role's JSON requests go out under a constraint (any `structured` mode but prompt)."""
+    options = {**config.transport, **role_model(config, role).options}
+    return (options.get("structured") or DEFAULT_STRUCTURED) != PROMPT
+
+
+def check_budgets(config: ReproduceConfig) -> None:
+    """Refuse, naming the field and the least budget, a budget in which a constrained reply may not close."""
+    roles = needed_roles(config)
+    try:
+        if "systems" in roles and _constrained(config, "systems"):
+            _check_systems(config)
+        if "judge" in roles and _constrained(config, "judge"):
+            _check_judge(config)
+        if "core" in roles and config.core.debate and _constrained(config, "core"):
+            from trace_metrics.core.debate import DEBATE_SCHEMA
+
+            require_budget(
+                {"debate statement": DEBATE_SCHEMA},
+                config.core.debate_max_new_tokens,
+                "CoRE's debate",
+                "core.debate_max_new_tokens",
+            )
+    except BudgetTooSmall as e:
+        raise TraceDataError(str(e), path=config.path) from None
+
+
+def _check_systems(config: ReproduceConfig) -> None:
+    from baselines import BASELINES
+    from baselines.llm.common import DEFAULT_PREFILTER_K
+
+    shared = role_settings(config, "systems").max_new_tokens
+    runs = [*config.systems, *(config.interactive.systems if config.wants("interactive") else ())]
+    for name in dict.fromkeys(runs):
+        schemas = getattr(BASELINES[name], "budget_schemas", None) if name in LLM_SYSTEMS else None
+        if schemas is None:
+            continue
+        params: dict[str, Any] = config.system_params.get(name, {})
+        own = f"system_params.{name}.max_new_tokens"
+        require_budget(
+            schemas(params.get("prefilter_k", DEFAULT_PREFILTER_K)),
+            params.get("max_new_tokens", shared),
+            name,
+            own
+            if "max_new_tokens" in params
+            else f"{own} (or models.systems.max_new_tokens, for every system)",
+        )
+
+
+def _check_judge(config: ReproduceConfig) -> None:
+    from trace_metrics.lib.judge import JUDGE_SCHEMA
+
+    tokens = role_settings(config, "judge").max_new_tokens
+    require_budget({"ratings": JUDGE_SCHEMA}, tokens, "the LLM judge", "models.judge.max_new_tokens")
+
+
 class Context:
     """The config, the knowledge base, the data directories of the run sets and one LLM object per model role
     (built on first use, or given: `llms` by role, e.g. scripted models in tests; `close()` frees them).
@@ -191,6 +261,7 @@ class Context:
     def __init__(
         self, config: ReproduceConfig, llms: Mapping[str, LLM] | None = None, shard: Shard | None = None
     ):
+        check_budgets(config)
         self.home, self.shard = config.out, shard
         if shard is not None:
             interactive = dataclasses.replace(config.interactive, workers=1)

@@ -21,7 +21,7 @@ JSON form. In process (llama.cpp, transformers) it is decoded under `RATING_GRAM
 rationale of at most RATIONALE_MAX_CHARS (1,000) characters without `<`, then exactly one `<rating>N</rating>` with N in 0-4, and nothing after.
 Below 1,018 new tokens the rationale is bounded by the budget less the tag's 18 characters (`rating_grammar`, one
 token per character at worst, as `trace_llm.budget` counts JSON replies), so every reply closes within
-`max_new_tokens` and parses `ok`; a budget under 18 is refused (`BudgetTooSmall`). Servers get no portable way to carry a grammar, so
+`max_new_tokens` and parses `ok` (under 18 the grammar is the tag alone, which the budget may still cut). Servers get no portable way to carry a grammar, so
 through the openai backend the format is asked by prompt alone and checked as above (the LLM usage's
 `constrained` count says which way the replies were made).
 """
@@ -58,20 +58,14 @@ TAG_CHARS = len(
 def rating_grammar(max_new_tokens: int | None = None) -> str:
     """The GBNF grammar of a factor reply: a rationale of at most RATIONALE_MAX_CHARS characters without `<`,
     fewer where `max_new_tokens` leaves less room (one token per character at worst, as `trace_llm.budget`
-    counts), then the tag; the same text wherever the budget leaves the whole rationale (its cache keys stay)."""
-    from trace_llm.budget import BudgetTooSmall
-
+    counts), then the tag; the same text wherever the budget leaves the whole rationale (its cache keys stay).
+    Below TAG_CHARS the grammar is the tag alone, which the budget may still cut (counted as missing)."""
     room = (
         RATIONALE_MAX_CHARS
         if max_new_tokens is None
         else min(RATIONALE_MAX_CHARS, max_new_tokens - TAG_CHARS)
     )
-    if room < 0:
-        raise BudgetTooSmall(
-            f"max_new_tokens={max_new_tokens} is below the {TAG_CHARS} tokens in which a CoRE factor rating "
-            f"(<rating>N</rating>) always closes; raise --max-new-tokens to at least {TAG_CHARS}"
-        )
-    rationale = f"[^<]{{0,{room}}} " if room else ""
+    rationale = f"[^<]{{0,{room}}} " if room > 0 else ""
     return f'root ::= {rationale}"<rating>" [{RATING_MIN}-{RATING_MAX}] "</rating>"'
 
 

@@ -281,3 +281,49 @@ def test_core_over_all_splits_follows_the_closed_runs(tmp_path):
     assert splits == ["test"]
     splits = [j.split for j in build_jobs(load_config(write(tmp_path, body))) if j.kind == "core"]
     assert splits == ["train", "validation", "test"]  # closed.split: all by default
+
+
+def test_a_budget_in_which_a_constrained_reply_may_not_close_is_refused_before_anything_runs(
+    tmp_path, capsys
+):
+    from tests.support.cli import run_cli
+    from trace_harness.reproduce.jobs import Context
+
+    def refused(body: dict) -> str:
+        with pytest.raises(TraceDataError) as told:
+            Context(load_config(write(tmp_path, body)))
+        return str(told.value)
+
+    systems = {
+        "systems": ["dst", "llm_zero_shot"],
+        "models": {"systems": {"llm": f"openai:{URL}#m", "max_new_tokens": 64}},
+    }
+    said = refused({**BASE, **systems})
+    assert "c.yaml: dst: max_new_tokens=64 is below the 192 tokens in which its state delta" in said
+    assert (
+        "raise system_params.dst.max_new_tokens (or models.systems.max_new_tokens, for every system)" in said
+    )
+    own = {"dst": {"max_new_tokens": 191}}
+    assert "raise system_params.dst.max_new_tokens to at least 192" in refused(
+        {**BASE, **systems, "system_params": own}
+    )
+    Context(
+        load_config(write(tmp_path, {**BASE, **systems, "system_params": {"dst": {"max_new_tokens": 192}}}))
+    )
+    by_prompt = {**BASE, **systems, "transport": {"structured": "prompt"}}
+    Context(load_config(write(tmp_path, by_prompt)))  # no grammar to close: any budget
+    judge = {
+        **BASE,
+        "parts": ["table5", "judge"],
+        "models": {**BASE["models"], "judge": {"llm": f"openai:{URL}#j", "max_new_tokens": 96}},
+    }
+    assert "the LLM judge: max_new_tokens=96 is below the 97 tokens" in refused(judge)
+    core = {
+        **BASE,
+        "parts": ["core"],
+        "models": {**BASE["models"], "core": f"openai:{URL}#c"},
+        "core": {"systems": ["popularity"], "debate_max_new_tokens": 105},
+    }
+    assert "raise core.debate_max_new_tokens to at least 106" in refused(core)
+    rc, text = run_cli(capsys, "reproduce", str(write(tmp_path, {**BASE, **systems})), "--dry-run")
+    assert rc == 2 and "dst: max_new_tokens=64 is below the 192 tokens" in text, text

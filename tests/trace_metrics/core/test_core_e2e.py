@@ -53,6 +53,8 @@ def test_core_score_with_smollm2_over_transformers_serve(transformers_server, tm
         "0",
         "--debate-max-new-tokens",
         "8",
+        "--structured",  # transformers serve ignores response_format (docs/llm.md): by prompt, no grammar to close
+        "prompt",
     ]
     assert main(args) == 0
 

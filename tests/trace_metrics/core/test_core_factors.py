@@ -198,7 +198,6 @@ def test_rate_factors_checks_arguments(prompts, conversation):
 
 # ---- the grammar fitted to the budget ------------------------------------------------------------
 def test_the_rating_grammar_leaves_room_for_the_tag_within_the_budget():
-    from trace_llm.budget import BudgetTooSmall
     from trace_metrics.core.factors import RATING_GRAMMAR, TAG_CHARS, rating_grammar
 
     assert TAG_CHARS == len("<rating>4</rating>") == 18
@@ -207,9 +206,7 @@ def test_the_rating_grammar_leaves_room_for_the_tag_within_the_budget():
     )  # cache keys kept
     assert "[^<]{0,1000}" in RATING_GRAMMAR
     assert rating_grammar(96) == 'root ::= [^<]{0,78} "<rating>" [0-4] "</rating>"'
-    assert rating_grammar(18) == 'root ::= "<rating>" [0-4] "</rating>"'  # the tag alone
-    with pytest.raises(BudgetTooSmall, match="max_new_tokens=17 is below the 18 tokens .* at least 18"):
-        rating_grammar(17)
+    assert rating_grammar(18) == rating_grammar(8) == 'root ::= "<rating>" [0-4] "</rating>"'  # the tag alone
 
 
 @pytest.mark.slow

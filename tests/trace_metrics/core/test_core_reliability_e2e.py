@@ -13,6 +13,9 @@ from trace_metrics.lib.reliability import VERDICTS
 from trace_metrics.lib.toy import write_toy_data_dir, write_toy_predictions
 
 TINY = ["--max-retries", "0", "--rounds", "1", "--max-repairs", "0", "--debate-max-new-tokens", "8"]
+# `transformers serve` ignores response_format and has no grammar field (docs/llm.md): the requests ask by prompt,
+# so no constrained reply has to close in TINY's budgets (trace_llm.budget)
+BY_PROMPT = ["--structured", "prompt"]
 
 
 def _check(report, keys):
@@ -31,7 +34,7 @@ def _check(report, keys):
 def test_core_reliability_with_smollm2_over_transformers_serve(transformers_server, tmp_path):
     data = write_toy_data_dir(tmp_path / "trace")
     predictions = write_toy_predictions(tmp_path / "tfidf.jsonl")
-    llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite")]
+    llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite"), *BY_PROMPT]
     run = tmp_path / "core"
     inputs = ["--data", str(data), "--predictions", str(predictions)]
     score = [
@@ -56,7 +59,7 @@ def test_core_reliability_with_smollm2_over_transformers_serve(transformers_serv
 def test_judge_reliability_with_smollm2_over_transformers_serve(transformers_server, tmp_path):
     data = write_toy_data_dir(tmp_path / "trace")
     predictions = write_toy_predictions(tmp_path / "tfidf.jsonl")
-    llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite")]
+    llm = ["--llm", transformers_server.spec, "--llm-cache", str(tmp_path / "cache.sqlite"), *BY_PROMPT]
     inputs = ["--data", str(data), "--predictions", str(predictions)]
     out = tmp_path / "judge"
     judge = ["core", "reliability", "--kind", "judge", *inputs, "--limit", "1", "--k", "2", "--out", str(out)]

@@ -36,7 +36,8 @@ APP_F_HELP = {
     "temperature": f"0 = greedy, at most 5 (default for the LLM baselines: App. F's, {APP_F_TEMPERATURE}; "
     f"{REASONING_TEMPERATURE} for a reasoning model such as gpt-5.4-mini; collab_rec, sniprec*: their own)",
     "max_new_tokens": f"tokens per answer (default for the LLM baselines: App. F's, {APP_F_MAX_NEW_TOKENS}; "
-    f"{REASONING_MAX_NEW_TOKENS} for a reasoning model; collab_rec, sniprec*: their own)",
+    f"{REASONING_MAX_NEW_TOKENS} for a reasoning model; collab_rec, sniprec*: their own); less than a system's "
+    "constrained replies need to close is refused, naming the least (docs/llm.md)",
 }
 
 
