@@ -250,7 +250,8 @@ class LLM(ABC):
             for key, amount in amounts.items():
                 self._usage[key] += amount
 
-    def _resolve_settings(self, settings: DecodingSettings | dict | None) -> DecodingSettings:
+    def resolve_settings(self, settings: DecodingSettings | dict | None) -> DecodingSettings:
+        """The decoding a request with `settings` gets (this model's own where None)."""
         if settings is None:
             return self.settings
         if isinstance(settings, dict):
@@ -282,7 +283,7 @@ class LLM(ABC):
             raise LLMConfigError(
                 f"constraint: expected a trace_llm.structured.Constraint, got {type(constraint).__name__}"
             )
-        settings = self._resolve_settings(settings)
+        settings = self.resolve_settings(settings)
         convs = [check_messages(c, f"conversations[{i}]") for i, c in enumerate(conversations)]
         settings_dict = settings.to_dict()
         if (

@@ -99,6 +99,12 @@ def check_structured(mode: Any) -> str:
     return mode
 
 
+def constrains(mode: str | None) -> bool:
+    """Whether a `structured` mode (None: the default) sends JSON requests under a constraint (every mode but
+    prompt), so that a too-small token budget can cut a reply before it closes (trace_llm.budget)."""
+    return (mode or DEFAULT_STRUCTURED) != PROMPT
+
+
 @dataclass(frozen=True)
 class Constraint:
     """What an answer must look like: a JSON Schema (`kind="json"`) or a GBNF grammar (`kind="gbnf"`, its start

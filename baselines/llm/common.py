@@ -62,7 +62,7 @@ from trace_llm import DEFAULT_SPEC, LLM, DecodingSettings, LLMOutputError, load_
 from trace_llm.base import DEFAULT_MAX_REPAIRS
 from trace_llm.budget import require_budget
 from trace_llm.prompts import Prompt
-from trace_llm.structured import PROMPT
+from trace_llm.structured import constrains
 
 if TYPE_CHECKING:
     from baselines.toolkit.dense import DenseIndex
@@ -232,7 +232,7 @@ class LLMPipeline(TracePipeline):
                 if v is not None
             }
         )
-        if self.llm.structured != PROMPT:
+        if constrains(self.llm.structured):
             require_budget(
                 self.budget_schemas(self.prefilter_k),
                 self.settings.max_new_tokens,

@@ -34,7 +34,7 @@ from trace_harness.protocols.teacher_forced.runner import meta_path
 from trace_harness.reproduce.config import INTERACTIVE_DIR, ReproduceConfig, RunSet, needed_roles, role_model
 from trace_llm import LLM, DecodingSettings
 from trace_llm.budget import BudgetTooSmall, require_budget
-from trace_llm.structured import DEFAULT_STRUCTURED, PROMPT
+from trace_llm.structured import constrains
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +196,7 @@ def role_settings(config: ReproduceConfig, role: str) -> DecodingSettings:
 
 def _constrained(config: ReproduceConfig, role: str) -> bool:
     """Whether a role's JSON requests go out under a constraint (any `structured` mode but prompt)."""
-    options = {**config.transport, **role_model(config, role).options}
-    return (options.get("structured") or DEFAULT_STRUCTURED) != PROMPT
+    return constrains({**config.transport, **role_model(config, role).options}.get("structured"))
 
 
 def check_budgets(config: ReproduceConfig) -> None:
@@ -209,14 +208,9 @@ def check_budgets(config: ReproduceConfig) -> None:
         if "judge" in roles and _constrained(config, "judge"):
             _check_judge(config)
         if "core" in roles and config.core.debate and _constrained(config, "core"):
-            from trace_metrics.core.debate import DEBATE_SCHEMA
+            from trace_metrics.core.debate import require_debate_budget
 
-            require_budget(
-                {"debate statement": DEBATE_SCHEMA},
-                config.core.debate_max_new_tokens,
-                "CoRE's debate",
-                "core.debate_max_new_tokens",
-            )
+            require_debate_budget(config.core.debate_max_new_tokens, "core.debate_max_new_tokens")
     except BudgetTooSmall as e:
         raise TraceDataError(str(e), path=config.path) from None
 

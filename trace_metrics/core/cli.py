@@ -204,16 +204,13 @@ def _log_inputs(p: argparse.ArgumentParser) -> None:
 def _llm_settings(args: argparse.Namespace):
     """The factor and debate decoding; a budget in which a constrained debate statement may not close is
     refused before any request (trace_llm.budget; the factor rating's grammar fits any budget)."""
-    from trace_llm.budget import require_budget
     from trace_llm.cli import llm_options, settings_from_args
-    from trace_llm.structured import DEFAULT_STRUCTURED, PROMPT
-    from trace_metrics.core.debate import DEBATE_SCHEMA
+    from trace_llm.structured import constrains
+    from trace_metrics.core.debate import require_debate_budget
 
     factor = settings_from_args(args)
-    by_prompt = (llm_options(args).get("structured") or DEFAULT_STRUCTURED) == PROMPT
-    if not by_prompt and not getattr(args, "no_debate", False):
-        schemas = {"debate statement": DEBATE_SCHEMA}
-        require_budget(schemas, args.debate_max_new_tokens, "CoRE's debate", "--debate-max-new-tokens")
+    if constrains(llm_options(args).get("structured")) and not getattr(args, "no_debate", False):
+        require_debate_budget(args.debate_max_new_tokens, "--debate-max-new-tokens")
     return factor, factor.replace(max_new_tokens=args.debate_max_new_tokens)
 
 

@@ -56,6 +56,14 @@ DEBATE_SCHEMA: dict[str, Any] = {
 }
 
 
+def require_debate_budget(max_new_tokens: int, raise_with: str) -> None:
+    """Refuse a debate budget in which a constrained statement (`DEBATE_SCHEMA`) may not close (trace_llm.budget);
+    `raise_with` names the option to raise (a flag, a config field)."""
+    from trace_llm.budget import require_budget
+
+    require_budget({"debate statement": DEBATE_SCHEMA}, max_new_tokens, "CoRE's debate", raise_with)
+
+
 def score_value(value: Any) -> float:
     """A debater's score as a float 0-100 (numbers and numeric strings); ValueError otherwise."""
     if isinstance(value, bool):

@@ -184,17 +184,6 @@ def rating_constraint(max_new_tokens: int | None = None) -> Any:
     return Constraint.gbnf(rating_grammar(max_new_tokens))
 
 
-def _budget(llm: LLM, settings: DecodingSettings | dict | None) -> int:
-    """The max_new_tokens a request with `settings` is decoded with (the model's own where None)."""
-    from trace_llm import DecodingSettings
-
-    if settings is None:
-        return llm.settings.max_new_tokens
-    return (
-        settings if isinstance(settings, DecodingSettings) else DecodingSettings.from_dict(settings)
-    ).max_new_tokens
-
-
 def rate_factors(
     llm: LLM,
     conversations: Sequence[ConversationLog],
@@ -214,7 +203,7 @@ def rate_factors(
         for f in chosen
     ]
     pending = list(jobs)
-    constraint = rating_constraint(_budget(llm, settings))
+    constraint = rating_constraint(llm.resolve_settings(settings).max_new_tokens)
     while pending:
         completions = llm.complete_batch([j.messages for j in pending], settings, constraint=constraint)
         if len(completions) != len(pending):

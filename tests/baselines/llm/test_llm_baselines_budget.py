@@ -56,10 +56,12 @@ def test_a_system_budget_beside_a_shared_model_is_its_own_and_recorded(kb):
 class Recording(ScriptedLLM):
     """Records the budget each batch is decoded with."""
 
-    budgets: list[int]
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.budgets: list[int] = []
 
     def _complete(self, conversations, settings, on_done):
-        self.budgets = [*getattr(self, "budgets", []), settings.max_new_tokens]
+        self.budgets.append(settings.max_new_tokens)
         super()._complete(conversations, settings, on_done)
 
 
