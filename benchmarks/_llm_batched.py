@@ -2,10 +2,16 @@
 
 Both models are the packaged SmolLM2 under llama.cpp in this process, loaded once each (one with `parallel=N`,
 one with `parallel=1`), without a response cache or a prompt cache, on the same CPU threads. Each round answers
-the same `n` short prompts (about 30 tokens each, so the time is mostly generation) greedily with each model,
-the two alternated so that a change in the machine's load falls on both, after a warm-up batch of as many
-other prompts on each (the first batch side by side costs about twice a later one: it sets up every sequence);
-the speed-up is the median wall time one by one over the median side by side. The replies are compared too (side by side must answer the same).
+`n` short prompts (about 30 tokens each, new ones each round, the same for both models) greedily with each
+model, the two alternated so that a change in the machine's load falls on both, after `WARM_UP` batches on each
+(side by side, the first batches cost up to twice a later one while every sequence's cells are first touched).
+New prompts each round, because both models keep what they last read and reread only what differs (a sequence
+side by side keeps its last prompt): a repeated prompt would be read for free. A round's generation
+time is its wall time less the time spent reading prompts, which both models read one at a time: llama.cpp's
+own prompt-evaluation time one by one (`llama_perf_context`), the time of the prompt decode calls side by side
+(`SideBySide.read_seconds`). The speed-up printed is generation only, the median generation time one by one over
+the median side by side; the speed-up with prompt reading (median whole rounds) is printed beside it. The replies
+are compared too (side by side must answer the same).
 """
 
 from __future__ import annotations
@@ -15,16 +21,31 @@ import statistics
 import time
 from typing import Any
 
+WARM_UP = 2
 
-def _round(llm: Any, convs: list) -> tuple[float, float, list[str]]:
-    t0, c0 = time.perf_counter(), time.process_time()
+
+def _reading_seconds(llm: Any) -> float:
+    """Seconds this llama.cpp model has spent reading prompts so far (module docstring)."""
+    if llm._sides:
+        return float(sum(side.read_seconds for side in llm._sides))
+    import llama_cpp
+
+    return sum(llama_cpp.llama_perf_context(llama._ctx.ctx).t_p_eval_ms for llama in llm._llamas) / 1000
+
+
+def _round(llm: Any, convs: list) -> tuple[float, float, float, list[str]]:
+    """(wall, CPU, reading seconds, replies) of one batch."""
+    t0, c0, r0 = time.perf_counter(), time.process_time(), _reading_seconds(llm)
     texts = llm.generate_batch(convs)
-    return time.perf_counter() - t0, time.process_time() - c0, list(texts)
+    return time.perf_counter() - t0, time.process_time() - c0, _reading_seconds(llm) - r0, list(texts)
 
 
 def batched_speedup(
     convs: list, max_new_tokens: int, threads: int | None, repeats: int, parallel: int
 ) -> dict[str, Any]:
+    """`convs`: (WARM_UP + repeats) batches of prompts, one after another."""
+    n = len(convs) // (WARM_UP + repeats)
+    batches = [convs[at : at + n] for at in range(0, n * (WARM_UP + repeats), n)]
     from trace_llm import DecodingSettings, load_llm
 
     settings = DecodingSettings(temperature=0.0, max_new_tokens=max_new_tokens)
@@ -34,30 +55,37 @@ def batched_speedup(
         )
         for p in (1, parallel)
     }
-    warm = [[{"role": "user", "content": f"warm-up {i}"}] for i in range(len(convs))]
-    for llm in models.values():  # a whole batch: the first batch side by side sets up every sequence
-        llm.generate_batch(warm)
-    rounds: dict[int, list[tuple[float, float]]] = {p: [] for p in models}
+    for llm in models.values():
+        for batch in batches[:WARM_UP]:
+            llm.generate_batch(batch)
+    rounds: dict[int, list[tuple[float, float, float]]] = {p: [] for p in models}
     replies: dict[int, list[str]] = {}
-    for _ in range(repeats):
+    for batch in batches[WARM_UP:]:
         for p, llm in models.items():
-            wall, cpu, texts = _round(llm, convs)
-            rounds[p].append((wall, cpu))
-            replies.setdefault(p, texts)
+            wall, cpu, read, texts = _round(llm, batch)
+            rounds[p].append((wall, cpu, wall - read))
+            replies.setdefault(p, []).extend(texts)
             print(
-                f"  parallel {p}: {wall:.2f} s wall, {cpu:.2f} s CPU (load {os.getloadavg()[0]:.1f})",
+                f"  parallel {p}: {wall:.2f} s wall, {cpu:.2f} s CPU, of which generating {wall - read:.2f} s "
+                f"(load {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
-    one = statistics.median(w for w, _ in rounds[1])
-    side = statistics.median(w for w, _ in rounds[parallel])
+
+    def median(p: int, k: int) -> float:
+        return statistics.median(r[k] for r in rounds[p])
+
     return {
-        "requests": len(convs),
+        "requests": n,
         "parallel": parallel,
         "max_new_tokens": max_new_tokens,
         "threads": threads,
         "rounds": {
-            str(p): [{"wall_s": round(w, 3), "cpu_s": round(c, 3)} for w, c in r] for p, r in rounds.items()
+            str(p): [
+                {"wall_s": round(w, 3), "cpu_s": round(c, 3), "generating_s": round(g, 3)} for w, c, g in r
+            ]
+            for p, r in rounds.items()
         },
-        "speed_up": round(one / side, 3),
+        "speed_up": round(median(1, 2) / median(parallel, 2), 3),
+        "speed_up_with_reading": round(median(1, 0) / median(parallel, 0), 3),
         "identical_replies": replies[1] == replies[parallel],
     }

@@ -4,8 +4,9 @@ llama.cpp's context holds `parallel` sequences, each in its own stream of the KV
 `context` tokens, so a sequence attends to its own tokens only and every sequence has the context a request has
 alone. A request's prompt is read alone, into a free sequence, in llama-cpp-python's 512-token chunks; then each
 generation step decodes the next token of every sequence in one `llama_decode` call: the model's weights are read
-once for all of them, which is what a step of a small model on a CPU costs (measured: 8 sequences gave
-1.56-2.19x the generation throughput of the same 8 one after another, one thread, the packaged GGUF). A
+once for all of them, which pays where reading them is what a step costs (8 sequences on one thread, the
+packaged GGUF: 1.56-2.19x the generation throughput of the same 8 one after another on an Intel Xeon VM, 1.24x
+on an AMD EPYC one whose steps are bound by arithmetic; `benchmarks/llm.py --batched`, docs/llm.md). A
 sequence that ends frees its place for the next request at once (continuous batching).
 
 * The same replies as one request at a time (tests/trace_llm/test_llama_parallel.py compares them, JSON under a
@@ -227,6 +228,7 @@ class SideBySide:
                 [(prompt[i], i, slot, i == len(prompt) - 1) for i in range(start, end)], self.threads[1]
             )
             held.extend(prompt[start:end])
+        self._lib.llama_synchronize(self._ctx.ctx)  # llama_decode may return before the work is done
         self.prompt_tokens_read += len(prompt) - keep
         self.read_seconds += time.perf_counter() - started
         self._reusable[slot] = reusable_after(len(prompt), keep, self.chunk)
