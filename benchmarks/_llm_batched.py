@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 WARM_UP = 2
@@ -41,12 +42,18 @@ def _round(llm: Any, convs: list) -> tuple[float, float, float, list[str]]:
 
 
 def batched_speedup(
-    convs: list, max_new_tokens: int, threads: int | None, repeats: int, parallel: int
+    prompts: Callable[[int], list],
+    n: int,
+    max_new_tokens: int,
+    threads: int | None,
+    repeats: int,
+    parallel: int,
 ) -> dict[str, Any]:
-    """`convs`: (WARM_UP + repeats) batches of prompts, one after another."""
-    n = len(convs) // (WARM_UP + repeats)
-    batches = [convs[at : at + n] for at in range(0, n * (WARM_UP + repeats), n)]
+    """Batches of `n` of the conversations `prompts(count)` gives, new ones for each batch."""
     from trace_llm import DecodingSettings, load_llm
+
+    convs = prompts(n * (WARM_UP + repeats))
+    batches = [convs[at : at + n] for at in range(0, len(convs), n)]
 
     settings = DecodingSettings(temperature=0.0, max_new_tokens=max_new_tokens)
     models = {

@@ -72,13 +72,23 @@ def recorded_calls(data: Path, split: str, pool: str, dim: int, tmp: Path) -> li
     return recorder.calls
 
 
-def padded_batches(lengths: list[int], texts: list[str], size: int) -> list[tuple[int, int]]:
-    """(texts, padded length) of each forward pass: sentence-transformers sorts a call by -len(text)."""
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+def padded_batches(tokens: dict[str, int], texts: list[str], size: int) -> list[tuple[int, int]]:
+    """(texts, padded length) of each forward pass of one encode call, which sentence-transformers sorts as
+    `np.argsort([-len(text) ...])` before cutting it into batches of `size`."""
+    import numpy as np
+
+    order = [int(i) for i in np.argsort([-len(t) for t in texts])]
     return [
-        (len(part), max(lengths[i] for i in part))
+        (len(part), max(tokens[texts[i]] for i in part))
         for part in (order[at : at + size] for at in range(0, len(order), size))
     ]
+
+
+def word_pieces(encoder: Any, texts: list[str]) -> dict[str, int]:
+    """text -> word pieces the encoder reads (special tokens included, cut at its max_seq_length)."""
+    unique = list(dict.fromkeys(texts))
+    ids = encoder.tokenizer(unique, add_special_tokens=True)["input_ids"]
+    return {t: min(encoder.max_seq_length, len(i)) for t, i in zip(unique, ids, strict=True)}
 
 
 def flops(batches: list[tuple[int, int]], config: Any) -> float:
@@ -117,21 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         calls = recorded_calls(args.data, args.split, args.pool, config.hidden_size, Path(tmp))
     (docs, doc_size), queries = calls[0], calls[1:]
-    if args.limit is not None:
+    if args.limit is not None:  # the first N query texts, in the run's calls
         kept, left = [], args.limit
         for texts, size in queries:
             if left > 0:
                 kept.append((texts[:left], size))
-                left -= len(texts[:left])
+                left -= len(kept[-1][0])
         queries = kept
-    cap = encoder.max_seq_length
-    tokens = {t: min(cap, len(ids)) for t, ids in zip(*_tokenized(encoder, docs, queries), strict=True)}
-    doc_batches = padded_batches([tokens[t] for t in docs], docs, doc_size)
-    run_batches = [
-        b for texts, size in queries for b in padded_batches([tokens[t] for t in texts], texts, size)
-    ]
     everything = [t for texts, _ in queries for t in texts]
-    one_call = padded_batches([tokens[t] for t in everything], everything, queries[0][1])
+    tokens = word_pieces(encoder, [*docs, *everything])
+    doc_batches = padded_batches(tokens, docs, doc_size)
+    run_batches = [b for texts, size in queries for b in padded_batches(tokens, texts, size)]
+    one_call = padded_batches(tokens, everything, queries[0][1])
     print(f"Dense encoding on {machine()}, torch {torch.__version__} with {torch.get_num_threads()} threads")
     print(
         f"  {args.data} {args.split}/{args.pool}: {len(docs)} documents, {len(everything)} query texts "
@@ -146,12 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     one_vecs, one_wall, one_cpu = timed(lambda: encode(everything, queries[0][1]))
     rate = gemm_rate(config.hidden_size, config.intermediate_size)
     step_flops, step_wall = flops(doc_batches, config) + flops(run_batches, config), doc_wall + q_wall
-    for what, batches, wall, cpu in (
-        ("documents", doc_batches, doc_wall, doc_cpu),
-        ("queries as the run groups them", run_batches, q_wall, q_cpu),
-        ("queries in one call", one_call, one_wall, one_cpu),
+    for what, texts, batches, wall, cpu in (
+        ("documents", docs, doc_batches, doc_wall, doc_cpu),
+        ("queries as the run groups them", everything, run_batches, q_wall, q_cpu),
+        ("queries in one call", everything, one_call, one_wall, one_cpu),
     ):
-        real = sum(tokens[t] for t in (docs if what == "documents" else everything))
+        real = sum(tokens[t] for t in texts)
         padded = sum(b * n for b, n in batches)
         print(
             f"  {what:<31} {wall:6.1f} s wall {cpu:6.1f} s CPU, {real:,} word pieces ({padded:,} padded), "
@@ -171,11 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{step_wall:.1f} s; {step_flops / 1e12:.2f} TFLOP at the peak rate: {step_flops / rate:.1f} s)"
     )
     return 0
-
-
-def _tokenized(encoder: Any, docs: list[str], queries: list[tuple[list[str], int]]) -> tuple[list, list]:
-    texts = list(dict.fromkeys([*docs, *(t for q, _ in queries for t in q)]))
-    return texts, encoder.tokenizer(texts, add_special_tokens=True)["input_ids"]
 
 
 if __name__ == "__main__":

@@ -243,12 +243,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _batched_main(args: argparse.Namespace) -> None:
-    from _llm_batched import WARM_UP, batched_speedup
+    from _llm_batched import batched_speedup
 
     n = args.n or 8
     print(f"{n} requests side by side (parallel {args.parallel}) against one by one; {machine()}", flush=True)
-    convs = prompts(n * (WARM_UP + args.repeats))  # new prompts each batch (benchmarks/_llm_batched.py)
-    result = batched_speedup(convs, args.max_new_tokens, args.threads, args.repeats, args.parallel)
+    result = batched_speedup(prompts, n, args.max_new_tokens, args.threads, args.repeats, args.parallel)
     print(
         f"batched speed-up: {result['speed_up']:.2f}x (generation only; {result['speed_up_with_reading']:.2f}x "
         f"with prompt reading; identical replies: {result['identical_replies']})"

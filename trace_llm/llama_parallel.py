@@ -5,8 +5,8 @@ llama.cpp's context holds `parallel` sequences, each in its own stream of the KV
 alone. A request's prompt is read alone, into a free sequence, in llama-cpp-python's 512-token chunks; then each
 generation step decodes the next token of every sequence in one `llama_decode` call: the model's weights are read
 once for all of them, which pays where reading them is what a step costs (8 sequences on one thread, the
-packaged GGUF: 1.56-2.19x the generation throughput of the same 8 one after another on an Intel Xeon VM, 1.24x
-on an AMD EPYC one whose steps are bound by arithmetic; `benchmarks/llm.py --batched`, docs/llm.md). A
+packaged GGUF: 1.56-2.19x the generation throughput of the same 8 one after another on an Intel Xeon VM,
+1.02-1.24x on an AMD EPYC one whose steps are bound by arithmetic; `benchmarks/llm.py --batched`, docs/llm.md). A
 sequence that ends frees its place for the next request at once (continuous batching).
 
 * The same replies as one request at a time (tests/trace_llm/test_llama_parallel.py compares them, JSON under a

@@ -26,7 +26,7 @@ index use its encoder and query cache, Memory-Aug. its encoder and query cache.
   by length first), documents in batches of `batch_size`: each batch is padded to its longest text, and
   user turns vary in length (10-70 word pieces), so small batches waste fewer padded positions. On one CPU
   thread this encodes the queries of a run about 10% faster than batches of 64. Each batch of rows encodes its
-  own new user turns: one call over a whole run's turns (one length sort) pads less and is 1.16x on the queries,
+  own new user turns: one call over a whole run's turns (one length sort) pads less and is 1.15-1.16x on the queries,
   but moves vectors by up to 2.4e-7, so it is not taken (`benchmarks/dense.py`, docs/figures.md).
 - Embeddings of every POI of the knowledge base are computed once and cached on disk as .npy under
   `<cache_dir>/dense/`, keyed by the KB version, the model, the document recipe and a digest of the
