@@ -3,7 +3,9 @@
 Both models are the packaged SmolLM2 under llama.cpp in this process, loaded once each (one with `parallel=N`,
 one with `parallel=1`), without a response cache or a prompt cache, on the same CPU threads. Each round answers
 `n` short prompts (about 30 tokens each, new ones each round, the same for both models) greedily with each
-model, the two alternated so that a change in the machine's load falls on both, after `WARM_UP` batches on each
+model, the two alternated so that a change in the machine's load falls on both, on the same threads (`--threads N`,
+else llama.cpp's defaults: half the cores generating, all reading; a call of more than one token, which is a
+step side by side, runs on the reading threads, trace_llm/llama_parallel.py), after `WARM_UP` batches on each
 (side by side, the first batches cost up to twice a later one while every sequence's cells are first touched).
 New prompts each round, because both models keep what they last read and reread only what differs (a sequence
 side by side keeps its last prompt): a repeated prompt would be read for free. A round's generation
@@ -81,11 +83,14 @@ def batched_speedup(
     def median(p: int, k: int) -> float:
         return statistics.median(r[k] for r in rounds[p])
 
+    llama = models[1]._llamas[0]
     return {
         "requests": n,
         "parallel": parallel,
         "max_new_tokens": max_new_tokens,
         "threads": threads,
+        # what llama.cpp ran on: one token a call (one by one) on the first, a step of several on the second
+        "threads_generating_reading": [llama.n_threads, llama.n_threads_batch],
         "rounds": {
             str(p): [
                 {"wall_s": round(w, 3), "cpu_s": round(c, 3), "generating_s": round(g, 3)} for w, c, g in r

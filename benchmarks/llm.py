@@ -6,7 +6,8 @@ of `--llm smollm2` where llama-cpp-python is installed), the fp32 transformers p
     .venv/bin/python benchmarks/llm.py --backends hf --n 64 --batch-size 16 --json out.json
     .venv/bin/python benchmarks/llm.py --threads 1             # on a machine busy with other jobs
     .venv/bin/python benchmarks/llm.py --prompt-read            # llama.cpp: weights' dtype x flash attention
-    .venv/bin/python benchmarks/llm.py --batched --threads 1    # llama.cpp: 8 requests side by side vs one by one
+    .venv/bin/python benchmarks/llm.py --batched                # llama.cpp: 8 requests side by side vs one by one
+    .venv/bin/python benchmarks/llm.py --batched --threads 1    # the same, every call on one thread
 
 Prints requests/s and completion tokens/s for a cold run (fresh response cache, model already loaded), the
 same per CPU-second of this process (`tok/cpu-s`, the figure a machine shared with other jobs does not distort;
@@ -248,9 +249,11 @@ def _batched_main(args: argparse.Namespace) -> None:
     n = args.n or 8
     print(f"{n} requests side by side (parallel {args.parallel}) against one by one; {machine()}", flush=True)
     result = batched_speedup(prompts, n, args.max_new_tokens, args.threads, args.repeats, args.parallel)
+    generating, reading = result["threads_generating_reading"]
     print(
         f"batched speed-up: {result['speed_up']:.2f}x (generation only; {result['speed_up_with_reading']:.2f}x "
-        f"with prompt reading; identical replies: {result['identical_replies']})"
+        f"with prompt reading; identical replies: {result['identical_replies']}; threads {generating} "
+        f"generating, {reading} reading and stepping side by side)"
     )
     _write_report({"mode": "batched", "machine": machine(), **result}, args.json)
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,10 @@ def add_llm_argument(
     top_p: float = DEFAULT_TOP_P,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     seed: int = SEED,
+    options: Mapping[str, Any] | None = None,
 ) -> argparse._ArgumentGroup:
-    """Add `--llm SPEC`, the decoding settings and the cache options; a command may change their defaults.
+    """Add `--llm SPEC`, the decoding settings and the cache options; a command may change their defaults, the
+    backend options' too (`options`, by name: given to the backends that take each, as a flag would be).
 
     `parser` may be a parser (the options get their own "language model" group) or an argument group.
     """
@@ -68,13 +71,16 @@ def add_llm_argument(
     group.add_argument(
         "--llm-seed", type=number_in(int, 0), default=seed, help=f"sampling seed (default: {seed})"
     )
-    add_llm_backend_options(group)
+    add_llm_backend_options(group, options)
     return group
 
 
-def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_llm_backend_options(
+    group: argparse.ArgumentParser | argparse._ArgumentGroup, options: Mapping[str, Any] | None = None
+) -> None:
     """The cache and backend options (no model, no decoding): for a command whose models are named by options
-    of their own (`evaluate --judge SPEC --core SPEC`). The backend flags come from trace_llm.options."""
+    of their own (`evaluate --judge SPEC --core SPEC`). The backend flags come from trace_llm.options;
+    `options`: the command's own defaults for some of them."""
     group.add_argument(
         "--llm-cache",
         type=Path,
@@ -83,7 +89,7 @@ def add_llm_backend_options(group: argparse.ArgumentParser | argparse._ArgumentG
         help="SQLite response cache (default: $TRACE_BENCH_CACHE/llm.sqlite or ~/.cache/trace-bench/llm.sqlite)",
     )
     group.add_argument("--no-llm-cache", action="store_true", help="send every request, store nothing")
-    add_flags(group)
+    add_flags(group, options)
 
 
 def llm_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -6,8 +6,12 @@ alone. A request's prompt is read alone, into a free sequence, in llama-cpp-pyth
 generation step decodes the next token of every sequence in one `llama_decode` call: the model's weights are read
 once for all of them, which pays where reading them is what a step costs (8 sequences on one thread, the
 packaged GGUF: 1.56-2.19x the generation throughput of the same 8 one after another on an Intel Xeon VM,
-1.02-1.24x on an AMD EPYC one whose steps are bound by arithmetic; `benchmarks/llm.py --batched`, docs/llm.md). A
-sequence that ends frees its place for the next request at once (continuous batching).
+1.2-1.4x on AMD EPYC ones whose steps are bound by arithmetic, 1.8x there at the default threads, which step on
+every core; `benchmarks/llm.py --batched`, docs/llm.md). A
+sequence that ends frees its place for the next request at once (continuous batching). Threads follow
+llama.cpp's own rule for a call: one token runs on the generating threads, more on the prompt-reading ones
+(`n_threads_batch`), so a step of several sequences uses what a prompt read uses (by default every core;
+`--llm-threads N` sets both).
 
 * The same replies as one request at a time (tests/trace_llm/test_llama_parallel.py compares them, JSON under a
   grammar and seeded sampling included): every matrix product of a step computes each token's row on its own
@@ -98,7 +102,6 @@ class SideBySide:
         self.llama = llama
         self.parallel = parallel
         self.context = context
-        self.threads = threads  # (generating, reading a prompt)
         self.chunk = min(context, PROMPT_CHUNK)  # as llama-cpp-python's n_batch for a context of this size
         eos, bos = llama.token_eos(), llama.token_bos()
         self._bos = bos
@@ -180,8 +183,9 @@ class SideBySide:
         return Completion(text.decode("utf-8", errors="ignore"), len(live.prompt), len(live.tokens), reason)
 
     # ---- decoding --------------------------------------------------------------------------------------
-    def _decode(self, entries: list[tuple[int, int, int, bool]], threads: int) -> None:
-        """One llama_decode call of (token, position, sequence, wants logits) entries."""
+    def _decode(self, entries: list[tuple[int, int, int, bool]]) -> None:
+        """One llama_decode call of (token, position, sequence, wants logits) entries, on llama.cpp's threads
+        for its size (module docstring)."""
         batch = self._batch.batch
         for i, (token, pos, seq, logits) in enumerate(entries):
             batch.token[i] = token
@@ -190,7 +194,6 @@ class SideBySide:
             batch.n_seq_id[i] = 1
             batch.logits[i] = logits
         batch.n_tokens = len(entries)
-        self._lib.llama_set_n_threads(self._ctx.ctx, threads, threads)
         code = self._lib.llama_decode(self._ctx.ctx, batch)
         if code != 0:
             raise LLMError(f"llama.cpp: llama_decode returned {code} ({len(entries)} tokens)")
@@ -224,9 +227,7 @@ class SideBySide:
         started = time.perf_counter()
         for start in range(keep, len(prompt), self.chunk):
             end = min(start + self.chunk, len(prompt))
-            self._decode(
-                [(prompt[i], i, slot, i == len(prompt) - 1) for i in range(start, end)], self.threads[1]
-            )
+            self._decode([(prompt[i], i, slot, i == len(prompt) - 1) for i in range(start, end)])
             held.extend(prompt[start:end])
         self._lib.llama_synchronize(self._ctx.ctx)  # llama_decode may return before the work is done
         self.prompt_tokens_read += len(prompt) - keep
@@ -240,7 +241,7 @@ class SideBySide:
         """One token of every live sequence, in one llama_decode call (in sequence order: llama.cpp splits a
         batch of separate streams where the sequence ids stop being consecutive)."""
         live.sort(key=lambda x: x.slot)
-        self._decode([(x.next_token, len(self._held[x.slot]), x.slot, True) for x in live], self.threads[0])
+        self._decode([(x.next_token, len(self._held[x.slot]), x.slot, True) for x in live])
         for x in live:
             self._held[x.slot].append(x.next_token)
         self.steps += 1

@@ -55,24 +55,28 @@ class LLMOption:
         """The argparse attribute of the flag ("--llm-batch-size" -> "llm_batch_size")."""
         return (self.flag or "").removeprefix("--").replace("-", "_")
 
-    def help_text(self) -> str:
+    def help_text(self, default: Any = None) -> str:
+        """The flag's help; `default`: a command's own default (else the backends')."""
         who = backends_label(self.backends)
-        return f"{who + ': ' if who else ''}{self.help} (default: {self.default})"
+        shown = f"{default} for this command" if default is not None else self.default
+        return f"{who + ': ' if who else ''}{self.help} (default: {shown})"
 
-    def add_flag(self, group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    def add_flag(self, group: argparse.ArgumentParser | argparse._ArgumentGroup, default: Any = None) -> None:
+        """The flag; `default` (a command's own, given to the backends that take the option) or None (each
+        backend's default)."""
         if self.flag is None:
             return
         if self.switch:
-            group.add_argument(self.flag, action="store_true", default=None, help=self.help_text())
+            group.add_argument(self.flag, action="store_true", default=default, help=self.help_text(default))
             return
         typed: dict[str, Any] = {"type": self.parse} if self.parse is not None else {}
         group.add_argument(
             self.flag,
             **typed,
-            default=None,
+            default=default,
             choices=self.choices or None,
             metavar=self.metavar,
-            help=self.help_text(),
+            help=self.help_text(default),
         )
 
     def check(self, value: Any, where: str = "") -> Any:
@@ -325,12 +329,17 @@ TRANSPORT_OPTIONS: tuple[str, ...] = tuple(o.name for o in _OPTIONS if o.transpo
 SECRET_OPTIONS: tuple[str, ...] = tuple(o.name for o in _OPTIONS if o.secret)
 CONFIG_OPTIONS: tuple[str, ...] = tuple(o.name for o in _OPTIONS if not o.secret)  # what a config may set
 FLAGGED: tuple[LLMOption, ...] = tuple(o for o in _OPTIONS if o.flag is not None)
+FLAG_NAMES: tuple[str, ...] = tuple(o.name for o in FLAGGED)
 
 
-def add_flags(group: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """Every declared option's flag, in the table's order."""
+def add_flags(
+    group: argparse.ArgumentParser | argparse._ArgumentGroup, defaults: Mapping[str, Any] | None = None
+) -> None:
+    """Every declared option's flag, in the table's order; `defaults`: a command's own, by option name (checked
+    as a config value is)."""
+    own = check_options(defaults or {}, "a command's default ", FLAG_NAMES)
     for option in FLAGGED:
-        option.add_flag(group)
+        option.add_flag(group, own.get(option.name))
 
 
 def from_args(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,6 +7,7 @@ the backend from `--llm-parallel` and is left out of a run's identity."""
 from __future__ import annotations
 
 import argparse
+import os
 
 import numpy as np
 import pytest
@@ -120,6 +121,23 @@ def test_side_by_side_answers_like_one_at_a_time(tmp_path):
     again = llm(tmp_path, "p3", parallel=3)  # every reply in its cache
     assert again.complete_batch(CONVS) == one[0] and again.usage["cache_hits"] == len(CONVS)
     again.close()
+
+
+def test_a_step_of_several_sequences_runs_on_the_reading_threads_and_answers_the_same(tmp_path):
+    """At the default threads (one generating, every core reading a prompt), a step of several sequences runs on
+    every core, as llama.cpp runs any call of more than one token: the replies are one thread's."""
+    needs_llama_cpp()
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: generating and reading threads are the same")
+    import llama_cpp
+
+    one = llm(tmp_path, "t1")
+    side = load_llm("smollm2:llamacpp", SHORT, cache_path=False, parallel=3)
+    assert side.generate_batch(CONVS) == one.generate_batch(CONVS)
+    ctx = side._sides[0]._ctx.ctx
+    assert llama_cpp.llama_n_threads_batch(ctx) == os.cpu_count() > llama_cpp.llama_n_threads(ctx)
+    one.close()
+    side.close()
 
 
 def test_held_cells_and_the_prompt_cache_change_what_is_read_not_the_replies(tmp_path):

@@ -92,6 +92,21 @@ def test_every_flag_reaches_llm_options(option, monkeypatch):
     assert option.help_text() in parser.format_help()  # its help, as declared
 
 
+def test_a_commands_own_default_is_given_shown_and_overridden(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")
+    parser = argparse.ArgumentParser()
+    add_llm_argument(parser, options={"parallel": 4})
+    assert llm_options(parser.parse_args([]))["parallel"] == 4
+    assert llm_options(parser.parse_args(["--llm-parallel", "1"]))["parallel"] == 1
+    assert OPTIONS["parallel"].help_text(4).endswith("(default: 4 for this command)")
+    assert OPTIONS["parallel"].help_text(4) in parser.format_help()
+    # a default is checked as a config value is, and only a flagged option may have one
+    with pytest.raises(LLMConfigError, match="a command's default parallel"):
+        add_llm_argument(argparse.ArgumentParser(), options={"parallel": 0})
+    with pytest.raises(LLMConfigError, match=r"unknown option\(s\) a command's default api_key"):
+        add_llm_argument(argparse.ArgumentParser(), options={"api_key": "sk-1"})
+
+
 def test_the_backend_flags_are_the_tables_and_nothing_else():
     parser = argparse.ArgumentParser()
     add_llm_backend_options(parser)

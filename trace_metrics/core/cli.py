@@ -22,7 +22,7 @@ from trace_bench.errors import UsageError
 from trace_bench.options import number_in
 from trace_dataset.constants import SPLITS
 from trace_dataset.shards import add_shard_argument
-from trace_metrics.core.scoring import DEFAULT_DEBATE_TOKENS, DEFAULT_FACTOR_TOKENS
+from trace_metrics.core.scoring import CORE_LLM_OPTIONS, DEFAULT_DEBATE_TOKENS, DEFAULT_FACTOR_TOKENS
 
 
 def register(subparsers: Any) -> None:
@@ -67,7 +67,7 @@ def register(subparsers: Any) -> None:
         "--prompts", type=Path, default=None, help="a prompts folder replacing the packaged one"
     )
     score.add_argument("--overwrite", action="store_true", help="discard what --out holds and start over")
-    add_llm_argument(score, max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    add_llm_argument(score, max_new_tokens=DEFAULT_FACTOR_TOKENS, options=CORE_LLM_OPTIONS)
     score.set_defaults(func=_score)
 
     meta = sub.add_parser("meta", help="agreement of CoRE scores with human ratings (QWK, Spearman, Kendall)")
@@ -142,7 +142,7 @@ def _register_reliability(sub: Any) -> None:
     rel.add_argument(
         "--out", type=Path, default=None, help="output folder (default: the first run's reliability/)"
     )
-    add_llm_argument(rel, max_new_tokens=DEFAULT_FACTOR_TOKENS)
+    add_llm_argument(rel, max_new_tokens=DEFAULT_FACTOR_TOKENS, options=CORE_LLM_OPTIONS)
     rel.set_defaults(func=_reliability)
 
 

@@ -32,6 +32,9 @@ SCORE_KEYS: tuple[str, ...] = (*FACTOR_IDS, FACTOR_MEAN, OVERALL)
 CORE_METRICS: tuple[MetricSpec, ...] = of_benchmark("core")
 DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (paper Table 20)
 DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
+# The command's llama.cpp defaults: a chunk's factor requests and debaters decoded 4 side by side (the same
+# replies as one by one, 6-16% faster for `core score --limit 1` on 2 cores: docs/core.md); other backends ignore it
+CORE_LLM_OPTIONS = {"parallel": 4}
 
 
 def llm_usage(llm: LLM) -> dict[str, int]:
