@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from trace_metrics.core.conversation import ConversationLog
@@ -34,7 +35,7 @@ DEFAULT_FACTOR_TOKENS = 1024  # CoRE's factor replies average 170-760 tokens (pa
 DEFAULT_DEBATE_TOKENS = 512  # debate replies average 125-170 tokens (Table 21)
 # The command's llama.cpp defaults: a chunk's factor requests and debaters decoded 4 side by side (the same
 # replies as one by one, 6-16% faster for `core score --limit 1` on 2 cores: docs/core.md); other backends ignore it
-CORE_LLM_OPTIONS = {"parallel": 4}
+CORE_LLM_OPTIONS: Mapping[str, Any] = MappingProxyType({"parallel": 4})
 
 
 def llm_usage(llm: LLM) -> dict[str, int]:

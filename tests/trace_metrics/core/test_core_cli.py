@@ -225,19 +225,18 @@ def test_evaluate_with_core(stub_factory, data_dir, predictions, tmp_path, monke
     assert "recall@1" in result["values"] and not any(k.startswith("core") for k in result["values"])
 
 
-def test_core_commands_decode_four_side_by_side_on_llama_cpp_unless_told():
-    """`core score` and `core reliability` give llama.cpp parallel=4 (CORE_LLM_OPTIONS, docs/core.md); the flag
-    still sets it, and the backends without the option never see it (trace_llm.loading)."""
+def test_core_commands_decode_side_by_side_on_llama_cpp_unless_told():
+    """`core score` and `core reliability` give the backends their CORE_LLM_OPTIONS (parallel=4, docs/core.md);
+    the flag still sets it, and other commands leave it to the backend (None)."""
     from trace_bench.cli import build_parser
     from trace_llm.cli import llm_options
     from trace_metrics.core.scoring import CORE_LLM_OPTIONS
 
     parser = build_parser()
-    base = ["--data", "D", "--predictions", "P", "--out", "O"]
-    assert CORE_LLM_OPTIONS == {"parallel": 4}
-    assert llm_options(parser.parse_args(["core", "score", *base]))["parallel"] == 4
-    assert llm_options(parser.parse_args(["core", "score", *base, "--llm-parallel", "1"]))["parallel"] == 1
-    assert llm_options(parser.parse_args(["core", "reliability", "--run", "R"]))["parallel"] == 4
-    assert (
-        llm_options(parser.parse_args(["llm", "chat", "hi"]))["parallel"] is None
-    )  # other commands: the backend's
+    score = ["core", "score", "--data", "D", "--predictions", "P", "--out", "O"]
+    parallel = CORE_LLM_OPTIONS["parallel"]
+    assert parallel > 1
+    assert llm_options(parser.parse_args(score))["parallel"] == parallel
+    assert llm_options(parser.parse_args(["core", "reliability", "--run", "R"]))["parallel"] == parallel
+    assert llm_options(parser.parse_args([*score, "--llm-parallel", "1"]))["parallel"] == 1
+    assert llm_options(parser.parse_args(["llm", "chat", "hi"]))["parallel"] is None
