@@ -15,6 +15,9 @@
     counterfactual   True for a deliberately bad system (random_pick, contrary): run by the interactive
              protocol's simulator report beside the system under test, never by the jobs that loop over the
              baselines (its group is "counterfactual", outside NON_LLM_BASELINES), never ranked
+    llm_options   backend options (trace_llm.options, by name) that `trace-bench run NAME` gives its LLM where
+             no --llm-* flag sets them, as (name, value) pairs: each measured faster for this system and no
+             other reply (docs/llm.md, "Side by side"); backends that do not take one ignore it
 
 The runner (run metadata), the leaderboard (labels and row order), the Space (labels, notes, reserved
 names) and the docs (docs/baselines.md's table, checked by a test) read this table; nothing else lists names
@@ -25,7 +28,9 @@ its own, so the pipeline contract (`baselines.base`) reads the family and isolat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 TRACE = "Trace (Zhao et al., 2026)"
 SNIPREC = "SnipRec (Sun et al.)"
@@ -47,6 +52,7 @@ class BaselineIdentity:
     notes: str = ""
     llm: str = ""
     counterfactual: bool = False
+    llm_options: tuple[tuple[str, Any], ...] = ()
 
     @property
     def group(self) -> str:
@@ -70,10 +76,21 @@ def _b(
     notes: str = "",
     llm: str = "",
     counterfactual: bool = False,
+    llm_options: Mapping[str, Any] | None = None,
 ) -> BaselineIdentity:
     llm = llm or ("always" if module.startswith("llm.") else "")  # the LLM baselines ask one on every run
     return BaselineIdentity(
-        name, f"baselines.{module}", cls, label, family, paper, session_isolated, notes, llm, counterfactual
+        name,
+        f"baselines.{module}",
+        cls,
+        label,
+        family,
+        paper,
+        session_isolated,
+        notes,
+        llm,
+        counterfactual,
+        tuple(sorted((llm_options or {}).items())),
     )
 
 
@@ -142,7 +159,15 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "LLM",
         f"{TRACE}, Table 8 row 10, App. F",
     ),
-    _b("dst", "llm.dst", "DSTBaseline", "DST", "LLM", f"{TRACE}, Table 8 row 11, App. F"),
+    _b(
+        "dst",
+        "llm.dst",
+        "DSTBaseline",
+        "DST",
+        "LLM",
+        f"{TRACE}, Table 8 row 11, App. F",
+        llm_options={"parallel": 4},  # 4 requests side by side on llama.cpp: 1.25-1.32x (docs/llm.md)
+    ),
     _b(
         "rag_citation",
         "llm.rag_citation",
@@ -158,6 +183,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "Multi-Rev. Synth.",
         "LLM",
         f"{TRACE}, Table 8 row 13, App. F",
+        llm_options={"parallel": 4},  # 1.22-1.47x
     ),
     _b(
         "itinerary_llm",
@@ -175,6 +201,7 @@ IDENTITIES: tuple[BaselineIdentity, ...] = (
         "LLM",
         f"{TRACE}, Table 8 row 14, App. F, App. B",
         session_isolated=False,
+        llm_options={"parallel": 4},  # 1.10-1.23x
     ),
     # The seed systems of the other papers, run on Trace
     _b("sniprec", "sniprec.pipeline", "SnipRecBaseline", "SnipRec", "LLM", f"{SNIPREC}, §3", llm="optional"),
@@ -251,11 +278,15 @@ def identity(name: str) -> BaselineIdentity:
 
 def markdown_table() -> str:
     """The table as docs/baselines.md prints it (a test keeps the page a copy of this)."""
-    lines = ["| name | label | family | module | paper | isolated |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| name | label | family | module | paper | isolated | LLM options of `run` |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for i in IDENTITIES:
+        options = ", ".join(f"`{k}={v}`" for k, v in i.llm_options)
         lines.append(
             f"| `{i.name}` | {i.label} | {i.family} | `{i.module}.{i.cls}` | {i.paper} | "
-            f"{'yes' if i.session_isolated else 'no'} |"
+            f"{'yes' if i.session_isolated else 'no'} | {options} |"
         )
     return "\n".join(lines)
 

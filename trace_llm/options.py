@@ -56,9 +56,17 @@ class LLMOption:
         return (self.flag or "").removeprefix("--").replace("-", "_")
 
     def help_text(self, default: Any = None) -> str:
-        """The flag's help; `default`: a command's own default (else the backends')."""
+        """The flag's help; `default`: a command's own default, or one per name (the systems of `trace-bench
+        run` that declare one: {name: value}, the others getting the backends'); None: the backends'."""
         who = backends_label(self.backends)
-        shown = f"{default} for this command" if default is not None else self.default
+        if isinstance(default, Mapping):
+            by_value: dict[str, list[str]] = {}
+            for name, value in default.items():
+                by_value.setdefault(str(value), []).append(name)
+            shown = "".join(f"{v} for {', '.join(names)}; " for v, names in by_value.items())
+            shown += f"otherwise {self.default}"
+        else:
+            shown = f"{default} for this command" if default is not None else self.default
         return f"{who + ': ' if who else ''}{self.help} (default: {shown})"
 
     def add_flag(self, group: argparse.ArgumentParser | argparse._ArgumentGroup, default: Any = None) -> None:

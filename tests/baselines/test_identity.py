@@ -52,6 +52,17 @@ def test_pipelines_take_family_and_isolation_from_the_record(small_kb):
     assert [i.name for i in IDENTITIES if not i.session_isolated] == ["memory_aug"]
 
 
+def test_declared_llm_options_are_flagged_options_of_systems_that_ask_an_llm():
+    from trace_llm.options import FLAG_NAMES, check_options
+
+    declared = {i.name: dict(i.llm_options) for i in IDENTITIES if i.llm_options}
+    # measured faster side by side (docs/llm.md, "Side by side"); Zero-Shot, RAG-Citation, Itinerary-LLM and
+    # Collab-REC were not, and keep one by one
+    assert declared == {n: {"parallel": 4} for n in ("dst", "multi_review_synthesis", "memory_aug")}
+    for name, options in declared.items():
+        assert identity(name).llm and check_options(options, f"{name} ", FLAG_NAMES) == options
+
+
 def test_labels_and_unknown_names():
     assert label("knowledge") == "Knowledge-Enh." and label("my_system") == "my_system"
     with pytest.raises(KeyError, match="unknown baseline 'nope'; expected one of"):

@@ -100,6 +100,9 @@ def test_a_commands_own_default_is_given_shown_and_overridden(monkeypatch):
     assert llm_options(parser.parse_args(["--llm-parallel", "1"]))["parallel"] == 1
     assert OPTIONS["parallel"].help_text(4).endswith("(default: 4 for this command)")
     assert OPTIONS["parallel"].help_text(4) in parser.format_help()
+    # one per system (trace-bench run): each value once, with its systems, then everyone else's
+    shown = OPTIONS["parallel"].help_text({"a": 4, "b": 2, "c": 4})
+    assert shown.endswith("(default: 4 for a, c; 2 for b; otherwise 1)")
     # a default is checked as a config value is, and only a flagged option may have one
     with pytest.raises(LLMConfigError, match="a command's default parallel"):
         add_llm_argument(argparse.ArgumentParser(), options={"parallel": 0})

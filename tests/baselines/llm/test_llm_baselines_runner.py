@@ -178,9 +178,9 @@ def test_cli_prefilter_reaches_the_baselines_that_take_one():
     assert args.llm is None and llm_params(args, "dst")["llm"] == "smollm2"
     # every backend flag the run command shows reaches the model (the same list as every other LLM command)
     flags = ["--llm-prompt-cache", "0", "--llm-flash-attn", "--llm-dtype", "float16", "--llm-threads", "1"]
-    args = parser.parse_args(["run", "dst", "--data", "d", "--out", "o", *flags])
+    args = parser.parse_args(["run", "llm_zero_shot", "--data", "d", "--out", "o", *flags])
     options = {"prompt_cache": 0, "flash_attn": True, "dtype": "float16", "threads": 1}
-    assert llm_params(args, "dst")["llm_options"] == options
+    assert llm_params(args, "llm_zero_shot")["llm_options"] == options
     assert {k: v for k, v in llm_options(args).items() if v is not None} == options
 
 
@@ -376,3 +376,35 @@ def test_the_systems_build_with_the_cli_parameters_keeping_their_own_decoding(kb
     assert collab.llm.model == "m" and collab.llm.timeout.read == 30.0 and settings.max_new_tokens == 512
     args = parser.parse_args(["run", "sniprec", "--data", "d", "--out", "o", "--snippets", "rules"])
     assert llm_params(args, "sniprec") == {}  # no --llm: SnipRec's offline path, as before
+
+
+def test_a_system_s_declared_llm_options_are_its_run_defaults_and_a_flag_wins(monkeypatch, capsys):
+    import argparse
+
+    from trace_harness.protocols.teacher_forced.cli import llm_params, register_run
+
+    parser = argparse.ArgumentParser()
+    register_run(parser.add_subparsers())
+
+    def options(*argv: str) -> dict:
+        return llm_params(
+            parser.parse_args(["run", argv[0], "--data", "d", "--out", "o", *argv[1:]]), argv[0]
+        )["llm_options"]
+
+    # DST declares parallel 4 (baselines.identity), with the packaged model or another; a flag wins
+    assert options("dst") == {"parallel": 4}
+    assert options("dst", "--llm-threads", "1") == {"threads": 1, "parallel": 4}  # the flags' order
+    assert options("dst", "--llm-parallel", "1") == {"parallel": 1}
+    assert options("llm_zero_shot") == {} and options("collab_rec", "--llm-parallel", "2") == {"parallel": 2}
+    assert "llm_options" not in llm_params(
+        parser.parse_args(["run", "collab_rec", "--data", "d", "--out", "o"]), "collab_rec"
+    )  # a system of another paper without a declared default: nothing given, nothing passed
+    # SnipRec declares none; without --llm it runs offline and takes no LLM parameter at all
+    assert "llm_options" not in llm_params(
+        parser.parse_args(["run", "sniprec", "--data", "d", "--out", "o"]), "sniprec"
+    )
+    # the help names who has which default
+    monkeypatch.setenv("COLUMNS", "1000")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--help"])
+    assert "(default: 4 for dst, multi_review_synthesis, memory_aug; otherwise 1)" in capsys.readouterr().out

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from baselines import COUNTERFACTUAL_BASELINES, LLM_BASELINES, NON_LLM_BASELINES, SYSTEM_BASELINES
+from baselines.identity import BY_NAME as IDENTITIES_BY_NAME
 from baselines.identity import IDENTITIES
 from baselines.llm import (
     APP_F_MAX_NEW_TOKENS,
@@ -23,6 +24,7 @@ from trace_dataset.constants import ALL_SPLITS, POOLS, SEED, SPLITS
 from trace_dataset.shards import add_shard_argument
 from trace_harness.protocols.params import key_value_param
 from trace_llm import add_llm_argument
+from trace_llm.options import OPTIONS
 
 # The decoding flags: None when not given (the six LLM baselines then get App. F's value, the systems their own).
 # A None temperature / max_new_tokens reaches the pipeline, which takes App. F's for its model (reasoning or not).
@@ -125,8 +127,12 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
         help="sniprec, sniprec_snippet: item snippets from the deterministic rules (offline) or from the "
         "--llm model (same as --param snippets=...; default: llm with --llm, else rules)",
     )
+    # a backend option some systems declare a default of: its help names them (baselines.identity)
+    declared = {OPTIONS[k].dest: OPTIONS[k].help_text(v) for k, v in system_llm_options().items()}
     for action in llm._group_actions:
-        if action.dest in APP_F_HELP:
+        if action.dest in declared:
+            action.help = declared[action.dest]
+        elif action.dest in APP_F_HELP:
             action.help = APP_F_HELP[action.dest]
         elif (
             action.dest in DECODING_FLAGS and action.help
@@ -134,12 +140,24 @@ def _add_llm_options(p: argparse.ArgumentParser) -> None:
             action.help = f"{action.help[:-1]} for the LLM baselines; collab_rec, sniprec*: their own)"
 
 
+def system_llm_options() -> dict[str, dict[str, Any]]:
+    """The backend options the systems declare for their runs (`baselines.identity`: `llm_options`), by option,
+    then system: {"parallel": {"collab_rec": 4}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in IDENTITIES:
+        for option, value in record.llm_options:
+            out.setdefault(option, {})[record.name] = value
+    return out
+
+
 def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """The LLM parameters the --llm options describe (the runner's workers rebuild the model from them).
 
     The six LLM baselines get every setting (App. F's decoding where no flag is given, the default model where
     --llm is not); the systems of other papers that take them (the identity table's `llm`: Collab-REC always,
-    SnipRec's optionally) only what was given, so that their own defaults stand.
+    SnipRec's optionally) only what was given, so that their own defaults stand. A backend option no flag gives
+    is the system's own where its identity record declares one (`llm_options`: Collab-REC decodes 4 side by
+    side) and it runs with an LLM.
     """
     from trace_llm import DEFAULT_SPEC
     from trace_llm.cli import llm_options
@@ -151,7 +169,11 @@ def llm_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
         value = getattr(args, flag)
         params[key] = app_f if value is None and not own else value
     params["llm_cache"] = False if args.no_llm_cache else (str(args.llm_cache) if args.llm_cache else None)
-    params["llm_options"] = {k: v for k, v in options.items() if v is not None}
+    # a flag given wins; else the system's own default (baselines.identity), where it runs with an LLM
+    record = IDENTITIES_BY_NAME[name]
+    declared = dict(record.llm_options) if record.llm == "always" or args.llm else {}
+    merged = {**declared, **{k: v for k, v in options.items() if v is not None}}
+    params["llm_options"] = {k: merged[k] for k in options if k in merged}  # the flags' order
     if own:
         params = {k: v for k, v in params.items() if v is not None and v != {}}
     if args.prefilter and name in PREFILTER_BASELINES:
