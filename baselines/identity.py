@@ -16,8 +16,8 @@
              protocol's simulator report beside the system under test, never by the jobs that loop over the
              baselines (its group is "counterfactual", outside NON_LLM_BASELINES), never ranked
     llm_options   backend options (trace_llm.options, by name) that `trace-bench run NAME` gives its LLM where
-             no --llm-* flag sets them, as (name, value) pairs: each measured faster for this system and no
-             other reply (docs/llm.md, "Side by side"); backends that do not take one ignore it
+             no --llm-* flag sets them, as (name, value) pairs: each measured faster for this system, with
+             the same replies (docs/llm.md, "Side by side"); backends that do not take one ignore it
 
 The runner (run metadata), the leaderboard (labels and row order), the Space (labels, notes, reserved
 names) and the docs (docs/baselines.md's table, checked by a test) read this table; nothing else lists names
