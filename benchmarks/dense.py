@@ -3,6 +3,7 @@ would change.
 
     python benchmarks/dense.py --data runs/demo/hydrated            # the main job's Dense step (test, closed)
     python benchmarks/dense.py --data DIR --limit 1000               # the first 1,000 queries only (faster)
+    python benchmarks/dense.py --data runs/demo/hydrated --precision bf16   # and the step in bf16 beside it
 
 1. **What the step sends.** The Dense baseline runs over the split with an encoder that records its calls (and
    answers with seeded unit vectors), so the texts and their grouping are exactly the run's: the knowledge base's
@@ -19,6 +20,10 @@ would change.
 4. **The peer, in the same process:** torch's own matrix product at the encoder's largest shape (rows x h times h x
    i, fp32, the same threads), best of five. The step's FLOP rate over that rate is how much of the CPU's matrix
    throughput it already uses; the floor printed is the step's arithmetic at that rate.
+5. **`--precision bf16`:** the documents and the run's queries again, grouped into the same calls, under the
+   bfloat16 autocast of `DenseIndex(precision="bf16")` and its query batch (`QUERY_BATCH_SIZES`): the speed-up
+   over the fp32 step and how far its vectors are from the fp32 ones (smallest cosine). bf16 changes the
+   scores, so it is an opt-in (`--param precision=bf16`), not the default.
 """
 
 from __future__ import annotations
@@ -107,13 +112,55 @@ def gemm_rate(h: int, i: int) -> float:
     return 2.0 * GEMM_ROWS * h * i / best
 
 
-def main(argv: list[str] | None = None) -> int:
+def precision_pass(
+    encoder: Any,
+    precision: str,
+    docs: list[str],
+    doc_size: int,
+    queries: list[tuple[list[str], int]],
+    fp32: Any,
+) -> None:
+    """Print the step's encoding under `precision` against the fp32 vectors `fp32` (documents, then queries)."""
+    import numpy as np
+
+    from baselines.toolkit.dense import QUERY_BATCH_SIZES, precision_context
+
+    def encode(texts: list[str], size: int) -> Any:
+        with precision_context(encoder, precision):
+            out = encoder.encode(texts, batch_size=size, normalize_embeddings=True, convert_to_numpy=True)
+        return np.asarray(out, dtype=np.float32)
+
+    size = QUERY_BATCH_SIZES[precision]  # the index's query batch in this precision, not the fp32 run's
+    vecs, wall, cpu = timed(
+        lambda: np.concatenate([encode(docs, doc_size), *(encode(t, size) for t, _ in queries)])
+    )
+    ref_wall, ref_vecs = fp32
+    print(
+        f"  {precision} step (documents and queries) {wall:6.1f} s wall {cpu:6.1f} s CPU: {ref_wall / wall:.2f}x "
+        f"the fp32 step's speed; smallest cosine to the fp32 vectors "
+        f"{float((vecs * ref_vecs).sum(axis=1).min()):.6f}"
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from baselines.toolkit.dense import DEFAULT_PRECISION, PRECISIONS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path("runs/demo/hydrated"))
     parser.add_argument("--split", default="test")
     parser.add_argument("--pool", default="closed", choices=("closed", "open"))
     parser.add_argument("--limit", type=int, default=None, help="time only the first N queries")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--precision",
+        choices=[p for p in PRECISIONS if p != DEFAULT_PRECISION],
+        default=None,
+        help="also time the step in this precision (opt-in)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     import tempfile
 
@@ -148,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     def encode(texts: list[str], size: int) -> Any:
         return encoder.encode(texts, batch_size=size, normalize_embeddings=True, convert_to_numpy=True)
 
-    _, doc_wall, doc_cpu = timed(lambda: encode(docs, doc_size))
+    doc_vecs, doc_wall, doc_cpu = timed(lambda: encode(docs, doc_size))
     run_vecs, q_wall, q_cpu = timed(lambda: np.concatenate([encode(t, s) for t, s in queries]))
     one_vecs, one_wall, one_cpu = timed(lambda: encode(everything, queries[0][1]))
     rate = gemm_rate(config.hidden_size, config.intermediate_size)
@@ -177,6 +224,15 @@ def main(argv: list[str] | None = None) -> int:
         f"dense share of the matrix peak: {step_flops / step_wall / rate:.0%} (the step's encoding "
         f"{step_wall:.1f} s; {step_flops / 1e12:.2f} TFLOP at the peak rate: {step_flops / rate:.1f} s)"
     )
+    if args.precision:
+        precision_pass(
+            encoder,
+            args.precision,
+            docs,
+            doc_size,
+            queries,
+            (step_wall, np.concatenate([doc_vecs, run_vecs])),
+        )
     return 0
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline
 from baselines.toolkit.dense import (
     DEFAULT_N_REVIEWS,
+    DEFAULT_PRECISION,
     DEFAULT_QUERY_MODE,
     DEFAULT_REVIEW_CHARS,
     HUB_MODEL_ID,
@@ -20,6 +21,8 @@ from baselines.toolkit.dense import (
     REJECTION_PENALTY,
     REJECTION_WEIGHT,
     DenseIndex,
+    check_precision,
+    with_precision_variant,
 )
 from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import user_turns
@@ -40,6 +43,7 @@ class DenseBaseline(RankingPipeline):
         "query_mode",
         "rejection_weight",
         "rejection_penalty",
+        "precision",
     )
 
     def __init__(
@@ -57,6 +61,7 @@ class DenseBaseline(RankingPipeline):
         rejection_weight: float = REJECTION_WEIGHT,
         rejection_penalty: float = REJECTION_PENALTY,
         query_cache: bool = True,
+        precision: str = DEFAULT_PRECISION,
         index: DenseIndex | None = None,
         **params: Any,
     ):
@@ -70,6 +75,7 @@ class DenseBaseline(RankingPipeline):
         self.review_order = review_order
         self.rejection_weight = float(rejection_weight)
         self.rejection_penalty = float(rejection_penalty)
+        self.precision = check_precision(index.precision if index is not None else precision)
         self.index = (
             index
             if index is not None
@@ -83,8 +89,12 @@ class DenseBaseline(RankingPipeline):
                 review_chars,
                 review_order,
                 query_cache=query_cache,
+                precision=precision,
             )
         )
+
+    def describe(self) -> dict[str, Any]:
+        return with_precision_variant(super().describe(), self.precision)
 
     def _forward(self, inputs: list[dict[str, Any]]) -> list[TurnOutput]:
         """Encode the batch's queries in one call, then rank as every RankingPipeline does."""

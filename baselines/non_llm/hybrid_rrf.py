@@ -26,11 +26,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from baselines.base import DEFAULT_BATCH_SIZE, RankingPipeline, rank_by_score
 from baselines.toolkit.aspect import AspectIndex, query_aspect_weights
 from baselines.toolkit.dense import (
+    DEFAULT_PRECISION,
     DEFAULT_QUERY_MODE,
     HUB_MODEL_ID,
     QUERY_MODES,
     DenseIndex,
     DenseUnavailable,
+    check_precision,
+    with_precision_variant,
 )
 from baselines.toolkit.output import TurnOutput
 from baselines.toolkit.text import user_turns
@@ -74,7 +77,7 @@ class HybridRRFBaseline(RankingPipeline):
     """RRF (k = 60) over TF-IDF, Aspect, Dense and stars+price; 3-way without dense (module docstring)."""
 
     name: ClassVar[str] = "hybrid_rrf"
-    config_keys: ClassVar[tuple[str, ...]] = ("k", "use_dense", "rankers", "model", "query_mode")
+    config_keys: ClassVar[tuple[str, ...]] = ("k", "use_dense", "rankers", "model", "query_mode", "precision")
 
     def __init__(
         self,
@@ -88,6 +91,7 @@ class HybridRRFBaseline(RankingPipeline):
         device: str | None = "cpu",
         cache_dir: str | os.PathLike | None = None,
         query_cache: bool = True,
+        precision: str = DEFAULT_PRECISION,
         dense_index: DenseIndex | None = None,
         **params: Any,
     ):
@@ -102,13 +106,16 @@ class HybridRRFBaseline(RankingPipeline):
         self.use_dense = use_dense
         self.model = dense_index.model if dense_index is not None else model
         self.query_mode = query_mode
+        self.precision = check_precision(dense_index.precision if dense_index is not None else precision)
         self.tfidf = TfidfScorer(kb)
         self.aspects = AspectIndex(kb)
         self.dense: DenseIndex | None = dense_index
         self.dense_error: str | None = None
         if self.dense is None and use_dense is not False:
             try:
-                self.dense = DenseIndex(kb, model, device, cache_dir, batch_size, query_cache=query_cache)
+                self.dense = DenseIndex(
+                    kb, model, device, cache_dir, batch_size, query_cache=query_cache, precision=precision
+                )
             except DenseUnavailable as e:
                 if use_dense:
                     raise
@@ -119,6 +126,11 @@ class HybridRRFBaseline(RankingPipeline):
         self.rankers: tuple[str, ...] = tuple(
             r for r in ALL_RANKERS if r != "dense" or self.dense is not None
         )
+
+    def describe(self) -> dict[str, Any]:
+        """The row label names a precision other than fp32 when the dense ranker is fused."""
+        described = super().describe()
+        return with_precision_variant(described, self.precision) if self.dense is not None else described
 
     def get_config_dict(self) -> dict[str, Any]:
         config = super().get_config_dict()

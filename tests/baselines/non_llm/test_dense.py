@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import zlib
 
@@ -116,6 +117,35 @@ def test_cache_logic_without_the_model(tmp_path):
     reviews = {**CELL_REVIEWS, "p_sea": ["Completely different text now."]}
     kb2 = load_kb(tmp_path / "other", CELL_POIS, reviews)
     assert DenseIndex(kb2, encoder=StubEncoder(), cache_dir=cache).cache_path != first.cache_path
+
+
+def test_each_precision_has_its_own_caches(tmp_path):
+    kb = load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
+    cache = tmp_path / "cache"
+    fp32 = DenseIndex(kb, encoder=StubEncoder(), cache_dir=cache)
+    fp32.encode_queries(["seafood"])
+    enc = StubEncoder()
+    bf16 = DenseIndex(kb, encoder=enc, cache_dir=cache, precision="bf16")
+    assert bf16.cache_path != fp32.cache_path and bf16.encoded_documents == 6  # fp32 vectors are not read
+    bf16.encode_queries(["seafood"])
+    assert bf16.encoded_queries == 1 and enc.texts[-1] == "seafood"  # nor are fp32 queries
+    assert DenseIndex(kb, encoder=StubEncoder(), cache_dir=cache, precision="bf16").encoded_documents == 0
+    assert json.loads(bf16.cache_path.with_suffix(".json").read_text())["precision"] == "bf16"
+    with pytest.raises(ValueError, match=r"unknown precision 'fp16'; expected one of \('fp32', 'bf16'\)"):
+        DenseIndex(kb, encoder=StubEncoder(), cache_dir=cache, precision="fp16")
+
+
+@pytest.mark.parametrize(
+    ("amx", "precision", "warned"), [(False, "bf16", True), (True, "bf16", False), (False, "fp32", False)]
+)
+def test_bf16_without_amx_is_named_slow(tmp_path, monkeypatch, caplog, amx, precision, warned):
+    import torch
+
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    kb = load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
+    with caplog.at_level("WARNING", logger="baselines.toolkit.dense"):
+        DenseIndex(kb, encoder=StubEncoder(), cache_dir=tmp_path / "c", precision=precision)
+    assert ("without AMX" in caplog.text) is warned
 
 
 def test_queries_are_encoded_in_small_batches_documents_in_the_index_batches(tmp_path):
@@ -258,7 +288,9 @@ def test_pipeline_by_name_with_packaged_model_and_cache(tmp_path, cell_kb):
         "query_mode": "turn_mean",
         "rejection_weight": 0.5,
         "rejection_penalty": 1.0,
+        "precision": "fp32",
     }
+    assert "variant" not in pipe.describe()  # the row label is the paper's name alone
     r = row(["vegan salads, quiet"], candidates=CELL_IDS)
     assert list(pipe([r])) == list(again([r]))
 
@@ -287,3 +319,23 @@ def test_query_modes(tmp_path, minilm):
     assert enc.calls == [3]  # three different concatenations
     with pytest.raises(ValueError, match="query_mode"):
         DenseBaseline(kb, index=index, query_mode="max")
+
+
+@pytest.mark.slow
+def test_bf16_moves_the_vectors_a_little_and_names_itself(tmp_path, minilm):
+    kb = load_kb(tmp_path, CELL_POIS, CELL_REVIEWS)
+    fp32 = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "c", query_cache=False)
+    bf16 = DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "c", query_cache=False, precision="bf16")
+    assert bf16.embeddings.dtype == np.float32
+    cosines = (fp32.embeddings * bf16.embeddings).sum(axis=1)
+    assert cosines.min() > 0.999 and not np.array_equal(fp32.embeddings, bf16.embeddings)
+    turns = ["I'd like sushi and Japanese nigiri"]
+    assert float(fp32.encode(turns)[0] @ bf16.encode(turns)[0]) > 0.999
+    np.testing.assert_array_equal(
+        fp32.encode(turns), DenseIndex(kb, encoder=minilm, cache_dir=tmp_path / "c").encode(turns)
+    )
+    pipe = DenseBaseline(kb, index=bf16)
+    assert pipe.precision == "bf16" and pipe.get_config_dict()["precision"] == "bf16"
+    assert pipe.describe()["variant"] == "bf16"  # the row label: "Dense [bf16]"
+    [pred] = pipe([row(turns, candidates=CELL_IDS)])
+    assert pred["ranked_poi_ids"][0] == "p_sus"

@@ -52,7 +52,9 @@ def test_three_way_when_dense_is_off(cell_kb):
         "rankers": ["tfidf", "aspect", "stars_price"],
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "query_mode": "turn_mean",
+        "precision": "fp32",
     }
+    assert "variant" not in HybridRRFBaseline(cell_kb, use_dense=False, precision="bf16").describe()
     r = row(["Fresh oysters and seafood, good service, something cheap"], candidates=CELL_IDS)
     inp = pipe.preprocess(r)
     rankings = pipe.rankings(inp)
@@ -84,6 +86,20 @@ def test_parameter_checks(cell_kb):
         HybridRRFBaseline(cell_kb, k=-1, use_dense=False)
     with pytest.raises(ValueError, match="use_dense"):
         HybridRRFBaseline(cell_kb, use_dense="yes")
+    with pytest.raises(ValueError, match="unknown precision 'int8'"):
+        HybridRRFBaseline(cell_kb, use_dense=False, precision="int8")
+
+
+def test_precision_reaches_the_dense_index(cell_kb, monkeypatch):
+    made = []
+
+    def recording(*args, **kwargs):
+        made.append(kwargs["precision"])
+        raise DenseUnavailable("no model here")
+
+    monkeypatch.setattr(hybrid, "DenseIndex", recording)
+    assert HybridRRFBaseline(cell_kb, precision="bf16").get_config_dict()["precision"] == "bf16"
+    assert made == ["bf16"]
 
 
 def test_k_trades_first_places_for_consistency():
@@ -106,3 +122,6 @@ def test_four_way_with_the_real_model(tmp_path, cell_kb, minilm):
     assert all("p_veg" not in ranking for ranking in rankings.values())
     assert pred["ranked_poi_ids"] == rank_by_score([c for c in CELL_IDS if c != "p_veg"], rrf_fuse(rankings))
     assert rankings["dense"][0] == "p_sus"
+    bf16 = DenseIndex(cell_kb, encoder=minilm, cache_dir=tmp_path / "c", precision="bf16")
+    fused = HybridRRFBaseline(cell_kb, dense_index=bf16)
+    assert fused.precision == "bf16" and fused.describe()["variant"] == "bf16"

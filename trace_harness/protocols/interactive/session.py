@@ -65,10 +65,13 @@ def system_parameters(desc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def system_label(desc: Mapping[str, Any]) -> str:
+    """The system's name, its LLM's model in parentheses, its pipeline's `variant` in brackets ("dense [bf16]")."""
     llm = desc.get("llm") or (desc.get("parameters") or {}).get("llm")
     model = llm.get("model") if isinstance(llm, Mapping) else None
-    name = str(desc.get("system", "?"))
-    return f"{name} ({model})" if model else name
+    label = str(desc.get("system", "?"))
+    label = f"{label} ({model})" if model else label
+    variant = desc.get("variant")
+    return f"{label} [{variant}]" if isinstance(variant, str) and variant else label
 
 
 class InteractiveRun(Protocol):

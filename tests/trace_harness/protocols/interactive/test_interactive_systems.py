@@ -247,3 +247,18 @@ def test_http_reply_may_send_the_scores_of_its_ranking():
     for bad in ({"a": "high"}, ["a"], {"a": float("nan")}, {"a": True}):
         reply = parse_http_reply(row, {**body, "scores": bad})
         assert reply.lost == "garbage" and "scores" in reply.meta["detail"]
+
+
+def test_a_variant_is_in_the_interactive_row_label(tmp_path):
+    """A pipeline that names a reading other than the paper's (Popularity dropping rejected POIs) says so in
+    the interactive run's label, as the leaderboard's row label does; the paper's reading is the name alone."""
+    from baselines import pipeline
+    from tests.support.sniprec import write_kb
+    from trace_harness.protocols.interactive.session import system_label
+    from trace_harness.protocols.interactive.systems import PipelineSystem
+
+    kb = KnowledgeBase.load(write_kb(tmp_path / "kb"))
+    dropping = PipelineSystem(pipeline("popularity", kb=kb, drop_rejected=True)).describe()
+    assert system_label(dropping) == "popularity [drops rejected]"
+    assert system_label(PipelineSystem(pipeline("popularity", kb=kb)).describe()) == "popularity"
+    assert system_label({"system": "x", "llm": {"model": "m"}, "variant": "bf16"}) == "x (m) [bf16]"
