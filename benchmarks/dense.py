@@ -112,6 +112,17 @@ def gemm_rate(h: int, i: int) -> float:
     return 2.0 * GEMM_ROWS * h * i / best
 
 
+def encode(encoder: Any, texts: list[str], size: int, precision: str = "fp32") -> Any:
+    """Normalised float32 vectors of `texts` in batches of `size`, as `DenseIndex.encode` computes them."""
+    import numpy as np
+
+    from baselines.toolkit.dense import precision_context
+
+    with precision_context(encoder, precision):
+        out = encoder.encode(texts, batch_size=size, normalize_embeddings=True, convert_to_numpy=True)
+    return np.asarray(out, dtype=np.float32)
+
+
 def precision_pass(
     encoder: Any,
     precision: str,
@@ -123,16 +134,16 @@ def precision_pass(
     """Print the step's encoding under `precision` against the fp32 vectors `fp32` (documents, then queries)."""
     import numpy as np
 
-    from baselines.toolkit.dense import QUERY_BATCH_SIZES, precision_context
-
-    def encode(texts: list[str], size: int) -> Any:
-        with precision_context(encoder, precision):
-            out = encoder.encode(texts, batch_size=size, normalize_embeddings=True, convert_to_numpy=True)
-        return np.asarray(out, dtype=np.float32)
+    from baselines.toolkit.dense import QUERY_BATCH_SIZES
 
     size = QUERY_BATCH_SIZES[precision]  # the index's query batch in this precision, not the fp32 run's
     vecs, wall, cpu = timed(
-        lambda: np.concatenate([encode(docs, doc_size), *(encode(t, size) for t, _ in queries)])
+        lambda: np.concatenate(
+            [
+                encode(encoder, docs, doc_size, precision),
+                *(encode(encoder, t, size, precision) for t, _ in queries),
+            ]
+        )
     )
     ref_wall, ref_vecs = fp32
     print(
@@ -192,12 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         f"in {len(queries)} calls"
     )
 
-    def encode(texts: list[str], size: int) -> Any:
-        return encoder.encode(texts, batch_size=size, normalize_embeddings=True, convert_to_numpy=True)
-
-    doc_vecs, doc_wall, doc_cpu = timed(lambda: encode(docs, doc_size))
-    run_vecs, q_wall, q_cpu = timed(lambda: np.concatenate([encode(t, s) for t, s in queries]))
-    one_vecs, one_wall, one_cpu = timed(lambda: encode(everything, queries[0][1]))
+    doc_vecs, doc_wall, doc_cpu = timed(lambda: encode(encoder, docs, doc_size))
+    run_vecs, q_wall, q_cpu = timed(lambda: np.concatenate([encode(encoder, t, s) for t, s in queries]))
+    one_vecs, one_wall, one_cpu = timed(lambda: encode(encoder, everything, queries[0][1]))
     rate = gemm_rate(config.hidden_size, config.intermediate_size)
     step_flops, step_wall = flops(doc_batches, config) + flops(run_batches, config), doc_wall + q_wall
     for what, texts, batches, wall, cpu in (

@@ -21,7 +21,6 @@ from baselines.toolkit.dense import (
     REJECTION_PENALTY,
     REJECTION_WEIGHT,
     DenseIndex,
-    check_precision,
     with_precision_variant,
 )
 from baselines.toolkit.output import TurnOutput
@@ -75,7 +74,6 @@ class DenseBaseline(RankingPipeline):
         self.review_order = review_order
         self.rejection_weight = float(rejection_weight)
         self.rejection_penalty = float(rejection_penalty)
-        self.precision = check_precision(index.precision if index is not None else precision)
         self.index = (
             index
             if index is not None
@@ -92,6 +90,7 @@ class DenseBaseline(RankingPipeline):
                 precision=precision,
             )
         )
+        self.precision = self.index.precision  # the index checks it; a given index brings its own
 
     def describe(self) -> dict[str, Any]:
         return with_precision_variant(super().describe(), self.precision)

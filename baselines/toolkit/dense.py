@@ -153,15 +153,16 @@ def precision_context(encoder: Any, precision: str) -> contextlib.AbstractContex
 
 def warn_slow_precision(encoder: Any, precision: str) -> None:
     """Log a warning for bf16 on a CPU without AMX tiles, where it is slower than fp32 (module docstring)."""
-    if precision != "bf16" or _device_type(encoder) != "cpu":
+    if precision == DEFAULT_PRECISION or _device_type(encoder) != "cpu":
         return
     import torch
 
     amx = getattr(torch.cpu, "_is_amx_tile_supported", None)  # private, so asked for only where present
     if amx is not None and not amx():
         log.warning(
-            "precision='bf16' on a CPU without AMX: slower than fp32 here (0.2-0.6x measured without AMX), "
-            "and the vectors change; use the default fp32 on this machine"
+            "precision=%r on a CPU without AMX: slower than fp32 here (0.2-0.6x measured without AMX), "
+            "and the vectors change; use the default fp32 on this machine",
+            precision,
         )
 
 
