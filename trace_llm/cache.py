@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trace_bench.sqlite import connect_wal
 from trace_llm.errors import LLMError
 
 log = logging.getLogger(__name__)
@@ -108,12 +109,16 @@ class ResponseCache:
             return self._conn
         target = str(self.path) if self.path is not None else ":memory:"
         try:
-            conn = sqlite3.connect(target, timeout=60.0, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout = 60000")
-            if self.path is not None:
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(_SCHEMA)
+            if self.path is None:
+                conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+                conn.execute(_SCHEMA)
+            else:
+                conn = connect_wal(
+                    target,
+                    ["PRAGMA synchronous = NORMAL", _SCHEMA],
+                    check_same_thread=False,
+                    isolation_level=None,
+                )
         except sqlite3.DatabaseError as e:
             raise LLMError(
                 f"LLM response cache {target}: cannot open ({e}); delete it or pass another cache path"

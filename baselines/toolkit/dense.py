@@ -54,7 +54,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -65,6 +64,7 @@ import numpy as np
 from baselines.base import DEFAULT_BATCH_SIZE, SCORE_DECIMALS
 from trace_bench.errors import TraceBenchError, sqlite_cache
 from trace_bench.shell import pip_install_command
+from trace_bench.sqlite import connect_wal
 from trace_dataset.io import atomic_open, write_json
 from trace_metrics.lib.entailment import default_cache_dir
 
@@ -229,10 +229,9 @@ class QueryCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.model_key = model_key
         with self._guard():
-            self._conn = sqlite3.connect(self.path, timeout=120)
-            with self._conn:
-                self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("CREATE TABLE IF NOT EXISTS q (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._conn = connect_wal(
+                self.path, ["CREATE TABLE IF NOT EXISTS q (key TEXT PRIMARY KEY, vec BLOB NOT NULL)"]
+            )
 
     def _guard(self):
         """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from trace_bench.errors import sqlite_cache
+from trace_bench.sqlite import connect_wal
 
 CACHE_FILE = "nli.sqlite"  # beside the LLM response cache, in $TRACE_BENCH_CACHE or ~/.cache/trace-bench
 _SQL_VARS = 500
@@ -22,13 +22,11 @@ class NLICache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._guard():
-            self._conn = sqlite3.connect(self.path, timeout=120)
             # WAL: under `accelerate launch` the main process writes each chunk while the others read the file
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            with self._conn:
-                self._conn.execute(
-                    "CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"
-                )
+            self._conn = connect_wal(
+                self.path,
+                ["CREATE TABLE IF NOT EXISTS nli (key TEXT PRIMARY KEY, prob REAL NOT NULL) WITHOUT ROWID"],
+            )
 
     def _guard(self):
         """sqlite3.DatabaseError (a corrupt file, not a database) -> CacheError naming the file."""
