@@ -1,10 +1,10 @@
 """The one way the product opens an on-disk SQLite cache that several processes share (the LLM response cache,
-the NLI cache, the query-vector cache): WAL mode, a busy timeout, and the schema made once.
+the NLI cache, the query-vector cache): WAL mode, a busy timeout, and the setup statements (schema, pragmas) run.
 
 Two processes that open a new file at the same moment (`accelerate launch`, `torchrun`, parallel shards) both
 ask to switch it to WAL. That switch upgrades a shared lock to an exclusive one, and SQLite refuses one of the
 two at once with "database is locked" instead of waiting, since both waiting would deadlock; the busy timeout
-never applies. `connect_wal` therefore retries the switch and the schema statements, with a growing pause,
+never applies. `connect_wal` therefore retries the switch and the setup statements, with a growing pause,
 until the timeout has passed, and only then lets the error through.
 """
 
@@ -28,12 +28,13 @@ def _contended(error: sqlite3.OperationalError) -> bool:
 
 def connect_wal(
     path: str | PathLike[str],
-    schema: Sequence[str] = (),
+    setup: Sequence[str] = (),
     timeout: float = BUSY_TIMEOUT_S,
     **connect_kw: Any,
 ) -> sqlite3.Connection:
-    """A connection to the SQLite file at `path` in WAL mode whose `schema` statements (idempotent ones such as
-    CREATE TABLE IF NOT EXISTS) have run; other processes' locks are waited for up to `timeout` seconds.
+    """A connection to the SQLite file at `path` in WAL mode on which the `setup` statements (idempotent ones:
+    CREATE TABLE IF NOT EXISTS, per-connection pragmas) have run; other processes' locks are waited for up to
+    `timeout` seconds (sqlite3's own busy timeout, and the retries above for the refusal it does not cover).
 
     Raises sqlite3.DatabaseError as sqlite3 does (a corrupt file, a lock held past the timeout); callers turn it
     into their layer's error with `trace_bench.errors.sqlite_cache`."""
@@ -42,9 +43,8 @@ def connect_wal(
     pause = _FIRST_PAUSE_S
     while True:
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
-            for statement in schema:
+            for statement in setup:
                 conn.execute(statement)
             conn.commit()
             return conn

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import time
 
 import pytest
 
@@ -47,9 +48,10 @@ def test_a_lock_held_past_the_timeout_is_raised_not_waited_for_forever(tmp_path)
 def test_a_corrupt_file_is_raised_at_once(tmp_path):
     bad = tmp_path / "c.sqlite"
     bad.write_bytes(b"this is not a database, " * 100)
-    factory = _refusing(0)
+    started = time.monotonic()
     with pytest.raises(sqlite3.DatabaseError, match="file is not a database"):
-        connect_wal(bad, SCHEMA, factory=factory)
+        connect_wal(bad, SCHEMA, timeout=30)
+    assert time.monotonic() - started < 5  # not retried as a lock would be
 
 
 def test_an_existing_cache_keeps_its_rows(tmp_path):
